@@ -1,0 +1,74 @@
+# pmutest: one strict Makefile for the kernel, host tests, ISO, run, test, bench.
+MAKEFLAGS += -rR --no-print-directory
+.SUFFIXES:
+.DELETE_ON_ERROR:
+
+CC      ?= gcc
+ifeq ($(origin CC),default)
+CC      := gcc
+endif
+HOSTCC  ?= $(CC)
+PYTHON  ?= python3
+BUILD   := build
+
+# Kernel: freestanding, no red zone (interrupts use the stack), no SSE
+# (no FPU state is saved across interrupts), linked at 1 MiB.
+KERNEL_CFLAGS := -std=c11 -ffreestanding -fno-builtin -nostdinc -mno-red-zone \
+	-mgeneral-regs-only -mcmodel=small -fno-pic -fno-pie -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -O2 -g \
+	-Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-unused-parameter -MMD -MP -I. -isystem $(shell $(CC) -print-file-name=include)
+KERNEL_ASFLAGS := -D__ASSEMBLY__ -I. -MMD -MP -fno-pic -fno-pie
+KERNEL_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none \
+	-Wl,-z,max-page-size=0x1000 -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments \
+	-T linker.ld
+
+KERNEL_SRCS := $(filter-out $(KERNEL_SRCS_EXCLUDE),\
+	$(wildcard boot/*.S boot/*.c arch/x86/*.S arch/x86/*.c lib/*.c pmu/*.c tests/*.c))
+KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(KERNEL_SRCS))
+
+# Host: the same pmu/ and lib/ sources against the software PMU model.
+HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -Wstrict-prototypes \
+	-Wno-unused-parameter -D_DEFAULT_SOURCE -DPMUTEST_HOST -I. -MMD -MP \
+	-fsanitize=address,undefined -fno-omit-frame-pointer
+HOST_TEST_NAMES := $(patsubst tests/host/test_%.c,%,$(wildcard tests/host/test_*.c))
+HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
+# Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
+-include $(wildcard tests/host/*.mk)
+
+.PHONY: all kernel iso run test host-test boot-test bench clean deps
+all: kernel
+kernel: $(BUILD)/pmutest.elf
+
+# V=1 shows whole command lines.
+Q := $(if $(V),,@)
+
+$(BUILD)/k/%.c.o: %.c Makefile
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+
+$(BUILD)/k/%.S.o: %.S Makefile
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  AS      $<")
+	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
+
+$(BUILD)/pmutest.elf: $(KERNEL_OBJS) linker.ld tools/check-elf-layout.py
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
+	$(Q)$(PYTHON) tools/check-elf-layout.py $@
+
+define host_test_rule
+$(BUILD)/host/test_$(1): tests/host/test_$(1).c $$(HOST_SRCS_$(1)) Makefile
+	@mkdir -p $$(@D)
+	$$(HOSTCC) $$(HOST_CFLAGS) -o $$@ tests/host/test_$(1).c $$(HOST_SRCS_$(1)) $$(HOST_LDFLAGS_$(1))
+endef
+$(foreach t,$(HOST_TEST_NAMES),$(eval $(call host_test_rule,$(t))))
+
+host-test: $(HOST_TEST_BINS)
+	@$(PYTHON) tools/run-host-tests.py $(HOST_TEST_BINS)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

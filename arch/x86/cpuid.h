@@ -1,0 +1,26 @@
+/* CPUID result registers, shared by the kernel and the host PMU model. */
+#ifndef ARCH_X86_CPUID_H
+#define ARCH_X86_CPUID_H
+
+#include <stdint.h>
+
+struct cpuid_regs {
+	uint32_t eax, ebx, ecx, edx;
+};
+
+/* Bits [hi:lo] of v, GENMASK-style (SDM field notation). */
+#define BITS(v, hi, lo) (((v) >> (lo)) & ((1ull << ((hi) - (lo) + 1)) - 1))
+#define BIT(n) (1ull << (n))
+
+/* CPUID.01H:ECX/EDX and friends (SDM vol. 2A, CPUID, tables 3-10/3-11). */
+#define CPUID_1_ECX_PDCM_BIT 15   /* IA32_PERF_CAPABILITIES exists */
+#define CPUID_1_ECX_X2APIC_BIT 21
+#define CPUID_1_ECX_TSC_DEADLINE_BIT 24
+#define CPUID_1_ECX_HYPERVISOR_BIT 31
+#define CPUID_1_EDX_APIC_BIT 9
+#define CPUID_7_EDX_HYBRID_BIT 15 /* CPUID.07H.0:EDX[15] hybrid part */
+#define CPUID_80000001_EDX_PDPE1GB_BIT 26
+#define CPUID_80000001_EDX_LM_BIT 29
+#define CPUID_80000001_ECX_PERFCTR_CORE_BIT 23 /* AMD PerfCtrExtCore */
+
+#endif

@@ -1,0 +1,133 @@
+/* Model-specific register numbers and bits, named as in the SDM vol. 4 and
+ * Linux's msr-index.h. One definition each; tests/host/test_msr_defs.c
+ * checks the PMU ones against a table transcribed from the SDM. */
+#ifndef ARCH_X86_MSR_H
+#define ARCH_X86_MSR_H
+
+/* --- Core architecture (SDM vol. 4, table 2-2) --- */
+#define MSR_IA32_APIC_BASE 0x0000001b
+#define APIC_BASE_BSP_BIT 8
+#define APIC_BASE_X2APIC_ENABLE_BIT 10
+#define APIC_BASE_XAPIC_ENABLE_BIT 11
+#define APIC_BASE_ADDR_MASK 0x000ffffffffff000ull
+#define MSR_IA32_TSC_DEADLINE 0x000006e0
+#define MSR_IA32_MISC_ENABLE 0x000001a0
+#define MSR_PLATFORM_INFO 0x000000ce /* Intel, model-specific: [15:8] max non-turbo ratio */
+#define MSR_EFER 0xc0000080
+#define EFER_SCE_BIT 0
+#define EFER_LME_BIT 8
+#define EFER_LMA_BIT 10
+#define EFER_NXE_BIT 11
+#define MSR_FS_BASE 0xc0000100
+#define MSR_GS_BASE 0xc0000101
+#define MSR_KERNEL_GS_BASE 0xc0000102
+
+/* x2APIC register space: MSR 0x800 + (xAPIC MMIO offset >> 4)
+ * (SDM vol. 3A, 11.12.1.2 "x2APIC Register Address Space"). */
+#define MSR_X2APIC_BASE 0x00000800
+
+/* --- Intel architectural performance monitoring (SDM vol. 3B chapter
+ * "Performance Monitoring"; vol. 4 table 2-2 "IA-32 Architectural MSRs").
+ * Sections are cited by title: their numbers move between SDM editions.
+ * Linux's names (msr-index.h) are given where ours differ. --- */
+#define MSR_IA32_PMC0 0x000000c1             /* + x; 32-bit write, sign-extended (Linux MSR_IA32_PERFCTR0) */
+#define MSR_IA32_PERFEVTSEL0 0x00000186      /* + x (Linux MSR_ARCH_PERFMON_EVENTSEL0) */
+#define MSR_IA32_A_PMC0 0x000004c1           /* + x; full-width alias (PERF_CAPABILITIES[13]) */
+#define MSR_IA32_FIXED_CTR0 0x00000309       /* + i (Linux MSR_CORE_PERF_FIXED_CTR0) */
+#define MSR_IA32_PERF_CAPABILITIES 0x00000345
+#define MSR_IA32_FIXED_CTR_CTRL 0x0000038d   /* Linux MSR_CORE_PERF_FIXED_CTR_CTRL */
+#define MSR_IA32_PERF_GLOBAL_STATUS 0x0000038e
+#define MSR_IA32_PERF_GLOBAL_CTRL 0x0000038f
+#define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390    /* v4: PERF_GLOBAL_STATUS_RESET */
+#define MSR_IA32_PERF_GLOBAL_STATUS_RESET MSR_IA32_PERF_GLOBAL_OVF_CTRL
+#define MSR_IA32_PERF_GLOBAL_STATUS_SET 0x00000391  /* v4 */
+#define MSR_IA32_PERF_GLOBAL_INUSE 0x00000392       /* v4 */
+#define MSR_IA32_DEBUGCTL 0x000001d9
+#define MSR_OFFCORE_RSP_0 0x000001a6  /* model-specific, pairs with event 0xB7 umask 0x01 */
+#define MSR_OFFCORE_RSP_1 0x000001a7  /* model-specific, pairs with event 0xBB umask 0x01 */
+/* Version 6 alternative layout (SDM vol. 3B, "Architectural Performance
+ * Monitoring Version 6"): GP counter x at 0x1900 + 4x with its event select
+ * at 0x1901 + 4x; fixed counter i at 0x1980 + 4i. Decoded, not yet used. */
+#define MSR_IA32_PMC_V6_GP0_CTR 0x00001900
+#define MSR_IA32_PMC_V6_GP0_CFG_A 0x00001901
+#define MSR_IA32_PMC_V6_FX0_CTR 0x00001980
+#define MSR_IA32_PMC_V6_STEP 4
+
+/* IA32_PERFEVTSELx (SDM vol. 3B, "Architectural Performance Monitoring
+ * Version 1 Facilities", figure "Layout of IA32_PERFEVTSELx MSRs"). */
+#define PERFEVTSEL_EVENT_SHIFT 0
+#define PERFEVTSEL_EVENT_MASK 0x00000000000000ffull
+#define PERFEVTSEL_UMASK_SHIFT 8
+#define PERFEVTSEL_UMASK_MASK 0x000000000000ff00ull
+#define PERFEVTSEL_USR_BIT 16  /* count at CPL > 0 */
+#define PERFEVTSEL_OS_BIT 17   /* count at CPL 0 */
+#define PERFEVTSEL_EDGE_BIT 18 /* count deasserted-to-asserted transitions */
+#define PERFEVTSEL_PC_BIT 19   /* pin control */
+#define PERFEVTSEL_INT_BIT 20  /* APIC interrupt (PMI) on overflow */
+#define PERFEVTSEL_ANY_BIT 21  /* AnyThread, version 3+ only; reserved before */
+#define PERFEVTSEL_EN_BIT 22
+#define PERFEVTSEL_INV_BIT 23  /* invert the CMASK comparison */
+#define PERFEVTSEL_CMASK_SHIFT 24
+#define PERFEVTSEL_CMASK_MASK 0x00000000ff000000ull
+/* Bits 63:32 are reserved unless a model defines them: TSX parts count
+ * in-transaction cycles with IN_TX (32) and IN_TXCP (33) (SDM vol. 3B,
+ * "Performance Monitoring and Intel TSX"). */
+#define PERFEVTSEL_IN_TX_BIT 32
+#define PERFEVTSEL_IN_TXCP_BIT 33
+
+/* IA32_FIXED_CTR_CTRL: one 4-bit field per fixed counter (SDM vol. 3B,
+ * "Architectural Performance Monitoring Version 2"; AnyThread from
+ * "... Version 3"). */
+#define FIXED_CTR_CTRL_FIELD_WIDTH 4
+#define FIXED_CTR_CTRL_SHIFT(i) (FIXED_CTR_CTRL_FIELD_WIDTH * (i))
+#define FIXED_CTR_CTRL_OS_BIT 0  /* within a field: count at CPL 0 */
+#define FIXED_CTR_CTRL_USR_BIT 1 /* count at CPL > 0 */
+#define FIXED_CTR_CTRL_ANY_BIT 2 /* AnyThread, version 3+ */
+#define FIXED_CTR_CTRL_PMI_BIT 3 /* PMI on overflow */
+#define FIXED_CTR_CTRL_FIELD_MASK 0xfull
+#define FIXED_CTR_CTRL_EN_MASK 0x3ull /* OS | USR: the field's enable */
+
+/* IA32_PERF_GLOBAL_CTRL / STATUS / OVF_CTRL / STATUS_SET / INUSE share a
+ * layout: bit x for PMCx, bit 32 + i for FIXED_CTRi (SDM vol. 3B,
+ * "Architectural Performance Monitoring Version 2" and "... Version 4";
+ * vol. 4 table 2-2 at 38EH-392H). */
+#define PERF_GLOBAL_FIXED_SHIFT 32
+#define PERF_GLOBAL_STATUS_TRACE_TOPA_PMI_BIT 55
+#define PERF_GLOBAL_STATUS_LBR_FRZ_BIT 58 /* v4 */
+#define PERF_GLOBAL_STATUS_CTR_FRZ_BIT 59 /* v4: counters frozen on PMI */
+#define PERF_GLOBAL_STATUS_ASCI_BIT 60
+#define PERF_GLOBAL_STATUS_OVF_UNCORE_BIT 61 /* v3+ */
+#define PERF_GLOBAL_STATUS_OVF_BUF_BIT 62    /* DS save area buffer overflow */
+#define PERF_GLOBAL_STATUS_COND_CHGD_BIT 63
+#define PERF_GLOBAL_INUSE_PMI_BIT 63          /* some INT/PMI bit is set */
+
+/* IA32_DEBUGCTL (SDM vol. 3B, "IA32_DEBUGCTL MSR"; "Architectural
+ * Performance Monitoring Version 4" for the streamlined freeze). */
+#define DEBUGCTL_LBR_BIT 0
+#define DEBUGCTL_BTF_BIT 1
+#define DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT 11
+#define DEBUGCTL_FREEZE_PERFMON_ON_PMI_BIT 12
+#define DEBUGCTL_FREEZE_WHILE_SMM_BIT 14
+
+/* IA32_PERF_CAPABILITIES, read-only (SDM vol. 3B, "IA32_PERF_CAPABILITIES
+ * MSR Enumeration"; vol. 4 table 2-2 at 345H). */
+#define PERF_CAP_LBR_FMT_MASK 0x3full
+#define PERF_CAP_PEBS_TRAP_BIT 6
+#define PERF_CAP_PEBS_ARCH_REG_BIT 7
+#define PERF_CAP_PEBS_FMT_SHIFT 8
+#define PERF_CAP_PEBS_FMT_MASK 0xf00ull
+#define PERF_CAP_FREEZE_SMM_BIT 12
+#define PERF_CAP_FW_WRITE_BIT 13 /* IA32_A_PMCx full-width writes */
+#define PERF_CAP_PEBS_BASELINE_BIT 14
+#define PERF_CAP_PERF_METRICS_BIT 15
+
+/* --- AMD (APM vol. 2, "Performance Monitoring Counters") --- */
+#define MSR_K7_EVNTSEL0 0xc0010000 /* + n, n < 4 */
+#define MSR_K7_PERFCTR0 0xc0010004 /* + n, n < 4 */
+#define MSR_F15H_PERF_CTL0 0xc0010200 /* + 2n (PerfCtrExtCore) */
+#define MSR_F15H_PERF_CTR0 0xc0010201 /* + 2n */
+#define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS 0xc0000300
+#define MSR_AMD64_PERF_CNTR_GLOBAL_CTL 0xc0000301
+#define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR 0xc0000302
+
+#endif

@@ -1,0 +1,325 @@
+/* Application-processor start-up and cross-CPU calls.
+ * CPUs come from the ACPI MADT only (never an emulator's private
+ * interface), so the same kernel runs on real machines. Each enabled AP is
+ * woken by INIT-SIPI-SIPI addressed to its own APIC ID — a broadcast would
+ * also wake CPUs the firmware disabled — and the sequence is pipelined:
+ * every INIT, one 10 ms wait, every SIPI (SDM vol. 3A, 9.4.4.1). */
+#include "arch/x86/smp.h"
+
+#include "arch/x86/acpi.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/gdt.h"
+#include "arch/x86/lapic.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/platform_exit.h"
+#include "arch/x86/timer.h"
+#include "arch/x86/traps.h"
+#include "boot/boot.h"
+#include "boot/bootinfo.h"
+#include "lib/console.h"
+#include "lib/spinlock.h"
+#include "lib/string.h"
+
+#define AP_START_TIMEOUT_US 500000 /* per start-up round, after the SIPIs */
+#define LOW_MEMORY_LIMIT 0xa0000   /* the SIPI page must be below 1 MiB; stay under the EBDA */
+
+static struct percpu percpus[MAX_CPUS];
+static uint8_t ap_stacks[MAX_CPUS][AP_BOOT_STACK_SIZE] __attribute__((aligned(16)));
+static unsigned cpus_online = 1;
+static struct smp_summary summary;
+
+struct call_slot {
+	struct spinlock lock;
+	void (*fn)(void *);
+	void *arg;
+	uint64_t requested; /* written by callers under lock */
+	uint64_t done;      /* written by the target */
+} __attribute__((aligned(64)));
+static struct call_slot call_slots[MAX_CPUS];
+
+unsigned smp_num_cpus(void)
+{
+	return __atomic_load_n(&cpus_online, __ATOMIC_ACQUIRE);
+}
+
+unsigned smp_this_cpu(void)
+{
+	return this_cpu()->cpu;
+}
+
+struct percpu *smp_cpu(unsigned cpu)
+{
+	return cpu < MAX_CPUS ? &percpus[cpu] : NULL;
+}
+
+const struct smp_summary *smp_summary(void)
+{
+	return &summary;
+}
+
+static void percpu_bind(struct percpu *pc)
+{
+	pc->self = pc;
+	wrmsr(MSR_GS_BASE, (uint64_t)pc);
+}
+
+void smp_early_bsp(void)
+{
+	percpus[0].cpu = 0;
+	percpu_bind(&percpus[0]);
+}
+
+static void call_ipi_handler(struct trap_frame *f)
+{
+	/* The IPI only wakes the target from HLT; calls run in thread context. */
+	lapic_eoi();
+}
+
+void smp_serve_calls(void)
+{
+	struct call_slot *s = &call_slots[this_cpu()->cpu];
+	while (__atomic_load_n(&s->requested, __ATOMIC_ACQUIRE) != s->done) {
+		void (*fn)(void *) = s->fn;
+		void *arg = s->arg;
+		fn(arg);
+		__atomic_store_n(&s->done, s->done + 1, __ATOMIC_RELEASE);
+	}
+}
+
+uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg)
+{
+	struct call_slot *s = &call_slots[cpu];
+	unsigned self = this_cpu()->cpu;
+
+	spin_lock(&s->lock, self);
+	/* One call in flight per target: wait for the previous to finish,
+	 * serving our own queue meanwhile so two CPUs calling each other
+	 * cannot deadlock. */
+	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != s->requested) {
+		if (self != cpu)
+			smp_serve_calls();
+		cpu_relax();
+	}
+	s->fn = fn;
+	s->arg = arg;
+	uint64_t ticket = s->requested + 1;
+	__atomic_store_n(&s->requested, ticket, __ATOMIC_RELEASE);
+	spin_unlock(&s->lock);
+	if (cpu == self)
+		smp_serve_calls();
+	else
+		lapic_send_ipi(percpus[cpu].apic_id, ICR_FIXED | VEC_CALL);
+	return ticket;
+}
+
+bool on_cpu_wait(unsigned cpu, uint64_t ticket, uint64_t timeout_us)
+{
+	uint64_t start = rdtsc(), limit = us_to_tsc(timeout_us);
+	while (__atomic_load_n(&call_slots[cpu].done, __ATOMIC_ACQUIRE) < ticket) {
+		smp_serve_calls();
+		if (timeout_us && rdtsc() - start > limit)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+void on_cpu(unsigned cpu, void (*fn)(void *), void *arg)
+{
+	on_cpu_wait(cpu, on_cpu_async(cpu, fn, arg), 0);
+}
+
+void on_each_cpu(void (*fn)(void *), void *arg)
+{
+	unsigned n = smp_num_cpus(), self = this_cpu()->cpu;
+	uint64_t tickets[MAX_CPUS];
+	for (unsigned c = 0; c < n; c++)
+		if (c != self)
+			tickets[c] = on_cpu_async(c, fn, arg);
+	fn(arg);
+	for (unsigned c = 0; c < n; c++)
+		if (c != self)
+			on_cpu_wait(c, tickets[c], 0);
+}
+
+/* Common per-CPU bring-up: tables, LAPIC, then interrupts on. */
+static void cpu_setup(struct percpu *pc)
+{
+	gdt_init_cpu(pc);
+	idt_load();
+	lapic_init_cpu();
+	pc->apic_id = lapic_id();
+}
+
+static _Noreturn void idle_loop(void)
+{
+	for (;;) {
+		irq_disable();
+		struct call_slot *s = &call_slots[this_cpu()->cpu];
+		if (__atomic_load_n(&s->requested, __ATOMIC_ACQUIRE) != s->done) {
+			irq_enable();
+			smp_serve_calls();
+			continue;
+		}
+		/* STI's one-instruction shadow makes "sti; hlt" race-free. */
+		__asm__ volatile("sti; hlt" ::: "memory");
+	}
+}
+
+static uint32_t initial_apic_id(void)
+{
+	/* Before its LAPIC is set up an AP learns its ID from CPUID: leaf
+	 * 0BH:EDX is the full x2APIC ID, leaf 01H:EBX[31:24] the 8-bit one. */
+	if (cpuid(0).eax >= 0xb) {
+		struct cpuid_regs r;
+		cpuid_count(0xb, 0, &r);
+		if (r.ebx)
+			return r.edx;
+	}
+	return cpuid(1).ebx >> 24;
+}
+
+static struct spinlock checkin_lock;
+static bool checkin_closed;
+
+void ap_main(void)
+{
+	uint32_t id = initial_apic_id();
+	struct smp_cpu_report *rep = NULL;
+	for (unsigned i = 0; i < summary.nreports; i++)
+		if (summary.reports[i].apic_id == id)
+			rep = &summary.reports[i];
+
+	/* CPU numbers are handed out at check-in, so online CPUs are always
+	 * 0..n-1 even when one AP never answers. A latecomer after the BSP
+	 * closed the window parks itself. */
+	spin_lock(&checkin_lock, MAX_CPUS);
+	if (checkin_closed || !rep || cpus_online >= MAX_CPUS) {
+		spin_unlock(&checkin_lock);
+		cpu_halt_forever();
+	}
+	struct percpu *pc = &percpus[cpus_online];
+	pc->cpu = cpus_online;
+	percpu_bind(pc);
+	rep->online_tsc = rdtsc();
+	rep->state = AP_ONLINE;
+	__atomic_store_n(&cpus_online, cpus_online + 1, __ATOMIC_RELEASE);
+	spin_unlock(&checkin_lock);
+
+	cpu_setup(pc);
+	pc->online = true;
+	idle_loop();
+}
+
+/* Copy the trampoline to a free page below 1 MiB; returns its address. */
+static uint64_t install_trampoline(const struct boot_info *bi)
+{
+	uint64_t page;
+	if (!bootinfo_find_low_page(bi, LOW_MEMORY_LIMIT, (uint64_t)_kernel_start,
+				    (uint64_t)_kernel_end, &page))
+		return 0;
+	memcpy((void *)page, __trampoline_start, (size_t)(__trampoline_end - __trampoline_start));
+	return page;
+}
+
+static unsigned count_waiting(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < summary.nreports; i++)
+		if (__atomic_load_n(&summary.reports[i].state, __ATOMIC_ACQUIRE) == AP_NOT_TRIED)
+			n++;
+	return n;
+}
+
+static void start_aps(uint64_t trampoline)
+{
+	uint32_t sipi = ICR_STARTUP | (uint32_t)(trampoline >> 12);
+	uint64_t t0 = rdtsc();
+
+	ap_boot_stacks = (uint64_t)ap_stacks;
+	for (unsigned i = 0; i < summary.nreports; i++)
+		if (summary.reports[i].state == AP_NOT_TRIED)
+			lapic_send_ipi(summary.reports[i].apic_id, ICR_INIT | ICR_ASSERT);
+	udelay(10000);
+	/* Two SIPIs, 200 us apart; an AP already running ignores the second. */
+	for (int round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < summary.nreports; i++)
+			if (__atomic_load_n(&summary.reports[i].state, __ATOMIC_ACQUIRE) == AP_NOT_TRIED)
+				lapic_send_ipi(summary.reports[i].apic_id, sipi);
+		udelay(200);
+	}
+	uint64_t limit = us_to_tsc(AP_START_TIMEOUT_US);
+	while (count_waiting() && rdtsc() - t0 < limit)
+		cpu_relax();
+
+	spin_lock(&checkin_lock, 0);
+	checkin_closed = true;
+	spin_unlock(&checkin_lock);
+
+	uint64_t last = t0;
+	for (unsigned i = 0; i < summary.nreports; i++) {
+		struct smp_cpu_report *r = &summary.reports[i];
+		if (r->state == AP_NOT_TRIED)
+			r->state = AP_TIMED_OUT;
+		if (r->state == AP_ONLINE && r->online_tsc > last)
+			last = r->online_tsc;
+	}
+	summary.bringup_tsc = last - t0;
+	/* The APs' own CPU-table set-up runs after check-in; wait for it so
+	 * that callers see fully set-up CPUs. */
+	for (unsigned c = 1; c < smp_num_cpus(); c++)
+		while (!__atomic_load_n(&percpus[c].online, __ATOMIC_ACQUIRE))
+			cpu_relax();
+}
+
+void smp_init_bsp(void)
+{
+	idt_init();
+	irq_set_handler(VEC_CALL, call_ipi_handler);
+	cpu_setup(&percpus[0]);
+	percpus[0].online = true;
+}
+
+void smp_start_aps(const struct boot_info *bi, unsigned max_cpus)
+{
+	struct percpu *bsp = &percpus[0];
+	static struct acpi_cpu cpus[MAX_CPUS * 2];
+	struct acpi_madt_info madt;
+
+	summary.limit = max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS;
+	int n = acpi_madt_cpus(cpus, MAX_CPUS * 2, &madt);
+	if (n < 0) {
+		summary.why_bsp_only = "no usable ACPI MADT";
+		summary.online = 1;
+		return;
+	}
+	summary.from_madt = true;
+	summary.madt_skipped = madt.ncpus_skipped;
+	unsigned total = 1; /* the BSP */
+	for (int i = 0; i < n && i < MAX_CPUS * 2; i++) {
+		if (!cpus[i].enabled)
+			continue;
+		summary.madt_enabled++;
+		if (cpus[i].apic_id == bsp->apic_id)
+			continue;
+		struct smp_cpu_report *r = &summary.reports[summary.nreports++];
+		r->apic_id = cpus[i].apic_id;
+		r->state = total < summary.limit ? AP_NOT_TRIED : AP_OVER_LIMIT;
+		if (r->state == AP_NOT_TRIED)
+			total++;
+		if (summary.nreports == MAX_CPUS)
+			break;
+	}
+	if (cpus_online < total) {
+		uint64_t tramp = install_trampoline(bi);
+		if (!tramp) {
+			summary.why_bsp_only = "no free page below 640 KiB for the AP trampoline";
+			for (unsigned i = 0; i < summary.nreports; i++)
+				if (summary.reports[i].state == AP_NOT_TRIED)
+					summary.reports[i].state = AP_TIMED_OUT;
+		} else {
+			start_aps(tramp);
+		}
+	}
+	summary.online = smp_num_cpus();
+}

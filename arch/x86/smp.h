@@ -1,0 +1,58 @@
+/* CPUs: per-CPU setup, AP start-up from the ACPI MADT, cross-CPU calls. */
+#ifndef ARCH_X86_SMP_H
+#define ARCH_X86_SMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/percpu.h"
+
+struct boot_info;
+
+/* What happened to each enabled CPU the MADT listed. */
+enum ap_state { AP_NOT_TRIED, AP_ONLINE, AP_TIMED_OUT, AP_OVER_LIMIT };
+struct smp_cpu_report {
+	uint32_t apic_id;
+	enum ap_state state;
+	uint64_t online_tsc; /* TSC when it checked in, 0 if never */
+};
+
+struct smp_summary {
+	unsigned madt_enabled;    /* enabled CPUs in the MADT (incl. the BSP) */
+	unsigned madt_skipped;    /* disabled / online-capable-only entries */
+	unsigned online;          /* CPUs running pmutest, incl. the BSP */
+	unsigned limit;           /* cpus= (or MAX_CPUS) */
+	uint64_t bringup_tsc;     /* TSC ticks from the first INIT to the last check-in */
+	bool from_madt;           /* false: no usable MADT, BSP only */
+	const char *why_bsp_only; /* reason when from_madt is false */
+	unsigned nreports;
+	struct smp_cpu_report reports[MAX_CPUS];
+};
+
+/* Very early on the BSP: per-CPU block 0 and GS base, so this_cpu() and
+ * the fixup table work before anything else. */
+void smp_early_bsp(void);
+/* GDT/TSS/IDT/LAPIC on the BSP (after lapic_global_init). */
+void smp_init_bsp(void);
+/* After ACPI and the timer: start every enabled AP in the MADT, up to
+ * max_cpus CPUs in all (0 = no limit but MAX_CPUS). */
+void smp_start_aps(const struct boot_info *bi, unsigned max_cpus);
+const struct smp_summary *smp_summary(void);
+
+unsigned smp_num_cpus(void);
+unsigned smp_this_cpu(void);
+struct percpu *smp_cpu(unsigned cpu);
+
+/* Run fn(arg) on `cpu` in thread context (interrupts on) and wait. Safe
+ * from any CPU: a CPU waiting for a call still serves calls made to it. */
+void on_cpu(unsigned cpu, void (*fn)(void *), void *arg);
+/* Queue without waiting; returns a ticket for on_cpu_wait(). */
+uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg);
+/* Wait for a ticket; false if timeout_us (0 = forever) passed first. */
+bool on_cpu_wait(unsigned cpu, uint64_t ticket, uint64_t timeout_us);
+/* Run on every online CPU (others first, then this one) and wait. */
+void on_each_cpu(void (*fn)(void *), void *arg);
+/* Run any call queued for this CPU (idle loops and waiters). */
+void smp_serve_calls(void);
+
+#endif

@@ -1,0 +1,151 @@
+/* TSC calibration: CPUID 15H (crystal ratio) or 16H (base MHz) when they
+ * give a number, else the PIT channel 2 one-shot, else the ACPI PM timer;
+ * then the LAPIC timer rate measured against the TSC. */
+#include "arch/x86/timer.h"
+
+#include <stdbool.h>
+
+#include "arch/x86/acpi.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/lapic.h"
+#include "lib/muldiv.h"
+
+#define PIT_HZ 1193182u
+#define PIT_CH2_DATA 0x42
+#define PIT_MODE_CMD 0x43
+#define PIT_GATE_PORT 0x61 /* bit 0 gate ch2, bit 1 speaker, bit 5 ch2 output */
+#define ACPI_PM_TIMER_HZ 3579545u
+
+static struct timer_info info;
+static uint64_t tsc_at_boot;
+
+const struct timer_info *timer_info(void)
+{
+	return &info;
+}
+
+uint64_t tsc_to_us(uint64_t ticks)
+{
+	return info.tsc_hz ? mul_div_u64(ticks, 1000000u, info.tsc_hz) : 0;
+}
+
+uint64_t us_to_tsc(uint64_t us)
+{
+	return mul_div_u64(us, info.tsc_hz, 1000000u);
+}
+
+uint64_t uptime_us(void)
+{
+	return tsc_to_us(rdtsc() - tsc_at_boot);
+}
+
+void udelay(uint64_t us)
+{
+	uint64_t end = rdtsc() + us_to_tsc(us);
+	while ((int64_t)(rdtsc() - end) < 0)
+		cpu_relax();
+}
+
+static uint64_t tsc_from_cpuid(void)
+{
+	if (cpuid(0).eax < 0x15)
+		return 0;
+	/* CPUID.15H: TSC = crystal (ECX Hz) * EBX / EAX (SDM vol. 2A, CPUID leaf 15H). */
+	struct cpuid_regs r = cpuid(0x15);
+	if (r.eax && r.ebx && r.ecx) {
+		info.tsc_source = "CPUID.15H";
+		return (uint64_t)r.ecx * r.ebx / r.eax;
+	}
+	/* CPUID.16H:EAX = base frequency in MHz; the TSC runs at it on
+	 * parts that report leaf 16H without a crystal value. */
+	if (cpuid(0).eax >= 0x16) {
+		r = cpuid(0x16);
+		if (r.eax & 0xffff) {
+			info.tsc_source = "CPUID.16H";
+			return (uint64_t)(r.eax & 0xffff) * 1000000u;
+		}
+	}
+	return 0;
+}
+
+/* Count TSC ticks over a PIT channel-2 one-shot of `pit_ticks` (mode 0:
+ * output goes high at terminal count; 8254 datasheet). Returns 0 when the
+ * output never rises (no PIT, e.g. on some newer machines). */
+static uint64_t tsc_over_pit(uint16_t pit_ticks)
+{
+	uint8_t gate = inb(PIT_GATE_PORT);
+	outb(PIT_GATE_PORT, (gate & ~0x02) & ~0x01); /* speaker off, gate low */
+	outb(PIT_MODE_CMD, 0xb0); /* channel 2, lobyte/hibyte, mode 0, binary */
+	outb(PIT_CH2_DATA, pit_ticks & 0xff);
+	outb(PIT_CH2_DATA, pit_ticks >> 8);
+	outb(PIT_GATE_PORT, (gate & ~0x02) | 0x01); /* gate high: count starts */
+	uint64_t start = rdtsc();
+	uint64_t limit = 1ull << 34; /* several seconds at any clock: give up */
+	while (!(inb(PIT_GATE_PORT) & 0x20)) {
+		if (rdtsc() - start > limit)
+			return 0;
+	}
+	uint64_t delta = rdtsc() - start;
+	outb(PIT_GATE_PORT, gate);
+	return delta;
+}
+
+static uint64_t tsc_from_pit(void)
+{
+	/* Best of 3 windows of 10 ms: a preempted window only ever reads long. */
+	uint64_t best = 0;
+	uint16_t ticks = PIT_HZ / 100;
+	for (int i = 0; i < 3; i++) {
+		uint64_t d = tsc_over_pit(ticks);
+		if (!d)
+			return 0;
+		if (!best || d < best)
+			best = d;
+	}
+	info.tsc_source = "PIT";
+	return best * PIT_HZ / ticks;
+}
+
+static uint64_t tsc_from_pm_timer(void)
+{
+	struct acpi_fadt_info f;
+	if (acpi_fadt(&f) != 0 || !f.pm_tmr_port)
+		return 0;
+	uint32_t mask = f.pm_tmr_32bit ? 0xffffffffu : 0xffffffu;
+	uint32_t want = ACPI_PM_TIMER_HZ / 100;
+	uint32_t t0 = inl((uint16_t)f.pm_tmr_port) & mask;
+	uint64_t s0 = rdtsc();
+	uint32_t t;
+	do {
+		t = inl((uint16_t)f.pm_tmr_port) & mask;
+	} while (((t - t0) & mask) < want);
+	uint64_t s1 = rdtsc();
+	info.tsc_source = "ACPI PM timer";
+	return (s1 - s0) * ACPI_PM_TIMER_HZ / ((t - t0) & mask);
+}
+
+void timer_calibrate(void)
+{
+	tsc_at_boot = rdtsc();
+	info.tsc_hz = tsc_from_cpuid();
+	if (!info.tsc_hz)
+		info.tsc_hz = tsc_from_pit();
+	if (!info.tsc_hz)
+		info.tsc_hz = tsc_from_pm_timer();
+	if (!info.tsc_hz) {
+		info.tsc_source = "assumed 1 GHz (no PIT, no PM timer)";
+		info.tsc_hz = 1000000000u;
+	}
+
+	/* LAPIC timer over 10 ms of TSC, masked so it never interrupts. */
+	lapic_write(LAPIC_TIMER_DIVIDE, 0x3);
+	lapic_write(LAPIC_LVT_TIMER, LAPIC_LVT_MASKED);
+	lapic_write(LAPIC_TIMER_INIT, 0xffffffffu);
+	uint64_t start = rdtsc();
+	udelay(10000);
+	uint32_t left = lapic_timer_current();
+	uint64_t elapsed = rdtsc() - start;
+	lapic_write(LAPIC_TIMER_INIT, 0);
+	uint64_t ticks = 0xffffffffu - left;
+	info.lapic_hz = elapsed ? mul_div_u64(ticks, info.tsc_hz, elapsed) : 0;
+}

@@ -1,0 +1,30 @@
+/* The two loader headers, first in the image: multiboot1 with the a.out
+ * kludge (QEMU -kernel refuses ELF64 otherwise) and multiboot2 (GRUB). */
+#include "boot/multiboot.h"
+
+	.section .multiboot, "a"
+	.balign 4
+mb1_header:
+	.long MB1_HEADER_MAGIC
+	.long MB1_FLAG_PAGE_ALIGN | MB1_FLAG_MEMORY_INFO | MB1_FLAG_AOUT_KLUDGE
+	.long -(MB1_HEADER_MAGIC + (MB1_FLAG_PAGE_ALIGN | MB1_FLAG_MEMORY_INFO | MB1_FLAG_AOUT_KLUDGE))
+	/* a.out kludge (spec 3.1.3): where the file bytes from mb1_header on go. */
+	.long mb1_header	/* header_addr */
+	.long _kernel_start	/* load_addr */
+	.long _load_end		/* load_end_addr */
+	.long _bss_end		/* bss_end_addr: the loader zeroes up to here */
+	.long _start		/* entry_addr */
+
+	.balign 8
+mb2_header:
+	.long MB2_HEADER_MAGIC
+	.long MB2_ARCH_I386
+	.long mb2_header_end - mb2_header
+	.long -(MB2_HEADER_MAGIC + MB2_ARCH_I386 + (mb2_header_end - mb2_header))
+	/* No tags but the end tag: GRUB loads the ELF program headers and
+	 * exits UEFI boot services, which is the state we want. */
+	.balign 8
+	.short MB2_TAG_END
+	.short 0
+	.long 8
+mb2_header_end:

@@ -1,0 +1,91 @@
+/* kmain: the BSP's path from the boot code to the verdict. Order matters:
+ * per-CPU data first (exception fixups need it), the loader's info copied
+ * before any memory outside the image is touched, then console, tables,
+ * ACPI, time, the other CPUs, and the tests. */
+#include <stddef.h>
+
+#include "arch/x86/acpi.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/lapic.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/platform_exit.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/timer.h"
+#include "arch/x86/uart.h"
+#include "boot/boot.h"
+#include "boot/bootinfo.h"
+#include "boot/options.h"
+#include "boot/pmutest_version.h"
+#include "lib/console.h"
+#include "tests/ktest_internal.h"
+
+struct boot_info boot_info;
+int boot_info_status;
+int boot_acpi_status;
+
+static const void *phys_identity(uint64_t phys, size_t len)
+{
+	if (!phys || phys + len > paging_mapped_end() || phys + len < phys)
+		return NULL;
+	return (const void *)(uintptr_t)phys;
+}
+
+static void init_acpi(void)
+{
+	acpi_set_phys_accessor(phys_identity);
+	boot_acpi_status = -1;
+	if (boot_info.rsdp_len)
+		boot_acpi_status = acpi_init(boot_info.rsdp, boot_info.rsdp_len);
+	if (boot_acpi_status != 0)
+		boot_acpi_status = acpi_init_scan_bios();
+}
+
+static void print_boot_facts(void)
+{
+	const struct timer_info *ti = timer_info();
+	const struct smp_summary *s = smp_summary();
+	console_printf("# pmutest %s: booted by %s (multiboot%d), command line \"%.*s\"%s\n",
+		       PMUTEST_VERSION, boot_info.loader[0] ? boot_info.loader : "an unnamed loader",
+		       boot_info.protocol, (int)boot_info.cmdline_len, boot_info.cmdline,
+		       boot_info.cmdline_truncated ? " (truncated)" : "");
+	console_printf("# time: TSC %lu kHz from %s, LAPIC timer %lu kHz (divide 16)\n",
+		       ti->tsc_hz / 1000, ti->tsc_source, ti->lapic_hz / 1000);
+	console_printf("# smp: %u of %u CPUs online (%s), AP bring-up %lu us guest time%s%s\n",
+		       s->online, s->from_madt ? s->madt_enabled : 1,
+		       lapic_x2apic_mode() ? "x2apic" : "xapic", tsc_to_us(s->bringup_tsc),
+		       s->why_bsp_only ? ", BSP only: " : "", s->why_bsp_only ? s->why_bsp_only : "");
+}
+
+void kmain(uint32_t magic, uint32_t info_phys)
+{
+	smp_early_bsp();
+	boot_info_status = bootinfo_parse(magic, (const void *)(uintptr_t)info_phys, &boot_info);
+	options_parse(boot_info.cmdline, boot_info.cmdline_len);
+	console_init(options.console_port);
+	platform_exit_set_action((enum exit_action)options.exit);
+
+	uint64_t ram_end = 0;
+	bootinfo_usable_max(&boot_info, &ram_end);
+	paging_extend(ram_end);
+	init_acpi();
+
+	lapic_global_init();
+	smp_init_bsp();
+	timer_calibrate();
+
+	struct ktest_config cfg = {
+		.select = options.tests,
+		.default_budget_ms = (uint32_t)options.timeout_s * 1000,
+	};
+	ktest_begin(&cfg);
+	smp_start_aps(&boot_info, (unsigned)options.cpus);
+	print_boot_facts();
+	irq_enable();
+
+	struct ktest_totals t = ktest_run_all(&cfg);
+	console_printf("# pmutest: %u passed, %u failed, %u skipped\n", t.passed, t.failed, t.skipped);
+	enum exit_code code = t.failed ? EXIT_FAIL
+			      : (t.skipped && !t.passed) ? EXIT_ALL_SKIP : EXIT_PASS;
+	console_printf("# pmutest: end exit=%#x\n", code);
+	platform_exit(code);
+}

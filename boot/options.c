@@ -1,0 +1,88 @@
+/* Command-line options: defaults, the table the parser reads, and the
+ * console= port resolution. */
+#include "boot/options.h"
+
+#include "arch/x86/platform_exit.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+
+struct options options = {
+	.exit = EXIT_ACTION_AUTO,
+	.console = "com1",
+	.timeout_s = 10,
+	.console_port = 0x3f8,
+};
+struct cmdline_result options_result;
+
+static const char *const exit_choices[] = { "auto", "qemu", "halt", "reboot", "poweroff", NULL };
+static const char *const pmi_choices[] = { "fixed", "nmi", NULL };
+_Static_assert(EXIT_ACTION_AUTO == 0 && EXIT_ACTION_QEMU == 1 && EXIT_ACTION_HALT == 2 &&
+		       EXIT_ACTION_REBOOT == 3 && EXIT_ACTION_POWEROFF == 4,
+	       "exit_choices follows enum exit_action");
+
+static const struct cmdline_opt table[] = {
+	{ "tests", CMDLINE_STR, options.tests, sizeof(options.tests), NULL, 0, 0,
+	  "comma-separated globs of tests to run; -glob excludes (default: all but selftest.*)" },
+	{ "cpus", CMDLINE_UINT, &options.cpus, 0, NULL, 1, 4096, "use at most N CPUs" },
+	{ "exit", CMDLINE_ENUM, &options.exit, 0, exit_choices, 0, 0,
+	  "what to do at the end (auto: qemu under QEMU, else halt)" },
+	{ "console", CMDLINE_STR, options.console, sizeof(options.console), NULL, 0, 0,
+	  "serial port: com1..com4 or an I/O port like 0x2f8" },
+	{ "timeout", CMDLINE_UINT, &options.timeout_s, 0, NULL, 1, 3600,
+	  "per-test time budget in seconds (default 10)" },
+	{ "pmu.takeover", CMDLINE_BOOL, &options.pmu_takeover, 0, NULL, 0, 0,
+	  "reprogram PMU counters that were already in use at boot" },
+	{ "pmu.pmi", CMDLINE_ENUM, &options.pmu_pmi, 0, pmi_choices, 0, 0,
+	  "PMI delivery: fixed vector or NMI" },
+};
+
+const struct cmdline_opt *options_table(size_t *n)
+{
+	*n = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+static void add_error(const char *msg)
+{
+	if (options_result.nerrors < CMDLINE_MAX_ERRORS)
+		strlcpy(options_result.errors[options_result.nerrors], msg, CMDLINE_ERROR_LEN);
+	options_result.nerrors++;
+}
+
+/* COM1-4 at their PC/AT I/O ports; anything else as a number. */
+static void resolve_console(void)
+{
+	static const uint16_t com[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
+	const char *c = options.console;
+	if ((c[0] == 'c' || c[0] == 'C') && strlen(c) == 4 && c[3] >= '1' && c[3] <= '4') {
+		options.console_port = com[c[3] - '1'];
+		return;
+	}
+	uint64_t v = 0;
+	const char *p = c;
+	int base = 10;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	bool ok = *p != 0;
+	for (; *p && ok; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0'
+			: (*p | 0x20) >= 'a' && (*p | 0x20) <= 'f' && base == 16 ? (*p | 0x20) - 'a' + 10
+			: -1;
+		ok = d >= 0 && (v = v * (uint64_t)base + (uint64_t)d) <= 0xffff;
+	}
+	if (ok && v) {
+		options.console_port = (uint16_t)v;
+		return;
+	}
+	char msg[CMDLINE_ERROR_LEN];
+	ksnprintf(msg, sizeof(msg), "console=%s: not com1..com4 or an I/O port; using com1", c);
+	add_error(msg);
+}
+
+void options_parse(const char *cmdline, size_t len)
+{
+	cmdline_parse(cmdline, len, table, sizeof(table) / sizeof(table[0]), &options_result);
+	resolve_console();
+}

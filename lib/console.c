@@ -1,0 +1,67 @@
+/* Console: formats into a local buffer, then sends the whole text under
+ * one lock, so lines from different CPUs never interleave. */
+#include "lib/console.h"
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/uart.h"
+#include "lib/printf.h"
+#include "lib/spinlock.h"
+
+static struct spinlock console_lock;
+
+void console_init(unsigned port)
+{
+	uart_init((uint16_t)port);
+}
+
+static void emit(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\n')
+			uart_putc('\r');
+		uart_putc(s[i]);
+	}
+}
+
+void console_write(const char *s, size_t len)
+{
+	/* Interrupts off while holding the lock: a watchdog interrupt that
+	 * aborts a test must never find its own CPU holding it. */
+	bool irq = irq_save();
+	spin_lock(&console_lock, this_cpu()->cpu);
+	emit(s, len);
+	spin_unlock(&console_lock);
+	irq_restore(irq);
+}
+
+void console_vprintf(const char *fmt, va_list ap)
+{
+	char buf[512];
+	int n = kvsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf)) {
+		/* Keep lines whole even when cut. */
+		n = sizeof(buf) - 1;
+		buf[n - 1] = '\n';
+	}
+	console_write(buf, (size_t)n);
+}
+
+void console_printf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	console_vprintf(fmt, ap);
+	va_end(ap);
+}
+
+void console_flush(void)
+{
+	uart_flush();
+}
+
+void console_force_unlock(void)
+{
+	spin_force_release_if_owner(&console_lock, this_cpu()->cpu);
+}

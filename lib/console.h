@@ -1,0 +1,18 @@
+/* The console: whole lines from any CPU, serialised by one lock, with
+ * "\n" sent as "\r\n". Sinks: the UART (and later a framebuffer). */
+#ifndef LIB_CONSOLE_H
+#define LIB_CONSOLE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+void console_init(unsigned port);
+void console_write(const char *s, size_t len);
+void console_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void console_vprintf(const char *fmt, va_list ap);
+/* Drain the sinks before power-off or QEMU exit. */
+void console_flush(void);
+/* For panics and aborted tests: drop the lock if this CPU holds it. */
+void console_force_unlock(void);
+
+#endif

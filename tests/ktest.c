@@ -1,0 +1,426 @@
+/* The test framework: selects registered tests, runs each on its CPU with
+ * a watchdog and exception recovery, and prints KTAP v1 (Linux
+ * Documentation/dev-tools/ktap.rst): one nested block per suite, and per
+ * CPU inside KTEST_PER_CPU suites. Only the BSP prints; other CPUs write
+ * into their run record, so output stays in order and lines stay whole. */
+#include "tests/ktest_internal.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/lapic.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/timer.h"
+#include "arch/x86/traps.h"
+#include "lib/console.h"
+#include "lib/glob.h"
+#include "lib/muldiv.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+
+extern const struct ktest __start_ktests[], __stop_ktests[];
+
+enum { RUN_STARTED = 0, ABORT_SKIP, ABORT_FAIL, ABORT_EXCEPTION, ABORT_TIMEOUT };
+
+/* Extra time the BSP grants a CPU past the test's own budget before it
+ * declares the CPU unresponsive (its watchdog needs interrupts on). */
+#define UNRESPONSIVE_GRACE_US 2000000
+#define MAX_SUITES 64
+
+static struct ktest_run runs[MAX_CPUS];
+static char reason_bufs[MAX_CPUS][KTEST_REASON_SIZE];
+static const char *cpu_dead_reason[MAX_CPUS];
+static char cpu_dead_buf[MAX_CPUS][96];
+static struct ktest_totals totals;
+
+/* ---- Recording, on the CPU that runs the test ---- */
+
+static struct ktest_run *current_run(void)
+{
+	struct ktest_run *r = this_cpu()->test;
+	if (!r)
+		panic("check/diag/skip called outside a test");
+	return r;
+}
+
+static void log_line(struct ktest_run *r, const char *prefix, const char *fmt, va_list ap)
+{
+	char line[256];
+	int n = ksnprintf(line, sizeof(line), "%s", prefix);
+	kvsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* One KTAP diagnostic line per message: fold embedded newlines. */
+	for (char *p = line; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	size_t len = strlen(line);
+	if (r->log_len + len + 2 > sizeof(r->log)) {
+		r->log_truncated = true;
+		return;
+	}
+	memcpy(r->log + r->log_len, line, len);
+	r->log_len += (unsigned)len;
+	r->log[r->log_len++] = '\n';
+	r->log[r->log_len] = 0;
+}
+
+static void log_printf(struct ktest_run *r, const char *prefix, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void log_printf(struct ktest_run *r, const char *prefix, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line(r, prefix, fmt, ap);
+	va_end(ap);
+}
+
+bool check_(bool cond, const char *file, int line, const char *fmt, ...)
+{
+	struct ktest_run *r = current_run();
+	r->checks++;
+	if (!cond) {
+		char prefix[96];
+		const char *base = strrchr(file, '/');
+		r->failed_checks++;
+		ksnprintf(prefix, sizeof(prefix), "# FAIL %s:%d: ", base ? base + 1 : file, line);
+		va_list ap;
+		va_start(ap, fmt);
+		log_line(r, prefix, fmt, ap);
+		va_end(ap);
+	}
+	return cond;
+}
+
+void diag(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line(current_run(), "# ", fmt, ap);
+	va_end(ap);
+}
+
+_Noreturn void ktest_skip(const char *fmt, ...)
+{
+	struct ktest_run *r = current_run();
+	va_list ap;
+	va_start(ap, fmt);
+	kvsnprintf(r->skip_reason, sizeof(r->skip_reason), fmt, ap);
+	va_end(ap);
+	ctx_restore(&r->abort_ctx, ABORT_SKIP);
+}
+
+_Noreturn void ktest_fail(const char *fmt, ...)
+{
+	struct ktest_run *r = current_run();
+	va_list ap;
+	va_start(ap, fmt);
+	log_line(r, "# FAIL: ", fmt, ap);
+	va_end(ap);
+	r->failed_checks++;
+	ctx_restore(&r->abort_ctx, ABORT_FAIL);
+}
+
+const char *ktest_reason(const char *fmt, ...)
+{
+	char *buf = reason_bufs[this_cpu()->cpu];
+	va_list ap;
+	va_start(ap, fmt);
+	kvsnprintf(buf, KTEST_REASON_SIZE, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+int expect_exception(void (*fn)(void *), void *arg)
+{
+	struct percpu *pc = this_cpu();
+	struct ctx c;
+	struct ctx *volatile outer = pc->recover;
+
+	if (ctx_save(&c)) {
+		pc->recover = outer;
+		return pc->fault_vector;
+	}
+	pc->recover = &c;
+	fn(arg);
+	pc->recover = outer;
+	return -1;
+}
+
+const char *ktest_run_name(const struct ktest_run *r)
+{
+	return r->test ? r->test->name : "?";
+}
+
+static void dump_to_log(void *ctx, const char *s)
+{
+	log_printf(ctx, "# ", "%s", s);
+}
+
+_Noreturn void ktest_abort_on_exception(struct trap_frame *f)
+{
+	struct ktest_run *r = this_cpu()->test;
+	r->exception = true;
+	log_printf(r, "# FAIL: ", "unexpected exception in the test body:");
+	trap_dump(f, dump_to_log, r);
+	ctx_restore(&r->abort_ctx, ABORT_EXCEPTION);
+}
+
+/* ---- The watchdog: the LAPIC one-shot timer of the CPU running a test ---- */
+
+static void watchdog_arm(const struct ktest_run *r)
+{
+	uint64_t left = r->deadline_tsc - rdtsc();
+	uint64_t lapic_hz = timer_info()->lapic_hz;
+	uint64_t count = (int64_t)left > 0 && lapic_hz ? mul_div_u64(left, lapic_hz, timer_info()->tsc_hz) : 1;
+	lapic_timer_oneshot(count > 0xffffffffu ? 0xffffffffu : (count ? (uint32_t)count : 1));
+}
+
+static void watchdog_irq(struct trap_frame *f)
+{
+	struct ktest_run *r = this_cpu()->test;
+	lapic_eoi();
+	if (!r)
+		return;
+	if ((int64_t)(rdtsc() - r->deadline_tsc) >= 0)
+		ctx_restore(&r->abort_ctx, ABORT_TIMEOUT);
+	watchdog_arm(r); /* the count was capped at 32 bits: go on waiting */
+}
+
+/* ---- Running one test on the current CPU ---- */
+
+static void ktest_execute(void *arg)
+{
+	struct ktest_run *r = arg;
+	struct percpu *pc = this_cpu();
+
+	int how = ctx_save(&r->abort_ctx);
+	if (how == RUN_STARTED) {
+		r->deadline_tsc = rdtsc() + us_to_tsc((uint64_t)r->budget_ms * 1000);
+		pc->test = r;
+		watchdog_arm(r);
+		const char *why = r->test->needs ? r->test->needs() : NULL;
+		if (why)
+			strlcpy(r->skip_reason, why, sizeof(r->skip_reason));
+		else
+			r->test->body();
+	}
+	lapic_timer_stop();
+	pc->test = NULL;
+	pc->recover = NULL;
+	pc->user_return = NULL;
+	console_force_unlock();
+
+	if (how == ABORT_TIMEOUT)
+		r->result = KTEST_TIMEOUT;
+	else if (r->exception || r->failed_checks)
+		r->result = KTEST_FAIL;
+	else if (r->skip_reason[0])
+		r->result = KTEST_SKIP;
+	else if (!r->checks) {
+		r->result = KTEST_FAIL;
+		log_printf(r, "# FAIL: ", "the test ran no check");
+	} else
+		r->result = KTEST_PASS;
+	if (r->skip_reason[0] && r->result == KTEST_FAIL)
+		log_printf(r, "# ", "(it also asked to skip: %s)", r->skip_reason);
+	__atomic_store_n(&r->finished, true, __ATOMIC_RELEASE);
+}
+
+static struct ktest_run *run_on(const struct ktest *t, unsigned cpu, uint32_t budget_ms)
+{
+	struct ktest_run *r = &runs[cpu];
+	memset(r, 0, sizeof(*r));
+	r->test = t;
+	r->cpu = cpu;
+	r->budget_ms = t->budget_ms ? t->budget_ms : budget_ms;
+
+	if (cpu_dead_reason[cpu]) {
+		r->result = KTEST_SKIP;
+		strlcpy(r->skip_reason, cpu_dead_reason[cpu], sizeof(r->skip_reason));
+		return r;
+	}
+	if (cpu == smp_this_cpu()) {
+		ktest_execute(r);
+		return r;
+	}
+	uint64_t ticket = on_cpu_async(cpu, ktest_execute, r);
+	if (!on_cpu_wait(cpu, ticket, (uint64_t)r->budget_ms * 1000 + UNRESPONSIVE_GRACE_US)) {
+		/* Its watchdog could not fire (interrupts off?): give up on it. */
+		ksnprintf(cpu_dead_buf[cpu], sizeof(cpu_dead_buf[cpu]),
+			  "cpu %u stopped responding in %s.%s", cpu, t->suite, t->name);
+		cpu_dead_reason[cpu] = cpu_dead_buf[cpu];
+		r->result = KTEST_TIMEOUT;
+		log_printf(r, "# ", "cpu %u did not come back within %u ms + %u ms grace",
+			   cpu, r->budget_ms, UNRESPONSIVE_GRACE_US / 1000);
+	}
+	return r;
+}
+
+/* ---- Selection and KTAP output, on the BSP ---- */
+
+static bool is_selected(const struct ktest *t, const char *sel)
+{
+	char full[160];
+	ksnprintf(full, sizeof(full), "%s.%s", t->suite, t->name);
+	if (t->flags & KTEST_SELFTEST) {
+		/* Selftests fail on purpose: only an explicit selftest glob runs them. */
+		return sel && strstr(sel, "selftest") && glob_select(sel, full, false);
+	}
+	return glob_select(sel ? sel : "", full, true);
+}
+
+struct suite {
+	const char *name;
+	bool per_cpu;
+	unsigned ntests;
+	const struct ktest *tests[128];
+};
+static struct suite suites[MAX_SUITES];
+static unsigned nsuites;
+
+static void collect(const char *sel)
+{
+	for (const struct ktest *t = __start_ktests; t < __stop_ktests; t++) {
+		if (!is_selected(t, sel))
+			continue;
+		struct suite *s = NULL;
+		for (unsigned i = 0; i < nsuites; i++)
+			if (strcmp(suites[i].name, t->suite) == 0)
+				s = &suites[i];
+		if (!s) {
+			if (nsuites == MAX_SUITES)
+				panic("more than %d test suites", MAX_SUITES);
+			s = &suites[nsuites++];
+			s->name = t->suite;
+		}
+		if (s->ntests == sizeof(s->tests) / sizeof(s->tests[0]))
+			panic("suite %s has too many tests", s->name);
+		s->tests[s->ntests++] = t;
+		s->per_cpu |= (t->flags & KTEST_PER_CPU) != 0;
+	}
+}
+
+static void print_indented(unsigned level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void print_indented(unsigned level, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	unsigned n = level * 2 < 64 ? level * 2 : 64;
+	memset(line, ' ', n);
+	va_start(ap, fmt);
+	kvsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	console_printf("%s\n", line);
+}
+
+static void print_block_header(unsigned level, const char *name, unsigned plan)
+{
+	print_indented(level, "KTAP version 1");
+	print_indented(level, "# Subtest: %s", name);
+	print_indented(level, "1..%u", plan);
+}
+
+/* Prints a leaf result and returns it. */
+static enum ktest_result report(const struct ktest_run *r, unsigned level, unsigned num)
+{
+	const char *p = r->log;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		print_indented(level, "%.*s", (int)len, p);
+		p += len + (nl ? 1 : 0);
+	}
+	if (r->log_truncated)
+		print_indented(level, "# (diagnostics truncated at %u bytes)", KTEST_LOG_SIZE);
+	const struct ktest *t = r->test;
+	switch (r->result) {
+	case KTEST_PASS:
+		print_indented(level, "ok %u %s.%s", num, t->suite, t->name);
+		totals.passed++;
+		break;
+	case KTEST_SKIP:
+		print_indented(level, "ok %u %s.%s # SKIP %s", num, t->suite, t->name, r->skip_reason);
+		totals.skipped++;
+		break;
+	case KTEST_FAIL:
+		print_indented(level, "not ok %u %s.%s", num, t->suite, t->name);
+		totals.failed++;
+		break;
+	case KTEST_TIMEOUT:
+		print_indented(level, "not ok %u %s.%s # TIMEOUT %ums", num, t->suite, t->name, r->budget_ms);
+		totals.failed++;
+		break;
+	}
+	return r->result;
+}
+
+/* A block is not ok if any child failed, SKIP if every child skipped. */
+static void print_parent(unsigned level, unsigned num, const char *name, unsigned fails,
+			 unsigned skips, unsigned n)
+{
+	if (fails)
+		print_indented(level, "not ok %u %s", num, name);
+	else if (n && skips == n)
+		print_indented(level, "ok %u %s # SKIP every test skipped", num, name);
+	else
+		print_indented(level, "ok %u %s", num, name);
+}
+
+static void run_block(const struct suite *s, unsigned cpu, unsigned level, uint32_t budget,
+		      unsigned *fails, unsigned *skips, unsigned *n)
+{
+	unsigned num = 0;
+	for (unsigned i = 0; i < s->ntests; i++) {
+		const struct ktest *t = s->tests[i];
+		/* In a per-CPU suite, a test without the flag runs on the BSP only. */
+		if (s->per_cpu && !(t->flags & KTEST_PER_CPU) && cpu != 0)
+			continue;
+		enum ktest_result res = report(run_on(t, cpu, budget), level, ++num);
+		*fails += res == KTEST_FAIL || res == KTEST_TIMEOUT;
+		*skips += res == KTEST_SKIP;
+		(*n)++;
+	}
+}
+
+static unsigned block_size(const struct suite *s, unsigned cpu)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < s->ntests; i++)
+		n += !s->per_cpu || (s->tests[i]->flags & KTEST_PER_CPU) || cpu == 0;
+	return n;
+}
+
+void ktest_begin(const struct ktest_config *cfg)
+{
+	collect(cfg->select);
+	irq_set_handler(VEC_TIMER, watchdog_irq);
+	console_printf("KTAP version 1\n1..%u\n", nsuites);
+}
+
+struct ktest_totals ktest_run_all(const struct ktest_config *cfg)
+{
+	for (unsigned si = 0; si < nsuites; si++) {
+		const struct suite *s = &suites[si];
+		unsigned fails = 0, skips = 0, n = 0;
+		if (!s->per_cpu) {
+			print_block_header(1, s->name, s->ntests);
+			run_block(s, smp_this_cpu(), 1, cfg->default_budget_ms, &fails, &skips, &n);
+		} else {
+			unsigned ncpus = smp_num_cpus();
+			print_block_header(1, s->name, ncpus);
+			for (unsigned cpu = 0; cpu < ncpus; cpu++) {
+				char name[48];
+				unsigned f = 0, sk = 0, k = 0;
+				ksnprintf(name, sizeof(name), "cpu%u-apic%u", cpu, smp_cpu(cpu)->apic_id);
+				print_block_header(2, name, block_size(s, cpu));
+				run_block(s, cpu, 2, cfg->default_budget_ms, &f, &sk, &k);
+				print_parent(1, cpu + 1, name, f, sk, k);
+				fails += f != 0;
+				skips += k && sk == k;
+				n++;
+			}
+		}
+		print_parent(0, si + 1, s->name, fails, skips, n);
+	}
+	return totals;
+}

@@ -1,0 +1,54 @@
+/* The test framework's side that the rest of the kernel calls: running the
+ * selected tests, and the hooks traps.c uses to charge an exception or a
+ * watchdog expiry to the running test. */
+#ifndef TESTS_KTEST_INTERNAL_H
+#define TESTS_KTEST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/context.h"
+#include "tests/ktest.h"
+
+struct trap_frame;
+
+enum ktest_result { KTEST_PASS, KTEST_FAIL, KTEST_SKIP, KTEST_TIMEOUT };
+
+#define KTEST_LOG_SIZE 4096
+#define KTEST_REASON_SIZE 160
+
+/* One execution of one test on one CPU. */
+struct ktest_run {
+	const struct ktest *test;
+	unsigned cpu;
+	uint32_t budget_ms;
+	uint64_t deadline_tsc;
+	enum ktest_result result;
+	unsigned checks, failed_checks;
+	bool exception;
+	char skip_reason[KTEST_REASON_SIZE];
+	char log[KTEST_LOG_SIZE]; /* "# ..." lines, printed before the result */
+	unsigned log_len;
+	bool log_truncated;
+	struct ctx abort_ctx;
+	bool finished;
+};
+
+struct ktest_totals {
+	unsigned passed, failed, skipped;
+};
+
+struct ktest_config {
+	const char *select;         /* tests= */
+	uint32_t default_budget_ms; /* timeout= */
+};
+
+/* Select the tests and print the KTAP version and plan lines. */
+void ktest_begin(const struct ktest_config *cfg);
+/* Run every selected test and print the KTAP report (not the summary). */
+struct ktest_totals ktest_run_all(const struct ktest_config *cfg);
+
+const char *ktest_run_name(const struct ktest_run *r);
+_Noreturn void ktest_abort_on_exception(struct trap_frame *f);
+
+#endif

@@ -243,14 +243,15 @@ static struct ktest_run *run_on(const struct ktest *t, unsigned cpu, uint32_t bu
 		ktest_execute(r);
 		return r;
 	}
-	uint64_t ticket = on_cpu_async(cpu, ktest_execute, r);
-	if (!on_cpu_wait(cpu, ticket, (uint64_t)r->budget_ms * 1000 + UNRESPONSIVE_GRACE_US)) {
+	uint64_t ticket;
+	if (!on_cpu_try_async(cpu, ktest_execute, r, UNRESPONSIVE_GRACE_US, &ticket) ||
+	    !on_cpu_wait(cpu, ticket, (uint64_t)r->budget_ms * 1000 + UNRESPONSIVE_GRACE_US)) {
 		/* Its watchdog could not fire (interrupts off?): give up on it. */
 		ksnprintf(cpu_dead_buf[cpu], sizeof(cpu_dead_buf[cpu]),
 			  "cpu %u stopped responding in %s.%s", cpu, t->suite, t->name);
 		cpu_dead_reason[cpu] = cpu_dead_buf[cpu];
 		r->result = KTEST_TIMEOUT;
-		log_printf(r, "# ", "cpu %u did not come back within %u ms + %u ms grace",
+		log_printf(r, "# ", "cpu %u did not take or finish the test within %u ms + %u ms grace",
 			   cpu, r->budget_ms, UNRESPONSIVE_GRACE_US / 1000);
 	}
 	return r;
@@ -277,6 +278,52 @@ struct suite {
 };
 static struct suite suites[MAX_SUITES];
 static unsigned nsuites;
+
+/* Suites run in this order (by name prefix), the rest before selftest:
+ * foundations first, so a broken foundation is reported before the PMU
+ * tests that stand on it. */
+static const char *const suite_order[] = { "boot", "arch", "smp", "pmu", "", "selftest" };
+
+static unsigned suite_rank(const char *name)
+{
+	unsigned n = sizeof(suite_order) / sizeof(suite_order[0]);
+	for (unsigned i = 0; i < n; i++)
+		if (suite_order[i][0] && str_starts_with(name, suite_order[i]))
+			return i;
+	return n - 2; /* the "" slot */
+}
+
+static bool test_before(const struct ktest *a, const struct ktest *b)
+{
+	int c = strcmp(a->file, b->file);
+	return c < 0 || (c == 0 && a->line < b->line);
+}
+
+static bool suite_before(const struct suite *a, const struct suite *b)
+{
+	unsigned ra = suite_rank(a->name), rb = suite_rank(b->name);
+	return ra < rb || (ra == rb && strcmp(a->name, b->name) < 0);
+}
+
+/* Insertion sorts: a few hundred entries at most. */
+static void sort_selection(void)
+{
+	for (unsigned i = 1; i < nsuites; i++)
+		for (unsigned j = i; j > 0 && suite_before(&suites[j], &suites[j - 1]); j--) {
+			struct suite tmp = suites[j];
+			suites[j] = suites[j - 1];
+			suites[j - 1] = tmp;
+		}
+	for (unsigned k = 0; k < nsuites; k++) {
+		struct suite *s = &suites[k];
+		for (unsigned i = 1; i < s->ntests; i++)
+			for (unsigned j = i; j > 0 && test_before(s->tests[j], s->tests[j - 1]); j--) {
+				const struct ktest *tmp = s->tests[j];
+				s->tests[j] = s->tests[j - 1];
+				s->tests[j - 1] = tmp;
+			}
+	}
+}
 
 static void collect(const char *sel)
 {
@@ -393,6 +440,7 @@ static unsigned block_size(const struct suite *s, unsigned cpu)
 void ktest_begin(const struct ktest_config *cfg)
 {
 	collect(cfg->select);
+	sort_selection();
 	irq_set_handler(VEC_TIMER, watchdog_irq);
 	console_printf("KTAP version 1\n1..%u\n", nsuites);
 }

@@ -5,6 +5,7 @@
 #define TESTS_KTEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum ktest_flags {
@@ -19,6 +20,8 @@ struct ktest {
 	void (*body)(void);
 	uint32_t flags;
 	uint32_t budget_ms;         /* 0: the timeout= default */
+	const char *file;           /* with line: tests of a suite run in source order */
+	unsigned line;
 };
 
 #define KTEST_BUDGET(suite_, name_, needs_, flags_, budget_)                  \
@@ -31,6 +34,8 @@ struct ktest {
 			.body = ktest_body_##name_,                           \
 			.flags = flags_,                                      \
 			.budget_ms = budget_,                                 \
+			.file = __FILE__,                                     \
+			.line = __LINE__,                                     \
 	};                                                                    \
 	static void ktest_body_##name_(void)
 

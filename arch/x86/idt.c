@@ -1,5 +1,5 @@
 /* The IDT: 256 interrupt gates onto isr_stubs, with IST stacks for NMI,
- * #DF and #MC and a ring-3-callable gate for the usermode return vector. */
+ * #DF and #MC. No gate is callable from ring 3. */
 #include <stddef.h>
 
 #include "arch/x86/gdt.h"
@@ -42,7 +42,6 @@ void idt_init(void)
 	set_gate(2, IST_NMI, 0);
 	set_gate(8, IST_DF, 0);
 	set_gate(18, IST_MC, 0);
-	set_gate(VEC_USER_RETURN, 0, 3);
 }
 
 void idt_load(void)

@@ -34,6 +34,7 @@ struct call_slot {
 	void *arg;
 	uint64_t requested; /* written by callers under lock */
 	uint64_t done;      /* written by the target */
+	bool busy;          /* the target is inside fn: no re-entry while it waits */
 } __attribute__((aligned(64)));
 static struct call_slot call_slots[MAX_CPUS];
 
@@ -78,18 +79,26 @@ static void call_ipi_handler(struct trap_frame *f)
 void smp_serve_calls(void)
 {
 	struct call_slot *s = &call_slots[this_cpu()->cpu];
+	/* A call that itself waits on another CPU comes back here through
+	 * on_cpu_wait(); the call it is running is not served twice. */
+	if (s->busy)
+		return;
 	while (__atomic_load_n(&s->requested, __ATOMIC_ACQUIRE) != s->done) {
 		void (*fn)(void *) = s->fn;
 		void *arg = s->arg;
+		s->busy = true;
 		fn(arg);
+		s->busy = false;
 		__atomic_store_n(&s->done, s->done + 1, __ATOMIC_RELEASE);
 	}
 }
 
-uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg)
+bool on_cpu_try_async(unsigned cpu, void (*fn)(void *), void *arg, uint64_t timeout_us,
+		      uint64_t *ticket_out)
 {
 	struct call_slot *s = &call_slots[cpu];
 	unsigned self = this_cpu()->cpu;
+	uint64_t start = rdtsc(), limit = us_to_tsc(timeout_us);
 
 	spin_lock(&s->lock, self);
 	/* One call in flight per target: wait for the previous to finish,
@@ -98,6 +107,10 @@ uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg)
 	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != s->requested) {
 		if (self != cpu)
 			smp_serve_calls();
+		if (timeout_us && rdtsc() - start > limit) {
+			spin_unlock(&s->lock);
+			return false;
+		}
 		cpu_relax();
 	}
 	s->fn = fn;
@@ -109,6 +122,14 @@ uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg)
 		smp_serve_calls();
 	else
 		lapic_send_ipi(percpus[cpu].apic_id, ICR_FIXED | VEC_CALL);
+	*ticket_out = ticket;
+	return true;
+}
+
+uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg)
+{
+	uint64_t ticket = 0;
+	on_cpu_try_async(cpu, fn, arg, 0, &ticket);
 	return ticket;
 }
 

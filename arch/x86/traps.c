@@ -12,6 +12,7 @@
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/platform_exit.h"
+#include "arch/x86/usermode.h"
 #include "lib/console.h"
 #include "lib/printf.h"
 #include "tests/ktest_internal.h"
@@ -151,7 +152,8 @@ static void handle_exception(struct trap_frame *f)
 	if (!from_user && fixup(f))
 		return;
 	if (from_user && pc->user_return) {
-		pc->user_result = (int)f->vector;
+		bool returned = f->vector == X86_VEC_UD && f->rip == (uint64_t)usermode_exit;
+		pc->user_result = returned ? -1 : (int)f->vector;
 		pc->fault_error_code = f->error_code;
 		ctx_restore(pc->user_return, 1);
 	}

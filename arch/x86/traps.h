@@ -16,7 +16,6 @@ struct trap_frame {
 
 enum {
 	VEC_TIMER = 0x20,       /* LAPIC timer: the per-test watchdog */
-	VEC_USER_RETURN = 0x80, /* int $0x80 from ring 3 ends usermode_call() */
 	VEC_CALL = 0xf0,        /* on_cpu() cross-CPU call */
 	VEC_PMI = 0xf1,         /* LVT performance-counter entry, fixed delivery */
 	VEC_SPURIOUS = 0xff,    /* LAPIC spurious-interrupt vector (low nibble 0xf) */

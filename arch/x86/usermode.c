@@ -1,6 +1,9 @@
-/* Ring-3 payloads: IRET to a user code segment on a user stack; the
- * payload comes back through int $0x80 (a DPL 3 gate), an exception at
- * CPL 3 comes back through traps.c. Both resume usermode_call's context. */
+/* Ring-3 payloads: IRET to a user code segment on a user stack. Both ways
+ * back go through traps.c: a payload that returns executes UD2 at the
+ * known address usermode_exit (an exception from ring 3 is delivered the
+ * same way everywhere, while a software-interrupt gate is not: the
+ * paravirtual KVM here swallows int $0x80), any other exception at CPL 3
+ * ends the payload with its vector. */
 #include "arch/x86/usermode.h"
 
 #include <stddef.h>
@@ -9,7 +12,6 @@
 #include "arch/x86/context.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
-#include "arch/x86/traps.h"
 
 #define USER_STACK_SIZE 8192
 
@@ -22,8 +24,9 @@ __asm__(".text\n"
     "usermode_trampoline:\n\t"
     "movq %rdi, %rax\n\t"
     "movq %rsi, %rdi\n\t"
-    "callq *%rax\n\t"
-    "int $0x80\n\t"
+    "callq *%rax\n"
+    ".globl usermode_exit\n"
+    "usermode_exit:\n\t"
     "ud2\n"
     ".globl usermode_enter\n"
     "usermode_enter:\n\t"
@@ -36,25 +39,11 @@ __asm__(".text\n"
     "iretq\n");
 _Static_assert(USER_DS == 0x23 && USER_CS == 0x2b, "selectors hard-coded in usermode_enter");
 
-static void user_return_handler(struct trap_frame *f)
-{
-	struct percpu *pc = this_cpu();
-	if ((f->cs & 3) != 3 || !pc->user_return)
-		return; /* int $0x80 from ring 0: ignore */
-	pc->user_result = -1;
-	ctx_restore(pc->user_return, 1);
-}
-
 int usermode_call(void (*fn)(void *), void *arg)
 {
-	static bool handler_set;
 	struct percpu *pc = this_cpu();
 	struct ctx c;
 
-	if (!handler_set) {
-		irq_set_handler(VEC_USER_RETURN, user_return_handler);
-		handler_set = true;
-	}
 	if (ctx_save(&c)) {
 		pc->user_return = NULL;
 		return pc->user_result;

@@ -9,4 +9,7 @@
  * stay enabled in ring 3. */
 int usermode_call(void (*fn)(void *), void *arg);
 
+/* The UD2 a returning payload executes; traps.c reads it as "returned". */
+extern const char usermode_exit[];
+
 #endif

@@ -1,0 +1,85 @@
+/* Boot checks: what the loader handed over and how the kernel read it. */
+#include "arch/x86/acpi.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/timer.h"
+#include "boot/boot.h"
+#include "boot/bootinfo.h"
+#include "boot/options.h"
+#include "lib/string.h"
+#include "tests/ktest.h"
+
+extern struct boot_info boot_info;
+extern int boot_info_status;
+extern int boot_acpi_status;
+
+KTEST("boot", cmdline, NULL, 0)
+{
+	size_t n;
+	const struct cmdline_opt *opt = options_table(&n);
+	diag("command line (%zu bytes%s): \"%.*s\"", boot_info.cmdline_len,
+	     boot_info.cmdline_truncated ? ", truncated" : "", (int)boot_info.cmdline_len,
+	     boot_info.cmdline);
+	for (size_t i = 0; i < n; i++)
+		diag("option %s: %s", opt[i].name, opt[i].help);
+	unsigned shown = options_result.nerrors < CMDLINE_MAX_ERRORS ? options_result.nerrors
+								       : CMDLINE_MAX_ERRORS;
+	for (unsigned i = 0; i < shown; i++)
+		check(false, "command line: %s", options_result.errors[i]);
+	check(options_result.nerrors == 0, "expected no command-line errors, saw %u",
+	      options_result.nerrors);
+}
+
+KTEST("boot", boot_info, NULL, 0)
+{
+	check(boot_info_status == 0, "expected the loader's info to parse cleanly, bootinfo_parse returned %d",
+	      boot_info_status);
+	check(boot_info.protocol == 1 || boot_info.protocol == 2,
+	      "expected multiboot1 or 2, saw protocol %d", boot_info.protocol);
+}
+
+KTEST("boot", memory_map, NULL, 0)
+{
+	uint64_t avail = 0, kstart = (uint64_t)_kernel_start, kend = (uint64_t)_kernel_end;
+	bool kernel_in_ram = false;
+	for (size_t i = 0; i < boot_info.mmap_count; i++) {
+		const struct mem_region *m = &boot_info.mmap[i];
+		diag("mmap %016lx-%016lx type %u", m->base, m->base + m->len - 1, m->type);
+		if (m->type != MEM_AVAILABLE)
+			continue;
+		avail += m->len;
+		kernel_in_ram |= m->base <= kstart && kend <= m->base + m->len;
+	}
+	diag("available RAM %lu MiB; identity map ends at %#lx", avail >> 20, paging_mapped_end());
+	check(boot_info.mmap_count > 0, "expected a memory map from the loader, saw none");
+	check(avail >= 16u << 20, "expected at least 16 MiB of available RAM, saw %lu KiB", avail >> 10);
+	check(kernel_in_ram, "expected the kernel image %#lx-%#lx inside available RAM", kstart, kend);
+}
+
+KTEST("boot", acpi, NULL, 0)
+{
+	diag("RSDP from %s, %s", boot_info.rsdp_tag ? "the multiboot2 tag" : "the BIOS area scan",
+	     acpi_uses_xsdt() ? "XSDT" : "RSDT");
+	check(boot_acpi_status == 0, "expected ACPI tables (RSDP, RSDT/XSDT), acpi_init returned %d",
+	      boot_acpi_status);
+	check(acpi_find_table("APIC", 0) != NULL, "expected a MADT (signature APIC)");
+	struct acpi_fadt_info f;
+	if (check(acpi_fadt(&f) == 0, "expected a valid FADT"))
+		diag("FADT: PM1a_CNT %#x, \\_S5 %s, reset register %s, PM timer port %#x",
+		     f.pm1a_cnt, f.has_s5 ? "found" : "absent", f.has_reset ? "present" : "absent",
+		     f.pm_tmr_port);
+}
+
+KTEST("boot", tsc_calibration, NULL, 0)
+{
+	const struct timer_info *ti = timer_info();
+	diag("TSC %lu kHz from %s; LAPIC timer %lu kHz", ti->tsc_hz / 1000, ti->tsc_source,
+	     ti->lapic_hz / 1000);
+	check(ti->tsc_hz >= 100000000u && ti->tsc_hz <= 10000000000u,
+	      "expected a TSC between 100 MHz and 10 GHz, saw %lu Hz", ti->tsc_hz);
+	check(ti->lapic_hz > 0, "expected the LAPIC timer to tick, measured %lu Hz", ti->lapic_hz);
+	/* The clock must move forward by about what udelay promised. */
+	uint64_t t0 = uptime_us();
+	udelay(2000);
+	uint64_t dt = uptime_us() - t0;
+	check(dt >= 2000 && dt < 200000, "expected udelay(2000) to take 2000..200000 us, took %lu us", dt);
+}

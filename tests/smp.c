@@ -1,0 +1,147 @@
+/* SMP checks: every enabled CPU came up, cross-CPU calls reach the right
+ * CPU from any CPU, and each CPU's private state is its own. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/lapic.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/timer.h"
+#include "tests/ktest.h"
+
+static const char *const ap_state_names[] = {
+	[AP_NOT_TRIED] = "not tried", [AP_ONLINE] = "online",
+	[AP_TIMED_OUT] = "did not start within its timeout",
+	[AP_OVER_LIMIT] = "not started: over the cpus= / MAX_CPUS limit",
+};
+
+KTEST("smp", ap_online, NULL, 0)
+{
+	const struct smp_summary *s = smp_summary();
+	if (!s->from_madt)
+		ktest_skip("no MADT: %s", s->why_bsp_only ? s->why_bsp_only : "unknown");
+	unsigned expected = s->madt_enabled < s->limit ? s->madt_enabled : s->limit;
+	diag("MADT: %u enabled CPUs, %u entries skipped (disabled or online-capable only); limit %u",
+	     s->madt_enabled, s->madt_skipped, s->limit);
+	diag("AP bring-up took %lu us of guest time (TSC), first INIT to last check-in",
+	     tsc_to_us(s->bringup_tsc));
+	for (unsigned i = 0; i < s->nreports; i++) {
+		const struct smp_cpu_report *r = &s->reports[i];
+		if (r->state == AP_TIMED_OUT)
+			check(false, "AP with APIC ID %u %s", r->apic_id, ap_state_names[r->state]);
+		else if (r->state != AP_ONLINE)
+			diag("AP with APIC ID %u: %s", r->apic_id, ap_state_names[r->state]);
+	}
+	check(smp_num_cpus() == expected, "expected %u CPUs online, saw %u", expected, smp_num_cpus());
+}
+
+struct whoami {
+	unsigned cpu;
+	uint32_t apic_id, lapic_id;
+	uint64_t gs_self;
+};
+
+static void who_am_i(void *arg)
+{
+	struct whoami *w = arg;
+	w->cpu = this_cpu()->cpu;
+	w->apic_id = this_cpu()->apic_id;
+	w->lapic_id = lapic_id();
+	w->gs_self = (uint64_t)this_cpu()->self;
+}
+
+KTEST("smp", on_cpu_reaches_target, NULL, 0)
+{
+	for (unsigned c = 0; c < smp_num_cpus(); c++) {
+		struct whoami w = { .cpu = ~0u };
+		on_cpu(c, who_am_i, &w);
+		check(w.cpu == c, "on_cpu(%u): ran on cpu %u", c, w.cpu);
+		check(w.apic_id == w.lapic_id && w.apic_id == smp_cpu(c)->apic_id,
+		      "cpu %u: expected APIC ID %u, percpu says %u, LAPIC says %u", c,
+		      smp_cpu(c)->apic_id, w.apic_id, w.lapic_id);
+		check(w.gs_self == (uint64_t)smp_cpu(c), "cpu %u: GS base points to %#lx, expected %p",
+		      c, w.gs_self, (void *)smp_cpu(c));
+	}
+}
+
+static void count_me(void *arg)
+{
+	__atomic_fetch_add((uint32_t *)arg + this_cpu()->cpu, 1, __ATOMIC_RELAXED);
+}
+
+KTEST("smp", on_each_cpu_once_each, NULL, 0)
+{
+	static uint32_t hits[MAX_CPUS];
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		hits[c] = 0;
+	on_each_cpu(count_me, hits);
+	for (unsigned c = 0; c < smp_num_cpus(); c++)
+		check(hits[c] == 1, "cpu %u ran the call %u times, expected once", c, hits[c]);
+}
+
+struct chain {
+	unsigned target;
+	struct whoami w;
+};
+
+static void call_onwards(void *arg)
+{
+	struct chain *ch = arg;
+	on_cpu(ch->target, who_am_i, &ch->w);
+}
+
+KTEST("smp", on_cpu_from_an_ap, NULL, 0)
+{
+	unsigned n = smp_num_cpus();
+	if (n < 2)
+		ktest_skip("needs 2 CPUs, %u online", n);
+	/* The last AP calls the BSP (which is itself waiting in on_cpu and must
+	 * serve the call) and, with 3+ CPUs, another AP. */
+	unsigned last = n - 1;
+	struct chain ch = { .target = 0, .w.cpu = ~0u };
+	on_cpu(last, call_onwards, &ch);
+	check(ch.w.cpu == 0, "cpu %u -> cpu 0: ran on cpu %u", last, ch.w.cpu);
+	if (n >= 3) {
+		ch = (struct chain){ .target = 1, .w.cpu = ~0u };
+		on_cpu(last, call_onwards, &ch);
+		check(ch.w.cpu == 1, "cpu %u -> cpu 1: ran on cpu %u", last, ch.w.cpu);
+	}
+}
+
+static void stamp(void *arg)
+{
+	*(uint64_t *)arg = rdtsc();
+}
+
+KTEST("smp", ipi_round_trip, NULL, 0)
+{
+	unsigned n = smp_num_cpus();
+	if (n < 2)
+		ktest_skip("needs 2 CPUs, %u online", n);
+	/* Figures for the log, not a timed assertion: the median of 9 calls. */
+	uint64_t t[9];
+	for (int i = 0; i < 9; i++) {
+		uint64_t remote, t0 = rdtsc();
+		on_cpu(n - 1, stamp, &remote);
+		t[i] = rdtsc() - t0;
+		check(remote != 0, "call %d did not run", i);
+	}
+	for (int i = 1; i < 9; i++)
+		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+			uint64_t x = t[j];
+			t[j] = t[j - 1];
+			t[j - 1] = x;
+		}
+	diag("on_cpu round trip to cpu %u: median %lu ns (min %lu, max %lu)", n - 1,
+	     tsc_to_us(t[4] * 1000), tsc_to_us(t[0] * 1000), tsc_to_us(t[8] * 1000));
+}
+
+KTEST("smp", cpu_state, NULL, KTEST_PER_CPU)
+{
+	struct percpu *pc = this_cpu();
+	check(pc->self == pc, "GS:0 self pointer %p, expected %p", (void *)pc->self, (void *)pc);
+	check(lapic_id() == pc->apic_id, "LAPIC ID %u, percpu APIC ID %u", lapic_id(), pc->apic_id);
+	check(read_rflags() & BIT(RFLAGS_IF_BIT), "expected interrupts enabled in a test body");
+	check((read_cr4() & BIT(CR4_PCE_BIT)) == 0, "expected CR4.PCE clear by default, CR4 = %#lx",
+	      read_cr4());
+	check(lapic_x2apic_mode() == ((rdmsr(MSR_IA32_APIC_BASE) >> APIC_BASE_X2APIC_ENABLE_BIT) & 1),
+	      "APIC mode differs from the BSP's choice (IA32_APIC_BASE %#lx)", rdmsr(MSR_IA32_APIC_BASE));
+}

@@ -36,7 +36,7 @@ HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 # Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
 -include $(wildcard tests/host/*.mk)
 
-.PHONY: all kernel iso run test host-test boot-test bench clean deps
+.PHONY: all kernel iso run test host-test boot-test runner-test bench clean deps
 all: kernel
 kernel: $(BUILD)/pmutest.elf
 
@@ -67,6 +67,50 @@ $(foreach t,$(HOST_TEST_NAMES),$(eval $(call host_test_rule,$(t))))
 
 host-test: $(HOST_TEST_BINS)
 	@$(PYTHON) tools/run-host-tests.py $(HOST_TEST_BINS)
+
+# --- ISO: GRUB for BIOS (i386-pc) and UEFI (x86_64-efi) in one hybrid image
+# that boots as a CD and as a raw disk / USB stick. An explicit module list
+# and no fonts/locales/themes keep it small (biosdisk must not be listed).
+CMDLINE ?=
+GRUB_MODULES := multiboot2 normal configfile serial terminal echo test \
+	part_msdos part_gpt iso9660 fat ext2 search search_fs_file search_label \
+	all_video video_fb gfxterm
+ISO_DIR := $(BUILD)/iso
+
+iso: $(BUILD)/pmutest.iso
+$(BUILD)/pmutest.iso: $(BUILD)/pmutest.elf iso/grub.cfg.in Makefile | deps-iso
+	rm -rf $(ISO_DIR)
+	mkdir -p $(ISO_DIR)/boot/grub
+	strip --strip-debug -o $(ISO_DIR)/boot/pmutest.elf $(BUILD)/pmutest.elf
+	sed 's|@CMDLINE@|$(CMDLINE)|g' iso/grub.cfg.in > $(ISO_DIR)/boot/grub/grub.cfg
+	grub-mkrescue -o $@ --compress=xz --fonts= --locales= --themes= \
+		--install-modules="$(GRUB_MODULES)" $(ISO_DIR) >$(BUILD)/grub-mkrescue.log 2>&1 \
+		|| { cat $(BUILD)/grub-mkrescue.log; exit 1; }
+
+# --- Dependencies: installed on demand (root + apt-get), else the exact
+# command is printed and make stops.
+deps:
+	@tools/install-deps.sh qemu
+deps-iso:
+	@tools/install-deps.sh iso
+
+# --- Running and testing
+SMP ?= 4
+RUN_ARGS ?=
+run: deps $(BUILD)/pmutest.elf
+	$(PYTHON) tools/pmutest-run --kernel $(BUILD)/pmutest.elf --smp $(SMP) \
+		$(if $(CMDLINE),--append "$(CMDLINE)") $(RUN_ARGS)
+
+runner-test:
+	$(PYTHON) tools/test_pmutest_run.py
+
+boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
+	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso
+
+test: deps
+	@$(MAKE) host-test
+	@$(MAKE) runner-test
+	@$(MAKE) boot-test
 
 clean:
 	rm -rf $(BUILD)

@@ -27,7 +27,7 @@
 #include <stdint.h>
 extern uint64_t boot_pml4[512], boot_pdpt[512], boot_pd[4 * 512];
 extern uint8_t boot_stack_top[];
-extern uint32_t boot_magic, boot_info_phys, ap_next_stack_slot;
+extern uint32_t boot_magic, boot_info_phys, ap_next_stack_slot, ap_stack_slots;
 extern uint64_t ap_boot_stacks;
 extern uint8_t _kernel_start[], _kernel_end[], _load_end[], _bss_start[], _bss_end[];
 extern uint8_t __trampoline_start[], __trampoline_end[];

@@ -140,9 +140,12 @@ ap_entry64:
 	xorl %eax, %eax
 	movl %eax, %fs
 	movl %eax, %gs
-	/* APs start concurrently: each takes the next free stack slot. */
+	/* APs start concurrently: each takes the next free stack slot. One
+	 * past the slots the BSP allocated (an AP nobody asked for) parks. */
 	movl $1, %eax
 	lock xaddl %eax, ap_next_stack_slot(%rip)
+	cmpl ap_stack_slots(%rip), %eax
+	jae 8f
 	imulq $AP_BOOT_STACK_SIZE, %rax
 	addq $AP_BOOT_STACK_SIZE, %rax
 	addq ap_boot_stacks(%rip), %rax
@@ -170,11 +173,12 @@ boot_gdt_end:
 boot_gdt_desc:
 	.short boot_gdt_end - boot_gdt - 1
 	.quad boot_gdt
-	.globl boot_magic, boot_info_phys, ap_next_stack_slot, ap_boot_stacks
+	.globl boot_magic, boot_info_phys, ap_next_stack_slot, ap_stack_slots, ap_boot_stacks
 	.balign 8
 boot_magic:	.long 0
 boot_info_phys:	.long 0
 ap_next_stack_slot:	.long 0
+ap_stack_slots:	.long 0
 	.balign 8
 ap_boot_stacks:	.quad 0
 

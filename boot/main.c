@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "arch/x86/acpi.h"
+#include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/paging.h"
@@ -50,10 +51,11 @@ static void print_boot_facts(void)
 		       boot_info.cmdline_truncated ? " (truncated)" : "");
 	console_printf("# time: TSC %lu kHz from %s, LAPIC timer %lu kHz (divide 16)\n",
 		       ti->tsc_hz / 1000, ti->tsc_source, ti->lapic_hz / 1000);
-	console_printf("# smp: %u of %u CPUs online (%s), AP bring-up %lu us guest time%s%s\n",
-		       s->online, s->from_madt ? s->madt_enabled : 1,
-		       lapic_x2apic_mode() ? "x2apic" : "xapic", tsc_to_us(s->bringup_tsc),
-		       s->why_bsp_only ? ", BSP only: " : "", s->why_bsp_only ? s->why_bsp_only : "");
+	console_printf("# smp: %u of %u CPUs online (%s)\n", s->online,
+		       s->from_madt ? s->madt_enabled : 1, lapic_x2apic_mode() ? "x2apic" : "xapic");
+	console_printf("# smp: AP bring-up took %lu us of guest time%s%s\n",
+		       tsc_to_us(s->bringup_tsc), s->why_bsp_only ? "; BSP only: " : "",
+		       s->why_bsp_only ? s->why_bsp_only : "");
 }
 
 void kmain(uint32_t magic, uint32_t info_phys)
@@ -66,7 +68,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 
 	uint64_t ram_end = 0;
 	bootinfo_usable_max(&boot_info, &ram_end);
-	paging_extend(ram_end);
+	bootmem_init(&boot_info, paging_extend(ram_end));
 	init_acpi();
 
 	lapic_global_init();

@@ -3,6 +3,7 @@
  * so that a PMI in NMI mode or a double fault always has a good stack. */
 #include "arch/x86/gdt.h"
 
+#include "arch/x86/bootmem.h"
 #include "arch/x86/percpu.h"
 #include "lib/string.h"
 
@@ -15,8 +16,6 @@ struct cpu_tables {
 } __attribute__((aligned(64)));
 
 static struct cpu_tables cpu_tables[MAX_CPUS];
-static uint8_t trap_stacks[MAX_CPUS][TRAP_STACK_SIZE] __attribute__((aligned(16)));
-static uint8_t ist_stacks[MAX_CPUS][3][IST_STACK_SIZE] __attribute__((aligned(16)));
 
 /* Each interrupt stack keeps this CPU's percpu pointer in its top slot:
  * an entry from ring 3 finds GS base there (traps.c), because IRET to
@@ -57,9 +56,11 @@ void gdt_init_cpu(struct percpu *pc)
 			      (0x89ull << 40) | (((tss_base >> 24) & 0xff) << 56);
 	t->gdt[GDT_TSS / 8 + 1] = tss_base >> 32;
 
-	t->tss.rsp[0] = stack_top_with_percpu(trap_stacks[pc->cpu], TRAP_STACK_SIZE, pc);
+	uint8_t *stacks = bootmem_alloc(TRAP_STACK_SIZE + 3 * IST_STACK_SIZE);
+	t->tss.rsp[0] = stack_top_with_percpu(stacks, TRAP_STACK_SIZE, pc);
 	for (int i = 0; i < 3; i++)
-		t->tss.ist[i] = stack_top_with_percpu(ist_stacks[pc->cpu][i], IST_STACK_SIZE, pc);
+		t->tss.ist[i] = stack_top_with_percpu(stacks + TRAP_STACK_SIZE + i * IST_STACK_SIZE,
+						      IST_STACK_SIZE, pc);
 	t->tss.iomap_base = sizeof(t->tss); /* no I/O bitmap: ring 3 gets no ports */
 
 	struct {

@@ -7,6 +7,7 @@
 #include "arch/x86/smp.h"
 
 #include "arch/x86/acpi.h"
+#include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/lapic.h"
@@ -24,7 +25,6 @@
 #define LOW_MEMORY_LIMIT 0xa0000   /* the SIPI page must be below 1 MiB; stay under the EBDA */
 
 static struct percpu percpus[MAX_CPUS];
-static uint8_t ap_stacks[MAX_CPUS][AP_BOOT_STACK_SIZE] __attribute__((aligned(16)));
 static unsigned cpus_online = 1;
 static struct smp_summary summary;
 
@@ -257,7 +257,10 @@ static void start_aps(uint64_t trampoline)
 	uint32_t sipi = ICR_STARTUP | (uint32_t)(trampoline >> 12);
 	uint64_t t0 = rdtsc();
 
-	ap_boot_stacks = (uint64_t)ap_stacks;
+	/* A stack for every AP we wake, taken in check-in order by entry.S. */
+	unsigned waking = count_waiting();
+	ap_boot_stacks = (uint64_t)bootmem_alloc((size_t)waking * AP_BOOT_STACK_SIZE);
+	__atomic_store_n(&ap_stack_slots, waking, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < summary.nreports; i++)
 		if (summary.reports[i].state == AP_NOT_TRIED)
 			lapic_send_ipi(summary.reports[i].apic_id, ICR_INIT | ICR_ASSERT);

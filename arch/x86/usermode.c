@@ -9,13 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/bootmem.h"
 #include "arch/x86/context.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
 
 #define USER_STACK_SIZE 8192
 
-static uint8_t user_stacks[MAX_CPUS][USER_STACK_SIZE] __attribute__((aligned(16)));
+static uint8_t *user_stacks[MAX_CPUS];
 
 void usermode_enter(void (*fn)(void *), void *arg, uint64_t stack_top);
 
@@ -50,6 +51,8 @@ int usermode_call(void (*fn)(void *), void *arg)
 	}
 	pc->user_return = &c;
 	pc->user_result = -1;
+	if (!user_stacks[pc->cpu])
+		user_stacks[pc->cpu] = bootmem_alloc(USER_STACK_SIZE);
 	usermode_enter(fn, arg, (uint64_t)(user_stacks[pc->cpu] + USER_STACK_SIZE));
 	__builtin_unreachable();
 }

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Install what a pmutest target needs from Debian's packages, only what is
+# missing. As root it runs apt-get; otherwise it prints the exact command
+# and fails, so `make` stops with the fix on screen.
+set -eu
+
+want=""
+need() { # need <command-or-file> <package>
+	case "$1" in
+	/*) [ -e "$1" ] || want="$want $2" ;;
+	*) command -v "$1" >/dev/null 2>&1 || want="$want $2" ;;
+	esac
+}
+
+for what in "$@"; do
+	case "$what" in
+	qemu)
+		need qemu-system-x86_64 qemu-system-x86
+		need python3 python3
+		need objdump binutils
+		;;
+	iso)
+		need grub-mkrescue grub-common
+		need /usr/lib/grub/i386-pc/multiboot2.mod grub-pc-bin
+		need /usr/lib/grub/x86_64-efi/multiboot2.mod grub-efi-amd64-bin
+		need xorriso xorriso
+		need mformat mtools
+		need /usr/share/OVMF/OVMF_CODE.fd ovmf
+		;;
+	*)
+		echo "install-deps.sh: unknown group '$what'" >&2
+		exit 2
+		;;
+	esac
+done
+
+[ -z "$want" ] && exit 0
+# shellcheck disable=SC2086
+set -- $(printf '%s\n' $want | sort -u)
+if [ "$(id -u)" != 0 ]; then
+	echo "pmutest needs: $*" >&2
+	echo "run: sudo apt-get install -y $*" >&2
+	exit 1
+fi
+echo "installing: $*"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null || true
+apt-get install -y -qq --no-install-recommends "$@" >/dev/null

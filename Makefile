@@ -19,7 +19,7 @@ KERNEL_CFLAGS := -std=c11 -ffreestanding -fno-builtin -nostdinc -mno-red-zone \
 	-Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-unused-parameter -MMD -MP -I. -isystem $(shell $(CC) -print-file-name=include)
 KERNEL_ASFLAGS := -D__ASSEMBLY__ -I. -MMD -MP -fno-pic -fno-pie
-KERNEL_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none \
+KERNEL_LDFLAGS := -nostdlib -static -Wl,--build-id=none \
 	-Wl,-z,max-page-size=0x1000 -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments \
 	-T linker.ld
 
@@ -36,7 +36,7 @@ HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 # Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
 -include $(wildcard tests/host/*.mk)
 
-.PHONY: all kernel iso run test host-test boot-test runner-test bench clean deps
+.PHONY: all kernel iso run test host-test boot-test runner-test clang-build bench clean deps deps-iso
 all: kernel
 kernel: $(BUILD)/pmutest.elf
 
@@ -64,6 +64,17 @@ $(BUILD)/host/test_$(1): tests/host/test_$(1).c $$(HOST_SRCS_$(1)) Makefile
 	$$(HOSTCC) $$(HOST_CFLAGS) -o $$@ tests/host/test_$(1).c $$(HOST_SRCS_$(1)) $$(HOST_LDFLAGS_$(1))
 endef
 $(foreach t,$(HOST_TEST_NAMES),$(eval $(call host_test_rule,$(t))))
+
+# Host benchmarks: tests/host/bench_<area>.c, optimised, no sanitizers.
+HOST_BENCH_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -DPMUTEST_HOST -I.
+HOST_BENCH_NAMES := $(patsubst tests/host/bench_%.c,%,$(wildcard tests/host/bench_*.c))
+HOST_BENCH_BINS := $(patsubst %,$(BUILD)/host/bench_%,$(HOST_BENCH_NAMES))
+define host_bench_rule
+$(BUILD)/host/bench_$(1): tests/host/bench_$(1).c $$(HOST_BENCH_SRCS_$(1)) Makefile
+	@mkdir -p $$(@D)
+	$$(HOSTCC) $$(HOST_BENCH_CFLAGS) -o $$@ tests/host/bench_$(1).c $$(HOST_BENCH_SRCS_$(1)) $$(HOST_LDFLAGS_$(1))
+endef
+$(foreach t,$(HOST_BENCH_NAMES),$(eval $(call host_bench_rule,$(t))))
 
 host-test: $(HOST_TEST_BINS)
 	@$(PYTHON) tools/run-host-tests.py $(HOST_TEST_BINS)
@@ -102,15 +113,30 @@ run: deps $(BUILD)/pmutest.elf
 		$(if $(CMDLINE),--append "$(CMDLINE)") $(RUN_ARGS)
 
 runner-test:
-	$(PYTHON) tools/test_pmutest_run.py
+	@$(PYTHON) tools/test_pmutest_run.py
+	@if [ -f tools/test_pmutest_samples.py ]; then $(PYTHON) tools/test_pmutest_samples.py; fi
 
 boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso
 
+# Everything CI runs: host unit tests, tool tests, a clang build, the boot
+# matrix. Each part prints its own "N passed, M failed" line; the last line
+# is the total.
 test: deps
-	@$(MAKE) host-test
-	@$(MAKE) runner-test
-	@$(MAKE) boot-test
+	@$(MAKE) host-test | tee $(BUILD)/test-host.txt
+	@$(MAKE) runner-test | tee $(BUILD)/test-tools.txt
+	@$(MAKE) clang-build
+	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
+	@$(PYTHON) tools/total-results.py $(BUILD)/test-host.txt $(BUILD)/test-tools.txt $(BUILD)/test-boot.txt
+
+# The kernel must build with clang too (STYLE.md); same flags.
+clang-build:
+	@if command -v clang >/dev/null; then $(MAKE) BUILD=$(BUILD)/clang CC=clang kernel; \
+	else echo "clang-build: SKIP (clang not installed)"; fi
+
+# Figures, not tests: medians of 5 with min-max, saved to build/bench.txt.
+bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
+	$(PYTHON) tools/bench.py $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 
 clean:
 	rm -rf $(BUILD)

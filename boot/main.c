@@ -8,6 +8,7 @@
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
+#include "arch/x86/legacy_irq.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/platform_exit.h"
 #include "arch/x86/smp.h"
@@ -41,6 +42,18 @@ static void init_acpi(void)
 		boot_acpi_status = acpi_init_scan_bios();
 }
 
+/* Firmware may leave the PICs and I/O APIC inputs live (OVMF does); none
+ * of their interrupts has a handler here. */
+static void silence_legacy_interrupts(void)
+{
+	struct acpi_madt_info m;
+	struct acpi_cpu one;
+	pic_mask_all();
+	if (acpi_madt_cpus(&one, 1, &m) >= 0)
+		for (unsigned i = 0; i < m.nioapic; i++)
+			ioapic_mask_all(m.ioapic_phys[i]);
+}
+
 static void print_boot_facts(void)
 {
 	const struct timer_info *ti = timer_info();
@@ -70,6 +83,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	bootinfo_usable_max(&boot_info, &ram_end);
 	bootmem_init(&boot_info, paging_extend(ram_end));
 	init_acpi();
+	silence_legacy_interrupts();
 
 	lapic_global_init();
 	smp_init_bsp();

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The boot matrix `make test` runs: every way pmutest boots, each checked by
+tools/pmutest-run against an expect file (complete KTAP log, expected
+outcomes, CPUs online == -smp, QEMU status).
+
+Runs two QEMUs at a time (the CI machine has 2 cores) and ends with one line
+"boot-matrix: N passed, M failed, K skipped". A configuration that cannot run
+here (KVM not usable) is SKIP with the reason, never a pass.
+
+  tools/boot-matrix.py --kernel build/pmutest.elf --iso build/pmutest.iso [--only GLOB]
+"""
+import argparse
+import concurrent.futures
+import fnmatch
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, 'pmutest-run')
+EXPECT = os.path.join(HERE, '..', 'tests', 'expect')
+
+# A command line with everything the parser must survive: unknown options,
+# bad values, control bytes, bytes >= 0x80, and more than 4 KiB in all.
+GARBAGE_CMDLINE = ('bogus=1 cpus=abc exit=sideways timeout=0 \x01\x02\x7f\xfe\xff '
+                   + 'x' * 4500 + ' tests=boot.*,arch.*,smp.*,pmu.*')
+
+
+def configs(kernel, iso):
+    k, i = ['--kernel', kernel], ['--iso', iso]
+    tcg = ['--accel', 'tcg']
+    e = lambda name: ['--expect', os.path.join(EXPECT, name)]
+    return [
+        ('kernel-tcg-smp1-q35', k + tcg + ['--smp', '1'] + e('tcg-smp1.expect'), None),
+        ('kernel-tcg-smp4-q35', k + tcg + ['--smp', '4'] + e('tcg.expect'), None),
+        ('kernel-tcg-smp64-q35', k + tcg + ['--smp', '64'] + e('tcg.expect'), None),
+        ('kernel-tcg-smp64-pc', k + tcg + ['--smp', '64', '--machine', 'pc'] + e('tcg.expect'), None),
+        ('kernel-kvm-smp4', k + ['--accel', 'kvm', '--smp', '4'] + e('kvm-nopmu.expect'), 'kvm'),
+        ('iso-cd-bios', i + tcg + ['--boot', 'cd', '--firmware', 'bios', '--smp', '2'] + e('tcg.expect'), None),
+        ('iso-cd-uefi', i + tcg + ['--boot', 'cd', '--firmware', 'uefi', '--smp', '2'] + e('tcg.expect'), None),
+        ('iso-usb-bios', i + tcg + ['--boot', 'usb', '--firmware', 'bios', '--smp', '2'] + e('tcg.expect'), None),
+        ('iso-usb-uefi', i + tcg + ['--boot', 'usb', '--firmware', 'uefi', '--smp', '2'] + e('tcg.expect'), None),
+        ('selftest-tcg-smp4', k + tcg + ['--smp', '4', '--append', 'tests=selftest.*'] + e('selftest.expect'), None),
+        ('cmdline-unknown-option', k + tcg + ['--smp', '2', '--append', 'frobnicate=yes cpus=2'] + e('bad-cmdline.expect'), None),
+        ('cmdline-garbage-4k', k + tcg + ['--smp', '2', '--append', GARBAGE_CMDLINE] + e('bad-cmdline.expect'), None),
+        ('cmdline-cpus2-of-4', k + tcg + ['--smp', '4', '--cpus', '2', '--append', 'cpus=2'] + e('tcg.expect'), None),
+        ('cmdline-empty', k + tcg + ['--smp', '2', '--append', ''] + e('tcg.expect'), None),
+    ]
+
+
+def kvm_unusable_reason(kernel):
+    if not os.path.exists('/dev/kvm'):
+        return 'no /dev/kvm'
+    if not os.access('/dev/kvm', os.R_OK | os.W_OK):
+        return '/dev/kvm is not read/writable by this user'
+    probe = subprocess.run([sys.executable, RUNNER, '--kernel', kernel, '--accel', 'kvm', '--smp', '1',
+                            '--append', 'tests=-*', '--quiet', '--timeout', '60', '--no-cpu-check'],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if probe.returncode != 0:
+        last = [l for l in probe.stdout.splitlines() if l.strip()][-1:] or ['no output']
+        return 'a KVM probe boot failed: ' + last[0]
+    return None
+
+
+def run_one(name, args, logdir):
+    log = os.path.join(logdir, name + '.log')
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, RUNNER, '--quiet', '--timeout', '300', '--log-file', log,
+                           '--junit', os.path.join(logdir, name + '.junit.xml')] + args,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
+    return name, proc.returncode, proc.stdout, time.monotonic() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--kernel', required=True)
+    ap.add_argument('--iso', required=True)
+    ap.add_argument('--only', default='*', help='run only configurations matching this glob')
+    ap.add_argument('--jobs', type=int, default=2)
+    ap.add_argument('--logdir', default='build/matrix')
+    a = ap.parse_args()
+    os.makedirs(a.logdir, exist_ok=True)
+
+    todo = [c for c in configs(a.kernel, a.iso) if fnmatch.fnmatch(c[0], a.only)]
+    skipped = {}
+    if any(c[2] == 'kvm' for c in todo):
+        reason = kvm_unusable_reason(a.kernel)
+        if reason:
+            for c in todo:
+                if c[2] == 'kvm':
+                    skipped[c[0]] = reason
+    passed = failed = 0
+    n = 0
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        futs = [pool.submit(run_one, name, args, a.logdir) for name, args, _ in todo if name not in skipped]
+        for name in skipped:
+            n += 1
+            print('ok %d %s # SKIP %s' % (n, name, skipped[name]), flush=True)
+        for fut in concurrent.futures.as_completed(futs):
+            name, rc, out, secs = fut.result()
+            n += 1
+            if rc == 0:
+                passed += 1
+                print('ok %d %s (%.1f s)' % (n, name, secs), flush=True)
+            else:
+                failed += 1
+                print('not ok %d %s (%.1f s, runner exit %d, log %s/%s.log)' % (n, name, secs, rc, a.logdir, name))
+                for line in out.splitlines()[-25:]:
+                    print('    # ' + line)
+                sys.stdout.flush()
+    print('boot-matrix: %d passed, %d failed, %d skipped' % (passed, failed, len(skipped)))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -27,12 +27,22 @@ BRINGUP = re.compile(r'^# smp: AP bring-up took (\d+) us')
 
 def boot(args, tmp):
     log = os.path.join(tmp, 'serial.log')
+    if os.path.exists(log):
+        os.remove(log)
+    # OVMF writes its boot order into the variable store: start every run
+    # from a fresh copy, or one path's NVRAM steers the next one.
+    if os.path.exists(OVMF_VARS):
+        shutil.copy(OVMF_VARS, os.path.join(tmp, 'vars.fd'))
     t0 = time.monotonic()
-    proc = subprocess.run(BASE + args + ['-serial', 'file:' + log], stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    try:
+        proc = subprocess.run(BASE + args + ['-serial', 'file:' + log], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        status = proc.returncode
+    except subprocess.TimeoutExpired:
+        status = None
     wall = time.monotonic() - t0
     text = open(log, errors='replace').read() if os.path.exists(log) else ''
-    ok = proc.returncode in (33, 35, 77) and '# pmutest: end' in text
+    ok = status in (33, 35, 77) and '# pmutest: end' in text
     return wall, text, ok
 
 
@@ -52,7 +62,6 @@ def main(kernel, iso):
     vars_copy = os.path.join(tmp, 'vars.fd')
     uefi = []
     if os.path.exists(OVMF_CODE):
-        shutil.copy(OVMF_VARS, vars_copy)
         uefi = ['-drive', 'if=pflash,format=raw,unit=0,readonly=on,file=' + OVMF_CODE,
                 '-drive', 'if=pflash,format=raw,unit=1,file=' + vars_copy]
     tcg = ['-machine', 'q35', '-accel', 'tcg,thread=multi', '-cpu', 'max']

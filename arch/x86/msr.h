@@ -47,7 +47,8 @@
 #define MSR_OFFCORE_RSP_1 0x000001a7  /* model-specific, pairs with event 0xBB umask 0x01 */
 /* Version 6 alternative layout (SDM vol. 3B, "Architectural Performance
  * Monitoring Version 6"): GP counter x at 0x1900 + 4x with its event select
- * at 0x1901 + 4x; fixed counter i at 0x1980 + 4i. Decoded, not yet used. */
+ * at 0x1901 + 4x; fixed counter i at 0x1980 + 4i. Named for reference: the
+ * driver uses the classic layout, which v6 parts keep. */
 #define MSR_IA32_PMC_V6_GP0_CTR 0x00001900
 #define MSR_IA32_PMC_V6_GP0_CFG_A 0x00001901
 #define MSR_IA32_PMC_V6_FX0_CTR 0x00001980

@@ -1,0 +1,54 @@
+/* The architectural performance events: one table keyed by enum
+ * pmu_arch_event, whose values are the CPUID.0AH:EBX availability bits. */
+#include "pmu/pmu.h"
+
+#include "lib/string.h"
+
+/* Encodings from SDM vol. 3B, "Pre-defined Architectural Performance
+ * Events" (table "UMask and Event Select Encodings for Pre-Defined
+ * Architectural Performance Events"); fixed-counter pairing from "Fixed-
+ * Function Performance Counters" (FIXED_CTR0 instructions, 1 core cycles,
+ * 2 reference cycles at TSC rate, 3 top-down slots). Note: on a GP counter
+ * 0x3C/0x01 counts reference cycles at the bus/crystal clock, while
+ * FIXED_CTR2 counts at the TSC rate: the two differ by a fixed ratio. */
+const struct pmu_arch_event_desc pmu_arch_events[PMU_ARCH_NR] = {
+	[PMU_ARCH_CYCLES] = { "cycles", "UnHalted Core Cycles", 0x3c, 0x00, 1 },
+	[PMU_ARCH_INSTRUCTIONS] = { "instructions", "Instructions Retired", 0xc0, 0x00, 0 },
+	[PMU_ARCH_REF_CYCLES] = { "ref-cycles", "UnHalted Reference Cycles", 0x3c, 0x01, 2 },
+	[PMU_ARCH_LLC_REFERENCES] = { "llc-references", "LLC Reference", 0x2e, 0x4f, -1 },
+	[PMU_ARCH_LLC_MISSES] = { "llc-misses", "LLC Misses", 0x2e, 0x41, -1 },
+	[PMU_ARCH_BRANCHES] = { "branches", "Branch Instructions Retired", 0xc4, 0x00, -1 },
+	[PMU_ARCH_BRANCH_MISSES] = { "branch-misses", "Branch Misses Retired", 0xc5, 0x00, -1 },
+	[PMU_ARCH_TOPDOWN_SLOTS] = { "topdown-slots", "Topdown Slots", 0xa4, 0x01, 3 },
+};
+
+const struct pmu_arch_event_desc *pmu_arch_event(enum pmu_arch_event e)
+{
+	if ((int)e < 0 || e >= PMU_ARCH_NR)
+		return NULL;
+	return &pmu_arch_events[e];
+}
+
+enum pmu_arch_event pmu_arch_event_by_name(const char *name)
+{
+	for (int e = 0; e < PMU_ARCH_NR; e++)
+		if (strcmp(pmu_arch_events[e].name, name) == 0)
+			return (enum pmu_arch_event)e;
+	return PMU_ARCH_NONE;
+}
+
+enum pmu_arch_event pmu_arch_event_by_code(uint8_t event, uint8_t umask)
+{
+	for (int e = 0; e < PMU_ARCH_NR; e++)
+		if (pmu_arch_events[e].event == event && pmu_arch_events[e].umask == umask)
+			return (enum pmu_arch_event)e;
+	return PMU_ARCH_NONE;
+}
+
+enum pmu_arch_event pmu_arch_event_of_fixed(unsigned i)
+{
+	for (int e = 0; e < PMU_ARCH_NR; e++)
+		if (pmu_arch_events[e].fixed >= 0 && (unsigned)pmu_arch_events[e].fixed == i)
+			return (enum pmu_arch_event)e;
+	return PMU_ARCH_NONE;
+}

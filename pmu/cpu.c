@@ -1,0 +1,212 @@
+/* Per-CPU PMU state: decode the calling CPU's capabilities through its
+ * vendor backend, run the boot scan and probe, and report every distinct
+ * CPU type once. Each CPU touches only its own entry. */
+#include "lib/printf.h"
+#include "lib/string.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+
+static struct pmu_cpu pmu_cpus[PMU_MAX_CPUS];
+
+static const struct pmu_ops *const pmu_backends[] = { &pmu_intel_ops };
+
+struct pmu_cpu *pmu_cpu_of(unsigned cpu)
+{
+	return cpu < PMU_MAX_CPUS ? &pmu_cpus[cpu] : NULL;
+}
+
+struct pmu_cpu *pmu_this_cpu(void)
+{
+	return pmu_cpu_of(pmu_hw_cpu());
+}
+
+const struct pmu_caps *pmu_caps(void)
+{
+	struct pmu_cpu *pc = pmu_this_cpu();
+	return pc ? &pc->caps : NULL;
+}
+
+static void put_reg(char *dst, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		dst[i] = (char)(v >> (8 * i));
+}
+
+/* Vendor string, DisplayFamily/DisplayModel (SDM vol. 2A, CPUID, "Version
+ * Information": the extended model counts for families 6 and 0FH, the
+ * extended family for 0FH) and the hypervisor bit (CPUID.01H:ECX[31]). */
+static void pmu_decode_generic(struct pmu_caps *c)
+{
+	struct cpuid_regs r;
+	uint32_t fam, model;
+
+	pmu_hw_cpuid(0, 0, &r);
+	c->max_leaf = r.eax;
+	put_reg(c->vendor_id, r.ebx);
+	put_reg(c->vendor_id + 4, r.edx);
+	put_reg(c->vendor_id + 8, r.ecx);
+	c->vendor_id[12] = '\0';
+	if (c->max_leaf < 1)
+		return;
+	pmu_hw_cpuid(1, 0, &r);
+	fam = BITS(r.eax, 11, 8);
+	model = BITS(r.eax, 7, 4);
+	if (fam == 0xf)
+		fam += BITS(r.eax, 27, 20);
+	if (fam == 0x6 || fam >= 0xf)
+		model |= BITS(r.eax, 19, 16) << 4;
+	c->family = fam;
+	c->model = model;
+	c->stepping = BITS(r.eax, 3, 0);
+	c->hypervisor = (r.ecx >> CPUID_1_ECX_HYPERVISOR_BIT) & 1;
+}
+
+void pmu_cpu_init(const struct pmu_init_opts *opts)
+{
+	unsigned cpu = pmu_hw_cpu();
+	struct pmu_cpu *pc = pmu_cpu_of(cpu);
+
+	if (!pc)
+		return;
+	memset(pc, 0, sizeof(*pc));
+	pc->cpu = cpu;
+	pc->probe_gp = -1;
+	pmu_decode_generic(&pc->caps);
+	for (unsigned b = 0; b < sizeof(pmu_backends) / sizeof(pmu_backends[0]); b++) {
+		if (pmu_backends[b]->match(pc->caps.vendor_id)) {
+			pc->ops = pmu_backends[b];
+			pc->ops->decode_caps(&pc->caps);
+			break;
+		}
+	}
+	pc->initialised = true;
+	pmu_inuse_scan(pc);
+	if (opts && opts->takeover)
+		pmu_inuse_takeover(pc);
+	pmu_probe(pc, opts);
+}
+
+static void pmu_init_one(void *arg)
+{
+	pmu_cpu_init(arg);
+}
+
+void pmu_init_all(const struct pmu_init_opts *opts,
+		  void (*run_on)(unsigned cpu, void (*fn)(void *), void *arg))
+{
+	unsigned n = pmu_hw_ncpus();
+
+	for (unsigned cpu = 0; cpu < n && cpu < PMU_MAX_CPUS; cpu++)
+		run_on(cpu, pmu_init_one, (void *)(uintptr_t)opts);
+}
+
+const char *pmu_skip_reason(void)
+{
+	struct pmu_cpu *pc = pmu_this_cpu();
+
+	if (!pc)
+		return "CPU index beyond PMU_MAX_CPUS";
+	if (!pc->initialised)
+		return "PMU driver not initialised on this CPU (pmu_cpu_init not run)";
+	return pc->counting ? NULL : pc->reason;
+}
+
+/* Two CPUs share a report block when their PMU and verdict are the same. */
+static bool same_block(const struct pmu_cpu *a, const struct pmu_cpu *b)
+{
+	return a->initialised && b->initialised && a->ops == b->ops &&
+	       pmu_caps_same(&a->caps, &b->caps) && a->counting == b->counting &&
+	       strcmp(a->reason, b->reason) == 0;
+}
+
+/* "0-3,6" for the CPUs in [first, n) that share first's block. */
+static void cpu_list(char *buf, size_t size, unsigned first, unsigned n)
+{
+	size_t len = 0;
+	unsigned cpu = first;
+
+	buf[0] = '\0';
+	while (cpu < n && len < size) {
+		unsigned end = cpu;
+		int w;
+
+		while (end + 1 < n && same_block(&pmu_cpus[end + 1], &pmu_cpus[first]))
+			end++;
+		w = end > cpu ? ksnprintf(buf + len, size - len, "%s%u-%u", len ? "," : "", cpu, end)
+			      : ksnprintf(buf + len, size - len, "%s%u", len ? "," : "", cpu);
+		len += w > 0 ? (size_t)w : 0;
+		for (cpu = end + 1; cpu < n && !same_block(&pmu_cpus[cpu], &pmu_cpus[first]); cpu++)
+			;
+	}
+}
+
+struct prefixed {
+	pmu_line_fn out;
+	void *ctx;
+};
+
+static void prefixed_line(void *arg, const char *line)
+{
+	struct prefixed *p = arg;
+	char buf[PMU_REASON_LEN + 128];
+
+	ksnprintf(buf, sizeof(buf), "pmu: %s", line);
+	p->out(p->ctx, buf);
+}
+
+bool pmu_inuse_found(const struct pmu_cpu *pc)
+{
+	const struct pmu_inuse *iu = &pc->inuse;
+
+	return iu->read_fault || iu->gp || iu->fixed || (iu->global_inuse_valid && iu->global_inuse) ||
+	       (iu->global_ctrl_valid && iu->global_ctrl != pc->caps.global_ctrl_reset);
+}
+
+void pmu_boot_report(pmu_line_fn out, void *ctx)
+{
+	unsigned n = pmu_hw_ncpus();
+	bool done[PMU_MAX_CPUS] = { false };
+	char list[128], head[PMU_REASON_LEN + 160];
+
+	if (n > PMU_MAX_CPUS)
+		n = PMU_MAX_CPUS;
+	for (unsigned cpu = 0; cpu < n; cpu++) {
+		const struct pmu_cpu *pc = &pmu_cpus[cpu];
+
+		if (done[cpu])
+			continue;
+		if (!pc->initialised) {
+			ksnprintf(head, sizeof(head), "pmu: cpu %u: not initialised", cpu);
+			out(ctx, head);
+			continue;
+		}
+		for (unsigned o = cpu; o < n; o++)
+			if (same_block(&pmu_cpus[o], pc))
+				done[o] = true;
+		cpu_list(list, sizeof(list), cpu, n);
+		ksnprintf(head, sizeof(head), "pmu: cpu %s:", list);
+		out(ctx, head);
+		pmu_caps_print(&pc->caps, "pmu:   ", out, ctx);
+		if (pc->counting)
+			ksnprintf(head, sizeof(head), "pmu:   counters count (probe on IA32_PMC%d)",
+				  pc->probe_gp);
+		else
+			ksnprintf(head, sizeof(head), "pmu:   counting checks SKIP: %s", pc->reason);
+		out(ctx, head);
+	}
+	unsigned quiet = 0;
+	struct prefixed p = { out, ctx };
+	for (unsigned cpu = 0; cpu < n; cpu++) {
+		const struct pmu_cpu *pc = &pmu_cpus[cpu];
+		if (!pc->initialised || !pc->ops || !pc->caps.version)
+			continue;
+		if (pmu_inuse_found(pc))
+			pmu_inuse_report(pc, prefixed_line, &p);
+		else
+			quiet++;
+	}
+	if (quiet) {
+		ksnprintf(head, sizeof(head), "pmu: no counter in use at boot on %u CPU(s)", quiet);
+		out(ctx, head);
+	}
+}

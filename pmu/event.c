@@ -1,0 +1,655 @@
+/* Events on counters: allocation (fixed counter first, per-event GP
+ * constraints, all-or-nothing groups), enable/disable through the per-counter
+ * enables and GLOBAL_CTRL, counter writes and the race-safe read. Everything
+ * acts on the calling CPU's PMU. */
+#include "arch/x86/msr.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+
+/* Backtracking over counter choices stops after this many steps; a group
+ * that needs more is refused (real groups are a handful of events). */
+#define PMU_ALLOC_BUDGET 20000
+#define PMU_GROUP_MAX PMU_IDX_NR
+
+static int fail(struct pmu_event *ev, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct pmu_event *ev, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(ev->reason, sizeof(ev->reason), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static const char *ev_name(const struct pmu_event *ev)
+{
+	return ev->name ? ev->name : "event";
+}
+
+void pmu_attr_raw(struct pmu_event_attr *attr, uint8_t event, uint8_t umask)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->event = event;
+	attr->umask = umask;
+	attr->usr = attr->os = true;
+	attr->arch = PMU_ARCH_NONE;
+}
+
+void pmu_attr_arch(struct pmu_event_attr *attr, enum pmu_arch_event e)
+{
+	const struct pmu_arch_event_desc *d = pmu_arch_event(e);
+
+	pmu_attr_raw(attr, d ? d->event : 0, d ? d->umask : 0);
+	attr->arch = d ? e : PMU_ARCH_NONE;
+}
+
+void pmu_event_init(struct pmu_event *ev, const struct pmu_event_attr *attr, const char *name)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->attr = *attr;
+	ev->name = name;
+	ev->hw.idx = -1;
+}
+
+/* The calling CPU's state, if it has a PMU the driver can drive. */
+static struct pmu_cpu *usable_cpu(struct pmu_event *ev, int *err)
+{
+	struct pmu_cpu *pc = pmu_this_cpu();
+
+	if (!pc || !pc->initialised) {
+		*err = fail(ev, PMU_E_NOPMU, "PMU driver not initialised on CPU %u", pmu_hw_cpu());
+		return NULL;
+	}
+	if (!pc->ops || pc->caps.version == 0 || !pc->caps.gp_mask) {
+		*err = fail(ev, PMU_E_NOPMU, "no usable PMU on CPU %u: %s", pc->cpu,
+			    pc->reason[0] ? pc->reason : "no counters");
+		return NULL;
+	}
+	return pc;
+}
+
+/* --- Allocation --- */
+
+struct alloc_cand {
+	int fixed;          /* fixed counter the event may use, or -1 */
+	uint64_t fixed_cfg; /* its encoded field */
+	uint32_t gp;        /* GP counters it may use */
+	uint64_t gp_cfg;    /* its PERFEVTSEL value (without EN) */
+	const char *constraint;
+	uint32_t extra;     /* extra MSR */
+};
+
+/* Work out where one event may go, ignoring what is taken. */
+static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct alloc_cand *k)
+{
+	const struct pmu_caps *c = &pc->caps;
+	char why_gp[PMU_REASON_LEN] = "", why_fx[PMU_REASON_LEN] = "";
+	int err_gp = PMU_OK, err_fx = PMU_OK;
+
+	k->fixed = pc->ops->fixed_for(c, &ev->attr);
+	k->gp = pc->ops->gp_allowed(c, &ev->attr, &k->constraint);
+	k->extra = pc->ops->extra_msr ? pc->ops->extra_msr(c, &ev->attr) : 0;
+	if ((ev->attr.event == 0xb7 || ev->attr.event == 0xbb) && ev->attr.umask == 0x01 && !k->extra)
+		return fail(ev, PMU_E_UNSUPPORTED,
+			    "%s: offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
+			    ev_name(ev), ev->attr.event, ev->attr.event == 0xb7 ? 0 : 1, c->family, c->model);
+	if (k->fixed >= 0) {
+		err_fx = pc->ops->encode_fixed(c, &ev->attr, (unsigned)k->fixed, &k->fixed_cfg, why_fx,
+					       sizeof(why_fx));
+		if (err_fx)
+			k->fixed = -1;
+	}
+	if (k->gp) {
+		err_gp = pc->ops->encode_gp(c, &ev->attr, &k->gp_cfg, why_gp, sizeof(why_gp));
+		if (err_gp)
+			k->gp = 0;
+	}
+	if (k->fixed < 0 && !k->gp) {
+		if (err_gp)
+			return fail(ev, err_gp, "%s: %s", ev_name(ev), why_gp);
+		if (err_fx)
+			return fail(ev, err_fx, "%s: %s", ev_name(ev), why_fx);
+		return fail(ev, PMU_E_UNSUPPORTED,
+			    "%s (event 0x%02x umask 0x%02x): no counter can count it on this CPU (%s)",
+			    ev_name(ev), ev->attr.event, ev->attr.umask,
+			    k->constraint ? k->constraint : "no GP counter allowed");
+	}
+	return PMU_OK;
+}
+
+struct alloc_search {
+	struct pmu_cpu *pc;
+	struct pmu_event *const *evs;
+	const struct alloc_cand *cand;
+	const unsigned *order;
+	unsigned n;
+	int *choice;
+	unsigned steps;
+};
+
+static unsigned popcount32(uint32_t v)
+{
+	unsigned n = 0;
+	for (; v; v &= v - 1)
+		n++;
+	return n;
+}
+
+/* Depth-first: the fixed counter first (the preference), then GP counters
+ * from the lowest. Events are visited most-constrained first. */
+static bool alloc_rec(struct alloc_search *s, unsigned k, uint32_t gp_used, uint32_t fx_used)
+{
+	if (k == s->n)
+		return true;
+	if (++s->steps > PMU_ALLOC_BUDGET)
+		return false;
+	unsigned e = s->order[k];
+	const struct alloc_cand *c = &s->cand[e];
+	uint32_t gp_busy = gp_used | s->pc->gp_used | s->pc->gp_reserved;
+	uint32_t fx_busy = fx_used | s->pc->fixed_used | s->pc->fixed_reserved;
+
+	if (c->fixed >= 0 && !((fx_busy >> c->fixed) & 1)) {
+		s->choice[e] = PMU_IDX_FIXED(c->fixed);
+		if (alloc_rec(s, k + 1, gp_used, fx_used | 1u << c->fixed))
+			return true;
+	}
+	uint32_t free = c->gp & ~gp_busy;
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		if (!((free >> x) & 1))
+			continue;
+		s->choice[e] = (int)x;
+		if (alloc_rec(s, k + 1, gp_used | 1u << x, fx_used))
+			return true;
+	}
+	return false;
+}
+
+/* Offcore events share two MSRs per core: each value may be held by any
+ * number of events, but a different value needs the MSR to be free. */
+static int alloc_extra_check(struct pmu_cpu *pc, struct pmu_event *const *evs, const struct alloc_cand *cand,
+			     unsigned n)
+{
+	uint64_t val[2];
+	unsigned users[2];
+
+	for (int s = 0; s < 2; s++) {
+		val[s] = pc->extra_val[s];
+		users[s] = pc->extra_users[s];
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int s;
+		if (!cand[i].extra)
+			continue;
+		s = cand[i].extra == MSR_OFFCORE_RSP_0 ? 0 : 1;
+		if (users[s] && val[s] != evs[i]->attr.offcore_rsp)
+			return fail(evs[i], PMU_E_BUSY,
+				    "%s: MSR_OFFCORE_RSP_%d (%#x) already holds %#llx for another event; this one needs %#llx",
+				    ev_name(evs[i]), s, cand[i].extra, (unsigned long long)val[s],
+				    (unsigned long long)evs[i]->attr.offcore_rsp);
+		val[s] = evs[i]->attr.offcore_rsp;
+		users[s]++;
+	}
+	return PMU_OK;
+}
+
+static void hwc_assign(struct pmu_cpu *pc, struct pmu_event *ev, int idx, const struct alloc_cand *k)
+{
+	const struct pmu_caps *c = &pc->caps;
+	struct pmu_hwc *hw = &ev->hw;
+
+	hw->idx = idx;
+	hw->cpu = pc->cpu;
+	hw->enabled = false;
+	hw->rdpmc_faulted = false;
+	hw->prev_count = 0;
+	hw->count = 0;
+	hw->extra_msr = k->extra;
+	if (PMU_IDX_IS_FIXED(idx)) {
+		unsigned i = (unsigned)(idx - PMU_IDX_FIXED_BASE);
+		hw->config_base = c->fixed_ctrl;
+		hw->event_base = hw->write_base = pmu_fixed_msr(c, i);
+		hw->rdpmc_idx = PMU_RDPMC_FIXED | i;
+		hw->config = k->fixed_cfg;
+		hw->width = c->fixed_width;
+		pc->fixed_used |= 1u << i;
+	} else {
+		unsigned x = (unsigned)idx;
+		hw->config_base = pmu_evtsel_msr(c, x);
+		hw->event_base = pmu_ctr_msr(c, x);
+		hw->write_base = pmu_ctr_write_msr(c, x);
+		hw->rdpmc_idx = x;
+		hw->config = k->gp_cfg;
+		hw->width = c->gp_width;
+		pc->gp_used |= 1u << x;
+	}
+	pc->owner[idx] = ev;
+	if (k->extra) {
+		int s = k->extra == MSR_OFFCORE_RSP_0 ? 0 : 1;
+		pc->extra_val[s] = ev->attr.offcore_rsp;
+		pc->extra_users[s]++;
+	}
+	ev->reason[0] = '\0';
+}
+
+/* Why an event that has candidates found none free. */
+static int alloc_busy_reason(struct pmu_cpu *pc, struct pmu_event *ev, const struct alloc_cand *k,
+			     unsigned group_n)
+{
+	char fx[64] = "";
+
+	if (k->fixed >= 0)
+		ksnprintf(fx, sizeof(fx), "IA32_FIXED_CTR%d and ", k->fixed);
+	return fail(ev, PMU_E_BUSY,
+		    "%s: no free counter%s: %sGP counters 0x%x%s%s%s are taken (ours 0x%x, in use at boot 0x%x)",
+		    ev_name(ev), group_n > 1 ? " for the whole group" : "", fx, k->gp,
+		    k->constraint ? " (" : "", k->constraint ? k->constraint : "",
+		    k->constraint ? ")" : "", pc->gp_used, pc->gp_reserved);
+}
+
+int pmu_events_add(struct pmu_event *const *evs, unsigned n)
+{
+	struct alloc_cand cand[PMU_GROUP_MAX];
+	unsigned order[PMU_GROUP_MAX];
+	int choice[PMU_GROUP_MAX];
+	struct alloc_search s;
+	struct pmu_cpu *pc;
+	int err = PMU_OK;
+
+	if (n == 0)
+		return PMU_OK;
+	if (n > PMU_GROUP_MAX)
+		return fail(evs[0], PMU_E_INVAL, "group of %u events: more than the %u counters there can be",
+			    n, PMU_GROUP_MAX);
+	if (!(pc = usable_cpu(evs[0], &err)))
+		return err;
+	for (unsigned i = 0; i < n; i++) {
+		if (evs[i]->hw.idx >= 0)
+			return fail(evs[i], PMU_E_STATE, "%s already holds %d", ev_name(evs[i]), evs[i]->hw.idx);
+		if ((err = alloc_candidates(pc, evs[i], &cand[i])) != PMU_OK) {
+			if (i)
+				ksnprintf(evs[0]->reason, sizeof(evs[0]->reason), "%s", evs[i]->reason);
+			return err;
+		}
+	}
+	if ((err = alloc_extra_check(pc, evs, cand, n)) != PMU_OK)
+		return err;
+
+	/* Most constrained first: fewest candidate counters. */
+	for (unsigned i = 0; i < n; i++)
+		order[i] = i;
+	for (unsigned i = 1; i < n; i++) {
+		unsigned o = order[i], j = i;
+		unsigned w = popcount32(cand[o].gp) + (cand[o].fixed >= 0);
+		while (j > 0 && popcount32(cand[order[j - 1]].gp) + (cand[order[j - 1]].fixed >= 0) > w) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = o;
+	}
+	s = (struct alloc_search){ pc, evs, cand, order, n, choice, 0 };
+	if (!alloc_rec(&s, 0, 0, 0)) {
+		/* Name the first event (most constrained) that cannot go anywhere
+		 * on its own; otherwise the group as a whole does not fit. */
+		for (unsigned k = 0; k < n; k++) {
+			unsigned e = order[k];
+			const struct alloc_cand *c = &cand[e];
+			bool fx_free = c->fixed >= 0 &&
+				       !(((pc->fixed_used | pc->fixed_reserved) >> c->fixed) & 1);
+			if (!fx_free && !(c->gp & ~(pc->gp_used | pc->gp_reserved))) {
+				err = alloc_busy_reason(pc, evs[e], c, 1);
+				if (e)
+					ksnprintf(evs[0]->reason, sizeof(evs[0]->reason), "%s", evs[e]->reason);
+				return err;
+			}
+		}
+		err = alloc_busy_reason(pc, evs[order[n - 1]], &cand[order[n - 1]], n);
+		ksnprintf(evs[0]->reason, sizeof(evs[0]->reason), "%s%s",
+			  s.steps > PMU_ALLOC_BUDGET ? "allocation search gave up: " : "",
+			  evs[order[n - 1]]->reason);
+		return err;
+	}
+	for (unsigned i = 0; i < n; i++)
+		hwc_assign(pc, evs[i], choice[i], &cand[i]);
+	return PMU_OK;
+}
+
+int pmu_event_add(struct pmu_event *ev)
+{
+	return pmu_events_add(&ev, 1);
+}
+
+int pmu_event_add_idx(struct pmu_event *ev, int idx)
+{
+	struct alloc_cand k;
+	struct pmu_cpu *pc;
+	char name[24];
+	int err = PMU_OK;
+
+	if (!(pc = usable_cpu(ev, &err)))
+		return err;
+	if (ev->hw.idx >= 0)
+		return fail(ev, PMU_E_STATE, "%s already holds %d", ev_name(ev), ev->hw.idx);
+	if (idx < 0 || idx >= PMU_IDX_NR)
+		return fail(ev, PMU_E_INVAL, "%s: counter index %d outside 0..%d", ev_name(ev), idx,
+			    PMU_IDX_NR - 1);
+	pmu_idx_name(idx, name, sizeof(name));
+	if ((err = alloc_candidates(pc, ev, &k)) != PMU_OK && !PMU_IDX_IS_FIXED(idx))
+		return err;
+	if (PMU_IDX_IS_FIXED(idx)) {
+		unsigned i = (unsigned)(idx - PMU_IDX_FIXED_BASE);
+		char why[PMU_REASON_LEN];
+		k.fixed = -1;
+		k.extra = 0;
+		if ((err = pc->ops->encode_fixed(&pc->caps, &ev->attr, i, &k.fixed_cfg, why, sizeof(why))))
+			return fail(ev, err, "%s on %s: %s", ev_name(ev), name, why);
+		if (((pc->fixed_used | pc->fixed_reserved) >> i) & 1)
+			return fail(ev, PMU_E_BUSY, "%s: %s is taken (%s)", ev_name(ev), name,
+				    ((pc->fixed_reserved >> i) & 1) ? "in use at boot" : "by another event");
+	} else {
+		if (!pmu_has_gp(&pc->caps, (unsigned)idx))
+			return fail(ev, PMU_E_UNSUPPORTED, "%s: %s does not exist (GP mask %#x)", ev_name(ev),
+				    name, pc->caps.gp_mask);
+		if (!((k.gp >> idx) & 1))
+			return fail(ev, PMU_E_UNSUPPORTED, "%s: %s not allowed (%s)", ev_name(ev), name,
+				    k.constraint ? k.constraint : "constraint");
+		if (((pc->gp_used | pc->gp_reserved) >> idx) & 1)
+			return fail(ev, PMU_E_BUSY, "%s: %s is taken (%s)", ev_name(ev), name,
+				    ((pc->gp_reserved >> idx) & 1) ? "in use at boot" : "by another event");
+	}
+	if (k.extra && (err = alloc_extra_check(pc, &ev, &k, 1)) != PMU_OK)
+		return err;
+	hwc_assign(pc, ev, idx, &k);
+	return PMU_OK;
+}
+
+/* --- Register writes --- */
+
+static int wr(struct pmu_event *ev, uint32_t msr, uint64_t val)
+{
+	int vec = pmu_hw_wrmsr(msr, val);
+
+	if (vec)
+		return fail(ev, PMU_E_FAULT, "%s: wrmsr %#x <- %#llx raised vector %d", ev_name(ev), msr,
+			    (unsigned long long)val, vec);
+	return PMU_OK;
+}
+
+static struct pmu_cpu *owner_cpu(struct pmu_event *ev, int *err)
+{
+	struct pmu_cpu *pc = pmu_this_cpu();
+
+	if (ev->hw.idx < 0) {
+		*err = fail(ev, PMU_E_STATE, "%s holds no counter", ev_name(ev));
+		return NULL;
+	}
+	if (!pc || pc->cpu != ev->hw.cpu) {
+		*err = fail(ev, PMU_E_STATE, "%s lives on CPU %u, called on CPU %u", ev_name(ev),
+			    ev->hw.cpu, pmu_hw_cpu());
+		return NULL;
+	}
+	return pc;
+}
+
+int pmu_event_write_counter(struct pmu_event *ev, uint64_t value)
+{
+	struct pmu_cpu *pc;
+	struct pmu_hwc *hw = &ev->hw;
+	uint64_t v = value & pmu_width_mask(hw->width);
+	int err = PMU_OK;
+
+	if (!(pc = owner_cpu(ev, &err)))
+		return err;
+	if (!PMU_IDX_IS_FIXED(hw->idx) && hw->write_base == pmu_ctr_msr(&pc->caps, (unsigned)hw->idx)) {
+		/* Legacy IA32_PMCx write: EAX is sign-extended to the width
+		 * (SDM vol. 3B, "Full-Width Writes to Performance Counter
+		 * Registers"), so only such values can be stored. */
+		uint64_t sx = (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(hw->width);
+		if (sx != v)
+			return fail(ev, PMU_E_UNSUPPORTED,
+				    "%s: %#llx cannot be written through IA32_PMC%d: legacy writes sign-extend bit 31 (IA32_PERF_CAPABILITIES[13]=0)",
+				    ev_name(ev), (unsigned long long)v, hw->idx);
+		err = wr(ev, hw->write_base, (uint32_t)v);
+	} else {
+		err = wr(ev, hw->write_base, v);
+	}
+	if (err == PMU_OK)
+		__atomic_store_n(&hw->prev_count, v, __ATOMIC_RELAXED);
+	return err;
+}
+
+/* Program counter and config for one event; fixed fields go to the shadow
+ * and are written once per call by the caller. */
+static int program_one(struct pmu_cpu *pc, struct pmu_event *ev, bool set_en)
+{
+	struct pmu_hwc *hw = &ev->hw;
+	uint64_t start = ev->attr.period ? (0 - ev->attr.period) & pmu_width_mask(hw->width) : 0;
+	int err;
+
+	if ((err = pmu_event_write_counter(ev, start)) != PMU_OK)
+		return err;
+	__atomic_store_n(&hw->count, 0, __ATOMIC_RELAXED);
+	if (hw->extra_msr && (err = wr(ev, hw->extra_msr, ev->attr.offcore_rsp)) != PMU_OK)
+		return err;
+	if (PMU_IDX_IS_FIXED(hw->idx)) {
+		unsigned sh = FIXED_CTR_CTRL_SHIFT(hw->idx - PMU_IDX_FIXED_BASE);
+		pc->fixed_ctrl_shadow = (pc->fixed_ctrl_shadow & ~(FIXED_CTR_CTRL_FIELD_MASK << sh)) |
+					(hw->config << sh);
+		return PMU_OK;
+	}
+	return wr(ev, hw->config_base, hw->config | (set_en ? BIT(PERFEVTSEL_EN_BIT) : 0));
+}
+
+static int check_group(struct pmu_event *const *evs, unsigned n, struct pmu_cpu **pcp)
+{
+	int err = PMU_OK;
+
+	for (unsigned i = 0; i < n; i++)
+		if (!(*pcp = owner_cpu(evs[i], &err)))
+			return err;
+	return PMU_OK;
+}
+
+static bool any_fixed(struct pmu_event *const *evs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (PMU_IDX_IS_FIXED(evs[i]->hw.idx))
+			return true;
+	return false;
+}
+
+uint64_t pmu_events_global_mask(struct pmu_event *const *evs, unsigned n)
+{
+	uint64_t m = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (evs[i]->hw.idx >= 0)
+			m |= pmu_idx_bit(evs[i]->hw.idx);
+	return m;
+}
+
+/* Counters and configs, with GLOBAL_CTRL still off for them (v2+); on v1
+ * with their EN bits set only when set_en. */
+static int program_group(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, bool set_en)
+{
+	int err;
+
+	for (unsigned i = 0; i < n; i++)
+		if ((err = program_one(pc, evs[i], set_en)) != PMU_OK)
+			return err;
+	if (any_fixed(evs, n) && (err = wr(evs[0], pc->caps.fixed_ctrl, pc->fixed_ctrl_shadow)) != PMU_OK)
+		return err;
+	return PMU_OK;
+}
+
+int pmu_events_enable(struct pmu_event *const *evs, unsigned n)
+{
+	struct pmu_cpu *pc = NULL;
+	int err;
+
+	if (n == 0)
+		return PMU_OK;
+	if ((err = check_group(evs, n, &pc)) != PMU_OK)
+		return err;
+	if (!pc->caps.global_ctrl) {
+		/* Version 1: each counter starts when its EN is written. */
+		for (unsigned i = 0; i < n; i++) {
+			if ((err = program_one(pc, evs[i], true)) != PMU_OK)
+				return err;
+			evs[i]->hw.enabled = true;
+		}
+		return PMU_OK;
+	}
+	if ((err = program_group(pc, evs, n, true)) != PMU_OK)
+		return err;
+	/* One write starts the whole group (SDM vol. 3B, "Architectural
+	 * Performance Monitoring Version 4": set GLOBAL_CTRL last). */
+	pc->global_ctrl_shadow |= pmu_events_global_mask(evs, n);
+	if ((err = wr(evs[0], pc->caps.global_ctrl, pc->global_ctrl_shadow)) != PMU_OK)
+		return err;
+	for (unsigned i = 0; i < n; i++)
+		evs[i]->hw.enabled = true;
+	return PMU_OK;
+}
+
+/* Clear the per-counter enables and fold in the final counts. */
+static int stop_group(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n)
+{
+	int err = PMU_OK, e;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct pmu_hwc *hw = &evs[i]->hw;
+		if (!PMU_IDX_IS_FIXED(hw->idx) && (e = wr(evs[i], hw->config_base, hw->config)) && !err)
+			err = e;
+		pmu_event_update(evs[i]);
+		if (PMU_IDX_IS_FIXED(hw->idx))
+			pc->fixed_ctrl_shadow &=
+				~(FIXED_CTR_CTRL_FIELD_MASK << FIXED_CTR_CTRL_SHIFT(hw->idx - PMU_IDX_FIXED_BASE));
+		hw->enabled = false;
+	}
+	if (any_fixed(evs, n) && (e = wr(evs[0], pc->caps.fixed_ctrl, pc->fixed_ctrl_shadow)) && !err)
+		err = e;
+	return err;
+}
+
+int pmu_events_disable(struct pmu_event *const *evs, unsigned n)
+{
+	struct pmu_cpu *pc = NULL;
+	int err;
+
+	if (n == 0)
+		return PMU_OK;
+	if ((err = check_group(evs, n, &pc)) != PMU_OK)
+		return err;
+	if (pc->caps.global_ctrl) {
+		/* Stop all at once, then read at leisure. */
+		pc->global_ctrl_shadow &= ~pmu_events_global_mask(evs, n);
+		err = wr(evs[0], pc->caps.global_ctrl, pc->global_ctrl_shadow);
+	}
+	int e = stop_group(pc, evs, n);
+	return err ? err : e;
+}
+
+int pmu_events_arm(struct pmu_event *const *evs, unsigned n, struct pmu_bracket_regs *br)
+{
+	struct pmu_cpu *pc = NULL;
+	int err;
+
+	if (n == 0)
+		return fail(evs[0], PMU_E_INVAL, "nothing to arm");
+	if ((err = check_group(evs, n, &pc)) != PMU_OK)
+		return err;
+	if (!pc->caps.global_ctrl) {
+		/* Version 1: the bracket's WRMSR is the event select itself. */
+		if (n != 1 || PMU_IDX_IS_FIXED(evs[0]->hw.idx))
+			return fail(evs[0], PMU_E_UNSUPPORTED,
+				    "architectural PMU v%u has no IA32_PERF_GLOBAL_CTRL: a bracket can start only one GP counter",
+				    pc->caps.version);
+		if ((err = program_one(pc, evs[0], false)) != PMU_OK)
+			return err;
+		br->msr = evs[0]->hw.config_base;
+		br->on = evs[0]->hw.config | BIT(PERFEVTSEL_EN_BIT);
+		br->off = evs[0]->hw.config;
+	} else {
+		if ((err = program_group(pc, evs, n, true)) != PMU_OK)
+			return err;
+		br->msr = pc->caps.global_ctrl;
+		br->on = pc->global_ctrl_shadow | pmu_events_global_mask(evs, n);
+		br->off = pc->global_ctrl_shadow;
+	}
+	for (unsigned i = 0; i < n; i++)
+		evs[i]->hw.enabled = true;
+	return PMU_OK;
+}
+
+void pmu_events_disarm(struct pmu_event *const *evs, unsigned n)
+{
+	struct pmu_cpu *pc = NULL;
+
+	if (n == 0 || check_group(evs, n, &pc) != PMU_OK)
+		return;
+	/* The bracket already wrote GLOBAL_CTRL (or EN) off. */
+	stop_group(pc, evs, n);
+}
+
+void pmu_events_del(struct pmu_event *const *evs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		pmu_event_del(evs[i]);
+}
+
+void pmu_event_del(struct pmu_event *ev)
+{
+	struct pmu_cpu *pc;
+	struct pmu_hwc *hw = &ev->hw;
+	int err = PMU_OK;
+
+	if (!(pc = owner_cpu(ev, &err)))
+		return;
+	if (hw->enabled)
+		pmu_event_disable(ev);
+	/* A zero event select also clears the counter's INUSE bit (v4). */
+	if (!PMU_IDX_IS_FIXED(hw->idx)) {
+		wr(ev, hw->config_base, 0);
+		pc->gp_used &= ~(1u << hw->idx);
+	} else {
+		pc->fixed_used &= ~(1u << (hw->idx - PMU_IDX_FIXED_BASE));
+	}
+	if (hw->extra_msr) {
+		int s = hw->extra_msr == MSR_OFFCORE_RSP_0 ? 0 : 1;
+		if (pc->extra_users[s])
+			pc->extra_users[s]--;
+	}
+	pc->owner[hw->idx] = NULL;
+	hw->idx = -1;
+	hw->enabled = false;
+}
+
+/* --- Reading --- */
+
+uint64_t pmu_event_update(struct pmu_event *ev)
+{
+	struct pmu_hwc *hw = &ev->hw;
+	uint64_t prev, now;
+
+	if (hw->idx < 0)
+		return pmu_event_count(ev);
+	prev = __atomic_load_n(&hw->prev_count, __ATOMIC_RELAXED);
+	do {
+		if (pmu_hw_rdpmc(hw->rdpmc_idx, &now) != 0) {
+			/* RDPMC refused (CR4.PCE, hypervisor): RDMSR reads the same
+			 * counter at CPL 0. */
+			hw->rdpmc_faulted = true;
+			if (pmu_hw_rdmsr(hw->event_base, &now) != 0)
+				return pmu_event_count(ev);
+		}
+		/* A PMI handler that updated the event between our load and
+		 * here moved prev_count: then the exchange fails, prev is
+		 * reloaded, and only the remainder is added. */
+	} while (!__atomic_compare_exchange_n(&hw->prev_count, &prev, now, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	__atomic_fetch_add(&hw->count, pmu_delta(prev, now, hw->width), __ATOMIC_RELAXED);
+	return pmu_event_count(ev);
+}

@@ -1,0 +1,294 @@
+/* Event strings in perf's syntax: named architectural events, raw "rUUEE"
+ * configs and "cpu/term,term=value/" lists, each with optional ":u"/":k"
+ * modifiers. Errors name the offending token; nothing is assumed about the
+ * input's length or content beyond NUL termination. */
+#include "arch/x86/cpuid.h"
+#include "arch/x86/msr.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+#include "pmu/pmu.h"
+
+#define PARSE_TOKEN_SHOW 40 /* longest token quoted back in an error */
+
+struct parse {
+	char *err;
+	size_t errlen;
+};
+
+static int perr(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int perr(struct parse *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->err && p->errlen) {
+		va_start(ap, fmt);
+		kvsnprintf(p->err, p->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return PMU_E_INVAL;
+}
+
+static int tok_len(size_t len)
+{
+	return len > PARSE_TOKEN_SHOW ? PARSE_TOKEN_SHOW : (int)len;
+}
+
+static bool tok_is(const char *s, size_t len, const char *word)
+{
+	return strlen(word) == len && strncmp(s, word, len) == 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decimal, or hex after 0x; the whole [s, s+len) must be the number. */
+static bool parse_u64(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned base = 10;
+	size_t i = 0;
+
+	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		i = 2;
+	}
+	if (i == len)
+		return false;
+	for (; i < len; i++) {
+		int d = hexval(s[i]);
+		if (d < 0 || (unsigned)d >= base)
+			return false;
+		if (v > (~0ull - (uint64_t)d) / base)
+			return false; /* overflow */
+		v = v * base + (uint64_t)d;
+	}
+	*out = v;
+	return true;
+}
+
+/* ":u", ":k", ":uk" after an event: count user / kernel only. */
+static int parse_mods(struct parse *p, const char *s, struct pmu_event_attr *a)
+{
+	bool u = false, k = false;
+
+	if (*s == '\0')
+		return PMU_OK;
+	if (*s != ':')
+		return perr(p, "unexpected '%.*s' after the event", tok_len(strlen(s)), s);
+	if (s[1] == '\0')
+		return perr(p, "empty modifier after ':'");
+	for (const char *m = s + 1; *m; m++) {
+		if (*m == 'u' && !u)
+			u = true;
+		else if (*m == 'k' && !k)
+			k = true;
+		else
+			return perr(p, "bad modifier '%c' in ':%.*s' (known: u, k, each once)", *m,
+				    tok_len(strlen(s + 1)), s + 1);
+	}
+	a->usr = u;
+	a->os = k;
+	return PMU_OK;
+}
+
+/* Raw config: PERFEVTSEL layout, but the bits the driver owns (USR, OS,
+ * PC, INT, EN) and the reserved upper half may not be given. */
+static int parse_raw(struct parse *p, const char *s, struct pmu_event_attr *a)
+{
+	const char *hex = s + 1, *end = hex;
+	uint64_t cfg = 0;
+	const uint64_t owned = BIT(PERFEVTSEL_USR_BIT) | BIT(PERFEVTSEL_OS_BIT) | BIT(PERFEVTSEL_PC_BIT) |
+			       BIT(PERFEVTSEL_INT_BIT) | BIT(PERFEVTSEL_EN_BIT);
+
+	while (*end && *end != ':')
+		end++;
+	size_t len = (size_t)(end - hex);
+	if (len == 0)
+		return perr(p, "raw event 'r' needs hex digits (rUUEE: umask UU, event EE)");
+	if (len > 16)
+		return perr(p, "raw event '%.*s': more than 16 hex digits", tok_len(len + 1), s);
+	for (size_t i = 0; i < len; i++) {
+		int d = hexval(hex[i]);
+		if (d < 0)
+			return perr(p, "raw event '%.*s': '%c' is not a hex digit", tok_len(len + 1), s,
+				    hex[i]);
+		cfg = cfg << 4 | (uint64_t)d;
+	}
+	if (cfg >> 32)
+		return perr(p, "raw event '%.*s': bits above 31 are reserved in PERFEVTSEL", tok_len(len + 1),
+			    s);
+	if (cfg & owned)
+		return perr(p,
+			    "raw event '%.*s': bits %#llx (USR/OS/PC/INT/EN) are set by the driver; use :u/:k or cpu/usr,os,int/",
+			    tok_len(len + 1), s, (unsigned long long)(cfg & owned));
+	pmu_attr_raw(a, (uint8_t)(cfg & PERFEVTSEL_EVENT_MASK),
+		     (uint8_t)((cfg & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT));
+	a->cmask = (uint8_t)((cfg & PERFEVTSEL_CMASK_MASK) >> PERFEVTSEL_CMASK_SHIFT);
+	a->edge = (cfg >> PERFEVTSEL_EDGE_BIT) & 1;
+	a->any = (cfg >> PERFEVTSEL_ANY_BIT) & 1;
+	a->inv = (cfg >> PERFEVTSEL_INV_BIT) & 1;
+	return parse_mods(p, end, a);
+}
+
+enum term_kind { T_EVENT, T_UMASK, T_CMASK, T_USR, T_OS, T_EDGE, T_INV, T_ANY, T_INT, T_PERIOD, T_OFFCORE, T_NR };
+
+static const struct {
+	const char *name;
+	bool flag;      /* bare name means 1; value must be 0 or 1 */
+	uint64_t max;
+} terms[T_NR] = {
+	[T_EVENT] = { "event", false, 0xff },   [T_UMASK] = { "umask", false, 0xff },
+	[T_CMASK] = { "cmask", false, 0xff },   [T_USR] = { "usr", true, 1 },
+	[T_OS] = { "os", true, 1 },             [T_EDGE] = { "edge", true, 1 },
+	[T_INV] = { "inv", true, 1 },           [T_ANY] = { "any", true, 1 },
+	[T_INT] = { "int", true, 1 },           [T_PERIOD] = { "period", false, ~0ull >> 1 },
+	[T_OFFCORE] = { "offcore_rsp", false, ~0ull },
+};
+
+static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_event_attr *a, unsigned *seen)
+{
+	const char *eq = NULL;
+	size_t nlen;
+	uint64_t v = 1;
+	int k;
+
+	if (len == 0)
+		return perr(p, "empty term in the cpu/.../ list");
+	for (size_t i = 0; i < len; i++)
+		if (t[i] == '=') {
+			eq = t + i;
+			break;
+		}
+	nlen = eq ? (size_t)(eq - t) : len;
+	for (k = 0; k < T_NR; k++)
+		if (tok_is(t, nlen, terms[k].name))
+			break;
+	if (k == T_NR)
+		return perr(p, "unknown term '%.*s' (known: event umask cmask usr os edge inv any int period offcore_rsp)",
+			    tok_len(nlen), t);
+	if (*seen & (1u << k))
+		return perr(p, "duplicate term '%s'", terms[k].name);
+	*seen |= 1u << k;
+	if (eq) {
+		size_t vlen = len - nlen - 1;
+		if (!parse_u64(eq + 1, vlen, &v))
+			return perr(p, "term '%.*s': '%.*s' is not a number (decimal or 0x hex)",
+				    tok_len(len), t, tok_len(vlen), eq + 1);
+	} else if (!terms[k].flag) {
+		return perr(p, "term '%s' needs a value (%s=N)", terms[k].name, terms[k].name);
+	}
+	if (v > terms[k].max)
+		return perr(p, "term '%.*s': value out of range 0..%#llx", tok_len(len), t,
+			    (unsigned long long)terms[k].max);
+	switch ((enum term_kind)k) {
+	case T_EVENT: a->event = (uint8_t)v; break;
+	case T_UMASK: a->umask = (uint8_t)v; break;
+	case T_CMASK: a->cmask = (uint8_t)v; break;
+	case T_USR: a->usr = v; break;
+	case T_OS: a->os = v; break;
+	case T_EDGE: a->edge = v; break;
+	case T_INV: a->inv = v; break;
+	case T_ANY: a->any = v; break;
+	case T_INT: a->intr = v; break;
+	case T_PERIOD: a->period = v; break;
+	case T_OFFCORE: a->offcore_rsp = v; break;
+	case T_NR: break;
+	}
+	return PMU_OK;
+}
+
+static int parse_pmu(struct parse *p, const char *s, struct pmu_event_attr *a)
+{
+	const char *body = s + 4; /* after "cpu/" */
+	const char *close = body;
+	unsigned seen = 0;
+	int err;
+
+	while (*close && *close != '/')
+		close++;
+	if (*close != '/')
+		return perr(p, "missing closing '/' in '%.*s'", tok_len(strlen(s)), s);
+	pmu_attr_raw(a, 0, 0);
+	a->usr = a->os = false;
+	for (const char *t = body; t <= close;) {
+		const char *e = t;
+		while (e < close && *e != ',')
+			e++;
+		if ((err = parse_term(p, t, (size_t)(e - t), a, &seen)) != PMU_OK)
+			return err;
+		t = e + 1;
+	}
+	if (!(seen & (1u << T_EVENT)))
+		return perr(p, "'%.*s' has no event= term", tok_len((size_t)(close - s + 1)), s);
+	/* perf counts both rings unless told otherwise. */
+	if (!(seen & (1u << T_USR | 1u << T_OS)))
+		a->usr = a->os = true;
+	return parse_mods(p, close + 1, a);
+}
+
+int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_t errlen)
+{
+	struct parse p = { err, errlen };
+	struct pmu_event_attr a;
+	const char *colon;
+	size_t nlen;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!s || !*s)
+		return perr(&p, "empty event string");
+	for (const char *c = s; *c; c++)
+		if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
+			return perr(&p, "character %#x at offset %u is not allowed in an event string",
+				    (unsigned char)*c, (unsigned)(c - s));
+
+	colon = strchr(s, ':');
+	nlen = colon ? (size_t)(colon - s) : strlen(s);
+	if (strncmp(s, "cpu/", 4) == 0) {
+		rc = parse_pmu(&p, s, &a);
+	} else {
+		enum pmu_arch_event e = PMU_ARCH_NONE;
+		for (int i = 0; i < PMU_ARCH_NR; i++)
+			if (tok_is(s, nlen, pmu_arch_events[i].name))
+				e = (enum pmu_arch_event)i;
+		if (e != PMU_ARCH_NONE) {
+			pmu_attr_arch(&a, e);
+			rc = parse_mods(&p, s + nlen, &a);
+		} else if (s[0] == 'r') {
+			/* Not a name ("ref-cycles" also starts with r and a hex digit). */
+			rc = parse_raw(&p, s, &a);
+		} else {
+			return perr(&p,
+				    "unknown event '%.*s' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots; raw: rUUEE; cpu/event=..,umask=../)",
+				    tok_len(nlen), s);
+		}
+	}
+	if (rc == PMU_OK)
+		*attr = a;
+	return rc;
+}
+
+int pmu_attr_format(const struct pmu_event_attr *a, char *buf, size_t n)
+{
+	char cmask[16] = "", period[32] = "", rsp[32] = "";
+
+	if (a->cmask)
+		ksnprintf(cmask, sizeof(cmask), ",cmask=%u", a->cmask);
+	if (a->period)
+		ksnprintf(period, sizeof(period), ",period=%llu", (unsigned long long)a->period);
+	if (a->offcore_rsp)
+		ksnprintf(rsp, sizeof(rsp), ",offcore_rsp=0x%llx", (unsigned long long)a->offcore_rsp);
+	return ksnprintf(buf, n, "cpu/event=0x%02x,umask=0x%02x%s%s%s%s%s%s%s%s%s/", a->event, a->umask,
+			 cmask, a->usr ? ",usr" : ",usr=0", a->os ? ",os" : ",os=0",
+			 a->edge ? ",edge" : "", a->inv ? ",inv" : "", a->any ? ",any" : "",
+			 a->intr ? ",int" : "", period, rsp);
+}

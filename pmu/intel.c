@@ -1,0 +1,378 @@
+/* Intel backend: decodes CPUID leaves 0AH/1AH/23H and IA32_PERF_CAPABILITIES
+ * into struct pmu_caps, says which MSR holds what, and encodes events. */
+#include "arch/x86/cpuid.h"
+#include "arch/x86/msr.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+
+/* CPUID.0AH fields (SDM vol. 2A, CPUID, "Architectural Performance
+ * Monitoring Leaf"; SPEC register facts). */
+#define CPUID_0A_EDX_ANYTHREAD_DEPRECATED_BIT 15
+/* CPUID.1AH:EAX (SDM vol. 2A, "Hybrid Information Enumeration Leaf"). */
+#define CPUID_1A_CORE_TYPE_ATOM 0x20
+#define CPUID_1A_CORE_TYPE_CORE 0x40
+/* CPUID.23H sub-leaf 0 EAX: bit n set = sub-leaf n is valid; sub-leaf 1
+ * gives EAX = GP counter bitmap, EBX = fixed counter bitmap (SDM vol. 2A,
+ * "Architectural Performance Monitoring Extended Leaf"; Linux's fix
+ * "perf/x86/intel: Fix ARCH_PERFMON_NUM_COUNTER_LEAF" tests bit 1). */
+#define CPUID_23_COUNTER_SUBLEAF 1
+
+/* Model-specific facts, keyed by DisplayModel of family 6. Counter
+ * constraints and the offcore-response MSR count are from Linux
+ * arch/x86/events/intel/core.c (intel_skl_event_constraints,
+ * intel_snb_extra_regs and the Nehalem/Westmere setup) and SDM vol. 3B,
+ * "Off-core Response Performance Monitoring" for each microarchitecture. */
+struct intel_constraint {
+	uint8_t event, umask;
+	bool any_umask;       /* the constraint holds for every umask */
+	uint32_t gp_mask;
+	const char *name;
+};
+
+struct intel_uarch {
+	const char *name;
+	const uint8_t *models;
+	unsigned nmodels;
+	const struct intel_constraint *constraints;
+	unsigned nconstraints;
+	unsigned offcore_msrs;
+};
+
+/* Skylake, Kaby Lake, Coffee Lake, Comet Lake, Skylake-SP/Cascade Lake. */
+static const uint8_t skl_models[] = { 0x4e, 0x5e, 0x55, 0x8e, 0x9e, 0xa5, 0xa6 };
+static const struct intel_constraint skl_constraints[] = {
+	{ 0xc0, 0x01, false, 0x2, "INST_RETIRED.PREC_DIST (PMC1 only)" },
+	{ 0xd0, 0, true, 0xf, "MEM_INST_RETIRED.* (PMC0-3)" },
+	{ 0xd1, 0, true, 0xf, "MEM_LOAD_RETIRED.* (PMC0-3)" },
+	{ 0xd2, 0, true, 0xf, "MEM_LOAD_L3_HIT_RETIRED.* (PMC0-3)" },
+	{ 0xcd, 0, true, 0xf, "MEM_TRANS_RETIRED.* (PMC0-3)" },
+	{ 0xc6, 0, true, 0xf, "FRONTEND_RETIRED.* (PMC0-3)" },
+};
+static const uint8_t nhm_models[] = { 0x1a, 0x1e, 0x1f, 0x2e };
+static const uint8_t wsm_models[] = { 0x25, 0x2c, 0x2f };
+/* Sandy Bridge through Broadwell: two offcore-response MSRs. */
+static const uint8_t snb_hsw_bdw_models[] = { 0x2a, 0x2d, 0x3a, 0x3e, 0x3c, 0x3f, 0x45, 0x46,
+					      0x3d, 0x47, 0x4f, 0x56 };
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct intel_uarch intel_uarchs[] = {
+	{ "Nehalem", nhm_models, ARRAY_LEN(nhm_models), NULL, 0, 1 },
+	{ "Westmere", wsm_models, ARRAY_LEN(wsm_models), NULL, 0, 2 },
+	{ "Sandy Bridge..Broadwell", snb_hsw_bdw_models, ARRAY_LEN(snb_hsw_bdw_models), NULL, 0, 2 },
+	{ "Skylake", skl_models, ARRAY_LEN(skl_models), skl_constraints,
+	  ARRAY_LEN(skl_constraints), 2 },
+};
+
+static const struct intel_uarch *intel_uarch_of(const struct pmu_caps *c)
+{
+	if (c->family != 6)
+		return NULL;
+	for (unsigned u = 0; u < ARRAY_LEN(intel_uarchs); u++)
+		for (unsigned m = 0; m < intel_uarchs[u].nmodels; m++)
+			if (intel_uarchs[u].models[m] == c->model)
+				return &intel_uarchs[u];
+	return NULL;
+}
+
+static bool intel_match(const char *vendor_id)
+{
+	return strcmp(vendor_id, "GenuineIntel") == 0;
+}
+
+static unsigned fls32(uint32_t v)
+{
+	unsigned n = 0;
+	while (v) {
+		n++;
+		v >>= 1;
+	}
+	return n;
+}
+
+static void intel_decode_perf_caps(struct pmu_caps *c)
+{
+	struct cpuid_regs r;
+	uint64_t v;
+
+	pmu_hw_cpuid(1, 0, &r);
+	c->pdcm = (r.ecx >> CPUID_1_ECX_PDCM_BIT) & 1;
+	if (!c->pdcm || pmu_hw_rdmsr(MSR_IA32_PERF_CAPABILITIES, &v) != 0)
+		return;
+	c->perf_caps_valid = true;
+	c->perf_caps = v;
+	c->lbr_format = v & PERF_CAP_LBR_FMT_MASK;
+	c->pebs_trap = (v >> PERF_CAP_PEBS_TRAP_BIT) & 1;
+	c->pebs_arch_regs = (v >> PERF_CAP_PEBS_ARCH_REG_BIT) & 1;
+	c->pebs_format = (v & PERF_CAP_PEBS_FMT_MASK) >> PERF_CAP_PEBS_FMT_SHIFT;
+	c->freeze_smm = (v >> PERF_CAP_FREEZE_SMM_BIT) & 1;
+	c->full_width_write = (v >> PERF_CAP_FW_WRITE_BIT) & 1;
+	c->pebs_baseline = (v >> PERF_CAP_PEBS_BASELINE_BIT) & 1;
+	c->perf_metrics = (v >> PERF_CAP_PERF_METRICS_BIT) & 1;
+}
+
+static void intel_decode_hybrid(struct pmu_caps *c)
+{
+	struct cpuid_regs r;
+
+	if (c->max_leaf >= 7) {
+		pmu_hw_cpuid(7, 0, &r);
+		c->hybrid = (r.edx >> CPUID_7_EDX_HYBRID_BIT) & 1;
+	}
+	if (c->hybrid && c->max_leaf >= 0x1a) {
+		pmu_hw_cpuid(0x1a, 0, &r);
+		c->core_type = BITS(r.eax, 31, 24);
+		c->native_model = BITS(r.eax, 23, 0);
+	}
+	/* Leaf 0x23 overrides the counter counts of leaf 0x0A with bitmaps:
+	 * on hybrid parts they differ per core type, and they may have holes. */
+	if (c->max_leaf >= 0x23) {
+		pmu_hw_cpuid(0x23, 0, &r);
+		if ((r.eax >> CPUID_23_COUNTER_SUBLEAF) & 1) {
+			pmu_hw_cpuid(0x23, CPUID_23_COUNTER_SUBLEAF, &r);
+			c->leaf23 = true;
+			c->gp_mask = r.eax & (uint32_t)pmu_width_mask(PMU_MAX_GP);
+			c->fixed_mask = r.ebx & (uint32_t)pmu_width_mask(PMU_MAX_FIXED);
+			c->num_gp = fls32(c->gp_mask);
+		}
+	}
+}
+
+static void intel_decode_caps(struct pmu_caps *c)
+{
+	struct cpuid_regs r;
+
+	c->vendor = PMU_VENDOR_INTEL;
+	c->uarch = NULL;
+	if (c->max_leaf < 0x0a)
+		return;
+	pmu_hw_cpuid(0x0a, 0, &r);
+	c->leaf_0a = r;
+	c->version = BITS(r.eax, 7, 0);
+	if (c->version == 0)
+		return; /* no architectural PMU: every register stays absent (0) */
+
+	c->num_gp = BITS(r.eax, 15, 8);
+	if (c->num_gp > PMU_MAX_GP)
+		c->num_gp = PMU_MAX_GP;
+	c->gp_width = BITS(r.eax, 23, 16);
+	c->gp_mask = (uint32_t)pmu_width_mask(c->num_gp);
+	c->events_len = BITS(r.eax, 31, 24);
+	c->events_unavail = r.ebx;
+	for (unsigned e = 0; e < 32 && e < c->events_len; e++) {
+		if ((r.ebx >> e) & 1)
+			continue;
+		if (e < PMU_ARCH_NR)
+			c->events_avail |= 1u << e;
+		else
+			c->events_unknown |= 1u << e;
+	}
+
+	if (c->version >= 2) {
+		c->num_fixed = BITS(r.edx, 4, 0);
+		c->fixed_width = BITS(r.edx, 12, 5);
+		/* Early Core-microarchitecture parts report version 2 with a
+		 * wrong EDX (SDM vol. 3B, note under "Architectural Performance
+		 * Monitoring Version 2"); like Linux, assume the three fixed
+		 * counters on bare metal for versions 2-4. */
+		if (c->version < 5 && c->num_fixed < 3 && !c->hypervisor) {
+			c->num_fixed = 3;
+			if (!c->fixed_width)
+				c->fixed_width = c->gp_width;
+		}
+		if (c->num_fixed > PMU_MAX_FIXED)
+			c->num_fixed = PMU_MAX_FIXED;
+		c->fixed_mask = (uint32_t)pmu_width_mask(c->num_fixed);
+		/* Version 5: fixed counter i also exists when ECX bit i is set. */
+		if (c->version >= 5)
+			c->fixed_mask |= r.ecx & (uint32_t)pmu_width_mask(PMU_MAX_FIXED);
+		c->anythread_deprecated = (r.edx >> CPUID_0A_EDX_ANYTHREAD_DEPRECATED_BIT) & 1;
+	}
+
+	intel_decode_hybrid(c);
+	intel_decode_perf_caps(c);
+
+	c->evtsel_base = MSR_IA32_PERFEVTSEL0;
+	c->ctr_base = MSR_IA32_PMC0;
+	c->ctr_write_base = c->full_width_write ? MSR_IA32_A_PMC0 : MSR_IA32_PMC0;
+	c->ctr_stride = 1;
+	c->debugctl = MSR_IA32_DEBUGCTL;
+	/* Bits 63:32 reserved (TSX parts open 32/33: not modelled, so the
+	 * driver never sets them); AnyThread needs version 3. */
+	c->evtsel_reserved = ~0xffffffffull;
+	if (c->version < 3)
+		c->evtsel_reserved |= BIT(PERFEVTSEL_ANY_BIT);
+
+	if (c->version >= 2) {
+		uint64_t field = FIXED_CTR_CTRL_EN_MASK | BIT(FIXED_CTR_CTRL_PMI_BIT);
+		uint64_t valid = 0;
+
+		if (c->version >= 3)
+			field |= BIT(FIXED_CTR_CTRL_ANY_BIT);
+		for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
+			if (pmu_has_fixed(c, i))
+				valid |= field << FIXED_CTR_CTRL_SHIFT(i);
+		if (c->fixed_mask) {
+			c->fixed_base = MSR_IA32_FIXED_CTR0;
+			c->fixed_stride = 1;
+		}
+		c->fixed_ctrl = MSR_IA32_FIXED_CTR_CTRL;
+		c->fixed_ctrl_reserved = ~valid;
+		c->global_ctrl = MSR_IA32_PERF_GLOBAL_CTRL;
+		c->global_status = MSR_IA32_PERF_GLOBAL_STATUS;
+		c->global_ovf = MSR_IA32_PERF_GLOBAL_OVF_CTRL;
+		c->global_ctrl_reserved =
+			~((uint64_t)c->gp_mask | ((uint64_t)c->fixed_mask << PERF_GLOBAL_FIXED_SHIFT));
+		c->global_ctrl_reset = c->gp_mask;
+	}
+	if (c->version >= 4) {
+		c->global_status_set = MSR_IA32_PERF_GLOBAL_STATUS_SET;
+		c->global_inuse = MSR_IA32_PERF_GLOBAL_INUSE;
+	}
+
+	const struct intel_uarch *u = intel_uarch_of(c);
+	if (u) {
+		c->uarch = u->name;
+		c->offcore_msrs = u->offcore_msrs;
+	}
+}
+
+static uint32_t intel_gp_allowed(const struct pmu_caps *c, const struct pmu_event_attr *a,
+				 const char **constraint)
+{
+	uint32_t mask = c->gp_mask;
+	const struct intel_uarch *u = intel_uarch_of(c);
+
+	*constraint = NULL;
+	/* A named event CPUID marks unavailable may not go on a GP counter. */
+	if (a->arch != PMU_ARCH_NONE && !((c->events_avail >> a->arch) & 1)) {
+		*constraint = "CPUID.0AH:EBX marks it unavailable on GP counters";
+		return 0;
+	}
+	if (!u)
+		return mask;
+	for (unsigned i = 0; i < u->nconstraints; i++) {
+		const struct intel_constraint *k = &u->constraints[i];
+		if (k->event == a->event && (k->any_umask || k->umask == a->umask)) {
+			*constraint = k->name;
+			return mask & k->gp_mask;
+		}
+	}
+	return mask;
+}
+
+static int intel_fixed_for(const struct pmu_caps *c, const struct pmu_event_attr *a)
+{
+	enum pmu_arch_event e = pmu_arch_event_by_code(a->event, a->umask);
+	const struct pmu_arch_event_desc *d = pmu_arch_event(e);
+
+	/* A fixed counter has no edge/invert/threshold logic. */
+	if (!d || d->fixed < 0 || a->edge || a->inv || a->cmask)
+		return -1;
+	return pmu_has_fixed(c, (unsigned)d->fixed) ? d->fixed : -1;
+}
+
+static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *a, uint64_t *evtsel,
+			   char *why, size_t whylen)
+{
+	uint64_t v;
+
+	if (!a->usr && !a->os) {
+		ksnprintf(why, whylen, "neither usr nor os set: the counter would count nothing");
+		return PMU_E_INVAL;
+	}
+	if (a->any && c->version < 3) {
+		ksnprintf(why, whylen,
+			  "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
+			  c->version);
+		return PMU_E_UNSUPPORTED;
+	}
+	v = (uint64_t)a->event << PERFEVTSEL_EVENT_SHIFT | (uint64_t)a->umask << PERFEVTSEL_UMASK_SHIFT |
+	    (uint64_t)a->cmask << PERFEVTSEL_CMASK_SHIFT;
+	if (a->usr)
+		v |= BIT(PERFEVTSEL_USR_BIT);
+	if (a->os)
+		v |= BIT(PERFEVTSEL_OS_BIT);
+	if (a->edge)
+		v |= BIT(PERFEVTSEL_EDGE_BIT);
+	if (a->intr)
+		v |= BIT(PERFEVTSEL_INT_BIT);
+	if (a->any)
+		v |= BIT(PERFEVTSEL_ANY_BIT);
+	if (a->inv)
+		v |= BIT(PERFEVTSEL_INV_BIT);
+	if (v & c->evtsel_reserved) {
+		ksnprintf(why, whylen, "PERFEVTSEL value %#llx sets reserved bits %#llx",
+			  (unsigned long long)v, (unsigned long long)(v & c->evtsel_reserved));
+		return PMU_E_UNSUPPORTED;
+	}
+	*evtsel = v;
+	return PMU_OK;
+}
+
+static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_attr *a, unsigned i,
+			      uint64_t *field, char *why, size_t whylen)
+{
+	uint64_t f = 0;
+
+	if (!pmu_has_fixed(c, i)) {
+		ksnprintf(why, whylen,
+			  "fixed counter %u does not exist (CPUID.0AH: EDX[4:0]=%u, ECX=%#x, mask %#x)",
+			  i, c->num_fixed, c->leaf_0a.ecx, c->fixed_mask);
+		return PMU_E_UNSUPPORTED;
+	}
+	if (intel_fixed_for(c, a) != (int)i) {
+		ksnprintf(why, whylen,
+			  "event 0x%02x umask 0x%02x%s is not what IA32_FIXED_CTR%u counts", a->event, a->umask,
+			  (a->edge || a->inv || a->cmask) ? " with edge/inv/cmask" : "", i);
+		return PMU_E_INVAL;
+	}
+	if (!a->usr && !a->os) {
+		ksnprintf(why, whylen, "neither usr nor os set: the counter would count nothing");
+		return PMU_E_INVAL;
+	}
+	if (a->any && c->version < 3) {
+		ksnprintf(why, whylen,
+			  "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
+			  c->version);
+		return PMU_E_UNSUPPORTED;
+	}
+	if (a->os)
+		f |= BIT(FIXED_CTR_CTRL_OS_BIT);
+	if (a->usr)
+		f |= BIT(FIXED_CTR_CTRL_USR_BIT);
+	if (a->any)
+		f |= BIT(FIXED_CTR_CTRL_ANY_BIT);
+	if (a->intr)
+		f |= BIT(FIXED_CTR_CTRL_PMI_BIT);
+	*field = f;
+	return PMU_OK;
+}
+
+/* OFFCORE_RESPONSE_0 is event 0xB7 umask 0x01 with MSR_OFFCORE_RSP_0,
+ * OFFCORE_RESPONSE_1 event 0xBB umask 0x01 with MSR_OFFCORE_RSP_1 (SPEC,
+ * "Event classes"; SDM vol. 3B "Off-core Response Performance Monitoring"). */
+static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event_attr *a)
+{
+	if (a->umask != 0x01)
+		return 0;
+	if (a->event == 0xb7 && c->offcore_msrs >= 1)
+		return MSR_OFFCORE_RSP_0;
+	if (a->event == 0xbb && c->offcore_msrs >= 2)
+		return MSR_OFFCORE_RSP_1;
+	return 0;
+}
+
+const struct pmu_ops pmu_intel_ops = {
+	.name = "intel",
+	.vendor = PMU_VENDOR_INTEL,
+	.match = intel_match,
+	.decode_caps = intel_decode_caps,
+	.gp_allowed = intel_gp_allowed,
+	.fixed_for = intel_fixed_for,
+	.encode_gp = intel_encode_gp,
+	.encode_fixed = intel_encode_fixed,
+	.extra_msr = intel_extra_msr,
+};

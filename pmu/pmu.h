@@ -1,0 +1,383 @@
+/* The PMU driver's public interface: per-CPU capabilities, events and their
+ * counters, allocation, enable/disable/read, event strings, the boot probe.
+ * Hardware is reached only through pmu/pmu_hw.h, so the same code runs in
+ * the kernel and against the host-side PMU model. */
+#ifndef PMU_PMU_H
+#define PMU_PMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/cpuid.h"
+
+#define PMU_MAX_CPUS 256 /* same bound as the kernel's MAX_CPUS */
+#define PMU_MAX_GP 32    /* GP counters live in index 0..31 */
+/* Fixed counter i is GLOBAL_CTRL bit 32 + i; bits 48 and up hold other
+ * controls (e.g. PERF_METRICS), so 16 fixed counters is the ceiling. */
+#define PMU_MAX_FIXED 16
+
+/* One index space for all counters (SPEC "the model the design follows"):
+ * 0..31 are GP counters, 32 + i is fixed counter i. */
+#define PMU_IDX_FIXED_BASE 32
+#define PMU_IDX_FIXED(i) (PMU_IDX_FIXED_BASE + (int)(i))
+#define PMU_IDX_IS_FIXED(idx) ((idx) >= PMU_IDX_FIXED_BASE)
+#define PMU_IDX_NR (PMU_IDX_FIXED_BASE + PMU_MAX_FIXED)
+/* RDPMC ECX type for fixed counters (SDM vol. 2B, RDPMC: type 4000H). */
+#define PMU_RDPMC_FIXED (1u << 30)
+/* RDPMC ECX[31] "fast read" (low 32 bits), pre-architectural parts only. */
+#define PMU_RDPMC_FAST (1u << 31)
+
+#define PMU_REASON_LEN 192
+
+/* Output goes through the caller, one line at a time, without "# ". */
+typedef void (*pmu_line_fn)(void *ctx, const char *line);
+
+enum pmu_err {
+	PMU_OK = 0,
+	PMU_E_NOPMU = -1,       /* no usable PMU on this CPU */
+	PMU_E_INVAL = -2,       /* the request makes no sense for this PMU */
+	PMU_E_BUSY = -3,        /* no counter fits (all candidates taken) */
+	PMU_E_UNSUPPORTED = -4, /* the PMU lacks the feature asked for */
+	PMU_E_FAULT = -5,       /* a register access raised an exception */
+	PMU_E_STATE = -6,       /* wrong state (not added, already added, ...) */
+};
+
+/* --- Architectural events (SDM vol. 3B, "Pre-defined Architectural
+ * Performance Events"). The enum value is the CPUID.0AH:EBX bit that says
+ * the event is NOT available. --- */
+enum pmu_arch_event {
+	PMU_ARCH_NONE = -1,
+	PMU_ARCH_CYCLES = 0,
+	PMU_ARCH_INSTRUCTIONS = 1,
+	PMU_ARCH_REF_CYCLES = 2,
+	PMU_ARCH_LLC_REFERENCES = 3,
+	PMU_ARCH_LLC_MISSES = 4,
+	PMU_ARCH_BRANCHES = 5,
+	PMU_ARCH_BRANCH_MISSES = 6,
+	PMU_ARCH_TOPDOWN_SLOTS = 7,
+	PMU_ARCH_NR
+};
+
+struct pmu_arch_event_desc {
+	const char *name;     /* perf's name: "instructions" */
+	const char *sdm_name; /* "Instructions Retired" */
+	uint8_t event, umask; /* encoding on a GP counter */
+	int8_t fixed;         /* the fixed counter that counts it, or -1 */
+};
+
+extern const struct pmu_arch_event_desc pmu_arch_events[PMU_ARCH_NR];
+/* NULL for PMU_ARCH_NONE or out of range. */
+const struct pmu_arch_event_desc *pmu_arch_event(enum pmu_arch_event e);
+enum pmu_arch_event pmu_arch_event_by_name(const char *name);
+enum pmu_arch_event pmu_arch_event_by_code(uint8_t event, uint8_t umask);
+/* The architectural event fixed counter i counts, or PMU_ARCH_NONE. */
+enum pmu_arch_event pmu_arch_event_of_fixed(unsigned i);
+
+/* --- Capabilities: decoded once per CPU by the vendor backend. Register
+ * addresses are 0 when the register does not exist, so callers never
+ * branch on the vendor to find an MSR. --- */
+enum pmu_vendor { PMU_VENDOR_UNKNOWN, PMU_VENDOR_INTEL, PMU_VENDOR_AMD };
+
+struct pmu_caps {
+	enum pmu_vendor vendor;
+	char vendor_id[13];
+	uint32_t max_leaf;
+	uint32_t family, model, stepping; /* DisplayFamily / DisplayModel */
+	bool hypervisor;                  /* CPUID.01H:ECX[31] */
+
+	struct cpuid_regs leaf_0a;        /* raw, for diagnostics */
+	unsigned version;                 /* 0: no architectural PMU */
+	unsigned num_gp, gp_width;
+	uint32_t gp_mask;                 /* which GP counters exist */
+	unsigned num_fixed;               /* contiguous count, EDX[4:0] */
+	unsigned fixed_width;
+	uint32_t fixed_mask;              /* which fixed counters exist */
+	unsigned events_len;              /* EAX[31:24] */
+	uint32_t events_unavail;          /* EBX as read */
+	uint32_t events_avail;            /* known events usable on GP counters */
+	uint32_t events_unknown;          /* available bits past the ones we know */
+	bool anythread_deprecated;        /* EDX[15] */
+
+	bool pdcm;                        /* CPUID.01H:ECX[15] */
+	bool perf_caps_valid;             /* IA32_PERF_CAPABILITIES was read */
+	uint64_t perf_caps;
+	bool full_width_write;            /* PERF_CAPABILITIES[13] */
+	unsigned lbr_format, pebs_format;
+	bool pebs_trap, pebs_arch_regs, pebs_baseline, perf_metrics, freeze_smm;
+
+	bool hybrid;                      /* CPUID.07H.0:EDX[15] */
+	unsigned core_type;               /* CPUID.1AH:EAX[31:24]: 0x20 Atom, 0x40 Core */
+	uint32_t native_model;            /* CPUID.1AH:EAX[23:0] */
+	bool leaf23;                      /* counter bitmaps came from CPUID.23H.1 */
+
+	/* Register map. GP counter x: event select evtsel_base + x*ctr_stride,
+	 * counter ctr_base + x*ctr_stride (read), ctr_write_base + x*stride
+	 * (write; the full-width alias when there is one). */
+	uint32_t evtsel_base, ctr_base, ctr_write_base, ctr_stride;
+	uint32_t fixed_base, fixed_stride, fixed_ctrl;
+	uint32_t global_ctrl, global_status, global_ovf, global_status_set, global_inuse;
+	uint32_t debugctl;
+
+	/* Bits whose setting raises #GP on this CPU (architectural rules). */
+	uint64_t evtsel_reserved, fixed_ctrl_reserved, global_ctrl_reserved;
+	/* IA32_PERF_GLOBAL_CTRL after RESET: bits n-1:0 set, the rest clear
+	 * (SDM vol. 3A, "Processor State After Reset", table of initial MSR
+	 * values). */
+	uint64_t global_ctrl_reset;
+	unsigned offcore_msrs;            /* MSR_OFFCORE_RSP_x present (model table) */
+	const char *uarch;                /* from the model table, or NULL */
+};
+
+static inline uint64_t pmu_width_mask(unsigned width)
+{
+	return width >= 64 ? ~0ull : (1ull << width) - 1;
+}
+
+/* Counter delta modulo the counter width (SPEC "Reading"): shifting both
+ * values to the top of the word makes the subtraction wrap at the width. */
+static inline uint64_t pmu_delta(uint64_t prev, uint64_t now, unsigned width)
+{
+	unsigned shift = 64 - width; /* width is 1..64 */
+	return ((now << shift) - (prev << shift)) >> shift;
+}
+
+static inline uint32_t pmu_evtsel_msr(const struct pmu_caps *c, unsigned x)
+{
+	return c->evtsel_base + x * c->ctr_stride;
+}
+static inline uint32_t pmu_ctr_msr(const struct pmu_caps *c, unsigned x)
+{
+	return c->ctr_base + x * c->ctr_stride;
+}
+static inline uint32_t pmu_ctr_write_msr(const struct pmu_caps *c, unsigned x)
+{
+	return c->ctr_write_base + x * c->ctr_stride;
+}
+static inline uint32_t pmu_fixed_msr(const struct pmu_caps *c, unsigned i)
+{
+	return c->fixed_base + i * c->fixed_stride;
+}
+static inline bool pmu_has_gp(const struct pmu_caps *c, unsigned x)
+{
+	return x < PMU_MAX_GP && (c->gp_mask >> x) & 1;
+}
+static inline bool pmu_has_fixed(const struct pmu_caps *c, unsigned i)
+{
+	return i < PMU_MAX_FIXED && (c->fixed_mask >> i) & 1;
+}
+/* The GLOBAL_CTRL/STATUS bit of a counter index. */
+static inline uint64_t pmu_idx_bit(int idx)
+{
+	return 1ull << idx;
+}
+static inline unsigned pmu_idx_width(const struct pmu_caps *c, int idx)
+{
+	return PMU_IDX_IS_FIXED(idx) ? c->fixed_width : c->gp_width;
+}
+
+/* Format the caps as lines; prefix goes in front of each line. */
+void pmu_caps_print(const struct pmu_caps *caps, const char *prefix, pmu_line_fn out, void *ctx);
+/* True when two CPUs have the same PMU (same type for the boot report). */
+bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b);
+
+/* --- Events --- */
+
+/* What the user asked for (perf's attr.config and flags). */
+struct pmu_event_attr {
+	uint8_t event, umask, cmask;
+	bool usr, os, edge, inv, any, intr;
+	uint64_t offcore_rsp;       /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
+	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
+	enum pmu_arch_event arch;   /* the named event it came from, or PMU_ARCH_NONE */
+};
+
+/* The hardware side of an event once it holds a counter ("hwc"). */
+struct pmu_hwc {
+	int idx;                /* -1: holds no counter */
+	unsigned cpu;
+	uint32_t config_base;   /* PERFEVTSELx, or IA32_FIXED_CTR_CTRL */
+	uint32_t event_base;    /* counter read address: IA32_PMCx / IA32_FIXED_CTRi */
+	uint32_t write_base;    /* counter write address: IA32_A_PMCx or IA32_PMCx / FIXED_CTRi */
+	uint32_t rdpmc_idx;     /* x, or (1 << 30) | i */
+	uint32_t extra_msr;     /* MSR_OFFCORE_RSP_x, or 0 */
+	uint64_t config;        /* GP: PERFEVTSEL without EN; fixed: the 4-bit field */
+	unsigned width;
+	uint64_t prev_count;    /* raw value at the last update (updated by cmpxchg) */
+	uint64_t count;         /* accumulated count (atomic add) */
+	bool enabled;
+	bool rdpmc_faulted;     /* reads fell back to RDMSR */
+};
+
+struct pmu_event {
+	struct pmu_event_attr attr;
+	struct pmu_hwc hw;
+	const char *name;              /* optional, for messages */
+	char reason[PMU_REASON_LEN];   /* why the last call on it failed */
+};
+
+/* Counting attr for a named architectural event (usr + os). */
+void pmu_attr_arch(struct pmu_event_attr *attr, enum pmu_arch_event e);
+void pmu_attr_raw(struct pmu_event_attr *attr, uint8_t event, uint8_t umask);
+void pmu_event_init(struct pmu_event *ev, const struct pmu_event_attr *attr, const char *name);
+
+/* Give the event a counter on the calling CPU: the fixed counter when the
+ * event has one and it is free, else a GP counter its constraints allow.
+ * Returns PMU_OK or an error with ev->reason saying why. */
+int pmu_event_add(struct pmu_event *ev);
+/* The same on counter idx exactly (GP x or PMU_IDX_FIXED(i)). */
+int pmu_event_add_idx(struct pmu_event *ev, int idx);
+/* Stop it if running, clear its config register and free the counter. */
+void pmu_event_del(struct pmu_event *ev);
+
+/* All-or-nothing for a group: on failure nothing stays allocated and the
+ * reason is in the event that could not be placed (and in evs[0]). */
+int pmu_events_add(struct pmu_event *const *evs, unsigned n);
+void pmu_events_del(struct pmu_event *const *evs, unsigned n);
+
+/* Zero the counters and start them together: counters and configs first,
+ * then one GLOBAL_CTRL write (v2+); version 1 sets each EN in turn. */
+int pmu_events_enable(struct pmu_event *const *evs, unsigned n);
+/* Stop together (one GLOBAL_CTRL write on v2+), then fold in the counts. */
+int pmu_events_disable(struct pmu_event *const *evs, unsigned n);
+static inline int pmu_event_enable(struct pmu_event *ev) { return pmu_events_enable(&ev, 1); }
+static inline int pmu_event_disable(struct pmu_event *ev) { return pmu_events_disable(&ev, 1); }
+
+/* For a measurement bracket (pmu/bracket.h): zero and configure the
+ * counters with their own enables set but GLOBAL_CTRL still off, so the
+ * bracket's single WRMSR starts them. Fills the bracket's register and
+ * values; version 1 (no GLOBAL_CTRL) brackets one GP event through its EN
+ * bit. disarm stops, folds the counts in and leaves the configs cleared. */
+struct pmu_bracket_regs {
+	uint32_t msr;
+	uint64_t on, off;
+};
+int pmu_events_arm(struct pmu_event *const *evs, unsigned n, struct pmu_bracket_regs *br);
+void pmu_events_disarm(struct pmu_event *const *evs, unsigned n);
+
+/* Read the counter (RDPMC), add the width-aware delta since prev_count,
+ * return the new total. prev_count moves by compare-and-exchange, so an
+ * overflow handler that updates the same event in between is counted once. */
+uint64_t pmu_event_update(struct pmu_event *ev);
+static inline uint64_t pmu_event_count(const struct pmu_event *ev)
+{
+	return __atomic_load_n(&ev->hw.count, __ATOMIC_RELAXED);
+}
+
+/* Write the raw counter: GP through IA32_A_PMCx when full-width writes
+ * exist, else through IA32_PMCx (32 bits, sign-extended: only values whose
+ * bits above 31 all equal bit 31 can be written); fixed at full width. */
+int pmu_event_write_counter(struct pmu_event *ev, uint64_t value);
+
+/* The GLOBAL_CTRL bits of a set of events that hold counters. */
+uint64_t pmu_events_global_mask(struct pmu_event *const *evs, unsigned n);
+
+/* --- Event strings (perf syntax) --- */
+/* "instructions", "cycles:u", "r01c0", "cpu/event=0xc0,umask=0,usr,cmask=1/".
+ * Returns PMU_OK, or PMU_E_INVAL with err naming the bad token. */
+int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_t errlen);
+/* Canonical "cpu/event=0x..,umask=0x..,.../" form; returns the length. */
+int pmu_attr_format(const struct pmu_event_attr *attr, char *buf, size_t n);
+
+/* --- Vendor backends --- */
+struct pmu_ops {
+	const char *name;
+	enum pmu_vendor vendor;
+	bool (*match)(const char *vendor_id);
+	/* Fill caps for the calling CPU (caps->vendor_id etc. already set). */
+	void (*decode_caps)(struct pmu_caps *caps);
+	/* GP counters attr may use (counter constraints), the name of the
+	 * constraint that narrowed them (or NULL), and its fixed counter. */
+	uint32_t (*gp_allowed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr,
+			       const char **constraint);
+	int (*fixed_for)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
+	/* Validate attr for this PMU and encode it for a GP counter / fixed
+	 * counter i (the 4-bit field, unshifted). */
+	int (*encode_gp)(const struct pmu_caps *caps, const struct pmu_event_attr *attr,
+			 uint64_t *evtsel, char *why, size_t whylen);
+	int (*encode_fixed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr,
+			    unsigned i, uint64_t *field, char *why, size_t whylen);
+	/* The extra MSR an event needs (offcore response), or 0. */
+	uint32_t (*extra_msr)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
+};
+extern const struct pmu_ops pmu_intel_ops;
+
+/* --- Per-CPU state, boot scan and probe --- */
+
+/* Counters found enabled when this kernel started (firmware, hypervisor,
+ * an earlier stage), as read. */
+struct pmu_inuse {
+	uint32_t gp;                   /* GP counters with PERFEVTSELx.EN set */
+	uint32_t fixed;                /* fixed counters with an enable in FIXED_CTR_CTRL */
+	uint64_t evtsel[PMU_MAX_GP];
+	uint64_t fixed_ctrl, global_ctrl, global_inuse;
+	bool global_ctrl_valid, global_inuse_valid;
+	int read_fault;                /* first faulting read, 0 if none */
+	uint32_t read_fault_msr;
+	bool taken_over;               /* pmu.takeover=1 cleared them */
+};
+
+struct pmu_cpu {
+	bool initialised;
+	unsigned cpu;
+	const struct pmu_ops *ops;     /* NULL: no backend for this vendor */
+	struct pmu_caps caps;
+	struct pmu_inuse inuse;
+
+	/* Allocation: ours, and someone else's that we leave alone. */
+	uint32_t gp_used, fixed_used;
+	uint32_t gp_reserved, fixed_reserved;
+	struct pmu_event *owner[PMU_IDX_NR];
+	uint64_t extra_val[2];         /* MSR_OFFCORE_RSP_0/1 contents we set */
+	unsigned extra_users[2];
+
+	/* Shadows of the shared control registers, so enabling one counter
+	 * does not need a read-modify-write of hardware state. */
+	uint64_t fixed_ctrl_shadow, global_ctrl_shadow;
+
+	/* The probe's verdict: counting works, or why not. */
+	bool counting;
+	bool rdpmc_ok;                 /* RDPMC works at CPL 0 */
+	int probe_gp;                  /* the GP counter the probe used, or -1 */
+	char reason[PMU_REASON_LEN];
+};
+
+struct pmu_init_opts {
+	bool takeover;                 /* pmu.takeover=1: clear counters found in use */
+	/* Run during the probe's counting check, with one counter counting
+	 * instructions retired; NULL runs pmu_workload_loop(PMU_PROBE_LOOPS). */
+	void (*workload)(void *ctx);
+	void *workload_ctx;
+};
+#define PMU_PROBE_LOOPS 1000
+
+/* Decode, scan, (take over), probe, on the calling CPU. Idempotent: a
+ * second call starts that CPU's state afresh. */
+void pmu_cpu_init(const struct pmu_init_opts *opts);
+/* pmu_cpu_init on every CPU through run_on (the kernel passes on_cpu). */
+void pmu_init_all(const struct pmu_init_opts *opts,
+		  void (*run_on)(unsigned cpu, void (*fn)(void *), void *arg));
+
+struct pmu_cpu *pmu_cpu_of(unsigned cpu);
+struct pmu_cpu *pmu_this_cpu(void);
+const struct pmu_caps *pmu_caps(void); /* the calling CPU's */
+
+/* NULL when this CPU's counters count; else the probe's precise reason. */
+const char *pmu_skip_reason(void);
+
+/* The boot scan and the probe (pmu/probe.c), normally via pmu_cpu_init. */
+void pmu_inuse_scan(struct pmu_cpu *pc);
+void pmu_inuse_takeover(struct pmu_cpu *pc);
+void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts);
+
+/* Reports: the in-use findings of one CPU, and the boot summary (caps of
+ * each distinct CPU type, probe verdicts, in-use findings) for all CPUs. */
+void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx);
+/* Whether the scan found anything worth reporting on this CPU. */
+bool pmu_inuse_found(const struct pmu_cpu *pc);
+void pmu_boot_report(pmu_line_fn out, void *ctx);
+
+/* Names of counter registers for messages: "IA32_PMC3", "IA32_FIXED_CTR1". */
+const char *pmu_idx_name(int idx, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,108 @@
+/* A software Intel PMU, written from the SDM, behind pmu/pmu_hw.h: the host
+ * build of pmu/ runs against it. Strict where the SDM is strict (reserved
+ * bits and absent MSRs raise #GP), with profiles for the PMU versions and
+ * the broken emulations the driver must recognise. */
+#ifndef TESTS_HOST_PMU_MODEL_H
+#define TESTS_HOST_PMU_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MODEL_MAX_CPUS 8
+#define MODEL_VEC_UD 6
+#define MODEL_VEC_GP 13
+
+enum model_profile {
+	MODEL_NO_PMU,         /* CPUID.0AH all zero; PMU MSRs #GP; RDPMC #GP */
+	MODEL_IGNORES_WRITES, /* CPUID claims v2, MSRs read 0, writes dropped, RDPMC #UD (TCG-like) */
+	MODEL_V1,             /* 2 GP x 40 bits, no fixed counters, no GLOBAL_* MSRs */
+	MODEL_V2,             /* 2 GP x 40, 3 fixed x 40, GLOBAL_CTRL/STATUS/OVF_CTRL */
+	MODEL_V4,             /* 4 GP x 48, 3 fixed x 48, PDCM, STATUS_SET, INUSE, offcore MSRs */
+	MODEL_V5_GAP,         /* v5, 8 GP x 48, fixed counters {0,1,3}: ECX bitmap with a gap at 2 */
+	MODEL_HYBRID,         /* CPUs 0-1 P-cores (v5, 8 GP, fixed 0-3), 2-3 E-cores (6 GP, fixed 0-2) */
+	MODEL_PROFILE_NR
+};
+
+/* What one modelled CPU looks like (CPUID and the MSRs it implements). */
+struct model_cpu_config {
+	const char *vendor;       /* 12 characters */
+	uint32_t signature;       /* CPUID.01H:EAX */
+	bool hypervisor;          /* CPUID.01H:ECX[31] */
+	uint32_t max_leaf;
+	uint8_t version, num_gp, gp_width, ebx_len, num_fixed, fixed_width;
+	uint32_t ebx_unavail;     /* CPUID.0AH:EBX */
+	uint32_t fixed_bitmap;    /* CPUID.0AH:ECX (v5) */
+	bool anythread_deprecated;
+	bool pdcm;
+	uint64_t perf_caps;       /* IA32_PERF_CAPABILITIES */
+	bool hybrid;
+	uint8_t core_type;
+	uint32_t native_model;
+	bool leaf23;
+	uint32_t leaf23_gp, leaf23_fixed;
+	bool ignores_writes;
+	bool fast_rdpmc;          /* RDPMC ECX[31] reads the low 32 bits; else #GP */
+	bool offcore;             /* MSR_OFFCORE_RSP_0/1 exist */
+	bool rdpmc_gp;            /* RDPMC raises #GP for every counter */
+	bool no_count;            /* counters hold writes but never advance */
+};
+
+/* Reset every CPU to a profile (4 CPUs); full_width sets
+ * IA32_PERF_CAPABILITIES[13] where the profile has PDCM. */
+void model_init(enum model_profile p, bool full_width);
+/* Reset to explicit per-CPU configurations. */
+void model_init_custom(const struct model_cpu_config *cfgs, unsigned ncpus);
+const char *model_profile_name(enum model_profile p);
+const struct model_cpu_config *model_config(unsigned cpu);
+
+void model_set_cpu(unsigned cpu);
+unsigned model_cpu(void);
+unsigned model_ncpus(void);
+/* Run fn(arg) as CPU `cpu` (the host's on_cpu). */
+void model_run_on(unsigned cpu, void (*fn)(void *), void *arg);
+
+/* Privilege of the "running" code and CR4.PCE, for counting and RDPMC. */
+void model_set_cpl(unsigned cpl);
+void model_set_cr4_pce(bool on);
+
+/* A workload's events on the current CPU. When retire_per_cycle is given
+ * (ncycles entries), CMASK/INV/EDGE on instructions retired and core
+ * cycles are evaluated per cycle; otherwise the instructions are spread
+ * as evenly as possible over `cycles`. */
+struct model_work {
+	uint64_t instructions, cycles, ref_cycles, branches, branch_misses;
+	uint64_t llc_refs, llc_misses, slots;
+	const uint8_t *retire_per_cycle;
+	size_t ncycles;
+};
+void model_tick(const struct model_work *w);
+/* The counted loop of pmu/workload.h: 3n instructions, n branches, 2n cycles. */
+void model_tick_loop(uint64_t n);
+
+/* Raw state, bypassing the checks and the trace (firmware set-up, asserts). */
+uint64_t model_peek(unsigned cpu, uint32_t msr);
+void model_poke(unsigned cpu, uint32_t msr, uint64_t val);
+
+/* Every WRMSR attempted, in order, with its outcome. */
+struct model_write {
+	unsigned cpu;
+	uint32_t msr;
+	uint64_t val;
+	int fault;
+};
+void model_trace_clear(void);
+size_t model_trace_len(void);
+const struct model_write *model_trace_at(size_t i);
+/* "0x186<-0x430000 0x38f<-0x1 ..." for failure messages. */
+void model_trace_format(char *buf, size_t n);
+
+/* PMIs raised (INT/PMI bit set when a counter overflowed). */
+unsigned model_pmi_count(unsigned cpu);
+void model_pmi_clear(unsigned cpu);
+
+/* Call fn(arg) once, inside the next RDPMC, after the value was sampled:
+ * a PMI arriving right after the instruction. */
+void model_set_rdpmc_hook(void (*fn)(void *), void *arg);
+
+#endif

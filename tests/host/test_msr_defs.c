@@ -1,0 +1,150 @@
+/* Host test: arch/x86/msr.h's PMU register numbers and bit definitions
+ * against a table transcribed separately from the SDM (vol. 4 table 2-2,
+ * vol. 3B "Performance Monitoring"; as restated in SPEC.md "Register
+ * facts"), so a typo in the header cannot go unnoticed. */
+#include <stdint.h>
+
+#include "arch/x86/cpuid.h"
+#include "arch/x86/msr.h"
+#include "tests/host/hosttest.h"
+
+struct def {
+	const char *name;
+	unsigned long long have, sdm;
+};
+
+#define D(name, sdm) { #name, (unsigned long long)(name), (sdm) }
+
+/* Addresses: the SPEC's MSR table, typed in from the SDM, not from msr.h. */
+static const struct def addrs[] = {
+	D(MSR_IA32_PMC0, 0xc1),
+	D(MSR_IA32_PERFEVTSEL0, 0x186),
+	D(MSR_IA32_A_PMC0, 0x4c1),
+	D(MSR_IA32_FIXED_CTR0, 0x309),
+	D(MSR_IA32_PERF_CAPABILITIES, 0x345),
+	D(MSR_IA32_FIXED_CTR_CTRL, 0x38d),
+	D(MSR_IA32_PERF_GLOBAL_STATUS, 0x38e),
+	D(MSR_IA32_PERF_GLOBAL_CTRL, 0x38f),
+	D(MSR_IA32_PERF_GLOBAL_OVF_CTRL, 0x390),
+	D(MSR_IA32_PERF_GLOBAL_STATUS_RESET, 0x390),
+	D(MSR_IA32_PERF_GLOBAL_STATUS_SET, 0x391),
+	D(MSR_IA32_PERF_GLOBAL_INUSE, 0x392),
+	D(MSR_IA32_DEBUGCTL, 0x1d9),
+	D(MSR_OFFCORE_RSP_0, 0x1a6),
+	D(MSR_OFFCORE_RSP_1, 0x1a7),
+	D(MSR_IA32_PMC_V6_GP0_CTR, 0x1900),
+	D(MSR_IA32_PMC_V6_GP0_CFG_A, 0x1901),
+	D(MSR_IA32_PMC_V6_FX0_CTR, 0x1980),
+	D(MSR_IA32_PMC_V6_STEP, 4),
+	/* AMD, APM vol. 2 "Performance Monitoring Counters". */
+	D(MSR_K7_EVNTSEL0, 0xc0010000),
+	D(MSR_K7_PERFCTR0, 0xc0010004),
+	D(MSR_F15H_PERF_CTL0, 0xc0010200),
+	D(MSR_F15H_PERF_CTR0, 0xc0010201),
+	D(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS, 0xc0000300),
+	D(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, 0xc0000301),
+	D(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, 0xc0000302),
+};
+
+/* IA32_PERFEVTSELx layout: [7:0] event, [15:8] umask, 16 USR, 17 OS, 18 E,
+ * 19 PC, 20 INT, 21 AnyThread, 22 EN, 23 INV, [31:24] CMASK; TSX 32/33. */
+static const struct def evtsel[] = {
+	D(PERFEVTSEL_EVENT_SHIFT, 0),
+	D(PERFEVTSEL_EVENT_MASK, 0xff),
+	D(PERFEVTSEL_UMASK_SHIFT, 8),
+	D(PERFEVTSEL_UMASK_MASK, 0xff00),
+	D(PERFEVTSEL_USR_BIT, 16),
+	D(PERFEVTSEL_OS_BIT, 17),
+	D(PERFEVTSEL_EDGE_BIT, 18),
+	D(PERFEVTSEL_PC_BIT, 19),
+	D(PERFEVTSEL_INT_BIT, 20),
+	D(PERFEVTSEL_ANY_BIT, 21),
+	D(PERFEVTSEL_EN_BIT, 22),
+	D(PERFEVTSEL_INV_BIT, 23),
+	D(PERFEVTSEL_CMASK_SHIFT, 24),
+	D(PERFEVTSEL_CMASK_MASK, 0xff000000),
+	D(PERFEVTSEL_IN_TX_BIT, 32),
+	D(PERFEVTSEL_IN_TXCP_BIT, 33),
+};
+
+/* FIXED_CTR_CTRL: 4 bits per counter: 0 ring 0, 1 ring > 0, 2 AnyThread,
+ * 3 PMI. GLOBAL_*: fixed i at bit 32 + i; STATUS 58 LBR_Frz, 59 CTR_Frz,
+ * 60 ASCI, 61 Ovf_Uncore, 62 OvfBuf, 63 CondChgd; INUSE 63 PMI. DEBUGCTL
+ * 0 LBR, 1 BTF, 11 FREEZE_LBRS_ON_PMI, 12 FREEZE_PERFMON_ON_PMI, 14
+ * FREEZE_WHILE_SMM. PERF_CAPABILITIES [5:0] LBR fmt, 6 PEBS trap, 7 PEBS
+ * arch regs, [11:8] PEBS fmt, 12 SMM freeze, 13 full-width write, 14 PEBS
+ * baseline, 15 perf metrics. CPUID.01H:ECX[15] PDCM, CPUID.07H:EDX[15]
+ * hybrid. */
+static const struct def bits[] = {
+	D(FIXED_CTR_CTRL_FIELD_WIDTH, 4),
+	D(FIXED_CTR_CTRL_SHIFT(0), 0),
+	D(FIXED_CTR_CTRL_SHIFT(3), 12),
+	D(FIXED_CTR_CTRL_OS_BIT, 0),
+	D(FIXED_CTR_CTRL_USR_BIT, 1),
+	D(FIXED_CTR_CTRL_ANY_BIT, 2),
+	D(FIXED_CTR_CTRL_PMI_BIT, 3),
+	D(FIXED_CTR_CTRL_FIELD_MASK, 0xf),
+	D(FIXED_CTR_CTRL_EN_MASK, 0x3),
+	D(PERF_GLOBAL_FIXED_SHIFT, 32),
+	D(PERF_GLOBAL_STATUS_TRACE_TOPA_PMI_BIT, 55),
+	D(PERF_GLOBAL_STATUS_LBR_FRZ_BIT, 58),
+	D(PERF_GLOBAL_STATUS_CTR_FRZ_BIT, 59),
+	D(PERF_GLOBAL_STATUS_ASCI_BIT, 60),
+	D(PERF_GLOBAL_STATUS_OVF_UNCORE_BIT, 61),
+	D(PERF_GLOBAL_STATUS_OVF_BUF_BIT, 62),
+	D(PERF_GLOBAL_STATUS_COND_CHGD_BIT, 63),
+	D(PERF_GLOBAL_INUSE_PMI_BIT, 63),
+	D(DEBUGCTL_LBR_BIT, 0),
+	D(DEBUGCTL_BTF_BIT, 1),
+	D(DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT, 11),
+	D(DEBUGCTL_FREEZE_PERFMON_ON_PMI_BIT, 12),
+	D(DEBUGCTL_FREEZE_WHILE_SMM_BIT, 14),
+	D(PERF_CAP_LBR_FMT_MASK, 0x3f),
+	D(PERF_CAP_PEBS_TRAP_BIT, 6),
+	D(PERF_CAP_PEBS_ARCH_REG_BIT, 7),
+	D(PERF_CAP_PEBS_FMT_SHIFT, 8),
+	D(PERF_CAP_PEBS_FMT_MASK, 0xf00),
+	D(PERF_CAP_FREEZE_SMM_BIT, 12),
+	D(PERF_CAP_FW_WRITE_BIT, 13),
+	D(PERF_CAP_PEBS_BASELINE_BIT, 14),
+	D(PERF_CAP_PERF_METRICS_BIT, 15),
+	D(CPUID_1_ECX_PDCM_BIT, 15),
+	D(CPUID_7_EDX_HYBRID_BIT, 15),
+};
+
+static void check_table(const struct def *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		HT_CHECK(t[i].have == t[i].sdm, "%s is %#llx in msr.h, the SDM says %#llx", t[i].name,
+			 t[i].have, t[i].sdm);
+}
+
+#define CHECK_TABLE(t) check_table(t, sizeof(t) / sizeof(t[0]))
+
+HT_TEST(msr_addresses)
+{
+	CHECK_TABLE(addrs);
+}
+
+HT_TEST(perfevtsel_layout)
+{
+	CHECK_TABLE(evtsel);
+	/* The fields tile bits 31:0 with no overlap. */
+	unsigned long long all = PERFEVTSEL_EVENT_MASK | PERFEVTSEL_UMASK_MASK | PERFEVTSEL_CMASK_MASK;
+	for (unsigned b = PERFEVTSEL_USR_BIT; b <= PERFEVTSEL_INV_BIT; b++)
+		all |= 1ull << b;
+	HT_CHECK_EQ(all, 0xffffffffull);
+	/* An event select as Linux writes "instructions, usr+os, enabled". */
+	unsigned long long sel = 0xc0 | 1ull << PERFEVTSEL_USR_BIT | 1ull << PERFEVTSEL_OS_BIT |
+				 1ull << PERFEVTSEL_EN_BIT;
+	HT_CHECK_EQ(sel, 0x4300c0);
+}
+
+HT_TEST(fixed_global_debugctl_perfcaps_bits)
+{
+	CHECK_TABLE(bits);
+	/* FIXED_CTR2 enabled for all rings with PMI: 0xb in field 2. */
+	HT_CHECK_EQ((FIXED_CTR_CTRL_EN_MASK | 1ull << FIXED_CTR_CTRL_PMI_BIT) << FIXED_CTR_CTRL_SHIFT(2), 0xb00);
+}
+
+HT_MAIN("msr_defs")

@@ -1,0 +1,71 @@
+/* PMU capabilities and the probe's verdict, per CPU: what each CPU's
+ * CPUID says, and that the decoded register map holds up on the machine.
+ * These run everywhere (no counting needed), so every CPU reports. */
+#include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+#include "tests/ktest.h"
+#include "tests/pmu_common.h"
+
+static void diag_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	diag("%s", line);
+}
+
+KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+
+	if (!pc)
+		ktest_skip("CPU index beyond PMU_MAX_CPUS");
+	check(pc->initialised, "expected the PMU state of cpu %u initialised", this_cpu()->cpu);
+	pmu_caps_print(&pc->caps, "", diag_line, NULL);
+	const struct pmu_caps *c = &pc->caps;
+	if (!pc->ops || !c->version)
+		ktest_skip("%s", pc->reason[0] ? pc->reason : "no PMU"); /* never a pass without a PMU */
+	/* CPUID consistency the rest of the checks rely on. */
+	check(c->gp_width >= 1 && c->gp_width <= 64, "expected a GP width of 1..64 bits, CPUID.0AH says %u",
+	      c->gp_width);
+	check(!c->fixed_mask || (c->fixed_width >= 1 && c->fixed_width <= 64),
+	      "expected a fixed width of 1..64 bits with fixed counters present, CPUID.0AH says %u", c->fixed_width);
+	check(!c->hybrid || c->core_type == 0x20 || c->core_type == 0x40,
+	      "hybrid part: expected core type 0x20 (Atom) or 0x40 (Core) in CPUID.1AH, saw %#x", c->core_type);
+	check(c->full_width_write == (c->perf_caps_valid && ((c->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1)),
+	      "full-width flag must follow IA32_PERF_CAPABILITIES[13] (%#lx)", c->perf_caps);
+}
+
+KTEST("pmu.caps", probe_verdict, NULL, KTEST_PER_CPU)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+
+	if (!pc)
+		ktest_skip("CPU index beyond PMU_MAX_CPUS");
+	if (pmu_inuse_found(pc))
+		pmu_inuse_report(pc, diag_line, NULL);
+	if (!pc->counting) {
+		/* Not a failure: the reason is the product here. */
+		check(pc->reason[0] != '\0', "a CPU whose counters do not count must say why");
+		ktest_skip("%s", pc->reason);
+	}
+	check(pc->rdpmc_ok, "counting CPU: expected RDPMC to work at CPL 0");
+	check(pc->probe_gp >= 0 && pmu_has_gp(&pc->caps, (unsigned)pc->probe_gp),
+	      "expected the probe to have used an existing GP counter, used %d", pc->probe_gp);
+	/* Every GP counter the caps list is really there: its select reads. */
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		uint64_t v;
+		if (!pmu_has_gp(&pc->caps, x))
+			continue;
+		int vec = pmu_hw_rdmsr(pmu_evtsel_msr(&pc->caps, x), &v);
+		check(vec == 0, "rdmsr IA32_PERFEVTSEL%u (MSR %#x): expected no fault, saw vector %d", x,
+		      pmu_evtsel_msr(&pc->caps, x), vec);
+	}
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
+		uint64_t v;
+		if (!pmu_has_fixed(&pc->caps, i))
+			continue;
+		int vec = pmu_hw_rdmsr(pmu_fixed_msr(&pc->caps, i), &v);
+		check(vec == 0, "rdmsr IA32_FIXED_CTR%u: expected no fault, saw vector %d", i, vec);
+	}
+}

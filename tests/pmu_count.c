@@ -1,0 +1,268 @@
+/* Counting checks on each CPU: every architectural event on every GP
+ * counter, every fixed counter, fixed against GP, all counters at once,
+ * CMASK/INV/EDGE and overflow status. Expected values come from the known
+ * workloads of pmu/workload.h: exact where the architecture makes them
+ * exact (instructions, branches), bounds derived from the loop elsewhere. */
+#include "arch/x86/msr.h"
+#include "pmu/bracket.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+#include "pmu/workload.h"
+#include "tests/ktest.h"
+#include "tests/pmu_common.h"
+
+static bool is_mem_event(enum pmu_arch_event e)
+{
+	return e == PMU_ARCH_LLC_REFERENCES || e == PMU_ARCH_LLC_MISSES;
+}
+
+static uint32_t free_gp(void)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+	return pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
+}
+
+static uint32_t free_fixed(void)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+	return pc->caps.fixed_mask & ~pc->fixed_reserved & ~pc->fixed_used;
+}
+
+KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU)
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t gp = free_gp();
+
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		if (!((gp >> x) & 1))
+			continue;
+		for (int e = 0; e < PMU_ARCH_NR; e++) {
+			struct pmu_event ev;
+			struct pmu_event *g[] = { &ev };
+			uint64_t tsc = 0;
+			bool mem = is_mem_event((enum pmu_arch_event)e);
+
+			if (!((c->events_avail >> e) & 1)) {
+				if (x == 0)
+					diag("%s: not available (CPUID.0AH:EBX bit %d)", pmu_arch_events[e].name, e);
+				continue;
+			}
+			pmu_test_event(&ev, (enum pmu_arch_event)e);
+			if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s on IA32_PMC%u: %s",
+				   pmu_arch_events[e].name, x, ev.reason))
+				continue;
+			if (pmu_test_measure(g, 1, mem, &tsc))
+				pmu_test_check_count(&ev, mem, tsc);
+			pmu_event_del(&ev);
+		}
+	}
+}
+
+KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU)
+{
+	uint32_t fx = free_fixed();
+
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
+		struct pmu_event ev;
+		struct pmu_event *g[] = { &ev };
+		enum pmu_arch_event e = pmu_arch_event_of_fixed(i);
+		uint64_t tsc = 0;
+
+		if (!((fx >> i) & 1))
+			continue;
+		if (e == PMU_ARCH_NONE) {
+			diag("IA32_FIXED_CTR%u: its event is not architectural; not checked", i);
+			continue;
+		}
+		pmu_test_event(&ev, e);
+		if (!check(pmu_event_add_idx(&ev, PMU_IDX_FIXED(i)) == PMU_OK, "%s on IA32_FIXED_CTR%u: %s",
+			   ev.name, i, ev.reason))
+			continue;
+		if (pmu_test_measure(g, 1, false, &tsc))
+			pmu_test_check_count(&ev, false, tsc);
+		pmu_event_del(&ev);
+	}
+}
+
+/* The source's core idea: two independent counters of the same event over
+ * the same window. Instructions must agree exactly; cycles within
+ * PMU_CYCLES_TOLERANCE (same WRMSR starts and stops both, but the counters
+ * may latch it a few cycles apart). */
+KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU)
+{
+	struct pmu_event gi, fi, gc, fc;
+	uint32_t gp = free_gp(), fx = free_fixed();
+	unsigned x0 = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	unsigned x1 = pmu_test_first_absent(~(gp & ~(1u << x0)), PMU_MAX_GP);
+
+	if (!((fx >> 0) & 1) || !((fx >> 1) & 1) || x1 >= PMU_MAX_GP)
+		ktest_skip("needs FIXED_CTR0, FIXED_CTR1 and two GP counters free (fixed %#x, GP %#x)", fx, gp);
+	pmu_test_event(&gi, PMU_ARCH_INSTRUCTIONS);
+	pmu_test_event(&fi, PMU_ARCH_INSTRUCTIONS);
+	pmu_test_event(&gc, PMU_ARCH_CYCLES);
+	pmu_test_event(&fc, PMU_ARCH_CYCLES);
+	struct pmu_event *g[] = { &gi, &fi, &gc, &fc };
+	if (!check(pmu_event_add_idx(&gi, (int)x0) == PMU_OK, "GP instructions: %s", gi.reason) ||
+	    !check(pmu_event_add_idx(&fi, PMU_IDX_FIXED(0)) == PMU_OK, "fixed instructions: %s", fi.reason) ||
+	    !check(pmu_event_add_idx(&gc, (int)x1) == PMU_OK, "GP cycles: %s", gc.reason) ||
+	    !check(pmu_event_add_idx(&fc, PMU_IDX_FIXED(1)) == PMU_OK, "fixed cycles: %s", fc.reason)) {
+		for (int i = 0; i < 4; i++)
+			if (g[i]->hw.idx >= 0)
+				pmu_event_del(g[i]);
+		return;
+	}
+	if (pmu_test_measure(g, 4, false, NULL)) {
+		uint64_t a = pmu_event_count(&gi), b = pmu_event_count(&fi);
+		uint64_t p = pmu_event_count(&gc), q = pmu_event_count(&fc);
+		uint64_t d = p > q ? p - q : q - p;
+		check(a == b, "instructions: IA32_PMC%u counted %lu, IA32_FIXED_CTR0 %lu; expected equal (both %lu)",
+		      x0, a, b, pmu_test_expected_insns(false));
+		check(a == pmu_test_expected_insns(false), "instructions: expected %lu, saw %lu",
+		      pmu_test_expected_insns(false), a);
+		check(d <= PMU_CYCLES_TOLERANCE(q),
+		      "cycles: IA32_PMC%u counted %lu, IA32_FIXED_CTR1 %lu; expected within %lu of each other, differ by %lu",
+		      x1, p, q, PMU_CYCLES_TOLERANCE(q), d);
+		diag("instructions %lu/%lu, cycles %lu/%lu (GP/fixed)", a, b, p, q);
+	}
+	pmu_events_del(g, 4);
+}
+
+/* Every free counter in one window: GP counters alternate instructions and
+ * branches, each fixed counter counts its own event. */
+KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU)
+{
+	struct pmu_event evs[PMU_IDX_NR];
+	struct pmu_event *g[PMU_IDX_NR];
+	uint32_t gp = free_gp(), fx = free_fixed();
+	unsigned n = 0, k = 0;
+	uint64_t tsc = 0;
+
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		if (!((gp >> x) & 1))
+			continue;
+		pmu_test_event(&evs[n], (k++ & 1) ? PMU_ARCH_BRANCHES : PMU_ARCH_INSTRUCTIONS);
+		if (check(pmu_event_add_idx(&evs[n], (int)x) == PMU_OK, "IA32_PMC%u: %s", x, evs[n].reason))
+			g[n] = &evs[n], n++;
+	}
+	for (unsigned i = 0; i < PMU_MAX_FIXED && pmu_caps()->global_ctrl; i++) {
+		enum pmu_arch_event e = pmu_arch_event_of_fixed(i);
+		if (!((fx >> i) & 1) || e == PMU_ARCH_NONE)
+			continue;
+		pmu_test_event(&evs[n], e);
+		if (check(pmu_event_add_idx(&evs[n], PMU_IDX_FIXED(i)) == PMU_OK, "IA32_FIXED_CTR%u: %s", i,
+			  evs[n].reason))
+			g[n] = &evs[n], n++;
+	}
+	if (n == 0)
+		return;
+	if (n > 1 && !pmu_caps()->global_ctrl) {
+		/* Version 1 cannot start several counters with one write. */
+		pmu_events_del(g, n);
+		ktest_skip("architectural PMU v1: no GLOBAL_CTRL to start %u counters in one write", n);
+	}
+	diag("%u counters in one window", n);
+	if (pmu_test_measure(g, n, false, &tsc))
+		for (unsigned i = 0; i < n; i++)
+			pmu_test_check_count(g[i], false, tsc);
+	pmu_events_del(g, n);
+}
+
+/* CMASK / INV / EDGE on instructions retired (SDM vol. 3B, "Architectural
+ * Performance Monitoring Version 1 Facilities"): in each cycle, CMASK=1
+ * counts it if at least one instruction retired, CMASK=1 INV if none did,
+ * so the two add up to the core cycles of the window; EDGE counts the
+ * cycles where retiring starts again, at least once and at most as often
+ * as CMASK=1 counts; CMASK=255 never triggers (no core retires 255
+ * instructions in a cycle). */
+KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU)
+{
+	struct pmu_event ge1, inv, cyc, edge, big;
+	uint32_t gp = free_gp();
+	unsigned ngp = 0;
+
+	for (uint32_t m = gp; m; m &= m - 1)
+		ngp++;
+	if (ngp < 3)
+		ktest_skip("needs 3 free GP counters, has %u (mask %#x)", ngp, gp);
+
+	pmu_test_event(&ge1, PMU_ARCH_INSTRUCTIONS);
+	ge1.attr.cmask = 1;
+	ge1.name = "instructions cmask=1";
+	pmu_test_event(&inv, PMU_ARCH_INSTRUCTIONS);
+	inv.attr.cmask = 1;
+	inv.attr.inv = true;
+	inv.name = "instructions cmask=1,inv";
+	pmu_test_event(&cyc, PMU_ARCH_CYCLES);
+	struct pmu_event *g1[] = { &ge1, &inv, &cyc };
+	if (check(pmu_events_add(g1, 3) == PMU_OK, "cmask/inv/cycles group: %s", ge1.reason)) {
+		if (pmu_test_measure(g1, 3, false, NULL)) {
+			uint64_t a = pmu_event_count(&ge1), b = pmu_event_count(&inv), c = pmu_event_count(&cyc);
+			uint64_t s = a + b, d = s > c ? s - c : c - s;
+			uint64_t insns = pmu_test_expected_insns(false);
+			check(d <= PMU_CYCLES_TOLERANCE(c),
+			      "cycles retiring >= 1 (%lu) + cycles retiring 0 (%lu) = %lu; expected the core cycles %lu within %lu",
+			      a, b, s, c, PMU_CYCLES_TOLERANCE(c));
+			check(a <= c + PMU_CYCLES_TOLERANCE(c), "cycles retiring >= 1: %lu, more than the %lu cycles", a, c);
+			/* No core retires more than 16 instructions a cycle. */
+			check(a >= insns / 16, "cycles retiring >= 1: expected at least %lu (%lu instructions / 16), saw %lu",
+			      insns / 16, insns, a);
+			diag("cmask=1 %lu, cmask=1,inv %lu, cycles %lu", a, b, c);
+		}
+		pmu_events_del(g1, 3);
+	}
+
+	pmu_test_event(&edge, PMU_ARCH_INSTRUCTIONS);
+	edge.attr.cmask = 1;
+	edge.attr.edge = true;
+	edge.name = "instructions cmask=1,edge";
+	pmu_test_event(&big, PMU_ARCH_INSTRUCTIONS);
+	big.attr.cmask = 255;
+	big.name = "instructions cmask=255";
+	pmu_test_event(&ge1, PMU_ARCH_INSTRUCTIONS);
+	ge1.attr.cmask = 1;
+	ge1.name = "instructions cmask=1";
+	struct pmu_event *g2[] = { &edge, &big, &ge1 };
+	if (check(pmu_events_add(g2, 3) == PMU_OK, "edge/cmask group: %s", edge.reason)) {
+		if (pmu_test_measure(g2, 3, false, NULL)) {
+			uint64_t e = pmu_event_count(&edge), z = pmu_event_count(&big), a = pmu_event_count(&ge1);
+			check(e >= 1 && e <= a, "edge: expected 1..%lu (the cycles retiring >= 1), saw %lu", a, e);
+			check(z == 0, "cmask=255: expected 0 cycles retiring 255 instructions, saw %lu", z);
+			diag("edge %lu, cmask=255 %lu, cmask=1 %lu", e, z, a);
+		}
+		pmu_events_del(g2, 3);
+	}
+}
+
+/* A counter preloaded with -P overflows after P events: its GLOBAL_STATUS
+ * bit sets, the count across the wrap is exact, OVF_CTRL clears the bit
+ * (SDM vol. 3B, "Architectural Performance Monitoring Version 2"). */
+KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU)
+{
+	const struct pmu_caps *c = pmu_caps();
+	struct pmu_event ev;
+	struct pmu_event *g[] = { &ev };
+	uint64_t st = 0;
+
+	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
+	ev.attr.period = 1000; /* INT stays clear: no PMI, only the status bit */
+	uint32_t gp = free_gp();
+	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	if (x >= PMU_MAX_GP)
+		ktest_skip("no free GP counter");
+	if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s", ev.reason))
+		return;
+	pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(ev.hw.idx));
+	if (pmu_test_measure(g, 1, false, NULL)) {
+		pmu_hw_rdmsr(c->global_status, &st);
+		check((st >> x) & 1, "IA32_PERF_GLOBAL_STATUS: expected bit %u set after the counter wrapped, read %#lx", x,
+		      st);
+		check(pmu_event_count(&ev) == pmu_test_expected_insns(false),
+		      "count across the wrap: expected %lu, saw %lu", pmu_test_expected_insns(false),
+		      pmu_event_count(&ev));
+		pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(ev.hw.idx));
+		pmu_hw_rdmsr(c->global_status, &st);
+		check(!((st >> x) & 1), "IA32_PERF_GLOBAL_STATUS: expected bit %u clear after OVF_CTRL, read %#lx", x,
+		      st);
+	}
+	pmu_event_del(&ev);
+}

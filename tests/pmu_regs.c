@@ -1,0 +1,257 @@
+/* Register-level checks on each CPU: RDPMC against RDMSR and its index
+ * rules, IA32_PERF_GLOBAL_CTRL's RESET value and gating, reserved bits and
+ * absent counters raising #GP, legacy vs full-width counter writes. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/msr.h"
+#include "pmu/bracket.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+#include "tests/ktest.h"
+#include "tests/pmu_common.h"
+
+static uint32_t free_gp(void)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+	return pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
+}
+
+static uint32_t free_fixed(void)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+	return pc->caps.fixed_mask & ~pc->fixed_reserved & ~pc->fixed_used;
+}
+
+static uint64_t sext32(uint64_t v, unsigned width)
+{
+	return (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(width);
+}
+
+/* RDPMC reads what RDMSR reads, for every free counter; an index past the
+ * last counter of either type raises #GP (SDM vol. 2B, RDPMC); fast mode
+ * (ECX[31]) either raises #GP, on parts where ECX[31:16] is a type field,
+ * or returns the low 32 bits. */
+KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU)
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t gp = free_gp(), fx = c->global_ctrl ? free_fixed() : 0;
+	uint64_t v, m;
+	int vec;
+
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		if (!((gp >> x) & 1))
+			continue;
+		uint64_t want = sext32(0x5a5a5a5aull + x, c->gp_width);
+		pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), want);
+		pmu_hw_rdmsr(pmu_ctr_msr(c, x), &m);
+		vec = pmu_hw_rdpmc(x, &v);
+		check(vec == 0 && v == m && m == want,
+		      "IA32_PMC%u: wrote %#lx, RDMSR %#lx, RDPMC %#lx (vector %d); expected all equal", x, want, m, v,
+		      vec);
+		vec = pmu_hw_rdpmc(PMU_RDPMC_FAST | x, &v);
+		if (vec == 0)
+			check(v == (uint32_t)want, "fast RDPMC(%u): expected the low 32 bits %#x, saw %#lx", x,
+			      (uint32_t)want, v);
+		else
+			check(vec == 13, "fast RDPMC(%u): expected the low half or #GP, saw vector %d", x, vec);
+		pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), 0);
+	}
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
+		if (!((fx >> i) & 1))
+			continue;
+		uint64_t want = 0x123456789aull & pmu_width_mask(c->fixed_width);
+		pmu_hw_wrmsr(pmu_fixed_msr(c, i), want);
+		pmu_hw_rdmsr(pmu_fixed_msr(c, i), &m);
+		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | i, &v);
+		check(vec == 0 && v == m && m == want,
+		      "IA32_FIXED_CTR%u: wrote %#lx, RDMSR %#lx, RDPMC %#lx (vector %d); expected all equal", i, want, m,
+		      v, vec);
+		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
+	}
+	unsigned past = pmu_test_first_absent(c->gp_mask, PMU_MAX_GP);
+	if (past < PMU_MAX_GP) {
+		vec = pmu_hw_rdpmc(past, &v);
+		check(vec == 13, "RDPMC(%u), past the GP counters (mask %#x): expected #GP, saw vector %d", past,
+		      c->gp_mask, vec);
+	}
+	past = pmu_test_first_absent(c->fixed_mask, PMU_MAX_FIXED);
+	if (c->version >= 2 && past < PMU_MAX_FIXED) {
+		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | past, &v);
+		check(vec == 13, "RDPMC(fixed %u), absent (mask %#x): expected #GP, saw vector %d", past,
+		      c->fixed_mask, vec);
+	}
+	vec = pmu_hw_rdpmc(0x3fffffff, &v);
+	check(vec == 13, "RDPMC(0x3fffffff): expected #GP, saw vector %d", vec);
+}
+
+/* GLOBAL_CTRL comes out of RESET with the GP enables set and the fixed
+ * ones clear (SDM vol. 3A, "Processor State After Reset"); a counter whose
+ * GLOBAL_CTRL bit is clear does not move even with its EN set. */
+KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER_CPU)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+	const struct pmu_caps *c = &pc->caps;
+
+	if (pc->inuse.gp || pc->inuse.fixed || pc->inuse.taken_over)
+		diag("counters were in use at boot: the boot value %#lx need not be the RESET value",
+		     pc->inuse.global_ctrl);
+	else
+		check(pc->inuse.global_ctrl == c->global_ctrl_reset,
+		      "IA32_PERF_GLOBAL_CTRL at boot: expected the RESET value %#lx (GP enables set), read %#lx",
+		      c->global_ctrl_reset, pc->inuse.global_ctrl);
+
+	uint32_t gp = free_gp();
+	unsigned a = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	unsigned b = pmu_test_first_absent(~(gp & ~(1u << a)), PMU_MAX_GP);
+	if (b >= PMU_MAX_GP) {
+		diag("gating needs two free GP counters (mask %#x): not checked", gp);
+		return;
+	}
+	struct pmu_event on, off;
+	struct pmu_bracket_regs br;
+	pmu_test_event(&on, PMU_ARCH_INSTRUCTIONS);
+	pmu_test_event(&off, PMU_ARCH_INSTRUCTIONS);
+	struct pmu_event *g[] = { &on, &off };
+	if (check(pmu_event_add_idx(&on, (int)a) == PMU_OK && pmu_event_add_idx(&off, (int)b) == PMU_OK,
+		  "two instruction counters: %s %s", on.reason, off.reason) &&
+	    check(pmu_events_arm(g, 2, &br) == PMU_OK, "arming: %s", on.reason)) {
+		/* Both selects have EN; GLOBAL_CTRL enables only the first. */
+		br.on = br.off | pmu_idx_bit(on.hw.idx);
+		bool irq = irq_save();
+		pmu_bracket_loop(&br, PMU_TEST_LOOPS);
+		irq_restore(irq);
+		pmu_events_disarm(g, 2);
+		check(pmu_event_count(&on) == pmu_test_expected_insns(false),
+		      "IA32_PMC%u (enabled): expected %lu instructions, saw %lu", a, pmu_test_expected_insns(false),
+		      pmu_event_count(&on));
+		check(pmu_event_count(&off) == 0, "IA32_PMC%u (EN set, GLOBAL_CTRL bit clear): expected 0, saw %lu", b,
+		      pmu_event_count(&off));
+	}
+	if (on.hw.idx >= 0)
+		pmu_event_del(&on);
+	if (off.hw.idx >= 0)
+		pmu_event_del(&off);
+}
+
+struct wr_try {
+	uint32_t msr;
+	uint64_t val;
+};
+
+static void try_wrmsr(void *arg)
+{
+	struct wr_try *t = arg;
+	__asm__ volatile("wrmsr" ::"c"(t->msr), "a"((uint32_t)t->val), "d"((uint32_t)(t->val >> 32)) : "memory");
+}
+
+/* Write val to msr expecting #GP; put old back if the write took. */
+static void expect_gp(uint32_t msr, uint64_t val, uint64_t old, const char *what)
+{
+	struct wr_try t = { msr, val };
+	int v = expect_exception(try_wrmsr, &t);
+	if (!check(v == 13, "%s: wrmsr %#x <- %#lx: expected #GP, saw %s %d", what, msr, val,
+		   v < 0 ? "no fault" : "vector", v))
+		pmu_hw_wrmsr(msr, old);
+}
+
+/* Reserved bits and absent counters raise #GP (SDM vol. 3B,
+ * "Architectural Performance Monitoring Version 1/2/5"; vol. 4 table 2-2). */
+KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+	const struct pmu_caps *c = &pc->caps;
+	uint32_t gp = free_gp();
+	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	uint64_t v;
+
+	if (x < PMU_MAX_GP) {
+		/* Bit 63: reserved on every PMU version (TSX uses 32/33, v6's
+		 * UMASK2/EQ use 47:36). */
+		expect_gp(pmu_evtsel_msr(c, x), BIT(63) | 0xc0, 0, "PERFEVTSEL bit 63");
+		if (c->version < 3)
+			expect_gp(pmu_evtsel_msr(c, x), BIT(PERFEVTSEL_ANY_BIT) | 0xc0, 0,
+				  "PERFEVTSEL AnyThread before version 3");
+		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
+	}
+	unsigned gp_past = pmu_test_first_absent(c->gp_mask, PMU_MAX_GP);
+	if (c->global_ctrl && gp_past < PMU_MAX_GP)
+		expect_gp(c->global_ctrl, pc->global_ctrl_shadow | BIT(gp_past), pc->global_ctrl_shadow,
+			  "GLOBAL_CTRL enable of an absent GP counter");
+	if (c->fixed_ctrl) {
+		unsigned fx_past = pmu_test_first_absent(c->fixed_mask, PMU_MAX_FIXED);
+		if (fx_past < PMU_MAX_FIXED) {
+			expect_gp(c->fixed_ctrl, pc->fixed_ctrl_shadow | (FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(fx_past)),
+				  pc->fixed_ctrl_shadow, "FIXED_CTR_CTRL field of an absent fixed counter");
+			expect_gp(c->global_ctrl, pc->global_ctrl_shadow | BIT(PERF_GLOBAL_FIXED_SHIFT + fx_past),
+				  pc->global_ctrl_shadow, "GLOBAL_CTRL enable of an absent fixed counter");
+			int vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + fx_past, &v);
+			check(vec == 13, "rdmsr IA32_FIXED_CTR%u (absent, mask %#x): expected #GP, saw vector %d", fx_past,
+			      c->fixed_mask, vec);
+			vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | fx_past, &v);
+			check(vec == 13, "RDPMC(fixed %u) (absent): expected #GP, saw vector %d", fx_past, vec);
+			/* A hole below the highest fixed counter is the v5 bitmap case. */
+			if (c->fixed_mask >> fx_past)
+				diag("fixed-counter bitmap %#x has a hole at %u (CPUID.0AH:ECX, v5)", c->fixed_mask, fx_past);
+		}
+		if (c->version < 3 && (c->fixed_mask & 1))
+			expect_gp(c->fixed_ctrl, pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_ANY_BIT), pc->fixed_ctrl_shadow,
+				  "FIXED_CTR_CTRL AnyThread before version 3");
+	}
+	if (c->perf_caps_valid)
+		expect_gp(MSR_IA32_PERF_CAPABILITIES, c->perf_caps, c->perf_caps, "IA32_PERF_CAPABILITIES (read-only)");
+	if (c->global_status)
+		expect_gp(c->global_status, 0, 0, "IA32_PERF_GLOBAL_STATUS (read-only)");
+}
+
+/* A write to IA32_PMCx stores EAX sign-extended (EDX ignored); IA32_A_PMCx
+ * stores the full width and exists only with IA32_PERF_CAPABILITIES[13]
+ * (SDM vol. 3B, "Full-Width Writes to Performance Counter Registers");
+ * bits past a fixed counter's width must be zero. */
+KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU)
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t gp = free_gp();
+	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	uint64_t v;
+	int vec;
+
+	if (x >= PMU_MAX_GP)
+		ktest_skip("no free GP counter (mask %#x)", c->gp_mask);
+	uint32_t legacy = MSR_IA32_PMC0 + x, alias = MSR_IA32_A_PMC0 + x;
+
+	pmu_hw_wrmsr(legacy, 0x80000001ull);
+	pmu_hw_rdmsr(legacy, &v);
+	check(v == sext32(0x80000001ull, c->gp_width),
+	      "IA32_PMC%u <- 0x80000001: expected the sign-extended %#lx, read %#lx", x,
+	      sext32(0x80000001ull, c->gp_width), v);
+	pmu_hw_wrmsr(legacy, 0xffffff0012345678ull);
+	pmu_hw_rdmsr(legacy, &v);
+	check(v == 0x12345678, "IA32_PMC%u <- 0xffffff0012345678: expected EDX ignored, 0x12345678, read %#lx", x, v);
+
+	if (c->full_width_write) {
+		uint64_t want = 0xffffff0123456789ull & pmu_width_mask(c->gp_width);
+		vec = pmu_hw_wrmsr(alias, want);
+		pmu_hw_rdmsr(legacy, &v);
+		check(vec == 0 && v == want, "IA32_A_PMC%u <- %#lx: expected it stored whole, read %#lx (vector %d)", x,
+		      want, v, vec);
+		if (c->gp_width < 64)
+			expect_gp(alias, BIT(c->gp_width), 0, "IA32_A_PMC bit past the counter width");
+	} else {
+		vec = pmu_hw_rdmsr(alias, &v);
+		check(vec == 13, "IA32_A_PMC%u without IA32_PERF_CAPABILITIES[13]: expected #GP on rdmsr, saw vector %d",
+		      x, vec);
+	}
+	pmu_hw_wrmsr(c->ctr_write_base + x * c->ctr_stride, 0);
+
+	uint32_t fx = c->global_ctrl ? free_fixed() : 0;
+	unsigned i = pmu_test_first_absent(~fx, PMU_MAX_FIXED);
+	if (i < PMU_MAX_FIXED) {
+		uint64_t want = pmu_width_mask(c->fixed_width);
+		vec = pmu_hw_wrmsr(pmu_fixed_msr(c, i), want);
+		pmu_hw_rdmsr(pmu_fixed_msr(c, i), &v);
+		check(vec == 0 && v == want, "IA32_FIXED_CTR%u <- %#lx (full width): read %#lx (vector %d)", i, want, v,
+		      vec);
+		if (c->fixed_width < 64)
+			expect_gp(pmu_fixed_msr(c, i), BIT(c->fixed_width), 0, "FIXED_CTR bit past the counter width");
+		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
+	}
+}

@@ -1,0 +1,118 @@
+/* Privilege-level checks with a ring-3 payload: USR/OS filtering of
+ * instructions retired, and RDPMC at CPL 3 gated by CR4.PCE. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/usermode.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+#include "pmu/workload.h"
+#include "tests/ktest.h"
+#include "tests/pmu_common.h"
+
+#define RING3_TRIALS 5
+#define RING3_N1 ((uint64_t)1000)
+#define RING3_N2 ((uint64_t)101000)
+
+/* Runs at CPL 3: the counted loop, n iterations (3n instructions). */
+static void user_loop(void *arg)
+{
+	pmu_workload_loop((uint64_t)(uintptr_t)arg);
+}
+
+struct user_rdpmc {
+	uint32_t ecx;
+	volatile uint64_t val;
+};
+
+static void user_rdpmc(void *arg)
+{
+	struct user_rdpmc *u = arg;
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(u->ecx));
+	u->val = (uint64_t)hi << 32 | lo;
+}
+
+/* Minimum over trials of the USR-only and OS-only counts around one
+ * ring-3 call: an interrupt taken during a trial only adds to OS. */
+static bool ring3_counts(struct pmu_event *const *g, uint64_t n, uint64_t *usr, uint64_t *os)
+{
+	*usr = *os = ~0ull;
+	for (int t = 0; t < RING3_TRIALS; t++) {
+		if (!check(pmu_events_enable(g, 2) == PMU_OK, "enable: %s", g[0]->reason))
+			return false;
+		int v = usermode_call(user_loop, (void *)(uintptr_t)n);
+		pmu_events_disable(g, 2);
+		if (!check(v == -1, "ring-3 loop of %lu iterations: expected a normal return, saw vector %d", n, v))
+			return false;
+		if (pmu_event_count(g[0]) < *usr)
+			*usr = pmu_event_count(g[0]);
+		if (pmu_event_count(g[1]) < *os)
+			*os = pmu_event_count(g[1]);
+	}
+	return true;
+}
+
+/* A USR-only counter sees exactly the user loop's instructions, an OS-only
+ * counter none of them: between a short and a long ring-3 loop the USR
+ * count grows by exactly 3 per extra iteration and the OS count does not
+ * move (the kernel path around the call is the same both times). */
+KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU)
+{
+	struct pmu_event u, k;
+	uint64_t u1, k1, u2, k2;
+
+	pmu_test_event(&u, PMU_ARCH_INSTRUCTIONS);
+	u.attr.os = false;
+	u.name = "instructions:u";
+	pmu_test_event(&k, PMU_ARCH_INSTRUCTIONS);
+	k.attr.usr = false;
+	k.name = "instructions:k";
+	struct pmu_event *g[] = { &u, &k };
+	if (!check(pmu_events_add(g, 2) == PMU_OK, "two instruction counters: %s", u.reason))
+		return;
+	if (!pmu_caps()->global_ctrl)
+		diag("version 1: the two counters start one after the other; the differences still cancel");
+	if (ring3_counts(g, RING3_N1, &u1, &k1) && ring3_counts(g, RING3_N2, &u2, &k2)) {
+		uint64_t want = PMU_LOOP_INSNS_PER_ITER * (RING3_N2 - RING3_N1);
+		check(u2 - u1 == want,
+		      "USR-only: %lu iterations more at CPL 3 should add exactly %lu instructions, added %lu (%lu -> %lu)",
+		      RING3_N2 - RING3_N1, want, u2 - u1, u1, u2);
+		check(u1 >= PMU_LOOP_INSNS_PER_ITER * RING3_N1,
+		      "USR-only: expected at least the %lu loop instructions, saw %lu", PMU_LOOP_INSNS_PER_ITER * RING3_N1,
+		      u1);
+		check(k2 == k1, "OS-only: expected the same count whatever the ring-3 loop length, saw %lu and %lu", k1,
+		      k2);
+		diag("USR %lu / %lu, OS %lu / %lu (minimum of %d trials, %lu / %lu iterations)", u1, u2, k1, k2,
+		     RING3_TRIALS, RING3_N1, RING3_N2);
+	}
+	pmu_events_del(g, 2);
+}
+
+/* RDPMC at CPL 3 raises #GP unless CR4.PCE is set (SDM vol. 3A, "CR4",
+ * and vol. 2B, RDPMC); with PCE it reads the counter like CPL 0 does. */
+KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU)
+{
+	struct pmu_cpu *pc = pmu_test_cpu();
+	const struct pmu_caps *c = &pc->caps;
+	uint32_t gp = c->gp_mask & ~pc->gp_reserved & ~pc->gp_used;
+	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	struct user_rdpmc u = { .ecx = x, .val = 0 };
+	uint64_t cr4 = read_cr4();
+	int v;
+
+	if (x >= PMU_MAX_GP)
+		ktest_skip("no free GP counter");
+	/* Counter stopped (its EN clear) and holding a known value. */
+	pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), 0x1234);
+
+	write_cr4(cr4 & ~BIT(CR4_PCE_BIT));
+	v = usermode_call(user_rdpmc, &u);
+	check(v == 13, "RDPMC(%u) at CPL 3 with CR4.PCE clear: expected #GP (13), saw %d", x, v);
+
+	write_cr4(cr4 | BIT(CR4_PCE_BIT));
+	v = usermode_call(user_rdpmc, &u);
+	write_cr4(cr4);
+	check(v == -1, "RDPMC(%u) at CPL 3 with CR4.PCE set: expected no fault, saw vector %d", x, v);
+	check(v != -1 || u.val == 0x1234, "RDPMC(%u) at CPL 3: expected 0x1234, read %#lx", x, u.val);
+	pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), 0);
+}

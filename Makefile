@@ -36,7 +36,7 @@ HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 # Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
 -include $(wildcard tests/host/*.mk)
 
-.PHONY: all kernel iso run test host-test boot-test runner-test clang-build bench clean deps deps-iso
+.PHONY: all kernel iso run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso
 all: kernel
 kernel: $(BUILD)/pmutest.elf
 
@@ -126,8 +126,17 @@ test: deps
 	@$(MAKE) host-test | tee $(BUILD)/test-host.txt
 	@$(MAKE) runner-test | tee $(BUILD)/test-tools.txt
 	@$(MAKE) clang-build
+	@$(MAKE) bracket-check | tee $(BUILD)/test-bracket.txt
 	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
-	@$(PYTHON) tools/total-results.py $(BUILD)/test-host.txt $(BUILD)/test-tools.txt $(BUILD)/test-boot.txt
+	@$(PYTHON) tools/total-results.py $(BUILD)/test-host.txt $(BUILD)/test-tools.txt \
+		$(BUILD)/test-bracket.txt $(BUILD)/test-boot.txt
+
+# The measurement bracket adds a documented number of instructions: check
+# the built kernel's disassembly says so (pmu/bracket.h).
+bracket-check: $(BUILD)/pmutest.elf
+	@if $(PYTHON) tools/check-bracket.py $(BUILD)/pmutest.elf; \
+	then echo "bracket: 1 passed, 0 failed, 0 skipped"; \
+	else echo "bracket: 0 passed, 1 failed, 0 skipped"; fi
 
 # The kernel must build with clang too (STYLE.md); same flags.
 clang-build:

@@ -19,6 +19,7 @@
 #include "boot/options.h"
 #include "boot/pmutest_version.h"
 #include "lib/console.h"
+#include "pmu/pmu.h"
 #include "tests/ktest_internal.h"
 
 struct boot_info boot_info;
@@ -52,6 +53,11 @@ static void silence_legacy_interrupts(void)
 	if (acpi_madt_cpus(&one, 1, &m) >= 0)
 		for (unsigned i = 0; i < m.nioapic; i++)
 			ioapic_mask_all(m.ioapic_phys[i]);
+}
+
+static void print_diag_line(void *ctx, const char *line)
+{
+	console_printf("# %s\n", line);
 }
 
 static void print_boot_facts(void)
@@ -97,6 +103,11 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	smp_start_aps(&boot_info, (unsigned)options.cpus);
 	print_boot_facts();
 	irq_enable();
+	/* The PMU of every CPU: caps, the real-PMU probe, counters found in
+	 * use (reported, and left alone unless pmu.takeover=1). */
+	struct pmu_init_opts pmu_opts = { .takeover = options.pmu_takeover };
+	pmu_init_all(&pmu_opts, on_cpu);
+	pmu_boot_report(print_diag_line, NULL);
 
 	struct ktest_totals t = ktest_run_all(&cfg);
 	console_printf("# pmutest: %u passed, %u failed, %u skipped\n", t.passed, t.failed, t.skipped);

@@ -123,6 +123,7 @@ boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 # matrix. Each part prints its own "N passed, M failed" line; the last line
 # is the total.
 test: deps
+	@mkdir -p $(BUILD)
 	@$(MAKE) host-test | tee $(BUILD)/test-host.txt
 	@$(MAKE) runner-test | tee $(BUILD)/test-tools.txt
 	@$(MAKE) clang-build

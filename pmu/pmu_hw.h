@@ -21,4 +21,7 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r);
 unsigned pmu_hw_cpu(void);
 unsigned pmu_hw_ncpus(void);
 
+/* The calling CPU's time-stamp counter (RDTSC), for sample timestamps. */
+uint64_t pmu_hw_tsc(void);
+
 #endif

@@ -34,3 +34,8 @@ unsigned pmu_hw_ncpus(void)
 {
 	return smp_num_cpus();
 }
+
+uint64_t pmu_hw_tsc(void)
+{
+	return rdtsc();
+}

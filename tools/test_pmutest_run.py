@@ -418,9 +418,10 @@ summary 3 3 2
         self.assertEqual(sel.exit, 35)
         wanted = {r.glob: r.outcome for r in sel.rules}
         for name in ('selftest.gp', 'selftest.pf', 'selftest.ud', 'selftest.de',
-                     'selftest.ap_exception'):
+                     'selftest.smp.exception_on_each_cpu', 'selftest.check_fails', 'selftest.no_check'):
             self.assertEqual(wanted.get(name), 'fail', name)
         self.assertEqual(wanted.get('selftest.hang'), 'timeout')
+        self.assertEqual(wanted.get('selftest.zz_lost_cpu.ap_hang_irqs_off'), 'timeout')
         self.assertEqual(wanted.get('selftest.pass_check'), 'pass')
 
 

@@ -18,6 +18,7 @@ struct model_cpu {
 	uint64_t fixed_ctrl, global_ctrl, global_status, debugctl, offcore[2];
 	bool cond_prev[48]; /* last per-cycle condition, for EDGE */
 	unsigned pmi_count;
+	uint64_t tsc;
 };
 
 static struct model_cpu cpus[MODEL_MAX_CPUS];
@@ -28,6 +29,8 @@ static struct model_write trace[MODEL_TRACE_MAX];
 static size_t trace_len;
 static void (*rdpmc_hook)(void *);
 static void *rdpmc_hook_arg;
+static void (*pmi_handler)(void *);
+static void *pmi_handler_arg;
 
 static uint64_t wmask(unsigned w)
 {
@@ -168,6 +171,7 @@ void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
 	cur_pce = false;
 	trace_len = 0;
 	rdpmc_hook = NULL;
+	pmi_handler = NULL;
 }
 
 void model_init(enum model_profile p, bool full_width)
@@ -527,6 +531,16 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 
 unsigned pmu_hw_cpu(void) { return cur; }
 unsigned pmu_hw_ncpus(void) { return ncpus; }
+uint64_t pmu_hw_tsc(void) { return cpus[cur].tsc; }
+
+uint64_t model_tsc(unsigned cpu) { return cpus[cpu < ncpus ? cpu : 0].tsc; }
+void model_set_tsc(unsigned cpu, uint64_t tsc) { cpus[cpu < ncpus ? cpu : 0].tsc = tsc; }
+
+void model_set_pmi_handler(void (*fn)(void *), void *arg)
+{
+	pmi_handler = fn;
+	pmi_handler_arg = arg;
+}
 
 /* --- Raw access, trace, PMIs --- */
 
@@ -686,6 +700,8 @@ void model_tick(const struct model_work *w)
 	bool frozen = c->version >= 4 && ((m->global_status >> PERF_GLOBAL_STATUS_CTR_FRZ_BIT) & 1);
 	bool pmi = false;
 
+	/* Approximation: the TSC advances with the core cycles of the work. */
+	m->tsc += w->cycles;
 	if (c->version == 0 || c->ignores_writes || c->no_count || frozen)
 		return;
 	for (unsigned x = 0; x < 32; x++) {
@@ -733,6 +749,10 @@ void model_tick(const struct model_work *w)
 	}
 	if (c->version >= 4 && ((m->debugctl >> DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT) & 1))
 		m->global_status |= BIT(PERF_GLOBAL_STATUS_LBR_FRZ_BIT);
+	/* The PMI is taken once the tick's work is done (approximation: real
+	 * parts deliver it a few instructions after the overflow). */
+	if (pmi_handler)
+		pmi_handler(pmi_handler_arg);
 }
 
 void model_tick_loop(uint64_t n)

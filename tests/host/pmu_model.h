@@ -105,4 +105,15 @@ void model_pmi_clear(unsigned cpu);
  * a PMI arriving right after the instruction. */
 void model_set_rdpmc_hook(void (*fn)(void *), void *arg);
 
+/* PMI delivery: when a tick raises a PMI (a counter with INT/PMI set
+ * wrapped), fn(arg) runs at the end of that model_tick, on the CPU that
+ * raised it, after the freeze-on-PMI effects: the interrupt handler. NULL
+ * (the default after model_init) only counts PMIs. */
+void model_set_pmi_handler(void (*fn)(void *), void *arg);
+
+/* Each CPU's time-stamp counter (pmu_hw_tsc): 0 after model_init, advanced
+ * by every model_tick by the work's cycles. */
+uint64_t model_tsc(unsigned cpu);
+void model_set_tsc(unsigned cpu, uint64_t tsc);
+
 #endif

@@ -36,7 +36,7 @@ HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 # Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
 -include $(wildcard tests/host/*.mk)
 
-.PHONY: all kernel iso run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso
+.PHONY: all kernel iso run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test
 all: kernel
 kernel: $(BUILD)/pmutest.elf
 
@@ -104,6 +104,8 @@ deps:
 	@tools/install-deps.sh qemu
 deps-iso:
 	@tools/install-deps.sh iso
+deps-test:
+	@tools/install-deps.sh qemu iso clang
 
 # --- Running and testing
 SMP ?= 4
@@ -122,7 +124,7 @@ boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 # Everything CI runs: host unit tests, tool tests, a clang build, the boot
 # matrix. Each part prints its own "N passed, M failed" line; the last line
 # is the total.
-test: deps
+test: deps-test
 	@mkdir -p $(BUILD)
 	@$(MAKE) host-test | tee $(BUILD)/test-host.txt
 	@$(MAKE) runner-test | tee $(BUILD)/test-tools.txt

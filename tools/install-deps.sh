@@ -27,6 +27,9 @@ for what in "$@"; do
 		need mformat mtools
 		need /usr/share/OVMF/OVMF_CODE.fd ovmf
 		;;
+	clang)
+		need clang clang
+		;;
 	*)
 		echo "install-deps.sh: unknown group '$what'" >&2
 		exit 2

@@ -31,7 +31,12 @@ def configs(kernel, iso):
     k, i = ['--kernel', kernel], ['--iso', iso]
     tcg = ['--accel', 'tcg']
     e = lambda name: ['--expect', os.path.join(EXPECT, name)]
+    logs = os.path.join(HERE, '..', 'tests', 'logs')
     return [
+        ('stored-log-kvm-nopmu', ['--log', os.path.join(logs, 'kvm-nopmu-smp4.log'), '--cpus', '4']
+         + e('kvm-nopmu.expect'), None),
+        ('stored-log-selftest', ['--log', os.path.join(logs, 'selftest-tcg-smp4.log')]
+         + e('selftest.expect'), None),
         ('kernel-tcg-smp1-q35', k + tcg + ['--smp', '1'] + e('tcg-smp1.expect'), None),
         ('kernel-tcg-smp4-q35', k + tcg + ['--smp', '4'] + e('tcg.expect'), None),
         ('kernel-tcg-smp64-q35', k + tcg + ['--smp', '64'] + e('tcg.expect'), None),

@@ -36,7 +36,7 @@ HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 # Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
 -include $(wildcard tests/host/*.mk)
 
-.PHONY: all kernel iso run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test
+.PHONY: all kernel iso usb run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test
 all: kernel
 kernel: $(BUILD)/pmutest.elf
 
@@ -98,6 +98,13 @@ $(BUILD)/pmutest.iso: $(BUILD)/pmutest.elf iso/grub.cfg.in Makefile | deps-iso
 		--install-modules="$(GRUB_MODULES)" $(ISO_DIR) >$(BUILD)/grub-mkrescue.log 2>&1 \
 		|| { cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
+# --- USB stick: the hybrid ISO onto a whole removable disk, verified by
+# reading it back. tools/usb-write refuses partitions, mounted or system
+# disks, non-removable disks (unless FORCE=1) and disks smaller than the image.
+usb: $(if $(DEV),$(BUILD)/pmutest.iso)
+	tools/usb-write $(if $(DEV),--dev $(DEV)) --image $(BUILD)/pmutest.iso \
+		$(if $(FORCE),--force) $(if $(YES),--yes)
+
 # --- Dependencies: installed on demand (root + apt-get), else the exact
 # command is printed and make stops.
 deps:
@@ -116,6 +123,8 @@ run: deps $(BUILD)/pmutest.elf
 
 runner-test:
 	@$(PYTHON) tools/test_pmutest_run.py
+	@$(PYTHON) tools/test_usb_write.py
+	@$(PYTHON) ci-examples/test_ci_examples.py
 	@if [ -f tools/test_pmutest_samples.py ]; then $(PYTHON) tools/test_pmutest_samples.py; fi
 
 boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso

@@ -25,7 +25,8 @@ for what in "$@"; do
 		need /usr/lib/grub/x86_64-efi/multiboot2.mod grub-efi-amd64-bin
 		need xorriso xorriso
 		need mformat mtools
-		need /usr/share/OVMF/OVMF_CODE.fd ovmf
+		# Debian 12 ships OVMF_CODE.fd; newer releases only the 4M image.
+		[ -e /usr/share/OVMF/OVMF_CODE.fd ] || need /usr/share/OVMF/OVMF_CODE_4M.fd ovmf
 		;;
 	clang)
 		need clang clang

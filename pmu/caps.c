@@ -43,6 +43,36 @@ static const char *core_type_name(unsigned t)
 	}
 }
 
+/* AMD has no CPUID.0AH and no IA32_PERF_CAPABILITIES: say what the
+ * backend found instead (pmu/amd.c). */
+static void amd_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx)
+{
+	struct caps_line l = { .len = 0 };
+
+	if (c->version == 0) {
+		line_add(&l, "%sno PMU: %s", prefix, c->no_pmu_why ? c->no_pmu_why : "unknown reason");
+		line_emit(&l, out, ctx);
+		return;
+	}
+	line_add(&l, "%sAMD PMU %s: %u counters x %u bits (mask %#x%s), no fixed counters", prefix,
+		 c->amd_perfmon_v2 ? "PerfMonV2" : c->amd_ext_core ? "PerfCtrExtCore" : "legacy", c->num_gp,
+		 c->gp_width, c->gp_mask, c->counters_assumed ? ", from the family" : ", CPUID 0x80000022");
+	line_emit(&l, out, ctx);
+	line_add(&l, "%sevents available:", prefix);
+	for (int e = 0; e < PMU_ARCH_NR; e++)
+		if ((c->events_avail >> e) & 1)
+			line_add(&l, " %s", pmu_arch_events[e].name);
+	line_emit(&l, out, ctx);
+	line_add(&l, "%sregisters: %s0 %#x, %s0 %#x, stride %u", prefix, pmu_evtsel_name(c), c->evtsel_base,
+		 pmu_ctr_name(c), c->ctr_base, c->ctr_stride);
+	if (c->global_ctrl)
+		line_add(&l, ", %s %#x STATUS %#x STATUS_CLR %#x", pmu_global_ctrl_name(c), c->global_ctrl,
+			 c->global_status, c->global_ovf);
+	else if (c->no_global_why)
+		line_add(&l, "; %s", c->no_global_why);
+	line_emit(&l, out, ctx);
+}
+
 void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx)
 {
 	struct caps_line l = { .len = 0 };
@@ -61,6 +91,10 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 	if (c->vendor == PMU_VENDOR_UNKNOWN) {
 		line_add(&l, "%sno PMU backend for vendor \"%s\"", prefix, c->vendor_id);
 		line_emit(&l, out, ctx);
+		return;
+	}
+	if (c->vendor == PMU_VENDOR_AMD) {
+		amd_caps_print(c, prefix, out, ctx);
 		return;
 	}
 	if (c->version == 0) {
@@ -144,6 +178,6 @@ const char *pmu_idx_name(int idx, char *buf, size_t n)
 	else if (PMU_IDX_IS_FIXED(idx))
 		ksnprintf(buf, n, "IA32_FIXED_CTR%d", idx - PMU_IDX_FIXED_BASE);
 	else
-		ksnprintf(buf, n, "IA32_PMC%d", idx);
+		ksnprintf(buf, n, "%s%d", pmu_caps() ? pmu_ctr_name(pmu_caps()) : "IA32_PMC", idx);
 	return buf;
 }

@@ -8,7 +8,7 @@
 
 static struct pmu_cpu pmu_cpus[PMU_MAX_CPUS];
 
-static const struct pmu_ops *const pmu_backends[] = { &pmu_intel_ops };
+static const struct pmu_ops *const pmu_backends[] = { &pmu_intel_ops, &pmu_amd_ops };
 
 struct pmu_cpu *pmu_cpu_of(unsigned cpu)
 {
@@ -188,8 +188,8 @@ void pmu_boot_report(pmu_line_fn out, void *ctx)
 		out(ctx, head);
 		pmu_caps_print(&pc->caps, "pmu:   ", out, ctx);
 		if (pc->counting)
-			ksnprintf(head, sizeof(head), "pmu:   counters count (probe on IA32_PMC%d)",
-				  pc->probe_gp);
+			ksnprintf(head, sizeof(head), "pmu:   counters count (probe on %s%d)",
+				  pmu_ctr_name(&pc->caps), pc->probe_gp);
 		else
 			ksnprintf(head, sizeof(head), "pmu:   counting checks SKIP: %s", pc->reason);
 		out(ctx, head);

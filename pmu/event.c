@@ -29,7 +29,7 @@ static const char *ev_name(const struct pmu_event *ev)
 	return ev->name ? ev->name : "event";
 }
 
-void pmu_attr_raw(struct pmu_event_attr *attr, uint8_t event, uint8_t umask)
+void pmu_attr_raw(struct pmu_event_attr *attr, uint16_t event, uint8_t umask)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->event = event;
@@ -41,8 +41,17 @@ void pmu_attr_raw(struct pmu_event_attr *attr, uint8_t event, uint8_t umask)
 void pmu_attr_arch(struct pmu_event_attr *attr, enum pmu_arch_event e)
 {
 	const struct pmu_arch_event_desc *d = pmu_arch_event(e);
+	const struct pmu_cpu *pc = pmu_this_cpu();
+	uint16_t event = d ? d->event : 0;
+	uint8_t umask = d ? d->umask : 0;
 
-	pmu_attr_raw(attr, d ? d->event : 0, d ? d->umask : 0);
+	/* AMD numbers the same events differently (instructions are 0xC0 on
+	 * both, cycles 0x3C vs 0x76): the backend says. Event 0 when it has
+	 * none; its gp_allowed then refuses the event with the reason. */
+	if (d && pc && pc->initialised && pc->ops && pc->ops->arch_encoding &&
+	    !pc->ops->arch_encoding(&pc->caps, e, &event, &umask))
+		event = umask = 0;
+	pmu_attr_raw(attr, event, umask);
 	attr->arch = d ? e : PMU_ARCH_NONE;
 }
 
@@ -92,7 +101,9 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 	k->fixed = pc->ops->fixed_for(c, &ev->attr);
 	k->gp = pc->ops->gp_allowed(c, &ev->attr, &k->constraint);
 	k->extra = pc->ops->extra_msr ? pc->ops->extra_msr(c, &ev->attr) : 0;
-	if ((ev->attr.event == 0xb7 || ev->attr.event == 0xbb) && ev->attr.umask == 0x01 && !k->extra)
+	/* Only a backend with extra MSRs knows offcore events (AMD's 0xB7/0xBB are plain events). */
+	if (pc->ops->extra_msr && (ev->attr.event == 0xb7 || ev->attr.event == 0xbb) && ev->attr.umask == 0x01 &&
+	    !k->extra)
 		return fail(ev, PMU_E_UNSUPPORTED,
 			    "%s: offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
 			    ev_name(ev), ev->attr.event, ev->attr.event == 0xb7 ? 0 : 1, c->family, c->model);
@@ -402,7 +413,8 @@ int pmu_event_write_counter(struct pmu_event *ev, uint64_t value)
 
 	if (!(pc = owner_cpu(ev, &err)))
 		return err;
-	if (!PMU_IDX_IS_FIXED(hw->idx) && hw->write_base == pmu_ctr_msr(&pc->caps, (unsigned)hw->idx)) {
+	if (!PMU_IDX_IS_FIXED(hw->idx) && !pc->caps.ctr_write_full &&
+	    hw->write_base == pmu_ctr_msr(&pc->caps, (unsigned)hw->idx)) {
 		/* Legacy IA32_PMCx write: EAX is sign-extended to the width
 		 * (SDM vol. 3B, "Full-Width Writes to Performance Counter
 		 * Registers"), so only such values can be stored. */
@@ -563,6 +575,9 @@ int pmu_events_arm(struct pmu_event *const *evs, unsigned n, struct pmu_bracket_
 		return err;
 	if (!pc->caps.global_ctrl) {
 		/* Version 1: the bracket's WRMSR is the event select itself. */
+		if ((n != 1 || PMU_IDX_IS_FIXED(evs[0]->hw.idx)) && pc->caps.no_global_why)
+			return fail(evs[0], PMU_E_UNSUPPORTED, "%s: a bracket can start only one GP counter",
+				    pc->caps.no_global_why);
 		if (n != 1 || PMU_IDX_IS_FIXED(evs[0]->hw.idx))
 			return fail(evs[0], PMU_E_UNSUPPORTED,
 				    "architectural PMU v%u has no IA32_PERF_GLOBAL_CTRL: a bracket can start only one GP counter",

@@ -269,7 +269,7 @@ static int intel_fixed_for(const struct pmu_caps *c, const struct pmu_event_attr
 	const struct pmu_arch_event_desc *d = pmu_arch_event(e);
 
 	/* A fixed counter has no edge/invert/threshold logic. */
-	if (!d || d->fixed < 0 || a->edge || a->inv || a->cmask)
+	if (!d || d->fixed < 0 || a->event > 0xff || a->edge || a->inv || a->cmask)
 		return -1;
 	return pmu_has_fixed(c, (unsigned)d->fixed) ? d->fixed : -1;
 }
@@ -288,6 +288,11 @@ static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr
 			  "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
 			  c->version);
 		return PMU_E_UNSUPPORTED;
+	}
+	if (a->event > 0xff) {
+		ksnprintf(why, whylen, "event select %#x: IA32_PERFEVTSELx holds 8 bits (SDM vol. 3B, PERFEVTSEL layout)",
+			  a->event);
+		return PMU_E_INVAL;
 	}
 	v = (uint64_t)a->event << PERFEVTSEL_EVENT_SHIFT | (uint64_t)a->umask << PERFEVTSEL_UMASK_SHIFT |
 	    (uint64_t)a->cmask << PERFEVTSEL_CMASK_SHIFT;
@@ -365,6 +370,19 @@ static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event
 	return 0;
 }
 
+/* The SDM's architectural encodings (pmu/arch_events.c), unchanged. */
+static bool intel_arch_encoding(const struct pmu_caps *c, enum pmu_arch_event e, uint16_t *event,
+				uint8_t *umask)
+{
+	const struct pmu_arch_event_desc *d = pmu_arch_event(e);
+
+	if (!d)
+		return false;
+	*event = d->event;
+	*umask = d->umask;
+	return true;
+}
+
 const struct pmu_ops pmu_intel_ops = {
 	.name = "intel",
 	.vendor = PMU_VENDOR_INTEL,
@@ -375,4 +393,5 @@ const struct pmu_ops pmu_intel_ops = {
 	.encode_gp = intel_encode_gp,
 	.encode_fixed = intel_encode_fixed,
 	.extra_msr = intel_extra_msr,
+	.arch_encoding = intel_arch_encoding,
 };

@@ -127,6 +127,20 @@ struct pmu_caps {
 	uint64_t global_ctrl_reset;
 	unsigned offcore_msrs;            /* MSR_OFFCORE_RSP_x present (model table) */
 	const char *uarch;                /* from the model table, or NULL */
+
+	/* Backend wording and facts the Intel fields cannot carry, so that
+	 * generic code and tests never branch on the vendor (NULL/0/false:
+	 * the Intel meaning). */
+	const char *evtsel_name, *ctr_name; /* "PerfEvtSel", "PerfCtr" */
+	const char *global_ctrl_name;     /* "PerfCntrGlobalCtl" */
+	const char *no_pmu_why;           /* why version is 0, when not CPUID.0AH */
+	const char *no_global_why;        /* why global_ctrl is 0 */
+	const char *no_fixed_why;         /* why fixed_mask is 0 */
+	const char *global_reset_unchecked_why; /* the RESET value of global_ctrl is not documented */
+	bool counters_assumed;            /* counters inferred from the family, not enumerated */
+	bool ctr_write_full;              /* ctr_base writes store the full width (no sign extension) */
+	uint32_t rdpmc_extra_mask;        /* RDPMC indices past the GP counters that read other counters */
+	bool amd_ext_core, amd_perfmon_v2; /* CPUID 0x80000001:ECX[23], 0x80000022:EAX[0] */
 };
 
 static inline uint64_t pmu_width_mask(unsigned width)
@@ -158,6 +172,19 @@ static inline uint32_t pmu_fixed_msr(const struct pmu_caps *c, unsigned i)
 {
 	return c->fixed_base + i * c->fixed_stride;
 }
+/* Register names for messages: the backend's, or Intel's. */
+static inline const char *pmu_evtsel_name(const struct pmu_caps *c)
+{
+	return c->evtsel_name ? c->evtsel_name : "IA32_PERFEVTSEL";
+}
+static inline const char *pmu_ctr_name(const struct pmu_caps *c)
+{
+	return c->ctr_name ? c->ctr_name : "IA32_PMC";
+}
+static inline const char *pmu_global_ctrl_name(const struct pmu_caps *c)
+{
+	return c->global_ctrl_name ? c->global_ctrl_name : "IA32_PERF_GLOBAL_CTRL";
+}
 static inline bool pmu_has_gp(const struct pmu_caps *c, unsigned x)
 {
 	return x < PMU_MAX_GP && (c->gp_mask >> x) & 1;
@@ -185,7 +212,8 @@ bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b);
 
 /* What the user asked for (perf's attr.config and flags). */
 struct pmu_event_attr {
-	uint8_t event, umask, cmask;
+	uint16_t event;             /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
+	uint8_t umask, cmask;
 	bool usr, os, edge, inv, any, intr;
 	uint64_t offcore_rsp;       /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
 	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
@@ -216,9 +244,11 @@ struct pmu_event {
 	char reason[PMU_REASON_LEN];   /* why the last call on it failed */
 };
 
-/* Counting attr for a named architectural event (usr + os). */
+/* Counting attr for a named architectural event (usr + os), encoded by the
+ * calling CPU's backend (pmu_ops.arch_encoding) once pmu_cpu_init ran
+ * there, else with the SDM table; event 0 when that PMU has no encoding. */
 void pmu_attr_arch(struct pmu_event_attr *attr, enum pmu_arch_event e);
-void pmu_attr_raw(struct pmu_event_attr *attr, uint8_t event, uint8_t umask);
+void pmu_attr_raw(struct pmu_event_attr *attr, uint16_t event, uint8_t umask);
 void pmu_event_init(struct pmu_event *ev, const struct pmu_event_attr *attr, const char *name);
 
 /* Give the event a counter on the calling CPU: the fixed counter when the
@@ -299,8 +329,14 @@ struct pmu_ops {
 			    unsigned i, uint64_t *field, char *why, size_t whylen);
 	/* The extra MSR an event needs (offcore response), or 0. */
 	uint32_t (*extra_msr)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
+	/* The encoding of a named architectural event on this PMU (the names
+	 * mean the same event everywhere, the numbers differ by vendor);
+	 * false when it has none. */
+	bool (*arch_encoding)(const struct pmu_caps *caps, enum pmu_arch_event e, uint16_t *event,
+			      uint8_t *umask);
 };
 extern const struct pmu_ops pmu_intel_ops;
+extern const struct pmu_ops pmu_amd_ops;
 
 /* --- Per-CPU state, boot scan and probe --- */
 
@@ -379,5 +415,106 @@ void pmu_boot_report(pmu_line_fn out, void *ctx);
 
 /* Names of counter registers for messages: "IA32_PMC3", "IA32_FIXED_CTR1". */
 const char *pmu_idx_name(int idx, char *buf, size_t n);
+
+/* --- PMI and sampling (pmu/pmi.c, pmu/sampling.c) ---
+ * The overflow handler's logic, hardware-independent: the kernel's
+ * interrupt glue (arch/x86/pmi.c) and the host model call the same code. */
+struct rb;
+struct pmu_sample;
+
+/* Where a PMI came from (same bits as a sample's misc, pmu/sample.h). */
+#define PMU_PMI_FROM_USER (1u << 0) /* the interrupted code ran at CPL 3 */
+#define PMU_PMI_FROM_NMI (1u << 1)  /* delivered as an NMI */
+
+/* Per-CPU handler statistics. Written only by that CPU's handler. */
+struct pmu_pmi_stats {
+	uint64_t pmis;          /* handler entries */
+	uint64_t spurious;      /* entries that found no status bit at all */
+	uint64_t unclaimed;     /* entries whose status held no counter of ours */
+	uint64_t overflows;     /* counter overflows handled */
+	uint64_t samples;       /* sample records written */
+	uint64_t lost;          /* samples that did not fit in the ring */
+	uint64_t frozen;        /* entries that found the counters frozen (v4) */
+	uint64_t faults;        /* register accesses that faulted in the handler */
+	uint64_t last_status;   /* GLOBAL_STATUS as the last entry read it */
+	uint64_t last_cleared;  /* what the last entry wrote to OVF_CTRL */
+	uint64_t last_rip;      /* interrupted RIP of the last entry */
+	unsigned last_from;     /* PMU_PMI_FROM_* of the last entry */
+	uint32_t ovf[PMU_IDX_NR]; /* overflows handled, per counter index */
+};
+
+/* The PMI handler, on the interrupted CPU: read GLOBAL_STATUS; for each
+ * overflowed counter that holds one of our events, fold in its count,
+ * reload -period (sampling events) and write a sample to the ring set by
+ * pmu_pmi_set_ring; then clear exactly those bits (and the v4 frozen
+ * bits, which unfreezes) through OVF_CTRL. Returns the status read; 0 is
+ * a spurious PMI (counted). It neither unmasks the LVT nor sends EOI: the
+ * interrupt glue does. */
+uint64_t pmu_pmi_handle(uint64_t rip, unsigned from);
+
+/* A copy of a CPU's statistics; reset the calling CPU's. */
+void pmu_pmi_get_stats(unsigned cpu, struct pmu_pmi_stats *out);
+void pmu_pmi_reset_stats(void);
+/* Samples of the calling CPU go to rb (NULL: none are written); each
+ * carries the counts of the events on the counters in values_mask (one
+ * bit per counter index), other than the one that overflowed. */
+void pmu_pmi_set_ring(struct rb *rb, uint64_t values_mask);
+/* Called by the handler of the calling CPU right after it read the status
+ * (counters still frozen with freeze-on-PMI); for tests. NULL: none. */
+typedef void (*pmu_pmi_observer_fn)(void *ctx, uint64_t status);
+void pmu_pmi_set_observer(pmu_pmi_observer_fn fn, void *ctx);
+/* IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI on the calling CPU. Before v4 the
+ * freeze clears GLOBAL_CTRL; the handler then restores it. */
+int pmu_pmi_set_freeze(bool on);
+/* Set status bits through IA32_PERF_GLOBAL_STATUS_SET (v4). */
+int pmu_pmi_status_set(uint64_t bits);
+/* "pmis 3 spurious 0 ..." lines for one CPU's statistics. */
+void pmu_pmi_report(unsigned cpu, pmu_line_fn out, void *ctx);
+
+/* A sampling session: a group of events on one CPU, some with a period,
+ * whose overflows write samples into a ring (lib/ringbuf.h). The ring's
+ * memory is the caller's: PMU_SAMPLING_CTL_SIZE bytes of control area
+ * (perf's user page; here also the ring handle), then a power-of-two data
+ * area of at least RB_MIN_DATA_SIZE. */
+#define PMU_SAMPLING_CTL_SIZE 4096u
+#define PMU_SAMPLING_MAX_EVENTS 16u
+
+struct pmu_sampling {
+	unsigned cpu;
+	unsigned n;
+	struct pmu_event *evs[PMU_SAMPLING_MAX_EVENTS];
+	struct rb *rb;          /* in the control area */
+	bool running;
+	bool owns_counters;     /* start placed the events; stop frees them */
+	char reason[PMU_REASON_LEN];
+};
+
+/* On the calling CPU: set up the ring over mem (overwrite: keep the
+ * newest, else drop and count), place the events (unless they all hold
+ * counters here already), give sampling events their INT bit, route
+ * this CPU's samples to the ring and start the group. Returns PMU_OK or
+ * an error with s->reason saying why. */
+int pmu_sampling_start(struct pmu_sampling *s, struct pmu_event *const *evs, unsigned n, void *mem,
+		       size_t mem_size, bool overwrite);
+/* On the same CPU: stop the group, stop routing samples, free the
+ * counters start placed. The ring keeps its records for the drain. */
+int pmu_sampling_stop(struct pmu_sampling *s);
+
+/* What a drain found. */
+struct pmu_sampling_tally {
+	uint64_t samples;       /* RB_RECORD_SAMPLE records */
+	uint64_t lost_records;  /* RB_RECORD_LOST records */
+	uint64_t lost;          /* the samples they say were lost */
+	uint64_t bad;           /* unreadable or unknown records */
+};
+typedef void (*pmu_sample_fn)(void *ctx, const struct pmu_sample *smp);
+/* From any CPU (the ring's one consumer): take every record, print it as
+ * "sample: <hex>" through out (the caller adds "# ", pmu/sample.h), pass
+ * samples to visit; either may be NULL. Adds to *t when not NULL. Returns
+ * the records taken. */
+uint64_t pmu_sampling_drain(struct pmu_sampling *s, pmu_line_fn out, void *out_ctx, pmu_sample_fn visit,
+			    void *visit_ctx, struct pmu_sampling_tally *t);
+/* Samples the ring dropped since start (non-overwrite mode). */
+uint64_t pmu_sampling_ring_lost(const struct pmu_sampling *s);
 
 #endif

@@ -179,14 +179,14 @@ static int probe_count(struct pmu_cpu *pc, unsigned x, enum pmu_arch_event e,
 		return vec;
 	}
 	if ((vec = pmu_hw_wrmsr(pmu_evtsel_msr(c, x), sel)) != 0) {
-		reason(pc, "wrmsr of %#llx to IA32_PERFEVTSEL%u (MSR %#x) raises %s",
-		       (unsigned long long)sel, x, pmu_evtsel_msr(c, x), vector_name(vec));
+		reason(pc, "wrmsr of %#llx to %s%u (MSR %#x) raises %s", (unsigned long long)sel,
+		       pmu_evtsel_name(c), x, pmu_evtsel_msr(c, x), vector_name(vec));
 		return vec;
 	}
 	if (c->global_ctrl && (vec = pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow | BIT(x))) != 0) {
 		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
-		reason(pc, "wrmsr of %#llx to IA32_PERF_GLOBAL_CTRL raises %s",
-		       (unsigned long long)(pc->global_ctrl_shadow | BIT(x)), vector_name(vec));
+		reason(pc, "wrmsr of %#llx to %s raises %s", (unsigned long long)(pc->global_ctrl_shadow | BIT(x)),
+		       pmu_global_ctrl_name(c), vector_name(vec));
 		return vec;
 	}
 	if (opts && opts->workload)
@@ -197,7 +197,7 @@ static int probe_count(struct pmu_cpu *pc, unsigned x, enum pmu_arch_event e,
 		pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow);
 	pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
 	if ((vec = pmu_hw_rdmsr(pmu_ctr_msr(c, x), count)) != 0) {
-		reason(pc, "rdmsr of IA32_PMC%u (MSR %#x) raises %s", x, pmu_ctr_msr(c, x),
+		reason(pc, "rdmsr of %s%u (MSR %#x) raises %s", pmu_ctr_name(c), x, pmu_ctr_msr(c, x),
 		       vector_name(vec));
 		return vec;
 	}
@@ -217,8 +217,7 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 	pc->rdpmc_ok = false;
 	pc->probe_gp = -1;
 	if (!pc->ops) {
-		/* No backend for this vendor (AMD's is not written yet). Say what
-		 * CPUID.0AH shows too: QEMU's TCG CPUs are AuthenticAMD with no PMU. */
+		/* No backend for this vendor. Say what CPUID.0AH shows too. */
 		struct cpuid_regs r = { 0 };
 		if (c->max_leaf >= 0x0a)
 			pmu_hw_cpuid(0x0a, 0, &r);
@@ -231,7 +230,7 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 		return;
 	}
 	if (c->version == 0) {
-		reason(pc, "no architectural PMU (CPUID.0AH.EAX[7:0]=0)");
+		reason(pc, "%s", c->no_pmu_why ? c->no_pmu_why : "no architectural PMU (CPUID.0AH.EAX[7:0]=0)");
 		return;
 	}
 	if (c->gp_mask == 0) {
@@ -262,7 +261,8 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 
 	if ((vec = pmu_hw_rdmsr(pmu_evtsel_msr(c, x), &saved_sel)) != 0 ||
 	    (vec = pmu_hw_rdmsr(pmu_ctr_msr(c, x), &saved_ctr)) != 0) {
-		reason(pc, "rdmsr of IA32_PMC%u/IA32_PERFEVTSEL%u raises %s", x, x, vector_name(vec));
+		reason(pc, "rdmsr of %s%u/%s%u raises %s", pmu_ctr_name(c), x, pmu_evtsel_name(c), x,
+		       vector_name(vec));
 		return;
 	}
 	pattern = PMU_PROBE_PATTERN & pmu_width_mask(c->gp_width);
@@ -272,13 +272,13 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 		return;
 	}
 	if ((vec = pmu_hw_rdmsr(pmu_ctr_msr(c, x), &back)) != 0) {
-		reason(pc, "rdmsr of IA32_PMC%u (MSR %#x) raises %s after a write", x,
+		reason(pc, "rdmsr of %s%u (MSR %#x) raises %s after a write", pmu_ctr_name(c), x,
 		       pmu_ctr_msr(c, x), vector_name(vec));
 		return;
 	}
 	if (back != pattern) {
-		reason(pc, "counters do not count: wrote 0x%llx to IA32_PMC%u (MSR %#x), read back 0x%llx",
-		       (unsigned long long)pattern, x, pmu_ctr_write_msr(c, x),
+		reason(pc, "counters do not count: wrote 0x%llx to %s%u (MSR %#x), read back 0x%llx",
+		       (unsigned long long)pattern, pmu_ctr_name(c), x, pmu_ctr_write_msr(c, x),
 		       (unsigned long long)back);
 		pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), saved_ctr & pmu_width_mask(c->gp_width));
 		return;
@@ -288,8 +288,8 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 		reason(pc, "rdpmc raises %s (vector %d) at CPL 0 for counter %u, which RDMSR reads fine",
 		       vector_name(vec), vec, x);
 	} else if (viapmc != pattern) {
-		reason(pc, "rdpmc(%u) returned 0x%llx but IA32_PMC%u holds 0x%llx", x,
-		       (unsigned long long)viapmc, x, (unsigned long long)pattern);
+		reason(pc, "rdpmc(%u) returned 0x%llx but %s%u holds 0x%llx", x,
+		       (unsigned long long)viapmc, pmu_ctr_name(c), x, (unsigned long long)pattern);
 	} else {
 		pc->rdpmc_ok = true;
 	}
@@ -313,8 +313,9 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 		return;
 	if (count == 0) {
 		reason(pc,
-		       "counters do not count: IA32_PMC%u programmed for %s (PERFEVTSEL%u=0x%llx) stayed 0 over the probe workload",
-		       x, pmu_arch_events[e].name, x, (unsigned long long)sel);
+		       "counters do not count: %s%u programmed for %s (%s%u=0x%llx) stayed 0 over the probe workload",
+		       pmu_ctr_name(c), x, pmu_arch_events[e].name, c->evtsel_name ? c->evtsel_name : "PERFEVTSEL", x,
+		       (unsigned long long)sel);
 		return;
 	}
 	pc->counting = true;
@@ -346,8 +347,8 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 		if (!((iu->gp >> x) & 1))
 			continue;
 		ksnprintf(line, sizeof(line),
-			  "cpu %u: IA32_PERFEVTSEL%u (MSR %#x) = 0x%llx: PMC%u %s (event 0x%02x umask 0x%02x) by an earlier owner; %s",
-			  pc->cpu, x, pmu_evtsel_msr(c, x), (unsigned long long)v, x,
+			  "cpu %u: %s%u (MSR %#x) = 0x%llx: PMC%u %s (event 0x%02x umask 0x%02x) by an earlier owner; %s",
+			  pc->cpu, pmu_evtsel_name(c), x, pmu_evtsel_msr(c, x), (unsigned long long)v, x,
 			  ((v >> PERFEVTSEL_EN_BIT) & 1) ? "enabled" : "claimed (INUSE)",
 			  (unsigned)(v & PERFEVTSEL_EVENT_MASK),
 			  (unsigned)((v & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT), owner_note(iu));
@@ -368,8 +369,8 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 	}
 	if (iu->global_ctrl_valid && iu->global_ctrl != c->global_ctrl_reset) {
 		ksnprintf(line, sizeof(line),
-			  "cpu %u: IA32_PERF_GLOBAL_CTRL (MSR %#x) = %#llx at boot, RESET value is %#llx",
-			  pc->cpu, c->global_ctrl, (unsigned long long)iu->global_ctrl,
+			  "cpu %u: %s (MSR %#x) = %#llx at boot, RESET value is %#llx",
+			  pc->cpu, pmu_global_ctrl_name(c), c->global_ctrl, (unsigned long long)iu->global_ctrl,
 			  (unsigned long long)c->global_ctrl_reset);
 		out(ctx, line);
 		any = true;

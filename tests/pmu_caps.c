@@ -25,6 +25,9 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU)
 	const struct pmu_caps *c = &pc->caps;
 	if (!pc->ops || !c->version)
 		ktest_skip("%s", pc->reason[0] ? pc->reason : "no PMU"); /* never a pass without a PMU */
+	/* Counters the family implies (AMD legacy) exist only if the probe saw them count. */
+	if (c->counters_assumed && !pc->counting)
+		ktest_skip("%s", pc->reason);
 	/* CPUID consistency the rest of the checks rely on. */
 	check(c->gp_width >= 1 && c->gp_width <= 64, "expected a GP width of 1..64 bits, CPUID.0AH says %u",
 	      c->gp_width);

@@ -39,6 +39,8 @@ const char *pmu_needs_global_ctrl(void)
 	const char *why = pmu_needs_counting();
 	if (why)
 		return why;
+	if (!pmu_caps()->global_ctrl && pmu_caps()->no_global_why)
+		return pmu_caps()->no_global_why;
 	if (!pmu_caps()->global_ctrl)
 		return ktest_reason("architectural PMU v%u has no IA32_PERF_GLOBAL_CTRL (needs v2)",
 				    pmu_caps()->version);
@@ -47,7 +49,11 @@ const char *pmu_needs_global_ctrl(void)
 
 const char *pmu_needs_fixed(void)
 {
-	const char *why = pmu_needs_global_ctrl();
+	const char *why = pmu_needs_counting();
+	/* The precise reason first: "AMD has no fixed counters", not "no GLOBAL_CTRL". */
+	if (!why && !pmu_caps()->fixed_mask && pmu_caps()->no_fixed_why)
+		return pmu_caps()->no_fixed_why;
+	why = pmu_needs_global_ctrl();
 	if (why)
 		return why;
 	if (!pmu_caps()->fixed_mask)
@@ -191,11 +197,11 @@ void pmu_test_diag_regs(void)
 		return;
 	for (unsigned x = 0; x < PMU_MAX_GP; x++)
 		if (pmu_has_gp(c, x) && pmu_hw_rdmsr(pmu_evtsel_msr(c, x), &v) == 0 && v)
-			diag("IA32_PERFEVTSEL%u = %#lx", x, v);
+			diag("%s%u = %#lx", pmu_evtsel_name(c), x, v);
 	if (c->fixed_ctrl && pmu_hw_rdmsr(c->fixed_ctrl, &v) == 0)
 		diag("IA32_FIXED_CTR_CTRL = %#lx", v);
 	if (c->global_ctrl && pmu_hw_rdmsr(c->global_ctrl, &v) == 0)
-		diag("IA32_PERF_GLOBAL_CTRL = %#lx", v);
+		diag("%s = %#lx", pmu_global_ctrl_name(c), v);
 	if (c->global_status && pmu_hw_rdmsr(c->global_status, &v) == 0)
 		diag("IA32_PERF_GLOBAL_STATUS = %#lx", v);
 }

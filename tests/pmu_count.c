@@ -44,7 +44,8 @@ KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU)
 
 			if (!((c->events_avail >> e) & 1)) {
 				if (x == 0)
-					diag("%s: not available (CPUID.0AH:EBX bit %d)", pmu_arch_events[e].name, e);
+					diag("%s: not available on this PMU (available events %#x)",
+					     pmu_arch_events[e].name, c->events_avail);
 				continue;
 			}
 			pmu_test_event(&ev, (enum pmu_arch_event)e);
@@ -158,6 +159,8 @@ KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU)
 	if (n > 1 && !pmu_caps()->global_ctrl) {
 		/* Version 1 cannot start several counters with one write. */
 		pmu_events_del(g, n);
+		if (pmu_caps()->no_global_why)
+			ktest_skip("%s: %u counters cannot start in one write", pmu_caps()->no_global_why, n);
 		ktest_skip("architectural PMU v1: no GLOBAL_CTRL to start %u counters in one write", n);
 	}
 	diag("%u counters in one window", n);

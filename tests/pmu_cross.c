@@ -35,6 +35,8 @@ static const char *needs_cross(void)
 		on_cpu(t, cross_init, NULL);
 	if (!pc->counting)
 		return ktest_reason("cpu %u: %s", t, pc->reason);
+	if (!pc->caps.fixed_mask && pc->caps.no_fixed_why)
+		return ktest_reason("cpu %u: %s", t, pc->caps.no_fixed_why);
 	if (!pmu_has_fixed(&pc->caps, 0) || !pmu_has_fixed(&pc->caps, 1) || !pc->caps.global_ctrl)
 		return ktest_reason("cpu %u has no FIXED_CTR0/FIXED_CTR1 to cross-check against", t);
 	return NULL;

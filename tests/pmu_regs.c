@@ -67,7 +67,9 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU)
 		      v, vec);
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
 	}
-	unsigned past = pmu_test_first_absent(c->gp_mask, PMU_MAX_GP);
+	/* Past the GP counters and the other counters RDPMC reads (AMD's
+	 * northbridge/L3 indices, APM vol. 3, RDPMC). */
+	unsigned past = pmu_test_first_absent(c->gp_mask | c->rdpmc_extra_mask, PMU_MAX_GP);
 	if (past < PMU_MAX_GP) {
 		vec = pmu_hw_rdpmc(past, &v);
 		check(vec == 13, "RDPMC(%u), past the GP counters (mask %#x): expected #GP, saw vector %d", past,
@@ -94,6 +96,9 @@ KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER
 	if (pc->inuse.gp || pc->inuse.fixed || pc->inuse.taken_over)
 		diag("counters were in use at boot: the boot value %#lx need not be the RESET value",
 		     pc->inuse.global_ctrl);
+	else if (c->global_reset_unchecked_why)
+		diag("%s at boot: %#lx, not checked: %s", pmu_global_ctrl_name(c), pc->inuse.global_ctrl,
+		     c->global_reset_unchecked_why);
 	else
 		check(pc->inuse.global_ctrl == c->global_ctrl_reset,
 		      "IA32_PERF_GLOBAL_CTRL at boot: expected the RESET value %#lx (GP enables set), read %#lx",
@@ -216,6 +221,17 @@ KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU)
 
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter (mask %#x)", c->gp_mask);
+	if (c->ctr_write_full) {
+		/* No sign-extending path and no alias (AMD PerfCtrn, APM vol. 2,
+		 * 13.2): the counter register stores the whole width. */
+		uint64_t want = 0xffffff0123456789ull & pmu_width_mask(c->gp_width);
+		vec = pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), want);
+		pmu_hw_rdmsr(pmu_ctr_msr(c, x), &v);
+		check(vec == 0 && v == want, "%s%u <- %#lx: expected it stored whole, read %#lx (vector %d)",
+		      pmu_ctr_name(c), x, want, v, vec);
+		pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), 0);
+		goto fixed;
+	}
 	uint32_t legacy = MSR_IA32_PMC0 + x, alias = MSR_IA32_A_PMC0 + x;
 
 	pmu_hw_wrmsr(legacy, 0x80000001ull);
@@ -242,6 +258,7 @@ KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU)
 	}
 	pmu_hw_wrmsr(c->ctr_write_base + x * c->ctr_stride, 0);
 
+fixed:;
 	uint32_t fx = c->global_ctrl ? free_fixed() : 0;
 	unsigned i = pmu_test_first_absent(~fx, PMU_MAX_FIXED);
 	if (i < PMU_MAX_FIXED) {

@@ -164,8 +164,11 @@ static void reset_cpu(struct model_cpu *m, const struct model_cpu_config *cfg)
 void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
 {
 	ncpus = n > MODEL_MAX_CPUS ? MODEL_MAX_CPUS : (n ? n : 1);
-	for (unsigned c = 0; c < ncpus; c++)
+	for (unsigned c = 0; c < ncpus; c++) {
 		reset_cpu(&cpus[c], &cfgs[c]);
+		if (cfgs[c].vendor_ops)
+			cfgs[c].vendor_ops->reset(c);
+	}
 	cur = 0;
 	cur_cpl = 0;
 	cur_pce = false;
@@ -205,6 +208,8 @@ void model_run_on(unsigned cpu, void (*fn)(void *), void *arg)
 
 void model_set_cpl(unsigned cpl) { cur_cpl = cpl; }
 void model_set_cr4_pce(bool on) { cur_pce = on; }
+unsigned model_cpl(void) { return cur_cpl; }
+bool model_cr4_pce(void) { return cur_pce; }
 
 /* --- MSR decoding --- */
 
@@ -427,12 +432,15 @@ static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 
 int pmu_hw_rdmsr(uint32_t msr, uint64_t *val)
 {
+	if (cpus[cur].cfg.vendor_ops)
+		return cpus[cur].cfg.vendor_ops->rdmsr(cur, msr, val);
 	return do_rdmsr(&cpus[cur], msr, val);
 }
 
 int pmu_hw_wrmsr(uint32_t msr, uint64_t val)
 {
-	int fault = do_wrmsr(&cpus[cur], msr, val);
+	const struct model_vendor_ops *vops = cpus[cur].cfg.vendor_ops;
+	int fault = vops ? vops->wrmsr(cur, msr, val) : do_wrmsr(&cpus[cur], msr, val);
 
 	if (trace_len < MODEL_TRACE_MAX)
 		trace[trace_len++] = (struct model_write){ cur, msr, val, fault };
@@ -450,6 +458,15 @@ int pmu_hw_rdpmc(uint32_t ecx, uint64_t *val)
 	uint64_t v;
 
 	*val = 0;
+	if (m->cfg.vendor_ops) {
+		int fault = m->cfg.vendor_ops->rdpmc(cur, ecx, val);
+		if (!fault && rdpmc_hook) {
+			void (*fn)(void *) = rdpmc_hook;
+			rdpmc_hook = NULL;
+			fn(rdpmc_hook_arg);
+		}
+		return fault;
+	}
 	if (m->cfg.ignores_writes)
 		return MODEL_VEC_UD;
 	if (m->cfg.version == 0 || m->cfg.rdpmc_gp)
@@ -485,6 +502,10 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 	const char *v = c->vendor;
 
 	memset(r, 0, sizeof(*r));
+	if (c->vendor_ops) {
+		c->vendor_ops->cpuid(cur, leaf, subleaf, r);
+		return;
+	}
 	if (leaf > c->max_leaf && leaf < 0x80000000u)
 		return;
 	switch (leaf) {
@@ -549,6 +570,8 @@ uint64_t model_peek(unsigned cpu, uint32_t msr)
 	struct model_cpu *m = &cpus[cpu < ncpus ? cpu : 0];
 	unsigned i;
 
+	if (m->cfg.vendor_ops)
+		return m->cfg.vendor_ops->peek(cpu < ncpus ? cpu : 0, msr);
 	switch (decode(m, msr, &i)) {
 	case R_PMC:
 	case R_APMC: return m->pmc[i];
@@ -570,6 +593,10 @@ void model_poke(unsigned cpu, uint32_t msr, uint64_t val)
 	struct model_cpu *m = &cpus[cpu < ncpus ? cpu : 0];
 	unsigned i;
 
+	if (m->cfg.vendor_ops) {
+		m->cfg.vendor_ops->poke(cpu < ncpus ? cpu : 0, msr, val);
+		return;
+	}
 	switch (decode(m, msr, &i)) {
 	case R_PMC:
 	case R_APMC: m->pmc[i] = val; break;
@@ -702,6 +729,14 @@ void model_tick(const struct model_work *w)
 
 	/* Approximation: the TSC advances with the core cycles of the work. */
 	m->tsc += w->cycles;
+	if (c->vendor_ops) {
+		if (c->vendor_ops->tick(cur, w)) {
+			m->pmi_count++;
+			if (pmi_handler)
+				pmi_handler(pmi_handler_arg);
+		}
+		return;
+	}
 	if (c->version == 0 || c->ignores_writes || c->no_count || frozen)
 		return;
 	for (unsigned x = 0; x < 32; x++) {

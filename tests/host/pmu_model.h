@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpuid.h"
+
 #define MODEL_MAX_CPUS 8
 #define MODEL_VEC_UD 6
 #define MODEL_VEC_GP 13
@@ -23,6 +25,8 @@ enum model_profile {
 	MODEL_HYBRID,         /* CPUs 0-1 P-cores (v5, 8 GP, fixed 0-3), 2-3 E-cores (6 GP, fixed 0-2) */
 	MODEL_PROFILE_NR
 };
+
+struct model_vendor_ops;
 
 /* What one modelled CPU looks like (CPUID and the MSRs it implements). */
 struct model_cpu_config {
@@ -46,6 +50,9 @@ struct model_cpu_config {
 	bool offcore;             /* MSR_OFFCORE_RSP_0/1 exist */
 	bool rdpmc_gp;            /* RDPMC raises #GP for every counter */
 	bool no_count;            /* counters hold writes but never advance */
+	/* Another vendor's model stands in for this one on this CPU (NULL:
+	 * the SDM model; tests/host/pmu_model_amd.c). */
+	const struct model_vendor_ops *vendor_ops;
 };
 
 /* Reset every CPU to a profile (4 CPUs); full_width sets
@@ -77,6 +84,23 @@ struct model_work {
 	size_t ncycles;
 };
 void model_tick(const struct model_work *w);
+
+/* A vendor model: each hook acts on CPU cpu. The common code keeps the
+ * write trace, CPL and CR4.PCE (model_cpl/model_cr4_pce), the RDPMC hook,
+ * the TSC and PMI delivery (tick returns true when it raised a PMI). */
+struct model_vendor_ops {
+	void (*reset)(unsigned cpu);
+	void (*cpuid)(unsigned cpu, uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r);
+	int (*rdmsr)(unsigned cpu, uint32_t msr, uint64_t *val);
+	int (*wrmsr)(unsigned cpu, uint32_t msr, uint64_t val);
+	int (*rdpmc)(unsigned cpu, uint32_t ecx, uint64_t *val);
+	bool (*tick)(unsigned cpu, const struct model_work *w);
+	uint64_t (*peek)(unsigned cpu, uint32_t msr);
+	void (*poke)(unsigned cpu, uint32_t msr, uint64_t val);
+};
+unsigned model_cpl(void);
+bool model_cr4_pce(void);
+
 /* The counted loop of pmu/workload.h: 3n instructions, n branches, 2n cycles. */
 void model_tick_loop(uint64_t n);
 

@@ -1,0 +1,38 @@
+/* The PMI's way in: the LAPIC LVT performance-counter entry on each CPU,
+ * with fixed delivery on VEC_PMI or NMI delivery, and the interrupt
+ * handlers that run pmu/pmi.c's logic and re-arm the entry. */
+#ifndef ARCH_X86_PMI_H
+#define ARCH_X86_PMI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Values of the pmu.pmi= boot option (boot/options.h: "fixed", "nmi"). */
+enum pmi_delivery {
+	PMI_DELIVERY_FIXED = 0, /* vector VEC_PMI, needs EOI */
+	PMI_DELIVERY_NMI = 1,   /* NMI: arrives with interrupts off, no EOI */
+};
+
+/* On every CPU, after lapic_init_cpu() and idt_load(): register the
+ * handlers (once, on the first call) and program this CPU's LVT entry
+ * with the delivery pmu.pmi= chose. */
+void pmi_init_cpu(void);
+/* Whether pmi_init_cpu ran on the calling CPU. */
+bool pmi_ready(void);
+
+/* Reprogram the calling CPU's LVT entry; returns 0, or -1 when the entry
+ * does not read back as written (pmi_lvt_read() shows what it holds). */
+int pmi_set_delivery(enum pmi_delivery d);
+enum pmi_delivery pmi_delivery(void);
+const char *pmi_delivery_name(enum pmi_delivery d);
+
+/* The LVT value a delivery mode programs (unmasked), and the calling
+ * CPU's current LVT performance-counter entry, for diagnostics. */
+uint32_t pmi_lvt_value(enum pmi_delivery d);
+uint32_t pmi_lvt_read(void);
+
+/* PMIs a CPU took through each path (handler entries, spurious ones
+ * included). */
+uint64_t pmi_count(unsigned cpu, enum pmi_delivery d);
+
+#endif

@@ -1,0 +1,91 @@
+/* Monitor mode: run a named workload on chosen CPUs and print, every
+ * interval, one row per CPU with each event's delta, like `perf stat -I`.
+ * monitor.c is the kernel side; monitor_fmt.c holds the pure parts (event
+ * list splitting, columns, rows) that the host tests build. */
+#ifndef PMU_MONITOR_H
+#define PMU_MONITOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MONITOR_MAX_EVENTS 16   /* more than any PMU has counters: no multiplexing */
+#define MONITOR_EVENT_LEN 64    /* longest event spec, NUL included */
+#define MONITOR_LINE_LEN 512    /* longest output line, NUL included */
+#define MONITOR_COL_MIN 14      /* narrowest counter column: 10^13 fits */
+
+#define MONITOR_DEFAULT_EVENTS "instructions,cycles,branch-misses"
+#define MONITOR_DEFAULT_INTERVAL_MS 1000
+#define MONITOR_DEFAULT_DURATION_MS 10000
+#define MONITOR_MIN_INTERVAL_MS 10          /* a row per CPU must fit through the UART */
+#define MONITOR_MAX_INTERVAL_MS 3600000ull  /* one hour */
+#define MONITOR_MAX_DURATION_MS 86400000ull /* one day */
+
+enum monitor_status {
+	MONITOR_OK = 0,
+	MONITOR_E_ARGS = 1,    /* a bad option: events, CPU list, workload, size, times */
+	MONITOR_E_NOPMU = 2,   /* a chosen CPU has no usable PMU (the probe's reason is printed) */
+	MONITOR_E_EVENTS = 3,  /* the events could not be placed or started on a CPU */
+	MONITOR_E_STALLED = 4, /* a CPU did not set up, or stopped reporting, in time */
+};
+
+struct monitor_opts {
+	const char *events;   /* comma-separated event specs (pmu_event_parse); NULL/"": default;
+			       * "none": only the work column, which needs no PMU */
+	uint64_t interval_ms; /* 0: MONITOR_DEFAULT_INTERVAL_MS */
+	uint64_t duration_ms; /* 0: MONITOR_DEFAULT_DURATION_MS; the last interval may be shorter */
+	const char *cpus;     /* "0,2-3", "all" (lib/cpulist.h); NULL/"": all */
+	const char *workload; /* loop, chase, branchy, memcpy; NULL/"": loop */
+	uint64_t size;        /* the workload's size parameter; 0: its default */
+};
+
+/*
+ * Run the monitor from the BSP (or any one CPU: "the coordinator"). Every
+ * output line goes through line(), whole, without a newline, and starts
+ * with "# " so a serial log stays valid KTAP (NULL: console_printf). The
+ * coordinator may itself be a chosen CPU: it then runs its workload in
+ * steps between prints, so its row also counts the printing (documented in
+ * the run's first line). Every other CPU runs its workload from a cross-CPU
+ * call and snapshots its counters at each boundary itself; the coordinator
+ * only reads the snapshots, so no CPU is interrupted to be read.
+ * Returns MONITOR_OK or an enum monitor_status; never hangs: every wait is
+ * bounded.
+ */
+int monitor_run(const struct monitor_opts *o, void (*line)(const char *));
+const char *monitor_status_name(int status);
+
+/* Boot wiring: main.c records the command line's monitor options; the
+ * monitor.run test reads them (NULL: monitor mode was not asked for). */
+void monitor_request(const struct monitor_opts *o);
+const struct monitor_opts *monitor_requested(void);
+
+/* --- Pure helpers (monitor_fmt.c) --- */
+
+/*
+ * Split a comma-separated event list into names[0..max). Commas inside
+ * "cpu/.../" belong to the event (between its two slashes). Returns the
+ * number of events, or -1 with err naming the problem (empty item,
+ * unterminated cpu/ list, over-long event, too many events).
+ */
+int monitor_split_events(const char *s, char names[][MONITOR_EVENT_LEN], unsigned max, char *err,
+			 size_t errlen);
+
+/* The table's columns: one per event, then the workload's work count. */
+struct monitor_cols {
+	unsigned n;
+	const char *name[MONITOR_MAX_EVENTS];
+	unsigned width[MONITOR_MAX_EVENTS];
+	const char *work;     /* heading of the work column, NULL for none */
+	unsigned work_width;
+};
+void monitor_cols_init(struct monitor_cols *c, const char *const *names, unsigned n, const char *work);
+
+/* "#     time(ms)  cpu    instructions ..." and
+ * "#       1000.0    1       123456789 ...": the time is the snapshot's,
+ * in ms with one decimal, since the start. Return the length, like
+ * snprintf. */
+int monitor_format_header(const struct monitor_cols *c, char *buf, size_t len);
+int monitor_format_row(const struct monitor_cols *c, uint64_t t_us, unsigned cpu, const uint64_t *delta,
+		       uint64_t work, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,239 @@
+/* A check of monitor mode itself, runnable before boot wires the mode in:
+ * 200 ms of the loop workload on the last CPU, output captured. Without a
+ * PMU it must refuse with the probe's reason and no table; with one, every
+ * interval must give a row with non-zero counts that fit the workload. Bad
+ * options must be refused naming the bad item, PMU or not. */
+#include "arch/x86/smp.h"
+#include "boot/options.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+#include "pmu/monitor.h"
+#include "pmu/pmu.h"
+#include "pmu/workload.h"
+#include "tests/ktest.h"
+
+#define CAP_LINES 48
+static char cap[CAP_LINES][MONITOR_LINE_LEN];
+static unsigned ncap, ndropped;
+
+static void cap_line(const char *s)
+{
+	if (ncap < CAP_LINES)
+		strlcpy(cap[ncap++], s, MONITOR_LINE_LEN);
+	else
+		ndropped++;
+}
+
+static void cap_reset(void)
+{
+	ncap = ndropped = 0;
+}
+
+static void cap_dump(void)
+{
+	for (unsigned i = 0; i < ncap; i++)
+		diag("captured: %s", cap[i]);
+	if (ndropped)
+		diag("captured: (%u more lines dropped)", ndropped);
+}
+
+static const char *cap_find(const char *needle)
+{
+	for (unsigned i = 0; i < ncap; i++)
+		if (strstr(cap[i], needle))
+			return cap[i];
+	return NULL;
+}
+
+/* Read one unsigned decimal field; false when there is none. */
+static bool next_u64(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+	while (*s == ' ')
+		s++;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (*v = 0; *s >= '0' && *s <= '9'; s++)
+		*v = *v * 10 + (uint64_t)(*s - '0');
+	*p = s;
+	return true;
+}
+
+/* "#     50.1    3   <n columns>": the time in tenths of a ms, then the
+ * cpu and n numbers; false for any other line. */
+static bool parse_row(const char *s, uint64_t *tenths, uint64_t *f, unsigned n)
+{
+	uint64_t tenth;
+	if (strncmp(s, "# ", 2) != 0)
+		return false;
+	s += 2;
+	if (!next_u64(&s, tenths) || *s++ != '.' || !next_u64(&s, &tenth) || tenth > 9)
+		return false;
+	*tenths = *tenths * 10 + tenth;
+	for (unsigned i = 0; i < n; i++)
+		if (!next_u64(&s, &f[i]))
+			return false;
+	return *s == '\0';
+}
+
+static void lastcpu_init(void *arg)
+{
+	struct pmu_cpu *pc = pmu_this_cpu();
+	if (pc && !pc->initialised) {
+		struct pmu_init_opts o = { .takeover = options.pmu_takeover };
+		pmu_cpu_init(&o);
+	}
+}
+
+KTEST("monitor", run_on_last_cpu, NULL, 0)
+{
+	unsigned last = smp_num_cpus() - 1;
+	struct pmu_cpu *pc = pmu_cpu_of(last);
+	char list[16], want[PMU_REASON_LEN + 64];
+
+	if (!pc)
+		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
+	if (!pc->initialised)
+		on_cpu(last, lastcpu_init, NULL);
+	ksnprintf(list, sizeof(list), "%u", last);
+	struct monitor_opts o = {
+		.events = "instructions,cycles",
+		.interval_ms = 50,
+		.duration_ms = 200,
+		.cpus = list,
+		.workload = "branchy",
+	};
+	cap_reset();
+	int st = monitor_run(&o, cap_line);
+
+	/* The probe's verdict, read independently of the monitor, says
+	 * which outcome is right. */
+	if (!pc->counting) {
+		ksnprintf(want, sizeof(want), "# monitor: no PMU on cpu %u: %s", last, pc->reason);
+		const char *l = cap_find("# monitor: no PMU on cpu");
+		check(st == MONITOR_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
+		      MONITOR_E_NOPMU, st, monitor_status_name(st));
+		check(l && strcmp(l, want) == 0, "expected the line \"%s\", saw \"%s\"", want, l ? l : "(none)");
+		check(!cap_find("time(ms)"), "no table header may be printed without a PMU");
+		if (l)
+			diag("%s", l + 2);
+		return;
+	}
+	if (!check(st == MONITOR_OK, "cpu %u counts: expected status 0, got %d (%s)", last, st,
+		   monitor_status_name(st))) {
+		cap_dump();
+		return;
+	}
+	check(cap_find("#     time(ms)  cpu") != NULL, "no table header");
+	unsigned rows = 0;
+	for (unsigned i = 0; i < ncap; i++) {
+		uint64_t t, f[4];
+		if (!parse_row(cap[i], &t, f, 4))
+			continue;
+		uint64_t cpu = f[0], ins = f[1], cyc = f[2], work = f[3];
+		rows++;
+		check(cpu == last, "row %u is for cpu %lu, expected %u", rows, cpu, last);
+		check(ins > 0 && cyc > 0, "row %u: instructions %lu and cycles %lu must both be non-zero", rows, ins,
+		      cyc);
+		/* The loop retires exactly 3 instructions per iteration; the
+		 * rest (clock reads, snapshots, interrupts) only adds. */
+		check(ins >= PMU_LOOP_INSNS_PER_ITER * work,
+		      "row %u: %lu instructions for %lu loop iterations, fewer than %u per iteration", rows, ins, work,
+		      PMU_LOOP_INSNS_PER_ITER);
+		diag("%s", cap[i] + 2);
+	}
+	check(rows == 4, "expected 4 rows (200 ms in 50 ms intervals), saw %u", rows);
+	if (rows != 4)
+		cap_dump();
+}
+
+/* events=none: the work column alone, so the whole machinery (every CPU,
+ * the coordinator among them, the boundaries, the snapshot rings) runs
+ * with or without a PMU. */
+KTEST("monitor", work_only_on_every_cpu, NULL, 0)
+{
+	unsigned n = smp_num_cpus();
+	/* A row per CPU per interval: few enough CPUs that all 4
+	 * intervals' rows and 4 other lines fit the capture. */
+	unsigned rows = 0, cpus = n < (CAP_LINES - 4) / 4 ? n : (CAP_LINES - 4) / 4;
+	uint64_t last_t[CAP_LINES] = { 0 }; /* tenths of a ms, per CPU */
+	uint64_t work[CAP_LINES] = { 0 };
+	unsigned rows_of[CAP_LINES] = { 0 };
+	char list[16];
+
+	ksnprintf(list, sizeof(list), "0-%u", cpus - 1);
+	struct monitor_opts o = {
+		.events = "none", .interval_ms = 50, .duration_ms = 200, .cpus = list, .workload = "branchy",
+	};
+	cap_reset();
+	int st = monitor_run(&o, cap_line);
+	if (!check(st == MONITOR_OK, "events=none on cpus %s: expected status 0, got %d (%s)", list, st,
+		   monitor_status_name(st))) {
+		cap_dump();
+		return;
+	}
+	check(cap_find("#     time(ms)  cpu   branchy.iters") != NULL, "no header with the work column");
+	for (unsigned i = 0; i < ncap; i++) {
+		uint64_t t, f[2];
+		if (!parse_row(cap[i], &t, f, 2))
+			continue;
+		unsigned cpu = (unsigned)f[0];
+		rows++;
+		if (!check(cpu < cpus, "row \"%s\" names cpu %u, outside 0-%u", cap[i], cpu, cpus - 1))
+			continue;
+		unsigned k = ++rows_of[cpu];
+		/* A snapshot is taken at or after its boundary, and the
+		 * intervals of one CPU come in order. */
+		check(t >= k * 500 && t > last_t[cpu], "cpu %u interval %u at %lu.%lu ms: expected >= %u ms, after %lu.%lu",
+		      cpu, k, t / 10, t % 10, k * 50, last_t[cpu] / 10, last_t[cpu] % 10);
+		work[cpu] += f[1];
+		last_t[cpu] = t;
+	}
+	check(rows == 4 * cpus, "expected %u rows (4 intervals x %u CPUs), saw %u", 4 * cpus, cpus, rows);
+	/* One interval may show no work where a single step outlasts it (a
+	 * slow emulator), but every CPU must have worked. */
+	for (unsigned c = 0; c < cpus; c++)
+		check(rows_of[c] == 4 && work[c] > 0, "cpu %u: %u rows, %lu iterations; expected 4 rows and some work",
+		      c, rows_of[c], work[c]);
+	if (rows != 4 * cpus)
+		cap_dump();
+	else
+		for (unsigned i = 0; i < ncap; i++)
+			diag("%s", cap[i] + 2);
+}
+
+struct bad_case {
+	struct monitor_opts o;
+	const char *want; /* in the refusal line */
+};
+
+KTEST("monitor", refuses_bad_options, NULL, 0)
+{
+	char past[64], want_past[64];
+	unsigned n = smp_num_cpus();
+
+	ksnprintf(past, sizeof(past), "0,%u", n);
+	ksnprintf(want_past, sizeof(want_past), "\"%u\" names a CPU past the last one online", n);
+	const struct bad_case cases[] = {
+		{ { .events = "instructions,instrucions" }, "event 'instrucions': unknown event 'instrucions'" },
+		{ { .events = "cycles,cpu/event=0xc0,umask=0" }, "has no closing '/'" },
+		{ { .events = "cpu/event=0xc0,umsk=1/" }, "unknown term 'umsk'" },
+		{ { .events = "cycles,,instructions" }, "empty event at offset 7" },
+		{ { .cpus = past }, want_past },
+		{ { .cpus = "1-0" }, "runs backwards" },
+		{ { .cpus = "first" }, "\"first\" is not N, N-M or all" },
+		{ { .workload = "spin" }, "unknown workload 'spin'" },
+		{ { .workload = "chase", .size = 64 }, "size 64 bytes is outside" },
+		{ { .interval_ms = 5 }, "interval 5 ms is outside" },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cap_reset();
+		int st = monitor_run(&cases[i].o, cap_line);
+		const char *l = cap_find(cases[i].want);
+		check(st == MONITOR_E_ARGS, "case %u: expected status %d (bad options), got %d", i, MONITOR_E_ARGS, st);
+		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
+		      ncap ? cap[0] : "(none)");
+		check(ncap == 1 && strncmp(cap[0], "# monitor: ", 11) == 0,
+		      "case %u: expected one \"# monitor: \" line, saw %u lines", i, ncap);
+	}
+}

@@ -11,6 +11,7 @@
 #include "arch/x86/legacy_irq.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/platform_exit.h"
+#include "arch/x86/pmi.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/uart.h"
@@ -19,6 +20,7 @@
 #include "boot/options.h"
 #include "boot/pmutest_version.h"
 #include "lib/console.h"
+#include "pmu/monitor.h"
 #include "pmu/pmu.h"
 #include "tests/ktest_internal.h"
 
@@ -60,6 +62,23 @@ static void print_diag_line(void *ctx, const char *line)
 	console_printf("# %s\n", line);
 }
 
+static void pmi_init_cpu_cb(void *arg)
+{
+	pmi_init_cpu();
+}
+
+/* PMIs seen during the run, per CPU that saw any (spurious ones included:
+ * they are never ignored silently). */
+static void report_pmi_activity(void)
+{
+	for (unsigned cpu = 0; cpu < smp_num_cpus(); cpu++) {
+		struct pmu_pmi_stats st;
+		pmu_pmi_get_stats(cpu, &st);
+		if (st.pmis || st.spurious)
+			pmu_pmi_report(cpu, print_diag_line, NULL);
+	}
+}
+
 static void print_boot_facts(void)
 {
 	const struct timer_info *ti = timer_info();
@@ -99,6 +118,20 @@ void kmain(uint32_t magic, uint32_t info_phys)
 		.select = options.tests,
 		.default_budget_ms = (uint32_t)options.timeout_s * 1000,
 	};
+	/* Monitor mode is the one test monitor.run, given the run's length
+	 * plus time to set up as its budget. */
+	static struct monitor_opts mon;
+	if (options.mode == BOOT_MODE_MONITOR) {
+		mon = (struct monitor_opts){
+			.events = options.mon_events, .interval_ms = options.mon_interval_ms,
+			.duration_ms = options.mon_duration_ms, .cpus = options.mon_cpus,
+			.workload = options.mon_workload, .size = options.mon_size,
+		};
+		monitor_request(&mon);
+		cfg.select = "monitor.run";
+		uint64_t ms = (mon.duration_ms ? mon.duration_ms : MONITOR_DEFAULT_DURATION_MS) + 180000;
+		cfg.default_budget_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+	}
 	ktest_begin(&cfg);
 	smp_start_aps(&boot_info, (unsigned)options.cpus);
 	print_boot_facts();
@@ -108,8 +141,10 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	struct pmu_init_opts pmu_opts = { .takeover = options.pmu_takeover };
 	pmu_init_all(&pmu_opts, on_cpu);
 	pmu_boot_report(print_diag_line, NULL);
+	on_each_cpu(pmi_init_cpu_cb, NULL);
 
 	struct ktest_totals t = ktest_run_all(&cfg);
+	report_pmi_activity();
 	console_printf("# pmutest: %u passed, %u failed, %u skipped\n", t.passed, t.failed, t.skipped);
 	enum exit_code code = t.failed ? EXIT_FAIL
 			      : (t.skipped && !t.passed) ? EXIT_ALL_SKIP : EXIT_PASS;

@@ -16,6 +16,7 @@ struct cmdline_result options_result;
 
 static const char *const exit_choices[] = { "auto", "qemu", "halt", "reboot", "poweroff", NULL };
 static const char *const pmi_choices[] = { "fixed", "nmi", NULL };
+static const char *const mode_choices[] = { "test", "monitor", NULL };
 _Static_assert(EXIT_ACTION_AUTO == 0 && EXIT_ACTION_QEMU == 1 && EXIT_ACTION_HALT == 2 &&
 		       EXIT_ACTION_REBOOT == 3 && EXIT_ACTION_POWEROFF == 4,
 	       "exit_choices follows enum exit_action");
@@ -34,6 +35,20 @@ static const struct cmdline_opt table[] = {
 	  "reprogram PMU counters that were already in use at boot" },
 	{ "pmu.pmi", CMDLINE_ENUM, &options.pmu_pmi, 0, pmi_choices, 0, 0,
 	  "PMI delivery: fixed vector or NMI" },
+	{ "mode", CMDLINE_ENUM, &options.mode, 0, mode_choices, 0, 0,
+	  "test: run the tests (default); monitor: print event deltas per CPU every interval" },
+	{ "events", CMDLINE_STR, options.mon_events, sizeof(options.mon_events), NULL, 0, 0,
+	  "monitor: comma-separated events (default instructions,cycles,branch-misses; none = work only)" },
+	{ "interval", CMDLINE_UINT, &options.mon_interval_ms, 0, NULL, 10, 3600000,
+	  "monitor: milliseconds between rows (default 1000)" },
+	{ "duration", CMDLINE_UINT, &options.mon_duration_ms, 0, NULL, 1, 86400000,
+	  "monitor: milliseconds to run (default 10000)" },
+	{ "monitor.cpus", CMDLINE_STR, options.mon_cpus, sizeof(options.mon_cpus), NULL, 0, 0,
+	  "monitor: CPUs to run on, e.g. 1-3 or 0,2 (default all)" },
+	{ "workload", CMDLINE_STR, options.mon_workload, sizeof(options.mon_workload), NULL, 0, 0,
+	  "monitor: loop, chase, branchy or memcpy (default loop)" },
+	{ "size", CMDLINE_UINT, &options.mon_size, 0, NULL, 1, 1ull << 32,
+	  "monitor: the workload's size (iterations or bytes; default per workload)" },
 };
 
 const struct cmdline_opt *options_table(size_t *n)

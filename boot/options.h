@@ -7,6 +7,8 @@
 
 #include "lib/cmdline.h"
 
+enum boot_mode { BOOT_MODE_TEST, BOOT_MODE_MONITOR };
+
 struct options {
 	char tests[1024];       /* tests=glob,glob,-glob */
 	uint64_t cpus;          /* cpus=N: use at most N CPUs (0 = all) */
@@ -15,6 +17,13 @@ struct options {
 	uint64_t timeout_s;     /* timeout=S: per-test budget in seconds */
 	bool pmu_takeover;      /* pmu.takeover=1: reprogram counters found in use */
 	int pmu_pmi;            /* pmu.pmi=fixed|nmi */
+	int mode;               /* mode=test|monitor (enum boot_mode) */
+	char mon_events[512];   /* events=: monitor mode's event list */
+	uint64_t mon_interval_ms; /* interval=MS */
+	uint64_t mon_duration_ms; /* duration=MS */
+	char mon_cpus[128];     /* monitor.cpus=LIST */
+	char mon_workload[16];  /* workload=NAME */
+	uint64_t mon_size;      /* size=N */
 	uint16_t console_port;  /* resolved from console= */
 };
 

@@ -263,9 +263,11 @@ static bool is_selected(const struct ktest *t, const char *sel)
 {
 	char full[160];
 	ksnprintf(full, sizeof(full), "%s.%s", t->suite, t->name);
-	if (t->flags & KTEST_SELFTEST) {
-		/* Selftests fail on purpose: only an explicit selftest glob runs them. */
-		return sel && strstr(sel, "selftest") && glob_select(sel, full, false);
+	if (t->flags & (KTEST_SELFTEST | KTEST_EXPLICIT)) {
+		/* Selftests fail on purpose, and modes like monitor.run are not
+		 * tests to run by default: only a selector that names their suite
+		 * runs them. */
+		return sel && strstr(sel, t->suite) && glob_select(sel, full, false);
 	}
 	return glob_select(sel ? sel : "", full, true);
 }

@@ -11,6 +11,7 @@
 enum ktest_flags {
 	KTEST_SELFTEST = 1u << 0, /* only when selected explicitly (tests=selftest.*) */
 	KTEST_PER_CPU = 1u << 1,  /* body runs on every online CPU, one KTAP block per CPU */
+	KTEST_EXPLICIT = 1u << 2, /* only when the selector names its suite (e.g. monitor.run) */
 };
 
 struct ktest {

@@ -62,6 +62,18 @@ static void print_diag_line(void *ctx, const char *line)
 	console_printf("# %s\n", line);
 }
 
+/* debug.fault=: prove that a fault outside any test ends in a register
+ * dump and the panic exit code, never in a silent reset. The double fault
+ * comes from a #PF whose delivery itself faults: the stack it would push
+ * onto is unmapped, and #DF has its own IST stack (gdt.c). */
+static void raise_debug_fault(int which)
+{
+	if (which == 1)
+		__asm__ volatile("ud2");
+	if (which == 2)
+		__asm__ volatile("movabsq $0x0000700000000000, %%rsp\n\tpushq $0" ::: "memory");
+}
+
 static void pmi_init_cpu_cb(void *arg)
 {
 	pmi_init_cpu();
@@ -143,6 +155,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	pmu_boot_report(print_diag_line, NULL);
 	on_each_cpu(pmi_init_cpu_cb, NULL);
 
+	raise_debug_fault(options.debug_fault);
 	struct ktest_totals t = ktest_run_all(&cfg);
 	report_pmi_activity();
 	console_printf("# pmutest: %u passed, %u failed, %u skipped\n", t.passed, t.failed, t.skipped);

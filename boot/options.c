@@ -16,6 +16,7 @@ struct cmdline_result options_result;
 
 static const char *const exit_choices[] = { "auto", "qemu", "halt", "reboot", "poweroff", NULL };
 static const char *const pmi_choices[] = { "fixed", "nmi", NULL };
+static const char *const fault_choices[] = { "none", "ud", "df", NULL };
 static const char *const mode_choices[] = { "test", "monitor", NULL };
 _Static_assert(EXIT_ACTION_AUTO == 0 && EXIT_ACTION_QEMU == 1 && EXIT_ACTION_HALT == 2 &&
 		       EXIT_ACTION_REBOOT == 3 && EXIT_ACTION_POWEROFF == 4,
@@ -35,6 +36,8 @@ static const struct cmdline_opt table[] = {
 	  "reprogram PMU counters that were already in use at boot" },
 	{ "pmu.pmi", CMDLINE_ENUM, &options.pmu_pmi, 0, pmi_choices, 0, 0,
 	  "PMI delivery: fixed vector or NMI" },
+	{ "debug.fault", CMDLINE_ENUM, &options.debug_fault, 0, fault_choices, 0, 0,
+	  "raise #UD or a double fault before the tests, outside any test: must end in a panic dump" },
 	{ "mode", CMDLINE_ENUM, &options.mode, 0, mode_choices, 0, 0,
 	  "test: run the tests (default); monitor: print event deltas per CPU every interval" },
 	{ "events", CMDLINE_STR, options.mon_events, sizeof(options.mon_events), NULL, 0, 0,

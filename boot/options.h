@@ -24,6 +24,7 @@ struct options {
 	char mon_cpus[128];     /* monitor.cpus=LIST */
 	char mon_workload[16];  /* workload=NAME */
 	uint64_t mon_size;      /* size=N */
+	int debug_fault;        /* debug.fault=none|ud|df: fault outside any test (proves the panic path) */
 	uint16_t console_port;  /* resolved from console= */
 };
 

@@ -53,6 +53,13 @@ def configs(kernel, iso):
         ('cmdline-unknown-option', k + tcg + ['--smp', '2', '--append', 'frobnicate=yes cpus=2'] + e('bad-cmdline.expect'), None),
         ('cmdline-garbage-4k', k + tcg + ['--smp', '2', '--append', GARBAGE_CMDLINE] + e('bad-cmdline.expect'), None),
         ('cmdline-cpus2-of-4', k + tcg + ['--smp', '4', '--cpus', '2', '--append', 'cpus=2'] + e('tcg.expect'), None),
+        # A fault outside any test must end in a dump and QEMU status 127,
+        # never a silent reset: the runner rightly calls such a log
+        # incomplete, so these pass when it fails for exactly that reason.
+        ('panic-ud-outside-test', k + tcg + ['--smp', '2', '--append', 'debug.fault=ud'],
+         ('panic', '# PANIC: unexpected exception outside any test', '#UD invalid opcode')),
+        ('panic-double-fault', k + tcg + ['--smp', '2', '--append', 'debug.fault=df'],
+         ('panic', '# PANIC: #DF double fault', '#DF double fault (vector 8)')),
         ('cmdline-empty', k + tcg + ['--smp', '2', '--append', ''] + e('tcg.expect'), None),
     ]
 
@@ -71,13 +78,28 @@ def kvm_unusable_reason(kernel):
     return None
 
 
-def run_one(name, args, logdir):
+def panic_verdict(rc, out, log, want):
+    """0 when the run panicked as wanted: QEMU status 127, the panic line and
+    the register dump in the log; else 1, with the reason added to out."""
+    text = open(log, errors='replace').read() if os.path.exists(log) else ''
+    missing = [w for w in want[1:] + ('RIP 0008:', '# pmutest: panic') if w not in text]
+    if 'qemu status: 127' not in out:
+        missing.append('QEMU status 127')
+    if not missing:
+        return 0, out
+    return 1, out + '\nexpected a panic, missing: %s\n' % ', '.join(missing)
+
+
+def run_one(name, args, kind, logdir):
     log = os.path.join(logdir, name + '.log')
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, RUNNER, '--quiet', '--timeout', '300', '--log-file', log,
                            '--junit', os.path.join(logdir, name + '.junit.xml')] + args,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
-    return name, proc.returncode, proc.stdout, time.monotonic() - t0
+    rc, out = proc.returncode, proc.stdout
+    if isinstance(kind, tuple) and kind[0] == 'panic':
+        rc, out = panic_verdict(rc, out, log, kind)
+    return name, rc, out, time.monotonic() - t0
 
 
 def main():
@@ -101,7 +123,8 @@ def main():
     passed = failed = 0
     n = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futs = [pool.submit(run_one, name, args, a.logdir) for name, args, _ in todo if name not in skipped]
+        futs = [pool.submit(run_one, name, args, kind, a.logdir) for name, args, kind in todo
+                if name not in skipped]
         for name in skipped:
             n += 1
             print('ok %d %s # SKIP %s' % (n, name, skipped[name]), flush=True)

@@ -94,8 +94,8 @@ struct boot_info {
  * pointers). Returns a pointer valid for len bytes, or NULL. */
 typedef const void *(*bootinfo_phys_fn)(uint64_t phys, size_t len);
 
-/* NULL restores the default: identity below 4 GiB in the kernel, nothing
- * on the host. */
+/* Must be set before bootinfo_parse() for Multiboot1 (the kernel installs
+ * its identity map in boot/main.c); NULL makes every pointer unreadable. */
 void bootinfo_set_phys_accessor(bootinfo_phys_fn fn);
 
 /* magic and info as the loader left them in EAX and EBX. Fills *out

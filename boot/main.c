@@ -28,6 +28,9 @@ struct boot_info boot_info;
 int boot_info_status;
 int boot_acpi_status;
 
+/* Physical memory as the parsers read it: the identity map, as far as it
+ * goes (4 GiB at boot, all RAM after paging_extend). Address 0 is "not
+ * given" in both loader and ACPI structures. */
 static const void *phys_identity(uint64_t phys, size_t len)
 {
 	if (!phys || phys + len > paging_mapped_end() || phys + len < phys)
@@ -37,7 +40,6 @@ static const void *phys_identity(uint64_t phys, size_t len)
 
 static void init_acpi(void)
 {
-	acpi_set_phys_accessor(phys_identity);
 	boot_acpi_status = -1;
 	if (boot_info.rsdp_len)
 		boot_acpi_status = acpi_init(boot_info.rsdp, boot_info.rsdp_len);
@@ -111,6 +113,8 @@ static void print_boot_facts(void)
 void kmain(uint32_t magic, uint32_t info_phys)
 {
 	smp_early_bsp();
+	bootinfo_set_phys_accessor(phys_identity);
+	acpi_set_phys_accessor(phys_identity);
 	boot_info_status = bootinfo_parse(magic, (const void *)(uintptr_t)info_phys, &boot_info);
 	options_parse(boot_info.cmdline, boot_info.cmdline_len);
 	console_init(options.console_port);

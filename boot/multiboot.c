@@ -2,6 +2,8 @@
  * Pure: it only reads memory the loader left, bounded by the sizes found. */
 #include "boot/bootinfo.h"
 
+#include "lib/unaligned.h"
+
 /* Multiboot2 tag types (Multiboot2 spec §3.6, one subsection per tag). */
 enum {
 	MB2_TAG_END = 0,
@@ -51,40 +53,14 @@ enum {
 #define MB1_MMAP_ENTRY_MIN 20
 
 #define PAGE_SIZE_4K 0x1000ull
-#define FOUR_GIB 0x100000000ull
 
-#ifndef PMUTEST_HOST
-/* The kernel identity-maps the first 4 GiB, and Multiboot1 pointers are
- * 32-bit; a 0 pointer is "not given", not address zero. */
-static const void *bootinfo_phys_identity(uint64_t phys, size_t len)
-{
-	if (phys == 0 || phys >= FOUR_GIB || len > FOUR_GIB - phys)
-		return NULL;
-	return (const void *)(uintptr_t)phys;
-}
-#define BOOTINFO_PHYS_DEFAULT bootinfo_phys_identity
-#else
-#define BOOTINFO_PHYS_DEFAULT NULL
-#endif
-
-static bootinfo_phys_fn bootinfo_phys = BOOTINFO_PHYS_DEFAULT;
+/* How physical memory is read: the kernel installs its identity map
+ * (boot/main.c), the host tests their synthetic memory. */
+static bootinfo_phys_fn bootinfo_phys;
 
 void bootinfo_set_phys_accessor(bootinfo_phys_fn fn)
 {
-	bootinfo_phys = fn ? fn : BOOTINFO_PHYS_DEFAULT;
-}
-
-/* Byte-wise little-endian loads: loader structures are packed and may sit
- * at any alignment. */
-static uint32_t mb_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t mb_get64(const uint8_t *p)
-{
-	return (uint64_t)mb_get32(p) | (uint64_t)mb_get32(p + 4) << 32;
+	bootinfo_phys = fn;
 }
 
 static const uint8_t *mb_phys(uint64_t phys, size_t len)
@@ -197,10 +173,10 @@ static void mb_sort_mmap(struct boot_info *bi)
 static void mb_read_fb(struct boot_fb *fb, const uint8_t *p, const uint8_t *color,
 		       bool have_color)
 {
-	fb->addr = mb_get64(p);
-	fb->pitch = mb_get32(p + 8);
-	fb->width = mb_get32(p + 12);
-	fb->height = mb_get32(p + 16);
+	fb->addr = get_le64(p);
+	fb->pitch = get_le32(p + 8);
+	fb->width = get_le32(p + 12);
+	fb->height = get_le32(p + 16);
 	fb->bpp = p[20];
 	fb->type = p[21];
 	if (fb->type == BOOT_FB_RGB && have_color) {
@@ -233,8 +209,8 @@ static bool mb2_tag(struct boot_info *bi, uint32_t type, const uint8_t *t, uint3
 	case MB2_TAG_BASIC_MEMINFO:
 		if (blen < 8)
 			return false;
-		bi->mem_lower_kib = mb_get32(body);
-		bi->mem_upper_kib = mb_get32(body + 4);
+		bi->mem_lower_kib = get_le32(body);
+		bi->mem_upper_kib = get_le32(body + 4);
 		bi->has_basic_meminfo = true;
 		return true;
 	case MB2_TAG_MMAP: {
@@ -242,7 +218,7 @@ static bool mb2_tag(struct boot_info *bi, uint32_t type, const uint8_t *t, uint3
 
 		if (blen < 8)
 			return false;
-		esize = mb_get32(body);
+		esize = get_le32(body);
 		/* entry_size may grow in later versions (it is "guaranteed to be a
 		 * multiple of 8"), but never below the 24 bytes read here; a 0
 		 * would make the walk below stand still. */
@@ -252,7 +228,7 @@ static bool mb2_tag(struct boot_info *bi, uint32_t type, const uint8_t *t, uint3
 		for (uint32_t i = 0; i < n; i++) {
 			const uint8_t *e = body + 8 + (size_t)i * esize;
 
-			mb_add_region(bi, mb_get64(e), mb_get64(e + 8), mb_get32(e + 16));
+			mb_add_region(bi, get_le64(e), get_le64(e + 8), get_le32(e + 16));
 		}
 		return (blen - 8) % esize == 0;
 	}
@@ -268,14 +244,14 @@ static bool mb2_tag(struct boot_info *bi, uint32_t type, const uint8_t *t, uint3
 			return false;
 		/* A loader giving both describes one firmware; keep the 64-bit. */
 		if (bi->efi_systab_bits != 64) {
-			bi->efi_systab = mb_get32(body);
+			bi->efi_systab = get_le32(body);
 			bi->efi_systab_bits = 32;
 		}
 		return true;
 	case MB2_TAG_EFI64_SYSTAB:
 		if (blen < 8)
 			return false;
-		bi->efi_systab = mb_get64(body);
+		bi->efi_systab = get_le64(body);
 		bi->efi_systab_bits = 64;
 		return true;
 	case MB2_TAG_ACPI_OLD:
@@ -305,7 +281,7 @@ static bool mb2_tag(struct boot_info *bi, uint32_t type, const uint8_t *t, uint3
 
 static int mb2_parse(const uint8_t *p, struct boot_info *bi)
 {
-	uint32_t total = mb_get32(p);
+	uint32_t total = get_le32(p);
 	uint32_t seen = 0; /* tag types < 32 already taken: the first one wins */
 	int rc = 0;
 	size_t off;
@@ -316,8 +292,8 @@ static int mb2_parse(const uint8_t *p, struct boot_info *bi)
 		return BOOTINFO_EGARBLED;
 
 	for (off = MB2_FIXED_SIZE; off + MB2_TAG_HDR <= total;) {
-		uint32_t type = mb_get32(p + off);
-		uint32_t size = mb_get32(p + off + 4);
+		uint32_t type = get_le32(p + off);
+		uint32_t size = get_le32(p + off + 4);
 
 		if (type == MB2_TAG_END)
 			return rc;
@@ -353,7 +329,7 @@ static void mb1_mmap(struct boot_info *bi, uint64_t addr, uint32_t length, int *
 			*rc = BOOTINFO_EGARBLED;
 			return;
 		}
-		size = mb_get32(sz);
+		size = get_le32(sz);
 		if (size < MB1_MMAP_ENTRY_MIN || size > length - off - 4) {
 			*rc = BOOTINFO_EGARBLED;
 			return;
@@ -363,33 +339,33 @@ static void mb1_mmap(struct boot_info *bi, uint64_t addr, uint32_t length, int *
 			*rc = BOOTINFO_EGARBLED;
 			return;
 		}
-		mb_add_region(bi, mb_get64(e), mb_get64(e + 8), mb_get32(e + 16));
+		mb_add_region(bi, get_le64(e), get_le64(e + 8), get_le32(e + 16));
 		off += 4 + (uint64_t)size;
 	}
 }
 
 static int mb1_parse(const uint8_t *p, struct boot_info *bi)
 {
-	uint32_t flags = mb_get32(p + MB1_OFF_FLAGS);
+	uint32_t flags = get_le32(p + MB1_OFF_FLAGS);
 	int rc = 0;
 
 	/* Only fields whose flag is set are read: older loaders end the
 	 * structure early, and the bytes past it are not theirs to vouch for. */
 	bi->info_size = (flags & MB1_FLAG_FB) ? MB1_SIZE_FULL : MB1_SIZE_NO_FB;
 	if (flags & MB1_FLAG_MEM) {
-		bi->mem_lower_kib = mb_get32(p + MB1_OFF_MEM_LOWER);
-		bi->mem_upper_kib = mb_get32(p + MB1_OFF_MEM_UPPER);
+		bi->mem_lower_kib = get_le32(p + MB1_OFF_MEM_LOWER);
+		bi->mem_upper_kib = get_le32(p + MB1_OFF_MEM_UPPER);
 		bi->has_basic_meminfo = true;
 	}
 	if (flags & MB1_FLAG_CMDLINE)
 		bi->cmdline_len = mb_copy_phys_str(bi->cmdline, sizeof(bi->cmdline),
-						   mb_get32(p + MB1_OFF_CMDLINE),
+						   get_le32(p + MB1_OFF_CMDLINE),
 						   &bi->cmdline_truncated);
 	if (flags & MB1_FLAG_LOADER)
-		mb_copy_phys_str(bi->loader, sizeof(bi->loader), mb_get32(p + MB1_OFF_LOADER),
+		mb_copy_phys_str(bi->loader, sizeof(bi->loader), get_le32(p + MB1_OFF_LOADER),
 				 NULL);
 	if (flags & MB1_FLAG_MMAP)
-		mb1_mmap(bi, mb_get32(p + MB1_OFF_MMAP_ADDR), mb_get32(p + MB1_OFF_MMAP_LENGTH),
+		mb1_mmap(bi, get_le32(p + MB1_OFF_MMAP_ADDR), get_le32(p + MB1_OFF_MMAP_LENGTH),
 			 &rc);
 	if (flags & MB1_FLAG_FB) {
 		/* Colour info for type 1 sits at offsets 110..115. */

@@ -2,6 +2,8 @@
  * kernel needs. Pure parsing: every read is bounded by a table's Length. */
 #include "arch/x86/acpi.h"
 
+#include "lib/unaligned.h"
+
 /* RSDP (ACPI 6.5 §5.2.5.3): "RSD PTR ", checksum over the first 20 bytes,
  * Revision at 15, RsdtAddress at 16; from revision 2 on, Length at 20,
  * XsdtAddress at 24 and an extended checksum over Length bytes. */
@@ -99,46 +101,14 @@ static struct {
 	uint64_t root_phys; /* verified RSDT or XSDT */
 } acpi_state;
 
-#ifndef PMUTEST_HOST
-/* The kernel identity-maps the first 4 GiB; tables above that need an
- * accessor from whoever maps them. */
-static const void *acpi_phys_identity(uint64_t phys, size_t len)
-{
-	const uint64_t four_gib = 0x100000000ull;
-
-	if (phys == 0 || phys >= four_gib || len > four_gib - phys)
-		return NULL;
-	return (const void *)(uintptr_t)phys;
-}
-#define ACPI_PHYS_DEFAULT acpi_phys_identity
-#else
-#define ACPI_PHYS_DEFAULT NULL
-#endif
-
-static acpi_phys_fn acpi_phys = ACPI_PHYS_DEFAULT;
+/* How physical memory is read: the kernel installs its identity map
+ * (boot/main.c), the host tests their synthetic memory. */
+static acpi_phys_fn acpi_phys;
 
 void acpi_set_phys_accessor(acpi_phys_fn fn)
 {
-	acpi_phys = fn ? fn : ACPI_PHYS_DEFAULT;
+	acpi_phys = fn;
 	acpi_state.ready = false;
-}
-
-/* Byte-wise little-endian loads: ACPI structures are packed (the XSDT's
- * 64-bit entries start at offset 36, for one). */
-static uint16_t acpi_get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t acpi_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t acpi_get64(const uint8_t *p)
-{
-	return (uint64_t)acpi_get32(p) | (uint64_t)acpi_get32(p + 4) << 32;
 }
 
 static const uint8_t *acpi_map(uint64_t phys, size_t len)
@@ -176,7 +146,7 @@ static const uint8_t *acpi_table_at(uint64_t phys, const char *sig)
 
 	if (!h || (sig && !acpi_sig_is(h, sig, 4)))
 		return NULL;
-	len = acpi_get32(h + SDT_OFF_LENGTH);
+	len = get_le32(h + SDT_OFF_LENGTH);
 	if (len < SDT_HDR_LEN || len > ACPI_TABLE_MAX_LEN)
 		return NULL;
 	t = acpi_map(phys, len);
@@ -187,7 +157,7 @@ static const uint8_t *acpi_table_at(uint64_t phys, const char *sig)
 
 static uint32_t acpi_table_len(const uint8_t *t)
 {
-	return acpi_get32(t + SDT_OFF_LENGTH);
+	return get_le32(t + SDT_OFF_LENGTH);
 }
 
 /* Picks the root table: an OS that understands the XSDT uses it when
@@ -216,10 +186,10 @@ static uint64_t acpi_rsdp_xsdt(const uint8_t *p, size_t avail)
 
 	if (p[RSDP_OFF_REVISION] < 2 || avail < RSDP_V2_LEN)
 		return 0;
-	xlen = acpi_get32(p + RSDP_OFF_LENGTH);
+	xlen = get_le32(p + RSDP_OFF_LENGTH);
 	if (xlen < RSDP_V2_LEN || xlen > avail || acpi_sum(p, xlen) != 0)
 		return 0;
-	return acpi_get64(p + RSDP_OFF_XSDT);
+	return get_le64(p + RSDP_OFF_XSDT);
 }
 
 static bool acpi_rsdp_v1_ok(const uint8_t *p)
@@ -234,7 +204,7 @@ int acpi_init(const uint8_t *rsdp, size_t rsdp_len)
 		return ACPI_ENOTFOUND;
 	if (!acpi_rsdp_v1_ok(rsdp))
 		return ACPI_EINVAL;
-	return acpi_init_root(acpi_get32(rsdp + RSDP_OFF_RSDT), acpi_rsdp_xsdt(rsdp, rsdp_len));
+	return acpi_init_root(get_le32(rsdp + RSDP_OFF_RSDT), acpi_rsdp_xsdt(rsdp, rsdp_len));
 }
 
 /* Tries an RSDP candidate in place. A revision >= 2 RSDP whose extended
@@ -252,7 +222,7 @@ static bool acpi_try_rsdp_at(uint64_t phys)
 
 		if (!q)
 			return false;
-		xlen = acpi_get32(q + RSDP_OFF_LENGTH);
+		xlen = get_le32(q + RSDP_OFF_LENGTH);
 		if (xlen < RSDP_V2_LEN || xlen > RSDP_MAX_LEN)
 			return false;
 		q = acpi_map(phys, xlen);
@@ -260,7 +230,7 @@ static bool acpi_try_rsdp_at(uint64_t phys)
 			return false;
 		xsdt = acpi_rsdp_xsdt(q, xlen);
 	}
-	return acpi_init_root(acpi_get32(p + RSDP_OFF_RSDT), xsdt) == 0;
+	return acpi_init_root(get_le32(p + RSDP_OFF_RSDT), xsdt) == 0;
 }
 
 static int acpi_scan_range(uint64_t lo, uint64_t hi)
@@ -281,7 +251,7 @@ int acpi_init_scan_bios(void)
 
 	acpi_state.ready = false;
 	if (bda) {
-		uint64_t ebda = (uint64_t)acpi_get16(bda) << 4;
+		uint64_t ebda = (uint64_t)get_le16(bda) << 4;
 
 		/* The EBDA lives in conventional memory below 640 KiB; a value
 		 * outside that is not an EBDA pointer. */
@@ -300,11 +270,11 @@ bool acpi_uses_xsdt(void)
  * the table is long enough and it is non-zero (ACPI 6.5 §5.2.9). */
 static uint64_t acpi_fadt_dsdt(const uint8_t *f, uint32_t len)
 {
-	uint64_t x = len >= FADT_OFF_X_DSDT + 8 ? acpi_get64(f + FADT_OFF_X_DSDT) : 0;
+	uint64_t x = len >= FADT_OFF_X_DSDT + 8 ? get_le64(f + FADT_OFF_X_DSDT) : 0;
 
 	if (x)
 		return x;
-	return len >= FADT_OFF_DSDT + 4 ? acpi_get32(f + FADT_OFF_DSDT) : 0;
+	return len >= FADT_OFF_DSDT + 4 ? get_le32(f + FADT_OFF_DSDT) : 0;
 }
 
 const void *acpi_find_table(const char sig[4], unsigned instance)
@@ -328,7 +298,7 @@ const void *acpi_find_table(const char sig[4], unsigned instance)
 	n = (acpi_table_len(root) - SDT_HDR_LEN) / width;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *e = root + SDT_HDR_LEN + (size_t)i * width;
-		uint64_t phys = width == 8 ? acpi_get64(e) : acpi_get32(e);
+		uint64_t phys = width == 8 ? get_le64(e) : get_le32(e);
 		const uint8_t *h = acpi_map(phys, SDT_HDR_LEN);
 
 		/* Tables with a bad checksum still count as an instance, so
@@ -372,15 +342,15 @@ static int acpi_madt_cpu(const uint8_t *e, uint8_t elen, bool honor_oc, struct a
 			goto too_short;
 		c->uid = e[2];
 		c->apic_id = e[3];
-		flags = acpi_get32(e + 4);
+		flags = get_le32(e + 4);
 		c->from_x2apic_entry = false;
 		invalid = c->apic_id == MADT_LAPIC_ID_INVALID;
 	} else if (e[0] == MADT_X2APIC) {
 		if (elen < MADT_X2APIC_LEN)
 			goto too_short;
-		c->apic_id = acpi_get32(e + 4);
-		flags = acpi_get32(e + 8);
-		c->uid = acpi_get32(e + 12);
+		c->apic_id = get_le32(e + 4);
+		flags = get_le32(e + 8);
+		c->uid = get_le32(e + 12);
 		c->from_x2apic_entry = true;
 		invalid = c->apic_id == MADT_X2APIC_ID_INVALID;
 	} else {
@@ -453,8 +423,8 @@ int acpi_madt_cpus(struct acpi_cpu *cpus, unsigned max, struct acpi_madt_info *i
 	len = acpi_table_len(m);
 	if (len < MADT_ENTRIES)
 		return ACPI_EINVAL;
-	info->lapic_phys = acpi_get32(m + MADT_OFF_LAPIC);
-	info->pcat_compat = acpi_get32(m + MADT_OFF_FLAGS) & MADT_FLAG_PCAT_COMPAT;
+	info->lapic_phys = get_le32(m + MADT_OFF_LAPIC);
+	info->pcat_compat = get_le32(m + MADT_OFF_FLAGS) & MADT_FLAG_PCAT_COMPAT;
 	honor_oc = acpi_online_capable_defined();
 
 	for (off = MADT_ENTRIES; len - off >= 2; off += m[off + 1]) {
@@ -492,7 +462,7 @@ int acpi_madt_cpus(struct acpi_cpu *cpus, unsigned max, struct acpi_madt_info *i
 			if (elen < MADT_IOAPIC_LEN)
 				info->malformed = true;
 			else if (info->nioapic < sizeof(info->ioapic_phys) / sizeof(info->ioapic_phys[0]))
-				info->ioapic_phys[info->nioapic++] = acpi_get32(e + 4);
+				info->ioapic_phys[info->nioapic++] = get_le32(e + 4);
 			break;
 		case MADT_LAPIC_NMI:
 			if (elen < MADT_LAPIC_NMI_LEN)
@@ -504,13 +474,13 @@ int acpi_madt_cpus(struct acpi_cpu *cpus, unsigned max, struct acpi_madt_info *i
 			if (elen < MADT_X2APIC_NMI_LEN)
 				info->malformed = true;
 			else
-				acpi_madt_nmi(info, e[8], acpi_get32(e + 4) == 0xFFFFFFFFu, &nmi_all);
+				acpi_madt_nmi(info, e[8], get_le32(e + 4) == 0xFFFFFFFFu, &nmi_all);
 			break;
 		case MADT_LAPIC_OVERRIDE:
 			if (elen < MADT_OVERRIDE_LEN)
 				info->malformed = true;
 			else
-				info->lapic_phys = acpi_get64(e + 4);
+				info->lapic_phys = get_le64(e + 4);
 			break;
 		default:
 			break; /* interrupt source overrides, GIC, ...: not ours */
@@ -527,14 +497,14 @@ static uint16_t acpi_gas_io_port(const uint8_t *f, uint32_t len, uint32_t off)
 
 	if (len < off + GAS_LEN || f[off] != GAS_SPACE_IO)
 		return 0;
-	addr = acpi_get64(f + off + 4);
+	addr = get_le64(f + off + 4);
 	return addr <= IO_PORT_MAX ? (uint16_t)addr : 0;
 }
 
 /* A 32-bit legacy block address, which names an I/O port (ACPI 6.5 §5.2.9). */
 static uint16_t acpi_legacy_port(const uint8_t *f, uint32_t off)
 {
-	uint32_t a = acpi_get32(f + off);
+	uint32_t a = get_le32(f + off);
 
 	return a <= IO_PORT_MAX ? (uint16_t)a : 0;
 }
@@ -638,14 +608,14 @@ int acpi_fadt(struct acpi_fadt_info *out)
 	len = acpi_table_len(f);
 	if (len < FADT_V1_LEN)
 		return ACPI_EINVAL;
-	flags = acpi_get32(f + FADT_OFF_FLAGS);
+	flags = get_le32(f + FADT_OFF_FLAGS);
 	out->hw_reduced = flags & FADT_FLAG_HW_REDUCED;
 	out->pm_tmr_32bit = flags & FADT_FLAG_TMR_VAL_EXT;
 	out->century = f[FADT_OFF_CENTURY];
 	/* IAPC_BOOT_ARCH is reserved in ACPI 1.0 FADTs and some firmware left
 	 * junk there; like ACPICA, trust the length, not the revision. */
 	if (len > FADT_V2_LEN)
-		out->boot_arch = acpi_get16(f + FADT_OFF_BOOT_ARCH);
+		out->boot_arch = get_le16(f + FADT_OFF_BOOT_ARCH);
 
 	/* Hardware-reduced platforms have no fixed PM registers: the fields
 	 * are to be ignored (ACPI 6.5 §4.1). */
@@ -666,7 +636,7 @@ int acpi_fadt(struct acpi_fadt_info *out)
 	 * configuration-space reset register needs a PCI access path). */
 	if (len > FADT_OFF_RESET_VALUE && (flags & FADT_FLAG_RESET_REG_SUP)) {
 		uint8_t space = f[FADT_OFF_RESET_REG];
-		uint64_t addr = acpi_get64(f + FADT_OFF_RESET_REG + 4);
+		uint64_t addr = get_le64(f + FADT_OFF_RESET_REG + 4);
 
 		if ((space == GAS_SPACE_MEMORY || space == GAS_SPACE_IO) && addr &&
 		    (space == GAS_SPACE_MEMORY || addr <= IO_PORT_MAX)) {

@@ -18,8 +18,9 @@
 /* Reads physical memory: a pointer valid for len bytes, or NULL. */
 typedef const void *(*acpi_phys_fn)(uint64_t phys, size_t len);
 
-/* NULL restores the default: identity below 4 GiB in the kernel, nothing on
- * the host. Call acpi_init*() again after changing it. */
+/* Must be set before acpi_init*() (the kernel installs its identity map in
+ * boot/main.c); NULL makes every table unreadable. Call acpi_init*() again
+ * after changing it. */
 void acpi_set_phys_accessor(acpi_phys_fn fn);
 
 /* From the RSDP copy in struct boot_info (rsdp, rsdp_len). Checks the RSDP

@@ -259,6 +259,20 @@ static struct ktest_run *run_on(const struct ktest *t, unsigned cpu, uint32_t bu
 
 /* ---- Selection and KTAP output, on the BSP ---- */
 
+/* Whether the selector mentions the first component of the suite name
+ * ("selftest" of "selftest.smp", "monitor" of "monitor"). */
+static bool names_suite_family(const char *sel, const char *suite)
+{
+	char family[32];
+	size_t n = 0;
+	while (suite[n] && suite[n] != '.' && n + 1 < sizeof(family)) {
+		family[n] = suite[n];
+		n++;
+	}
+	family[n] = 0;
+	return strstr(sel, family) != NULL;
+}
+
 static bool is_selected(const struct ktest *t, const char *sel)
 {
 	char full[160];
@@ -267,7 +281,7 @@ static bool is_selected(const struct ktest *t, const char *sel)
 		/* Selftests fail on purpose, and modes like monitor.run are not
 		 * tests to run by default: only a selector that names their suite
 		 * runs them. */
-		return sel && strstr(sel, t->suite) && glob_select(sel, full, false);
+		return sel && names_suite_family(sel, t->suite) && glob_select(sel, full, false);
 	}
 	return glob_select(sel ? sel : "", full, true);
 }

@@ -89,14 +89,20 @@ GRUB_MODULES := multiboot2 normal configfile serial terminal echo test \
 ISO_DIR := $(BUILD)/iso
 
 iso: $(BUILD)/pmutest.iso
-$(BUILD)/pmutest.iso: $(BUILD)/pmutest.elf iso/grub.cfg.in Makefile | deps-iso
-	rm -rf $(ISO_DIR)
-	mkdir -p $(ISO_DIR)/boot/grub
-	strip --strip-debug -o $(ISO_DIR)/boot/pmutest.elf $(BUILD)/pmutest.elf
-	sed 's|@CMDLINE@|$(CMDLINE)|g' iso/grub.cfg.in > $(ISO_DIR)/boot/grub/grub.cfg
-	grub-mkrescue -o $@ --compress=xz --fonts= --locales= --themes= \
-		--install-modules="$(GRUB_MODULES)" $(ISO_DIR) >$(BUILD)/grub-mkrescue.log 2>&1 \
-		|| { cat $(BUILD)/grub-mkrescue.log; exit 1; }
+
+# $(call iso_rule,OUTPUT,CMDLINE,STAGING_DIR)
+define iso_rule
+$(1): $(BUILD)/pmutest.elf iso/grub.cfg.in Makefile | deps-iso
+	rm -rf $(3)
+	mkdir -p $(3)/boot/grub
+	strip --strip-debug -o $(3)/boot/pmutest.elf $(BUILD)/pmutest.elf
+	sed 's|@CMDLINE@|$(2)|g' iso/grub.cfg.in > $(3)/boot/grub/grub.cfg
+	grub-mkrescue -o $$@ --compress=xz --fonts= --locales= --themes= \
+		--install-modules="$(GRUB_MODULES)" $(3) >$$@.log 2>&1 || { cat $$@.log; exit 1; }
+endef
+$(eval $(call iso_rule,$(BUILD)/pmutest.iso,$(CMDLINE),$(ISO_DIR)))
+# For the framebuffer check: a short run that halts, so the screen stays up.
+$(eval $(call iso_rule,$(BUILD)/pmutest-screen.iso,tests=boot.* exit=halt,$(BUILD)/iso-screen))
 
 # --- USB stick: the hybrid ISO onto a whole removable disk, verified by
 # reading it back. tools/usb-write refuses partitions, mounted or system
@@ -125,10 +131,12 @@ runner-test:
 	@$(PYTHON) tools/test_pmutest_run.py
 	@$(PYTHON) tools/test_usb_write.py
 	@$(PYTHON) ci-examples/test_ci_examples.py
+	@$(PYTHON) tools/test_fb_screenshot_check.py
 	@if [ -f tools/test_pmutest_samples.py ]; then $(PYTHON) tools/test_pmutest_samples.py; fi
 
-boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
-	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso
+boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso
+	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso \
+		--screen-iso $(BUILD)/pmutest-screen.iso
 
 # Everything CI runs: host unit tests, tool tests, a clang build, the boot
 # matrix. Each part prints its own "N passed, M failed" line; the last line

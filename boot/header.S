@@ -21,8 +21,18 @@ mb2_header:
 	.long MB2_ARCH_I386
 	.long mb2_header_end - mb2_header
 	.long -(MB2_HEADER_MAGIC + MB2_ARCH_I386 + (mb2_header_end - mb2_header))
-	/* No tags but the end tag: GRUB loads the ELF program headers and
-	 * exits UEFI boot services, which is the state we want. */
+	/* GRUB loads the ELF program headers and exits UEFI boot services,
+	 * which is the state we want. One request: a linear framebuffer
+	 * (spec 3.1.10), optional, any size, 32 bpp preferred, so a machine
+	 * without a serial port shows the report on screen. */
+	.balign 8
+	.short MB2_TAG_FRAMEBUFFER
+	.short MB2_TAG_OPTIONAL
+	.long 20
+	.long 0		/* width: no preference */
+	.long 0		/* height: no preference */
+	.long 32	/* depth */
+	/* Tags start on 8-byte boundaries (spec 3.1.3). */
 	.balign 8
 	.short MB2_TAG_END
 	.short 0

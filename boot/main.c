@@ -20,6 +20,7 @@
 #include "boot/options.h"
 #include "boot/pmutest_version.h"
 #include "lib/console.h"
+#include "lib/fbcon.h"
 #include "pmu/monitor.h"
 #include "pmu/pmu.h"
 #include "tests/ktest_internal.h"
@@ -45,6 +46,26 @@ static void init_acpi(void)
 		boot_acpi_status = acpi_init(boot_info.rsdp, boot_info.rsdp_len);
 	if (boot_acpi_status != 0)
 		boot_acpi_status = acpi_init_scan_bios();
+}
+
+/* Mirror the console onto the loader's framebuffer (UEFI GOP / VBE), for
+ * machines without a serial port. Only a direct-RGB one inside the
+ * identity map; fbcon refuses formats it cannot draw. */
+static void start_framebuffer_console(void)
+{
+	const struct boot_fb *b = &boot_info.fb;
+	if (!boot_info.has_fb || b->type != BOOT_FB_RGB ||
+	    b->addr + (uint64_t)b->pitch * b->height > paging_mapped_end())
+		return;
+	struct fbcon_fb f = {
+		.base = (uint8_t *)(uintptr_t)b->addr, .pitch = b->pitch, .width = b->width,
+		.height = b->height, .bpp = b->bpp, .red_pos = b->red_pos, .red_size = b->red_size,
+		.green_pos = b->green_pos, .green_size = b->green_size, .blue_pos = b->blue_pos,
+		.blue_size = b->blue_size,
+	};
+	if (fbcon_init(&f))
+		console_printf("# fbcon: %ux%u %u bpp at %#lx, %ux%u cells\n", b->width, b->height, b->bpp,
+			       b->addr, fbcon_cols(), fbcon_rows());
 }
 
 /* Firmware may leave the PICs and I/O APIC inputs live (OVMF does); none
@@ -123,6 +144,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	uint64_t ram_end = 0;
 	bootinfo_usable_max(&boot_info, &ram_end);
 	bootmem_init(&boot_info, paging_extend(ram_end));
+	start_framebuffer_console();
 	init_acpi();
 	silence_legacy_interrupts();
 

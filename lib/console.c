@@ -1,9 +1,11 @@
 /* Console: formats into a local buffer, then sends the whole text under
- * one lock, so lines from different CPUs never interleave. */
+ * one lock to the UART and, when the loader gave one, the framebuffer, so
+ * lines from different CPUs never interleave. */
 #include "lib/console.h"
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/uart.h"
+#include "lib/fbcon.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
 
@@ -30,6 +32,7 @@ void console_write(const char *s, size_t len)
 	bool irq = irq_save();
 	spin_lock(&console_lock, this_cpu()->cpu);
 	emit(s, len);
+	fbcon_write(s, len); /* a no-op without a framebuffer */
 	spin_unlock(&console_lock);
 	irq_restore(irq);
 }

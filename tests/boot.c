@@ -35,6 +35,12 @@ KTEST("boot", boot_info, NULL, 0)
 	      boot_info_status);
 	check(boot_info.protocol == 1 || boot_info.protocol == 2,
 	      "expected multiboot1 or 2, saw protocol %d", boot_info.protocol);
+	if (boot_info.has_fb)
+		diag("framebuffer: %ux%u, %u bpp, type %u, pitch %u, at %#lx", boot_info.fb.width,
+		     boot_info.fb.height, boot_info.fb.bpp, boot_info.fb.type, boot_info.fb.pitch,
+		     boot_info.fb.addr);
+	else
+		diag("no framebuffer from the loader");
 }
 
 KTEST("boot", memory_map, NULL, 0)

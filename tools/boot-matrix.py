@@ -7,14 +7,18 @@ Runs two QEMUs at a time (the CI machine has 2 cores) and ends with one line
 "boot-matrix: N passed, M failed, K skipped". A configuration that cannot run
 here (KVM not usable) is SKIP with the reason, never a pass.
 
-  tools/boot-matrix.py --kernel build/pmutest.elf --iso build/pmutest.iso [--only GLOB]
+  tools/boot-matrix.py --kernel build/pmutest.elf --iso build/pmutest.iso \\
+      [--screen-iso build/pmutest-screen.iso] [--only GLOB]
 """
 import argparse
 import concurrent.futures
 import fnmatch
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,7 +31,7 @@ GARBAGE_CMDLINE = ('bogus=1 cpus=abc exit=sideways timeout=0 \x01\x02\x7f\xfe\xf
                    + 'x' * 4500 + ' tests=boot.*,arch.*,smp.*,pmu.*')
 
 
-def configs(kernel, iso):
+def configs(kernel, iso, screen_iso=None):
     k, i = ['--kernel', kernel], ['--iso', iso]
     tcg = ['--accel', 'tcg']
     e = lambda name: ['--expect', os.path.join(EXPECT, name)]
@@ -60,6 +64,7 @@ def configs(kernel, iso):
          ('panic', '# PANIC: unexpected exception outside any test', '#UD invalid opcode')),
         ('panic-double-fault', k + tcg + ['--smp', '2', '--append', 'debug.fault=df'],
          ('panic', '# PANIC: #DF double fault', '#DF double fault (vector 8)')),
+        ('framebuffer-ovmf-screenshot', [], ('screen', screen_iso)) if screen_iso else None,
         ('cmdline-empty', k + tcg + ['--smp', '2', '--append', ''] + e('tcg.expect'), None),
     ]
 
@@ -90,7 +95,77 @@ def panic_verdict(rc, out, log, want):
     return 1, out + '\nexpected a panic, missing: %s\n' % ', '.join(missing)
 
 
+OVMF = ('/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_VARS.fd')
+
+
+def hmp(sock_path, command, timeout=10):
+    """Send one QEMU human-monitor command over its unix socket."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(sock_path)
+    s.sendall(command.encode() + b'\n')
+    time.sleep(0.5)
+    s.close()
+
+
+def screenshot_run(iso, logdir, name, timeout=180):
+    """Boot the screen ISO under OVMF with a VGA device, wait for the end
+    marker on the serial port, take a QEMU screendump and check that the
+    screen shows the serial log's last lines (tools/fb-screenshot-check.py).
+    Returns (rc, output)."""
+    tmp = tempfile.mkdtemp(prefix='pmutest-screen-')
+    log = os.path.join(logdir, name + '.log')
+    shot = os.path.join(logdir, name + '.ppm')
+    sock = os.path.join(tmp, 'monitor.sock')
+    for f in (log, shot):
+        if os.path.exists(f):
+            os.remove(f)
+    shutil.copy(OVMF[1], os.path.join(tmp, 'vars.fd'))
+    cmd = ['qemu-system-x86_64', '-nodefaults', '-no-reboot', '-machine', 'q35', '-accel', 'tcg',
+           '-cpu', 'max', '-m', '512M', '-smp', '2', '-display', 'none', '-device', 'VGA',
+           '-drive', 'if=pflash,format=raw,unit=0,readonly=on,file=' + OVMF[0],
+           '-drive', 'if=pflash,format=raw,unit=1,file=' + os.path.join(tmp, 'vars.fd'),
+           '-cdrom', iso, '-serial', 'file:' + log, '-monitor', 'unix:%s,server,nowait' % sock,
+           '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04']
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    out = ''
+    try:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and proc.poll() is None:
+            text = open(log, errors='replace').read() if os.path.exists(log) else ''
+            if '# pmutest: end' in text:
+                break
+            time.sleep(0.5)
+        else:
+            return 1, 'no end marker on the serial port within %d s (QEMU %s)' % (
+                timeout, 'exited %s' % proc.returncode if proc.poll() is not None else 'running')
+        time.sleep(1)  # the framebuffer is written with the serial line; let it settle
+        hmp(sock, 'screendump ' + shot)
+        for _ in range(20):
+            if os.path.exists(shot) and os.path.getsize(shot) > 0:
+                break
+            time.sleep(0.5)
+        hmp(sock, 'quit')
+        check = subprocess.run([sys.executable, os.path.join(HERE, 'fb-screenshot-check.py'), shot, log],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = check.stdout
+        text = open(log, errors='replace').read()
+        if '# fbcon:' not in text:
+            return 1, out + '\nthe kernel reported no framebuffer console (no "# fbcon:" line)'
+        return check.returncode, out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run_one(name, args, kind, logdir):
+    if isinstance(kind, tuple) and kind[0] == 'screen':
+        t0 = time.monotonic()
+        rc, out = screenshot_run(kind[1], logdir, name)
+        return name, rc, out, time.monotonic() - t0
     log = os.path.join(logdir, name + '.log')
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, RUNNER, '--quiet', '--timeout', '300', '--log-file', log,
@@ -106,13 +181,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--kernel', required=True)
     ap.add_argument('--iso', required=True)
+    ap.add_argument('--screen-iso', help='ISO for the framebuffer screenshot check (tests=boot.* exit=halt)')
     ap.add_argument('--only', default='*', help='run only configurations matching this glob')
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--logdir', default='build/matrix')
     a = ap.parse_args()
     os.makedirs(a.logdir, exist_ok=True)
 
-    todo = [c for c in configs(a.kernel, a.iso) if fnmatch.fnmatch(c[0], a.only)]
+    todo = [c for c in configs(a.kernel, a.iso, a.screen_iso) if c and fnmatch.fnmatch(c[0], a.only)]
     skipped = {}
     if any(c[2] == 'kvm' for c in todo):
         reason = kvm_unusable_reason(a.kernel)

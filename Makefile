@@ -133,6 +133,7 @@ runner-test:
 	@$(PYTHON) ci-examples/test_ci_examples.py
 	@$(PYTHON) tools/test_fb_screenshot_check.py
 	@if [ -f tools/test_pmutest_samples.py ]; then $(PYTHON) tools/test_pmutest_samples.py; fi
+	@BUILD=$(BUILD) $(PYTHON) tools/test_sample_mode_e2e.py
 
 boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso
 	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso \

@@ -22,6 +22,7 @@
 #include "lib/console.h"
 #include "lib/fbcon.h"
 #include "pmu/monitor.h"
+#include "pmu/sample_mode.h"
 #include "pmu/pmu.h"
 #include "tests/ktest_internal.h"
 
@@ -170,8 +171,24 @@ void kmain(uint32_t magic, uint32_t info_phys)
 		uint64_t ms = (mon.duration_ms ? mon.duration_ms : MONITOR_DEFAULT_DURATION_MS) + 180000;
 		cfg.default_budget_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 	}
+	/* Sample mode likewise is the one test sample.run; its budget, set
+	 * once the CPUs are up, covers printing every chosen CPU's ring. */
+	static struct sample_mode_opts smo;
+	if (options.mode == BOOT_MODE_SAMPLE) {
+		smo = (struct sample_mode_opts){
+			.events = options.mon_events, .duration_ms = options.mon_duration_ms,
+			.cpus = options.mon_cpus, .workload = options.mon_workload, .size = options.mon_size,
+			.ring_bytes = options.sample_ring, .overwrite = options.sample_overwrite,
+		};
+		sample_mode_request(&smo);
+		cfg.select = "sample.run";
+	}
 	ktest_begin(&cfg);
 	smp_start_aps(&boot_info, (unsigned)options.cpus);
+	if (options.mode == BOOT_MODE_SAMPLE) {
+		uint64_t ms = sample_mode_budget_ms(&smo, smp_num_cpus());
+		cfg.default_budget_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+	}
 	print_boot_facts();
 	irq_enable();
 	/* The PMU of every CPU: caps, the real-PMU probe, counters found in

@@ -104,13 +104,17 @@ def main(kernel, iso):
     subprocess.run(['strip', '-o', stripped, kernel], check=True)
     rows.append(('stripped kernel size', '%.1f KiB' % (os.path.getsize(stripped) / 1024)))
     rows.append(('ISO size', '%.2f MB' % (os.path.getsize(iso) / 1e6)))
+    bracket = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), 'check-bracket.py'), kernel],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout.strip()
+    rows.append(('measurement bracket (tools/check-bracket.py)', bracket.splitlines()[-1] if bracket else 'n/a'))
     for b in sorted(os.listdir('build/host')) if os.path.isdir('build/host') else []:
         if b.startswith('bench_') and os.access(os.path.join('build/host', b), os.X_OK):
             out = subprocess.run([os.path.join('build/host', b)], stdout=subprocess.PIPE, text=True).stdout
             for line in out.splitlines():
-                if line.startswith('bench '):
-                    name, _, value = line[6:].partition(':')
-                    rows.append((name.strip(), value.strip()))
+                # Host benchmarks print table rows: "| name | figure | figure | ... |".
+                cells = [c.strip() for c in line.strip().strip('|').split('|')] if line.startswith('|') else []
+                if len(cells) >= 2:
+                    rows.append((cells[0], '; '.join(cells[1:])))
     width = max(len(r[0]) for r in rows)
     table = ['%-*s  %s' % (width, 'figure (median of %d, min-max)' % RUNS, 'value'),
              '-' * (width + 30)] + ['%-*s  %s' % (width, a, b) for a, b in rows]

@@ -110,8 +110,13 @@ static void report_pmi_activity(void)
 	for (unsigned cpu = 0; cpu < smp_num_cpus(); cpu++) {
 		struct pmu_pmi_stats st;
 		pmu_pmi_get_stats(cpu, &st);
-		if (st.pmis || st.spurious)
-			pmu_pmi_report(cpu, print_diag_line, NULL);
+		if (!st.pmis && !st.spurious)
+			continue;
+		pmu_pmi_report(cpu, print_diag_line, NULL);
+		uint64_t mean, max;
+		pmi_cost(cpu, &mean, &max);
+		console_printf("# pmi: cpu %u handler cost: mean %lu TSC ticks (%lu ns), max %lu\n", cpu, mean,
+			       tsc_to_us(mean * 1000), max);
 	}
 }
 

@@ -52,6 +52,38 @@ def med(xs, fmt):
     return fmt % (statistics.median(xs), min(xs), max(xs))
 
 
+PMI_COST = re.compile(r'^# pmi: cpu (\d+) handler cost: mean (\d+) TSC ticks \((\d+) ns\)')
+SAMPLES = re.compile(r'^# sample-mode: cpu (\d+): (\d+) samples, (\d+) lost')
+SKIP = re.compile(r'ok \d+ sample\.run # SKIP (.*)$')
+
+
+def pmi_rows(kernel, tmp):
+    """PMI handler cost and samples per second with zero LOST: only where
+    there is a PMU (KVM with a vPMU, or hardware); else why not."""
+    if not kvm_usable():
+        return [('PMI handler cost / sample rate (needs a PMU)', 'n/a: no usable KVM here')]
+    args = ['-machine', 'q35', '-accel', 'kvm', '-cpu', 'host', '-smp', '2', '-kernel', kernel,
+            '-append', 'mode=sample events=cycles/period=100000/ duration=1000']
+    costs, rates, why = [], [], None
+    for _ in range(RUNS):
+        _wall, text, _ok = boot(args, tmp)
+        for line in text.splitlines():
+            line = line.strip()
+            m = PMI_COST.match(line)
+            if m:
+                costs.append(int(m.group(3)))
+            m = SAMPLES.match(line)
+            if m and int(m.group(3)) == 0:
+                rates.append(int(m.group(2)))  # over duration=1000 ms: per second
+            m = SKIP.search(line)
+            if m:
+                why = m.group(1)
+    if not costs:
+        return [('PMI handler cost / sample rate (needs a PMU)', 'n/a: %s' % (why or 'no PMI seen'))]
+    return [('PMI handler cost (KVM, fixed delivery)', med(costs, '%.0f ns (%.0f-%.0f)')),
+            ('samples/s per CPU at period 100000 cycles (runs with 0 lost)', med(rates, '%.0f (%.0f-%.0f)'))]
+
+
 def kvm_usable():
     return os.access('/dev/kvm', os.R_OK | os.W_OK)
 
@@ -100,6 +132,7 @@ def main(kernel, iso):
                 if m:
                     us.append(int(m.group(1)))
         rows.append(('AP bring-up guest time, TCG -smp %d' % n, med([u / 1000 for u in us], '%.1f ms (%.1f-%.1f)')))
+    rows.extend(pmi_rows(kernel, tmp))
     stripped = os.path.join(tmp, 'k.stripped')
     subprocess.run(['strip', '-o', stripped, kernel], check=True)
     rows.append(('stripped kernel size', '%.1f KiB' % (os.path.getsize(stripped) / 1024)))

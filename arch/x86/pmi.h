@@ -34,5 +34,7 @@ uint32_t pmi_lvt_read(void);
 /* PMIs a CPU took through each path (handler entries, spurious ones
  * included). */
 uint64_t pmi_count(unsigned cpu, enum pmi_delivery d);
+/* Mean and worst handler cost on `cpu` in TSC ticks (0 before any PMI). */
+void pmi_cost(unsigned cpu, uint64_t *mean, uint64_t *max);
 
 #endif

@@ -5,6 +5,7 @@
 #include "arch/x86/msr.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 
@@ -107,6 +108,14 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 		return fail(ev, PMU_E_UNSUPPORTED,
 			    "%s: offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
 			    ev_name(ev), ev->attr.event, ev->attr.event == 0xb7 ? 0 : 1, c->family, c->model);
+	/* The RSP value is checked against the model's valid bits now, so a
+	 * reserved bit never reaches the WRMSR (it would #GP there). */
+	if (k->extra && (err_gp = pmu_offcore_check(c, &ev->attr, why_gp, sizeof(why_gp))) != PMU_OK)
+		return fail(ev, err_gp, "%s: %s", ev_name(ev), why_gp);
+	if (pc->ops->extra_msr && !k->extra && ev->attr.offcore_rsp)
+		return fail(ev, PMU_E_INVAL,
+			    "%s: offcore_rsp=%#llx belongs to events 0xb7/0xbb umask 0x01, not event 0x%02x umask 0x%02x",
+			    ev_name(ev), (unsigned long long)ev->attr.offcore_rsp, ev->attr.event, ev->attr.umask);
 	if (k->fixed >= 0) {
 		err_fx = pc->ops->encode_fixed(c, &ev->attr, (unsigned)k->fixed, &k->fixed_cfg, why_fx,
 					       sizeof(why_fx));
@@ -178,30 +187,29 @@ static bool alloc_rec(struct alloc_search *s, unsigned k, uint32_t gp_used, uint
 	return false;
 }
 
-/* Offcore events share two MSRs per core: each value may be held by any
- * number of events, but a different value needs the MSR to be free. */
-static int alloc_extra_check(struct pmu_cpu *pc, struct pmu_event *const *evs, const struct alloc_cand *cand,
-			     unsigned n)
+/* Offcore events: take the RSP MSRs (pmu/offcore.c), then point each
+ * candidate at the MSR it got; an event moved to the other MSR counts as
+ * that MSR's event code (0xB7 <-> 0xBB). Nothing is assigned on failure. */
+static int alloc_offcore(struct pmu_cpu *pc, struct pmu_event *const *evs, struct alloc_cand *cand, unsigned n)
 {
-	uint64_t val[2];
-	unsigned users[2];
+	uint32_t msr[PMU_GROUP_MAX];
+	bool any = false;
+	int err;
 
-	for (int s = 0; s < 2; s++) {
-		val[s] = pc->extra_val[s];
-		users[s] = pc->extra_users[s];
-	}
 	for (unsigned i = 0; i < n; i++) {
-		int s;
-		if (!cand[i].extra)
+		msr[i] = cand[i].extra;
+		any |= msr[i] != 0;
+	}
+	if (!any)
+		return PMU_OK;
+	if ((err = pmu_offcore_reserve(pc, evs, n, msr)) != PMU_OK)
+		return err;
+	for (unsigned i = 0; i < n; i++) {
+		if (!msr[i] || msr[i] == cand[i].extra)
 			continue;
-		s = cand[i].extra == MSR_OFFCORE_RSP_0 ? 0 : 1;
-		if (users[s] && val[s] != evs[i]->attr.offcore_rsp)
-			return fail(evs[i], PMU_E_BUSY,
-				    "%s: MSR_OFFCORE_RSP_%d (%#x) already holds %#llx for another event; this one needs %#llx",
-				    ev_name(evs[i]), s, cand[i].extra, (unsigned long long)val[s],
-				    (unsigned long long)evs[i]->attr.offcore_rsp);
-		val[s] = evs[i]->attr.offcore_rsp;
-		users[s]++;
+		cand[i].extra = msr[i];
+		cand[i].gp_cfg = (cand[i].gp_cfg & ~(uint64_t)PERFEVTSEL_EVENT_MASK) |
+				 pmu_offcore_event_of(pmu_offcore_slot(msr[i]));
 	}
 	return PMU_OK;
 }
@@ -237,11 +245,6 @@ static void hwc_assign(struct pmu_cpu *pc, struct pmu_event *ev, int idx, const 
 		pc->gp_used |= 1u << x;
 	}
 	pc->owner[idx] = ev;
-	if (k->extra) {
-		int s = k->extra == MSR_OFFCORE_RSP_0 ? 0 : 1;
-		pc->extra_val[s] = ev->attr.offcore_rsp;
-		pc->extra_users[s]++;
-	}
 	ev->reason[0] = '\0';
 }
 
@@ -285,7 +288,9 @@ int pmu_events_add(struct pmu_event *const *evs, unsigned n)
 			return err;
 		}
 	}
-	if ((err = alloc_extra_check(pc, evs, cand, n)) != PMU_OK)
+	/* The RSP MSRs first: their refusal is the more precise reason, and
+	 * a move to 0xBB changes no counter choice. Given back on failure. */
+	if ((err = alloc_offcore(pc, evs, cand, n)) != PMU_OK)
 		return err;
 
 	/* Most constrained first: fewest candidate counters. */
@@ -302,6 +307,9 @@ int pmu_events_add(struct pmu_event *const *evs, unsigned n)
 	}
 	s = (struct alloc_search){ pc, evs, cand, order, n, choice, 0 };
 	if (!alloc_rec(&s, 0, 0, 0)) {
+		for (unsigned i = 0; i < n; i++)
+			if (cand[i].extra)
+				pmu_offcore_release(pc, cand[i].extra);
 		/* Name the first event (most constrained) that cannot go anywhere
 		 * on its own; otherwise the group as a whole does not fit. */
 		for (unsigned k = 0; k < n; k++) {
@@ -370,7 +378,7 @@ int pmu_event_add_idx(struct pmu_event *ev, int idx)
 			return fail(ev, PMU_E_BUSY, "%s: %s is taken (%s)", ev_name(ev), name,
 				    ((pc->gp_reserved >> idx) & 1) ? "in use at boot" : "by another event");
 	}
-	if (k.extra && (err = alloc_extra_check(pc, &ev, &k, 1)) != PMU_OK)
+	if (k.extra && (err = alloc_offcore(pc, &ev, &k, 1)) != PMU_OK)
 		return err;
 	hwc_assign(pc, ev, idx, &k);
 	return PMU_OK;
@@ -632,11 +640,8 @@ void pmu_event_del(struct pmu_event *ev)
 	} else {
 		pc->fixed_used &= ~(1u << (hw->idx - PMU_IDX_FIXED_BASE));
 	}
-	if (hw->extra_msr) {
-		int s = hw->extra_msr == MSR_OFFCORE_RSP_0 ? 0 : 1;
-		if (pc->extra_users[s])
-			pc->extra_users[s]--;
-	}
+	if (hw->extra_msr)
+		pmu_offcore_release(pc, hw->extra_msr);
 	pc->owner[hw->idx] = NULL;
 	hw->idx = -1;
 	hw->enabled = false;

@@ -4,6 +4,7 @@
 #include "arch/x86/msr.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 
@@ -20,10 +21,9 @@
 #define CPUID_23_COUNTER_SUBLEAF 1
 
 /* Model-specific facts, keyed by DisplayModel of family 6. Counter
- * constraints and the offcore-response MSR count are from Linux
- * arch/x86/events/intel/core.c (intel_skl_event_constraints,
- * intel_snb_extra_regs and the Nehalem/Westmere setup) and SDM vol. 3B,
- * "Off-core Response Performance Monitoring" for each microarchitecture. */
+ * constraints are from Linux arch/x86/events/intel/core.c
+ * (intel_skl_event_constraints); the offcore-response MSRs have their own
+ * table in pmu/offcore.c. */
 struct intel_constraint {
 	uint8_t event, umask;
 	bool any_umask;       /* the constraint holds for every umask */
@@ -37,7 +37,6 @@ struct intel_uarch {
 	unsigned nmodels;
 	const struct intel_constraint *constraints;
 	unsigned nconstraints;
-	unsigned offcore_msrs;
 };
 
 /* Skylake, Kaby Lake, Coffee Lake, Comet Lake, Skylake-SP/Cascade Lake. */
@@ -52,18 +51,16 @@ static const struct intel_constraint skl_constraints[] = {
 };
 static const uint8_t nhm_models[] = { 0x1a, 0x1e, 0x1f, 0x2e };
 static const uint8_t wsm_models[] = { 0x25, 0x2c, 0x2f };
-/* Sandy Bridge through Broadwell: two offcore-response MSRs. */
 static const uint8_t snb_hsw_bdw_models[] = { 0x2a, 0x2d, 0x3a, 0x3e, 0x3c, 0x3f, 0x45, 0x46,
 					      0x3d, 0x47, 0x4f, 0x56 };
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct intel_uarch intel_uarchs[] = {
-	{ "Nehalem", nhm_models, ARRAY_LEN(nhm_models), NULL, 0, 1 },
-	{ "Westmere", wsm_models, ARRAY_LEN(wsm_models), NULL, 0, 2 },
-	{ "Sandy Bridge..Broadwell", snb_hsw_bdw_models, ARRAY_LEN(snb_hsw_bdw_models), NULL, 0, 2 },
-	{ "Skylake", skl_models, ARRAY_LEN(skl_models), skl_constraints,
-	  ARRAY_LEN(skl_constraints), 2 },
+	{ "Nehalem", nhm_models, ARRAY_LEN(nhm_models), NULL, 0 },
+	{ "Westmere", wsm_models, ARRAY_LEN(wsm_models), NULL, 0 },
+	{ "Sandy Bridge..Broadwell", snb_hsw_bdw_models, ARRAY_LEN(snb_hsw_bdw_models), NULL, 0 },
+	{ "Skylake", skl_models, ARRAY_LEN(skl_models), skl_constraints, ARRAY_LEN(skl_constraints) },
 };
 
 static const struct intel_uarch *intel_uarch_of(const struct pmu_caps *c)
@@ -233,10 +230,9 @@ static void intel_decode_caps(struct pmu_caps *c)
 	}
 
 	const struct intel_uarch *u = intel_uarch_of(c);
-	if (u) {
+	if (u)
 		c->uarch = u->name;
-		c->offcore_msrs = u->offcore_msrs;
-	}
+	c->offcore_msrs = pmu_offcore_msrs(c);
 }
 
 static uint32_t intel_gp_allowed(const struct pmu_caps *c, const struct pmu_event_attr *a,
@@ -361,11 +357,13 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
  * "Event classes"; SDM vol. 3B "Off-core Response Performance Monitoring"). */
 static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event_attr *a)
 {
-	if (a->umask != 0x01)
+	if (a->umask != PMU_OFFCORE_UMASK)
 		return 0;
-	if (a->event == 0xb7 && c->offcore_msrs >= 1)
+	if (a->event == PMU_OFFCORE_EVENT_0 && c->offcore_msrs >= 1)
 		return MSR_OFFCORE_RSP_0;
-	if (a->event == 0xbb && c->offcore_msrs >= 2)
+	/* 0xBB asks for RSP_1; on a one-MSR model (Nehalem) it is still an
+	 * offcore event, and allocation may run it as 0xB7 on RSP_0. */
+	if (a->event == PMU_OFFCORE_EVENT_1 && c->offcore_msrs >= 1)
 		return MSR_OFFCORE_RSP_1;
 	return 0;
 }

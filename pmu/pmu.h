@@ -366,6 +366,11 @@ struct pmu_cpu {
 	struct pmu_event *owner[PMU_IDX_NR];
 	uint64_t extra_val[2];         /* MSR_OFFCORE_RSP_0/1 contents we set */
 	unsigned extra_users[2];
+	/* This CPU's core (x2APIC ID without the SMT bits), for the models
+	 * whose RSP MSRs its hyperthreads share (pmu/offcore.c); set on the
+	 * first offcore allocation on this CPU. */
+	bool core_id_valid;
+	uint32_t core_id;
 
 	/* Shadows of the shared control registers, so enabling one counter
 	 * does not need a read-modify-write of hardware state. */

@@ -22,6 +22,12 @@ struct model_cpu {
 };
 
 static struct model_cpu cpus[MODEL_MAX_CPUS];
+
+/* The client uncore: one per package, and the model is one package. */
+static struct {
+	uint64_t global_ctrl;
+	uint64_t evtsel[MODEL_UNCORE_MAX_BOXES][2], ctr[MODEL_UNCORE_MAX_BOXES][2];
+} unc;
 static unsigned ncpus = 1, cur;
 static unsigned cur_cpl;
 static bool cur_pce;
@@ -73,7 +79,7 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 		c.version = 4, c.num_gp = 4, c.gp_width = 48, c.ebx_len = 7;
 		c.num_fixed = 3, c.fixed_width = 48;
 		c.pdcm = true, c.perf_caps = 0x33c5; /* LBR fmt 5, PEBS trap+arch regs, fmt 3, SMM freeze */
-		c.offcore = true;
+		c.offcore = true, c.offcore_valid = 0x3fffff8fffull, c.offcore_l3_miss = 0x3fffc00000ull;
 		break;
 	case MODEL_V5_GAP:
 		c.signature = 0x000906a3, c.max_leaf = 0x1f;
@@ -93,6 +99,24 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 			c.native_model = 0x2, c.leaf23_gp = 0x3f, c.leaf23_fixed = 0x7;
 		}
 		break;
+	case MODEL_SNB_CLIENT:
+		c.signature = 0x000206a7, c.max_leaf = 0x0d;
+		c.version = 3, c.num_gp = 4, c.gp_width = 48, c.ebx_len = 7;
+		c.num_fixed = 3, c.fixed_width = 48;
+		c.pdcm = true, c.perf_caps = 0x11c3; /* LBR fmt 3, PEBS trap+arch regs, fmt 1, SMM freeze */
+		c.offcore = true, c.offcore_valid = 0x3f807f8fffull, c.offcore_l3_miss = 0x3fffc00000ull;
+		c.leaf_0b = true, c.smt_bits = 1, c.x2apic_id = cpu, c.cores_per_pkg = 4;
+		c.uncore = MODEL_UNCORE_SNB, c.uncore_cboxes = 4;
+		break;
+	case MODEL_WESTMERE:
+		c.signature = 0x000206c2, c.max_leaf = 0x0b;
+		c.version = 3, c.num_gp = 4, c.gp_width = 48, c.ebx_len = 7;
+		c.num_fixed = 3, c.fixed_width = 48;
+		c.pdcm = true, c.perf_caps = 0x11c2;
+		c.offcore = true, c.offcore_valid = 0xffffull, c.offcore_l3_miss = 0xf000ull;
+		c.offcore_shared = true;
+		c.leaf_0b = true, c.smt_bits = 1, c.x2apic_id = cpu, c.cores_per_pkg = 6;
+		break;
 	case MODEL_PROFILE_NR:
 		break;
 	}
@@ -109,6 +133,7 @@ const char *model_profile_name(enum model_profile p)
 		[MODEL_NO_PMU] = "no-pmu", [MODEL_IGNORES_WRITES] = "ignores-writes",
 		[MODEL_V1] = "v1", [MODEL_V2] = "v2", [MODEL_V4] = "v4",
 		[MODEL_V5_GAP] = "v5-gap", [MODEL_HYBRID] = "hybrid",
+		[MODEL_SNB_CLIENT] = "snb-client", [MODEL_WESTMERE] = "westmere",
 	};
 	return p < MODEL_PROFILE_NR ? names[p] : "?";
 }
@@ -169,6 +194,7 @@ void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
 		if (cfgs[c].vendor_ops)
 			cfgs[c].vendor_ops->reset(c);
 	}
+	memset(&unc, 0, sizeof(unc));
 	cur = 0;
 	cur_cpl = 0;
 	cur_pce = false;
@@ -216,7 +242,52 @@ bool model_cr4_pce(void) { return cur_pce; }
 enum reg_kind {
 	R_NONE, R_PMC, R_APMC, R_EVTSEL, R_FIXED, R_FIXED_CTRL, R_GLOBAL_STATUS, R_GLOBAL_CTRL,
 	R_OVF_CTRL, R_STATUS_SET, R_INUSE, R_PERF_CAPS, R_DEBUGCTL, R_OFFCORE,
+	R_UNC_GLOBAL, R_UNC_CONFIG, R_UNC_EVTSEL, R_UNC_CTR,
 };
+
+/* Client uncore addresses (pmu/uncore.c; SDM vol. 4 client uncore MSRs). */
+static uint32_t unc_global_msr(const struct model_cpu_config *c)
+{
+	return c->uncore == MODEL_UNCORE_SKL ? 0xe01 : 0x391;
+}
+
+static enum reg_kind decode_uncore(const struct model_cpu_config *c, uint32_t msr, unsigned *idx)
+{
+	unsigned box = (msr - 0x700) / 0x10, off = (msr - 0x700) % 0x10;
+
+	if (c->uncore == MODEL_UNCORE_NONE)
+		return R_NONE;
+	if (msr == unc_global_msr(c))
+		return R_UNC_GLOBAL;
+	if (msr == 0x396)
+		return R_UNC_CONFIG;
+	if (msr < 0x700 || box >= c->uncore_cboxes || box >= MODEL_UNCORE_MAX_BOXES)
+		return R_NONE;
+	if (off < 2)
+		return *idx = box * 2 + off, R_UNC_EVTSEL;
+	if (off >= 6 && off < 8)
+		return *idx = box * 2 + off - 6, R_UNC_CTR;
+	return R_NONE;
+}
+
+/* MSR_OFFCORE_RSP_i of CPU m: its own, or, where the model shares them per
+ * core, those of the lowest CPU of its core. */
+static uint64_t *offcore_reg(struct model_cpu *m, unsigned i)
+{
+	if (m->cfg.offcore_shared) {
+		uint32_t core = m->cfg.x2apic_id >> m->cfg.smt_bits;
+		for (unsigned c = 0; c < ncpus; c++)
+			if ((cpus[c].cfg.x2apic_id >> cpus[c].cfg.smt_bits) == core)
+				return &cpus[c].offcore[i];
+	}
+	return &m->offcore[i];
+}
+
+static uint64_t unc_config_value(const struct model_cpu_config *c)
+{
+	/* Haswell/Broadwell: "encoded number of C-Box, derive value by -1". */
+	return c->uncore == MODEL_UNCORE_HSW ? c->uncore_cboxes + 1u : c->uncore_cboxes;
+}
 
 /* Which register msr is on this CPU, and its index; R_NONE if absent. */
 static enum reg_kind decode(const struct model_cpu *m, uint32_t msr, unsigned *idx)
@@ -243,6 +314,11 @@ static enum reg_kind decode(const struct model_cpu *m, uint32_t msr, unsigned *i
 		return *idx = msr - MSR_IA32_FIXED_CTR0, R_FIXED;
 	if (c->offcore && (msr == MSR_OFFCORE_RSP_0 || msr == MSR_OFFCORE_RSP_1))
 		return *idx = msr - MSR_OFFCORE_RSP_0, R_OFFCORE;
+	{
+		enum reg_kind u = decode_uncore(c, msr, idx);
+		if (u != R_NONE)
+			return u;
+	}
 	if (c->version >= 2) {
 		switch (msr) {
 		case MSR_IA32_FIXED_CTR_CTRL: return R_FIXED_CTRL;
@@ -349,7 +425,11 @@ static int do_rdmsr(struct model_cpu *m, uint32_t msr, uint64_t *val)
 	case R_INUSE: *val = inuse_value(m); break;
 	case R_PERF_CAPS: *val = m->cfg.perf_caps; break;
 	case R_DEBUGCTL: *val = m->debugctl; break;
-	case R_OFFCORE: *val = m->offcore[i]; break;
+	case R_OFFCORE: *val = *offcore_reg(m, i); break;
+	case R_UNC_GLOBAL: *val = unc.global_ctrl; break;
+	case R_UNC_CONFIG: *val = unc_config_value(&m->cfg); break;
+	case R_UNC_EVTSEL: *val = unc.evtsel[i / 2][i % 2]; break;
+	case R_UNC_CTR: *val = unc.ctr[i / 2][i % 2]; break;
 	case R_NONE: break;
 	}
 	return 0;
@@ -420,7 +500,30 @@ static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 		m->debugctl = val;
 		return 0;
 	case R_OFFCORE:
-		m->offcore[i] = val; /* model-specific valid bits: not modelled */
+		/* Bits outside the model's table #GP (the reason the driver
+		 * checks them before the write). */
+		if (m->cfg.offcore_valid && (val & ~m->cfg.offcore_valid))
+			return MODEL_VEC_GP;
+		*offcore_reg(m, i) = val;
+		return 0;
+	case R_UNC_GLOBAL:
+		/* [4:0] PMI selects (Skylake; [3:0] before), 29-31 EN/WAKE/FREEZE. */
+		if (val & ~(0xe0000000ull | (m->cfg.uncore == MODEL_UNCORE_SKL ? 0x1full : 0xfull)))
+			return MODEL_VEC_GP;
+		unc.global_ctrl = val;
+		return 0;
+	case R_UNC_CONFIG:
+		return MODEL_VEC_GP; /* read-only */
+	case R_UNC_EVTSEL:
+		/* Approximation: every bit outside the documented fields #GPs. */
+		if (val & ~0x1fd4ffffull)
+			return MODEL_VEC_GP;
+		unc.evtsel[i / 2][i % 2] = val;
+		return 0;
+	case R_UNC_CTR:
+		if (val & ~wmask(44))
+			return MODEL_VEC_GP;
+		unc.ctr[i / 2][i % 2] = val;
 		return 0;
 	case R_NONE:
 		break;
@@ -533,6 +636,26 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 					    (c->anythread_deprecated ? 1u << 15 : 0))
 					 : 0;
 		break;
+	case 4:
+		/* Sub-leaf 0 only: a 32 KiB 8-way L1D (64 sets of 64 bytes),
+		 * carrying the cores-per-package field EAX[31:26]. */
+		if (c->cores_per_pkg && subleaf == 0) {
+			r->eax = 1u | 1u << 5 | (uint32_t)(c->cores_per_pkg - 1) << 26;
+			r->ebx = 7u << 22 | 63u;
+			r->ecx = 63;
+		}
+		break;
+	case 0x0b:
+		if (!c->leaf_0b)
+			break;
+		r->ecx = subleaf & 0xff;
+		r->edx = c->x2apic_id;
+		if (subleaf == 0) {
+			r->eax = c->smt_bits, r->ebx = 1u << c->smt_bits, r->ecx |= 1u << 8;
+		} else if (subleaf == 1) {
+			r->eax = c->smt_bits + 4u, r->ebx = ncpus, r->ecx |= 2u << 8;
+		}
+		break;
 	case 0x1a:
 		if (c->hybrid)
 			r->eax = (uint32_t)c->core_type << 24 | (c->native_model & 0xffffff);
@@ -583,7 +706,11 @@ uint64_t model_peek(unsigned cpu, uint32_t msr)
 	case R_INUSE: return inuse_value(m);
 	case R_PERF_CAPS: return m->cfg.perf_caps;
 	case R_DEBUGCTL: return m->debugctl;
-	case R_OFFCORE: return m->offcore[i];
+	case R_OFFCORE: return *offcore_reg(m, i);
+	case R_UNC_GLOBAL: return unc.global_ctrl;
+	case R_UNC_CONFIG: return unc_config_value(&m->cfg);
+	case R_UNC_EVTSEL: return unc.evtsel[i / 2][i % 2];
+	case R_UNC_CTR: return unc.ctr[i / 2][i % 2];
 	default: return 0;
 	}
 }
@@ -606,7 +733,10 @@ void model_poke(unsigned cpu, uint32_t msr, uint64_t val)
 	case R_GLOBAL_STATUS: m->global_status = val; break;
 	case R_GLOBAL_CTRL: m->global_ctrl = val; break;
 	case R_DEBUGCTL: m->debugctl = val; break;
-	case R_OFFCORE: m->offcore[i] = val; break;
+	case R_OFFCORE: *offcore_reg(m, i) = val; break;
+	case R_UNC_GLOBAL: unc.global_ctrl = val; break;
+	case R_UNC_EVTSEL: unc.evtsel[i / 2][i % 2] = val; break;
+	case R_UNC_CTR: unc.ctr[i / 2][i % 2] = val; break;
 	default: break;
 	}
 }
@@ -737,6 +867,17 @@ void model_tick(const struct model_work *w)
 		}
 		return;
 	}
+	/* The uncore counts whatever the core PMU does: global EN and the
+	 * box's EN; lookups spread evenly over the boxes (approximation of
+	 * the address hash), event 0x34 only. */
+	if (c->uncore != MODEL_UNCORE_NONE && ((unc.global_ctrl >> 29) & 1)) {
+		unsigned nb = c->uncore_cboxes;
+		for (unsigned b = 0; b < nb && b < MODEL_UNCORE_MAX_BOXES; b++)
+			for (unsigned k = 0; k < 2; k++)
+				if (((unc.evtsel[b][k] >> 22) & 1) && (unc.evtsel[b][k] & 0xff) == 0x34)
+					unc.ctr[b][k] = (unc.ctr[b][k] + w->llc_lookups * (b + 1) / nb -
+							 w->llc_lookups * b / nb) & wmask(44);
+	}
 	if (c->version == 0 || c->ignores_writes || c->no_count || frozen)
 		return;
 	for (unsigned x = 0; x < 32; x++) {
@@ -748,7 +889,15 @@ void model_tick(const struct model_work *w)
 		if (c->version >= 2 && !((m->global_ctrl >> x) & 1))
 			continue;
 		enum model_ev e = gp_event(m, sel);
-		if (add_wrap(&m->pmc[x], filtered(m, x, w, e, sel), c->gp_width)) {
+		uint64_t delta = filtered(m, x, w, e, sel);
+		/* OFFCORE_RESPONSE_0/1 (0xB7/0xBB umask 1) count through their
+		 * RSP MSR: demand data reads with an L3-miss response, when the
+		 * value selects both (approximation: no other request types). */
+		if (c->offcore && ((sel & 0xff) == 0xb7 || (sel & 0xff) == 0xbb) && ((sel >> 8) & 0xff) == 1) {
+			uint64_t rsp = *offcore_reg(m, (sel & 0xff) == 0xbb);
+			delta = (rsp & 1) && (rsp & c->offcore_l3_miss) ? w->dmnd_rd_l3_miss : 0;
+		}
+		if (add_wrap(&m->pmc[x], delta, c->gp_width)) {
 			if (c->version >= 2)
 				m->global_status |= 1ull << x;
 			if ((sel >> PERFEVTSEL_INT_BIT) & 1)

@@ -23,10 +23,23 @@ enum model_profile {
 	MODEL_V4,             /* 4 GP x 48, 3 fixed x 48, PDCM, STATUS_SET, INUSE, offcore MSRs */
 	MODEL_V5_GAP,         /* v5, 8 GP x 48, fixed counters {0,1,3}: ECX bitmap with a gap at 2 */
 	MODEL_HYBRID,         /* CPUs 0-1 P-cores (v5, 8 GP, fixed 0-3), 2-3 E-cores (6 GP, fixed 0-2) */
+	/* Core i7-2600 (Sandy Bridge client, family 6 model 0x2A): v3, 4 GP x 48,
+	 * 3 fixed x 48, per-thread RSP MSRs with the SNB-client valid bits,
+	 * CPUs 0-1 and 2-3 SMT siblings, client uncore with 4 C-boxes. */
+	MODEL_SNB_CLIENT,
+	/* Xeon 5600 (Westmere-EP, family 6 model 0x2C): v3, RSP_0/RSP_1 of 16
+	 * bits shared by the two threads of a core (CPUs 0-1, 2-3). */
+	MODEL_WESTMERE,
 	MODEL_PROFILE_NR
 };
 
 struct model_vendor_ops;
+
+/* Client uncore layouts (pmu/uncore.c): global control at 0x391 (Sandy
+ * Bridge .. Broadwell; Haswell's MSR_UNC_CBO_CONFIG holds count + 1) or
+ * 0xE01 (Skylake on). */
+enum model_uncore { MODEL_UNCORE_NONE, MODEL_UNCORE_SNB, MODEL_UNCORE_HSW, MODEL_UNCORE_SKL };
+#define MODEL_UNCORE_MAX_BOXES 8
 
 /* What one modelled CPU looks like (CPUID and the MSRs it implements). */
 struct model_cpu_config {
@@ -48,6 +61,15 @@ struct model_cpu_config {
 	bool ignores_writes;
 	bool fast_rdpmc;          /* RDPMC ECX[31] reads the low 32 bits; else #GP */
 	bool offcore;             /* MSR_OFFCORE_RSP_0/1 exist */
+	uint64_t offcore_valid;   /* bits they accept, others #GP (0: every bit) */
+	uint64_t offcore_l3_miss; /* response bits that mean "missed the L3" (counting) */
+	bool offcore_shared;      /* one pair per core: SMT siblings see the same MSRs */
+	bool leaf_0b;             /* CPUID.0BH: x2APIC ID and SMT bits */
+	uint32_t x2apic_id;
+	uint8_t smt_bits;
+	uint8_t cores_per_pkg;    /* CPUID.04H.0 (an L1D entry) reports this; 0: no leaf 4 */
+	enum model_uncore uncore; /* client uncore layout, one per model (one package) */
+	uint8_t uncore_cboxes;    /* C-boxes; MSR_UNC_CBO_CONFIG encodes it per layout */
 	bool rdpmc_gp;            /* RDPMC raises #GP for every counter */
 	bool no_count;            /* counters hold writes but never advance */
 	/* Another vendor's model stands in for this one on this CPU (NULL:
@@ -80,6 +102,8 @@ void model_set_cr4_pce(bool on);
 struct model_work {
 	uint64_t instructions, cycles, ref_cycles, branches, branch_misses;
 	uint64_t llc_refs, llc_misses, slots;
+	uint64_t dmnd_rd_l3_miss; /* what OFFCORE_RESPONSE counts with DMND_DATA_RD + an L3-miss response */
+	uint64_t llc_lookups;     /* C-box lookups (UNC_CBO_CACHE_LOOKUP), spread over the boxes */
 	const uint8_t *retire_per_cycle;
 	size_t ncycles;
 };

@@ -486,7 +486,7 @@ HT_TEST(bracket_arm_v4_and_v1)
 
 HT_TEST(offcore_response_msrs)
 {
-	struct pmu_event a, b, c, d;
+	struct pmu_event a, b, c, d, e;
 	struct pmu_event_attr at;
 	boot(MODEL_V4, true);
 	pmu_attr_raw(&at, 0xb7, 0x01);
@@ -497,20 +497,28 @@ HT_TEST(offcore_response_msrs)
 	pmu_event_init(&c, &at, "offcore0-other");
 	at.event = 0xbb;
 	pmu_event_init(&d, &at, "offcore1");
+	at.offcore_rsp = 0x20001ull;
+	pmu_event_init(&e, &at, "offcore-third");
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
 	HT_CHECK_EQ(pmu_event_add(&b), PMU_OK); /* same value: shares the MSR */
-	HT_CHECK_EQ(pmu_event_add(&c), PMU_E_BUSY);
-	HT_CHECK_STR(c.reason, "offcore0-other: MSR_OFFCORE_RSP_0 (0x1a6) already holds 0x3fffc00001 for another event; "
-			       "this one needs 0x10001");
-	HT_CHECK_EQ(pmu_event_add(&d), PMU_OK); /* the second MSR */
+	HT_CHECK_EQ(pmu_event_add(&c), PMU_OK); /* RSP_0 taken by another value: moves to RSP_1 as 0xBB */
+	HT_CHECK_EQ(c.hw.extra_msr, MSR_OFFCORE_RSP_1);
+	HT_CHECK_EQ(c.hw.config & 0xff, 0xbb);
+	HT_CHECK_EQ(pmu_event_add(&d), PMU_OK); /* shares RSP_1 with c */
 	HT_CHECK_EQ(d.hw.extra_msr, MSR_OFFCORE_RSP_1);
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_BUSY);
+	HT_CHECK_STR(e.reason, "offcore-third: a third offcore value: MSR_OFFCORE_RSP_0 holds 0x3fffc00001, "
+			       "MSR_OFFCORE_RSP_1 holds 0x10001; this one needs 0x20001");
 	HT_CHECK_EQ(pmu_event_enable(&a), PMU_OK);
 	HT_CHECK_STR(trace(), "0x4c1<-0 0x1a6<-0x3fffc00001 0x186<-0x4301b7 0x38f<-0x1");
 	pmu_event_del(&a);
 	pmu_event_del(&b);
-	HT_CHECK_EQ(pmu_event_add(&c), PMU_OK); /* RSP_0 free again */
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_OK); /* RSP_0 free again: e moves there as 0xB7 */
+	HT_CHECK_EQ(e.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	HT_CHECK_EQ(e.hw.config & 0xff, 0xb7);
 	pmu_event_del(&c);
 	pmu_event_del(&d);
+	pmu_event_del(&e);
 
 	boot(MODEL_V2, false); /* Core 2: not in the offcore model table */
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_E_UNSUPPORTED);

@@ -1,0 +1,290 @@
+/* Host tests of offcore response (pmu/offcore.c through pmu/event.c) on the
+ * model: the per-model table, invalid bits refused before any write,
+ * sharing, the 0xB7 <-> 0xBB move, the refused third value, SMT siblings
+ * of a shared-MSR model, and the exact MSR writes. */
+#include "arch/x86/msr.h"
+#include "pmu/offcore.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+#include "tests/host/hosttest.h"
+#include "tests/host/pmu_model.h"
+
+static void tick_probe(void *ctx)
+{
+	(void)ctx;
+	model_tick_loop(PMU_PROBE_LOOPS);
+}
+
+static const struct pmu_init_opts opts = { .workload = tick_probe };
+
+static void boot(enum model_profile p)
+{
+	model_init(p, false);
+	pmu_init_all(&opts, model_run_on);
+	model_set_cpu(0);
+	model_trace_clear();
+}
+
+static void boot_cfg(const struct model_cpu_config *cfg, unsigned n)
+{
+	model_init_custom(cfg, n);
+	pmu_init_all(&opts, model_run_on);
+	model_set_cpu(0);
+	model_trace_clear();
+}
+
+static void offcore_ev(struct pmu_event *ev, uint8_t event, uint64_t rsp, const char *name)
+{
+	struct pmu_event_attr a;
+	pmu_attr_raw(&a, event, 0x01);
+	a.offcore_rsp = rsp;
+	pmu_event_init(ev, &a, name);
+}
+
+static const char *trace(void)
+{
+	static char t[4096];
+	model_trace_format(t, sizeof(t));
+	return t;
+}
+
+/* DEMAND_DATA_RD with an L3-miss response on Sandy Bridge client: request
+ * bit 0, supplier local DRAM (22), any snoop (31-37). */
+#define SNB_DMND_RD_L3_MISS 0x3f80400001ull
+#define SNB_DMND_RD_ANY 0x10001ull /* request bit 0, ANY_RESPONSE (16) */
+
+HT_TEST(model_table)
+{
+	const struct pmu_offcore_model *m;
+
+	boot(MODEL_SNB_CLIENT);
+	m = pmu_offcore_model(pmu_caps());
+	HT_CHECK(m != NULL, "Sandy Bridge client (model 0x2a) has a row");
+	if (m) {
+		HT_CHECK_STR(m->name, "Sandy/Ivy Bridge client");
+		HT_CHECK_EQ(m->valid, 0x3f807f8fffull);
+		HT_CHECK_EQ(m->dmnd_rd_l3_miss, SNB_DMND_RD_L3_MISS);
+		HT_CHECK_EQ(m->smt_shared, false);
+	}
+	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 2);
+
+	boot(MODEL_V4); /* Skylake 0x5E */
+	m = pmu_offcore_model(pmu_caps());
+	HT_CHECK(m && m->valid == 0x3fffff8fffull && m->dmnd_rd_l3_miss == 0x3fffc00001ull,
+		 "Skylake: valid %#llx, L3 miss %#llx", m ? (unsigned long long)m->valid : 0ull,
+		 m ? (unsigned long long)m->dmnd_rd_l3_miss : 0ull);
+
+	boot(MODEL_WESTMERE);
+	m = pmu_offcore_model(pmu_caps());
+	HT_CHECK(m && m->smt_shared && m->nmsrs == 2 && m->valid == 0xffff, "Westmere row");
+
+	boot(MODEL_V2); /* Core 2 model 0xF: no row */
+	HT_CHECK(pmu_offcore_model(pmu_caps()) == NULL, "Core 2 has no offcore table");
+	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 0);
+}
+
+HT_TEST(invalid_bits_refused_before_any_write)
+{
+	struct pmu_event e;
+
+	boot(MODEL_SNB_CLIENT);
+	/* Bit 23 is a remote supplier: valid on Sandy Bridge-EP, not client. */
+	offcore_ev(&e, 0xb7, 0x800001ull, "remote");
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
+	HT_CHECK_STR(e.reason, "remote: offcore_rsp=0x800001 sets bits 0x800000 that MSR_OFFCORE_RSP_x does not "
+			       "have on Sandy/Ivy Bridge client (valid 0x3f807f8fff)");
+	HT_CHECK_EQ(e.hw.idx, -1);
+	offcore_ev(&e, 0xb7, 0x10000ull, "no-request");
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
+	HT_CHECK_STR(e.reason, "no-request: offcore_rsp=0x10000 selects no request type (bits 0x8fff): it would "
+			       "count nothing");
+	offcore_ev(&e, 0xbb, 0x1ull, "no-response");
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
+	HT_CHECK_STR(e.reason, "no-response: offcore_rsp=0x1 selects no response type (bits 0x3f807f0000): it "
+			       "would count nothing");
+	offcore_ev(&e, 0xc0, SNB_DMND_RD_ANY, "not-offcore");
+	e.attr.umask = 0;
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
+	HT_CHECK_STR(e.reason, "not-offcore: offcore_rsp=0x10001 belongs to events 0xb7/0xbb umask 0x01, not event "
+			       "0xc0 umask 0x00");
+	HT_CHECK_EQ(model_trace_len(), 0);
+	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0] + pmu_this_cpu()->extra_users[1], 0);
+
+	/* The same remote bit is fine where the model has it. */
+	boot(MODEL_V4);
+	offcore_ev(&e, 0xb7, 0x800001ull, "remote");
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_OK);
+	HT_CHECK_EQ(pmu_event_enable(&e), PMU_OK);
+	HT_CHECK_EQ(model_peek(0, MSR_OFFCORE_RSP_0), 0x800001ull);
+	pmu_event_del(&e);
+	/* And the model #GPs a bit outside its table: what the check spares. */
+	HT_CHECK_EQ(pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, 1ull << 40), MODEL_VEC_GP);
+}
+
+HT_TEST(equal_values_share_exact_trace)
+{
+	struct pmu_event a, b;
+	struct pmu_event *g[] = { &a, &b };
+
+	boot(MODEL_SNB_CLIENT);
+	offcore_ev(&a, 0xb7, SNB_DMND_RD_L3_MISS, "a");
+	offcore_ev(&b, 0xb7, SNB_DMND_RD_L3_MISS, "b");
+	HT_CHECK_EQ(pmu_events_add(g, 2), PMU_OK);
+	HT_CHECK_EQ(a.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	HT_CHECK_EQ(b.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0], 2);
+	HT_CHECK_EQ(pmu_this_cpu()->extra_users[1], 0);
+	HT_CHECK_EQ(model_trace_len(), 0); /* allocation writes nothing */
+	HT_CHECK_EQ(pmu_events_enable(g, 2), PMU_OK);
+	/* Per event: counter (legacy IA32_PMCx, no full-width writes here),
+	 * the RSP value, the event select with EN; then GLOBAL_CTRL once. */
+	HT_CHECK_STR(trace(), "0xc1<-0 0x1a6<-0x3f80400001 0x186<-0x4301b7 0xc2<-0 0x1a6<-0x3f80400001 "
+			      "0x187<-0x4301b7 0x38f<-0x3");
+	model_tick(&(struct model_work){ .cycles = 100, .dmnd_rd_l3_miss = 777 });
+	HT_CHECK_EQ(pmu_events_disable(g, 2), PMU_OK);
+	HT_CHECK_EQ(pmu_event_count(&a), 777);
+	HT_CHECK_EQ(pmu_event_count(&b), 777);
+	pmu_events_del(g, 2);
+	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0], 0);
+}
+
+HT_TEST(move_b7_to_bb_and_bb_to_b7)
+{
+	struct pmu_event x, y, p, q;
+
+	boot(MODEL_SNB_CLIENT);
+	offcore_ev(&x, 0xb7, SNB_DMND_RD_ANY, "x");
+	offcore_ev(&y, 0xb7, SNB_DMND_RD_L3_MISS, "y");
+	HT_CHECK_EQ(pmu_event_add(&x), PMU_OK);
+	HT_CHECK_EQ(pmu_event_add(&y), PMU_OK);
+	HT_CHECK_EQ(y.hw.extra_msr, MSR_OFFCORE_RSP_1);
+	HT_CHECK_EQ(y.hw.config, 0x301bbull); /* runs as OFFCORE_RESPONSE_1 */
+	HT_CHECK_EQ(y.attr.event, 0xb7);      /* what the user asked for is kept */
+	model_trace_clear();
+	HT_CHECK_EQ(pmu_event_enable(&y), PMU_OK);
+	HT_CHECK_STR(trace(), "0xc2<-0 0x1a7<-0x3f80400001 0x187<-0x4301bb 0x38f<-0x2");
+	model_tick(&(struct model_work){ .cycles = 10, .dmnd_rd_l3_miss = 4096 });
+	HT_CHECK_EQ(pmu_event_disable(&y), PMU_OK);
+	HT_CHECK_EQ(pmu_event_count(&y), 4096); /* counted through RSP_1's value */
+	pmu_event_del(&x);
+	pmu_event_del(&y);
+
+	/* The other way: RSP_1 held by 0xBB, a 0xBB with another value takes
+	 * RSP_0 as 0xB7. */
+	offcore_ev(&p, 0xbb, SNB_DMND_RD_ANY, "p");
+	offcore_ev(&q, 0xbb, SNB_DMND_RD_L3_MISS, "q");
+	HT_CHECK_EQ(pmu_event_add(&p), PMU_OK);
+	HT_CHECK_EQ(p.hw.extra_msr, MSR_OFFCORE_RSP_1);
+	HT_CHECK_EQ(pmu_event_add(&q), PMU_OK);
+	HT_CHECK_EQ(q.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	HT_CHECK_EQ(q.hw.config & 0xff, 0xb7);
+	pmu_event_del(&p);
+	pmu_event_del(&q);
+}
+
+HT_TEST(third_value_refused_group_all_or_nothing)
+{
+	struct pmu_event a, b, c;
+	struct pmu_event *g[] = { &a, &b, &c };
+
+	boot(MODEL_SNB_CLIENT);
+	offcore_ev(&a, 0xb7, SNB_DMND_RD_ANY, "a");
+	offcore_ev(&b, 0xb7, SNB_DMND_RD_L3_MISS, "b");
+	offcore_ev(&c, 0xbb, 0x20001ull, "c");
+	HT_CHECK_EQ(pmu_events_add(g, 3), PMU_E_BUSY);
+	HT_CHECK_STR(c.reason, "c: a third offcore value: MSR_OFFCORE_RSP_0 holds 0x10001, MSR_OFFCORE_RSP_1 holds "
+			       "0x3f80400001; this one needs 0x20001");
+	HT_CHECK_STR(a.reason, c.reason); /* the group's reason is in evs[0] too */
+	HT_CHECK_EQ(a.hw.idx, -1);
+	HT_CHECK_EQ(pmu_this_cpu()->gp_used, 0);
+	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0] + pmu_this_cpu()->extra_users[1], 0);
+	/* Two of them fit. */
+	HT_CHECK_EQ(pmu_events_add(g, 2), PMU_OK);
+	pmu_events_del(g, 2);
+
+	/* A counter shortage gives the RSP MSRs back. */
+	struct pmu_event o[4];
+	struct pmu_event *og[5];
+	for (int i = 0; i < 4; i++) {
+		offcore_ev(&o[i], 0xb7, SNB_DMND_RD_ANY, "o");
+		og[i] = &o[i];
+	}
+	og[4] = &a;
+	HT_CHECK_EQ(pmu_events_add(og, 5), PMU_E_BUSY); /* 5 events, 4 GP counters */
+	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0] + pmu_this_cpu()->extra_users[1], 0);
+}
+
+HT_TEST(nehalem_has_one_msr)
+{
+	struct model_cpu_config cfg;
+	struct pmu_event a, b;
+
+	model_init(MODEL_WESTMERE, false);
+	cfg = *model_config(0);
+	cfg.signature = 0x000106a5; /* Nehalem (Core i7-9xx), model 0x1A */
+	boot_cfg(&cfg, 1);
+	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 1);
+	offcore_ev(&a, 0xbb, 0xf001ull, "a"); /* 0xBB asked: there is only RSP_0 */
+	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
+	HT_CHECK_EQ(a.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	HT_CHECK_EQ(a.hw.config & 0xff, 0xb7);
+	offcore_ev(&b, 0xb7, 0x0101ull, "b");
+	HT_CHECK_EQ(pmu_event_add(&b), PMU_E_BUSY);
+	HT_CHECK_STR(b.reason, "b: MSR_OFFCORE_RSP_0 (0x1a6) holds 0xf001 for 1 event(s) and this model has no "
+			       "MSR_OFFCORE_RSP_1; this one needs 0x101");
+	pmu_event_del(&a);
+}
+
+static void add_on(void *arg)
+{
+	struct pmu_event *ev = arg;
+	pmu_event_add(ev);
+}
+
+static void del_on(void *arg)
+{
+	pmu_event_del(arg);
+}
+
+HT_TEST(smt_siblings_share_the_msrs_on_westmere)
+{
+	struct pmu_event a, b, c, d;
+
+	boot(MODEL_WESTMERE); /* CPUs 0-1 core 0, CPUs 2-3 core 1 */
+	model_set_cpu(3);
+	HT_CHECK_EQ(pmu_offcore_core_id(), 1);
+	model_set_cpu(0);
+	offcore_ev(&a, 0xb7, 0x0101ull, "a");
+	offcore_ev(&b, 0xb7, 0xf001ull, "b");
+	offcore_ev(&c, 0xb7, 0x0201ull, "c");
+	offcore_ev(&d, 0xb7, 0xf001ull, "d");
+	model_run_on(0, add_on, &a);
+	HT_CHECK_EQ(a.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	model_run_on(1, add_on, &b); /* the sibling sees RSP_0 taken: moves */
+	HT_CHECK_EQ(b.hw.idx >= 0, true);
+	HT_CHECK_EQ(b.hw.extra_msr, MSR_OFFCORE_RSP_1);
+	model_run_on(1, add_on, &c);
+	HT_CHECK_EQ(c.hw.idx, -1);
+	HT_CHECK_STR(c.reason, "c: a third offcore value: MSR_OFFCORE_RSP_0 holds 0x101 (also by SMT sibling CPU 0), "
+			       "MSR_OFFCORE_RSP_1 holds 0xf001; this one needs 0x201");
+	model_run_on(2, add_on, &d); /* another core: its own pair */
+	HT_CHECK_EQ(d.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	model_run_on(0, del_on, &a);
+	model_run_on(1, add_on, &c); /* RSP_0 free on the core again */
+	HT_CHECK_EQ(c.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	model_run_on(1, del_on, &b);
+	model_run_on(1, del_on, &c);
+	model_run_on(2, del_on, &d);
+
+	/* Sandy Bridge: per thread, the sibling keeps its own RSP_0. */
+	boot(MODEL_SNB_CLIENT);
+	offcore_ev(&a, 0xb7, SNB_DMND_RD_ANY, "a");
+	offcore_ev(&b, 0xb7, SNB_DMND_RD_L3_MISS, "b");
+	model_run_on(0, add_on, &a);
+	model_run_on(1, add_on, &b);
+	HT_CHECK_EQ(b.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	model_run_on(0, del_on, &a);
+	model_run_on(1, del_on, &b);
+}
+
+HT_MAIN("pmu_offcore")

@@ -182,7 +182,7 @@ void pmu_test_check_count(const struct pmu_event *ev, bool mem, uint64_t tsc)
 			      4 * iters + 1000, v);
 		break;
 	default:
-		check(true, "%s: no bound known", ev->name);
+		/* No bound is known: report the figure, claim nothing. */
 		diag("%s on %s: %lu (no bound derived for this event)", ev->name, where, v);
 		break;
 	}

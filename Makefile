@@ -15,7 +15,7 @@ BUILD   := build
 # (no FPU state is saved across interrupts), linked at 1 MiB.
 KERNEL_CFLAGS := -std=c11 -ffreestanding -fno-builtin -nostdinc -mno-red-zone \
 	-mgeneral-regs-only -mcmodel=small -fno-pic -fno-pie -fno-stack-protector \
-	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -O2 -g \
+	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -Os -g \
 	-Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-unused-parameter -MMD -MP -I. -isystem $(shell $(CC) -print-file-name=include)
 KERNEL_ASFLAGS := -D__ASSEMBLY__ -I. -MMD -MP -fno-pic -fno-pie

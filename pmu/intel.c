@@ -270,11 +270,11 @@ static int intel_fixed_for(const struct pmu_caps *c, const struct pmu_event_attr
 	return pmu_has_fixed(c, (unsigned)d->fixed) ? d->fixed : -1;
 }
 
-static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *a, uint64_t *evtsel,
-			   char *why, size_t whylen)
+/* What GP and fixed counters refuse alike: a filter that counts nothing,
+ * and AnyThread before version 3 (SDM vol. 3B, AnyThread is v3 only). */
+static int intel_check_filters(const struct pmu_caps *c, const struct pmu_event_attr *a, char *why,
+			       size_t whylen)
 {
-	uint64_t v;
-
 	if (!a->usr && !a->os) {
 		ksnprintf(why, whylen, "neither usr nor os set: the counter would count nothing");
 		return PMU_E_INVAL;
@@ -285,6 +285,17 @@ static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr
 			  c->version);
 		return PMU_E_UNSUPPORTED;
 	}
+	return PMU_OK;
+}
+
+static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *a, uint64_t *evtsel,
+			   char *why, size_t whylen)
+{
+	uint64_t v;
+
+	int err = intel_check_filters(c, a, why, whylen);
+	if (err != PMU_OK)
+		return err;
 	if (a->event > 0xff) {
 		ksnprintf(why, whylen, "event select %#x: IA32_PERFEVTSELx holds 8 bits (SDM vol. 3B, PERFEVTSEL layout)",
 			  a->event);
@@ -330,16 +341,9 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 			  (a->edge || a->inv || a->cmask) ? " with edge/inv/cmask" : "", i);
 		return PMU_E_INVAL;
 	}
-	if (!a->usr && !a->os) {
-		ksnprintf(why, whylen, "neither usr nor os set: the counter would count nothing");
-		return PMU_E_INVAL;
-	}
-	if (a->any && c->version < 3) {
-		ksnprintf(why, whylen,
-			  "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
-			  c->version);
-		return PMU_E_UNSUPPORTED;
-	}
+	int err = intel_check_filters(c, a, why, whylen);
+	if (err != PMU_OK)
+		return err;
 	if (a->os)
 		f |= BIT(FIXED_CTR_CTRL_OS_BIT);
 	if (a->usr)

@@ -2,107 +2,30 @@
  * images built byte by byte from ACPI 6.5 §5.2, checksums included. */
 #include "arch/x86/acpi.h"
 #include "tests/host/hosttest.h"
+#include "tests/host/fakemem.h"
 
 #include <stdint.h>
 
 /* ---- fake physical memory ---------------------------------------------- */
 
-struct fake_region {
-	uint64_t phys;
-	uint8_t *buf;
-	size_t len;
-};
 
-#define FAKE_MAX 64
-static struct fake_region fake[FAKE_MAX];
-static int nfake;
 
-/* Every table is its own exact-size allocation: a read one byte past a
- * table's Length is an ASan error, not a silent pass. */
-static const void *fake_phys(uint64_t phys, size_t len)
-{
-	for (int i = 0; i < nfake; i++)
-		if (phys >= fake[i].phys && len <= fake[i].len &&
-		    phys - fake[i].phys <= fake[i].len - len)
-			return fake[i].buf + (phys - fake[i].phys);
-	return NULL;
-}
-
-static uint8_t *fake_add(uint64_t phys, const void *data, size_t len)
-{
-	uint8_t *b = calloc(1, len ? len : 1);
-
-	if (data)
-		memcpy(b, data, len);
-	fake[nfake++] = (struct fake_region){ phys, b, len };
-	return b;
-}
 
 static void fake_reset(void)
 {
-	for (int i = 0; i < nfake; i++)
-		free(fake[i].buf);
-	nfake = 0;
+	fake_free_all();
 	acpi_set_phys_accessor(fake_phys);
 }
 
 /* ---- byte builders ----------------------------------------------------- */
 
-struct buf {
-	uint8_t *b;
-	size_t len, cap;
-};
 
-static void put(struct buf *w, const void *p, size_t n)
-{
-	if (w->len + n > w->cap) {
-		w->cap = (w->len + n) * 2 + 64;
-		w->b = realloc(w->b, w->cap);
-	}
-	memcpy(w->b + w->len, p, n);
-	w->len += n;
-}
 
-static void put8(struct buf *w, uint8_t v)
-{
-	put(w, &v, 1);
-}
 
-static void put16(struct buf *w, uint16_t v)
-{
-	put8(w, (uint8_t)v);
-	put8(w, (uint8_t)(v >> 8));
-}
 
-static void put32(struct buf *w, uint32_t v)
-{
-	put16(w, (uint16_t)v);
-	put16(w, (uint16_t)(v >> 16));
-}
 
-static void put64(struct buf *w, uint64_t v)
-{
-	put32(w, (uint32_t)v);
-	put32(w, (uint32_t)(v >> 32));
-}
 
-static void set16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
 
-static void set32(uint8_t *p, uint32_t v)
-{
-	set16(p, (uint16_t)v);
-	set16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void set64(uint8_t *p, uint64_t v)
-{
-	set32(p, (uint32_t)v);
-	set32(p + 4, (uint32_t)(v >> 32));
-}
 
 static uint8_t sum8(const uint8_t *p, size_t n)
 {

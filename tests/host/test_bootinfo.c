@@ -2,93 +2,27 @@
  * by byte from the specs, truncations, garbage, and the memory-map helpers. */
 #include "boot/bootinfo.h"
 #include "tests/host/hosttest.h"
+#include "tests/host/fakemem.h"
 
 #include <stdint.h>
 
 /* ---- fake physical memory for Multiboot1 pointers ---------------------- */
 
-struct fake_region {
-	uint64_t phys;
-	uint8_t *buf;
-	size_t len;
-};
 
-static struct fake_region fake[16];
-static int nfake;
 
-/* Each region is its own exact-size allocation, so ASan catches a read one
- * byte past what the parser was allowed to see. */
-static const void *fake_phys(uint64_t phys, size_t len)
-{
-	for (int i = 0; i < nfake; i++)
-		if (phys >= fake[i].phys && len <= fake[i].len &&
-		    phys - fake[i].phys <= fake[i].len - len)
-			return fake[i].buf + (phys - fake[i].phys);
-	return NULL;
-}
-
-static uint8_t *fake_add(uint64_t phys, const void *data, size_t len)
-{
-	uint8_t *b = malloc(len ? len : 1);
-
-	if (data)
-		memcpy(b, data, len);
-	else
-		memset(b, 0, len);
-	fake[nfake++] = (struct fake_region){ phys, b, len };
-	return b;
-}
 
 static void fake_reset(void)
 {
-	for (int i = 0; i < nfake; i++)
-		free(fake[i].buf);
-	nfake = 0;
+	fake_free_all();
 	bootinfo_set_phys_accessor(fake_phys);
 }
 
 /* ---- little-endian builders -------------------------------------------- */
 
-struct buf {
-	uint8_t *b;
-	size_t len, cap;
-};
 
-static void put(struct buf *w, const void *p, size_t n)
-{
-	if (w->len + n > w->cap) {
-		w->cap = (w->len + n) * 2 + 64;
-		w->b = realloc(w->b, w->cap);
-	}
-	memcpy(w->b + w->len, p, n);
-	w->len += n;
-}
 
-static void put8(struct buf *w, uint8_t v)
-{
-	put(w, &v, 1);
-}
 
-static void put32(struct buf *w, uint32_t v)
-{
-	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
 
-	put(w, b, 4);
-}
-
-static void put64(struct buf *w, uint64_t v)
-{
-	put32(w, (uint32_t)v);
-	put32(w, (uint32_t)(v >> 32));
-}
-
-static void set32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
 
 /* ---- Multiboot2 image builder (Multiboot2 spec §3.6) ------------------- */
 

@@ -16,7 +16,7 @@ BUILD   := build
 KERNEL_CFLAGS := -std=c11 -ffreestanding -fno-builtin -nostdinc -mno-red-zone \
 	-mgeneral-regs-only -mcmodel=small -fno-pic -fno-pie -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -Os -g \
-	-Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+	-Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wframe-larger-than=4096 \
 	-Wno-unused-parameter -MMD -MP -I. -isystem $(shell $(CC) -print-file-name=include)
 KERNEL_ASFLAGS := -D__ASSEMBLY__ -I. -MMD -MP -fno-pic -fno-pie
 KERNEL_LDFLAGS := -nostdlib -static -Wl,--build-id=none \

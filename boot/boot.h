@@ -6,8 +6,10 @@
 #define BOOT_DS 0x10
 #define BOOT_CS32 0x18
 #define BOOT_PT_PAGES 6		/* PML4 + PDPT + 4 page directories */
-#define BOOT_STACK_SIZE 16384
-#define AP_BOOT_STACK_SIZE 16384
+/* Tests run on these stacks: 64 KiB leaves room for the deepest test
+ * paths (the compiler refuses frames over 4 KiB: -Wframe-larger-than). */
+#define BOOT_STACK_SIZE 65536
+#define AP_BOOT_STACK_SIZE 65536
 
 /* Page-table entry bits (SDM vol. 3A, 4.5 "4-Level Paging", tables 4-15..4-20). */
 #define PTE_P 0x001

@@ -99,6 +99,14 @@ void diag(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A SKIP reason goes on the result line itself: one line, always. */
+static void fold_newlines(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+}
+
 _Noreturn void ktest_skip(const char *fmt, ...)
 {
 	struct ktest_run *r = current_run();
@@ -106,6 +114,7 @@ _Noreturn void ktest_skip(const char *fmt, ...)
 	va_start(ap, fmt);
 	kvsnprintf(r->skip_reason, sizeof(r->skip_reason), fmt, ap);
 	va_end(ap);
+	fold_newlines(r->skip_reason);
 	ctx_restore(&r->abort_ctx, ABORT_SKIP);
 }
 
@@ -192,6 +201,7 @@ static void ktest_execute(void *arg)
 {
 	struct ktest_run *r = arg;
 	struct percpu *pc = this_cpu();
+	const bool served_as_call = smp_serving();
 
 	int how = ctx_save(&r->abort_ctx);
 	if (how == RUN_STARTED) {
@@ -199,16 +209,25 @@ static void ktest_execute(void *arg)
 		pc->test = r;
 		watchdog_arm(r);
 		const char *why = r->test->needs ? r->test->needs() : NULL;
-		if (why)
+		if (why) {
 			strlcpy(r->skip_reason, why, sizeof(r->skip_reason));
+			fold_newlines(r->skip_reason);
+		}
 		else
 			r->test->body();
 	}
 	lapic_timer_stop();
+	pc->irq_depth = 0; /* the watchdog leaves its handler through ctx_restore */
 	pc->test = NULL;
 	pc->recover = NULL;
 	pc->user_return = NULL;
 	console_force_unlock();
+	/* An abort inside a cross-CPU call this CPU was serving for someone
+	 * else (the body was waiting in on_cpu) must not leave that caller
+	 * waiting forever. When the test itself arrived as a call (on an
+	 * AP), serving does not nest and its caller finishes it as usual. */
+	if (!served_as_call)
+		smp_calls_abandon_current();
 
 	if (how == ABORT_TIMEOUT)
 		r->result = KTEST_TIMEOUT;
@@ -228,7 +247,10 @@ static void ktest_execute(void *arg)
 
 static struct ktest_run *run_on(const struct ktest *t, unsigned cpu, uint32_t budget_ms)
 {
-	struct ktest_run *r = &runs[cpu];
+	/* A CPU given up on may still be running its old test and writing
+	 * into runs[cpu]: its later results use a record of their own. */
+	static struct ktest_run dead_run;
+	struct ktest_run *r = cpu_dead_reason[cpu] ? &dead_run : &runs[cpu];
 	memset(r, 0, sizeof(*r));
 	r->test = t;
 	r->cpu = cpu;

@@ -4,6 +4,7 @@
  * workloads of pmu/workload.h: exact where the architecture makes them
  * exact (instructions, branches), bounds derived from the loop elsewhere. */
 #include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
 #include "pmu/bracket.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -132,7 +133,9 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU)
  * branches, each fixed counter counts its own event. */
 KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU)
 {
-	struct pmu_event evs[PMU_IDX_NR];
+	/* ~15 KiB of events: per CPU in .bss, not on the 64 KiB test stack. */
+	static struct pmu_event all_evs[MAX_CPUS][PMU_IDX_NR];
+	struct pmu_event *evs = all_evs[this_cpu()->cpu];
 	struct pmu_event *g[PMU_IDX_NR];
 	uint32_t gp = free_gp(), fx = free_fixed();
 	unsigned n = 0, k = 0;

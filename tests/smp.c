@@ -145,3 +145,21 @@ KTEST("smp", cpu_state, NULL, KTEST_PER_CPU)
 	check(lapic_x2apic_mode() == ((rdmsr(MSR_IA32_APIC_BASE) >> APIC_BASE_X2APIC_ENABLE_BIT) & 1),
 	      "APIC mode differs from the BSP's choice (IA32_APIC_BASE %#lx)", rdmsr(MSR_IA32_APIC_BASE));
 }
+
+static void note_cpu(void *arg)
+{
+	*(unsigned *)arg = this_cpu()->cpu;
+}
+
+/* A CPU calling itself, also from inside a call it serves (every AP runs
+ * its tests as one): the call runs at once instead of waiting for a slot
+ * that the caller itself keeps busy. */
+KTEST("smp", on_cpu_to_self, NULL, KTEST_PER_CPU)
+{
+	unsigned me = this_cpu()->cpu, seen = ~0u;
+	on_cpu(me, note_cpu, &seen);
+	check(seen == me, "on_cpu(%u) from cpu %u ran on cpu %u", me, me, seen);
+	seen = ~0u;
+	on_cpu_wait(me, on_cpu_async(me, note_cpu, &seen), 1000000);
+	check(seen == me, "on_cpu_async(%u) + wait from cpu %u ran on cpu %u", me, me, seen);
+}

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/traps.h"
 #include "boot/boot.h"
 #include "boot/bootinfo.h"
@@ -46,7 +47,10 @@ void *bootmem_alloc(size_t size)
 	uint64_t want = (size + PAGE - 1) & ~(PAGE - 1);
 	void *p = NULL;
 
-	spin_lock(&lock, 0);
+	/* Interrupts off while holding the lock, and the real owner recorded:
+	 * a test aborted by its watchdog can never leave it held. */
+	bool irq = irq_save();
+	spin_lock(&lock, this_cpu()->cpu);
 	while (current < nregions) {
 		struct region *r = &regions[current];
 		if (r->end - r->next >= want) {
@@ -58,6 +62,7 @@ void *bootmem_alloc(size_t size)
 		current++; /* too small for this request: later ones go on from the next */
 	}
 	spin_unlock(&lock);
+	irq_restore(irq);
 	if (!p)
 		panic("out of boot memory asking for %zu bytes (%lu bytes in use)", size, used);
 	memset(p, 0, want);

@@ -82,6 +82,10 @@ void lapic_init_cpu(void)
 void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low)
 {
 	if (x2apic) {
+		/* WRMSR to x2APIC registers is not serializing: without a fence
+		 * the IPI may overtake the stores that posted the work it
+		 * announces (SDM vol. 3A, 11.12.3; Linux's weak_wrmsr_fence). */
+		__asm__ volatile("mfence; lfence" ::: "memory");
 		/* One 64-bit write, destination in [63:32] (SDM vol. 3A, 11.12.9). */
 		wrmsr(MSR_X2APIC_BASE + (LAPIC_ICR_LO >> 4), ((uint64_t)apic_id << 32) | icr_low);
 		return;

@@ -11,6 +11,11 @@
 #define APIC_BASE_XAPIC_ENABLE_BIT 11
 #define APIC_BASE_ADDR_MASK 0x000ffffffffff000ull
 #define MSR_IA32_TSC_DEADLINE 0x000006e0
+#define MSR_IA32_PAT 0x00000277
+/* The power-up PAT: entries WB, WT, UC-, UC, WB, WT, UC-, UC (SDM vol. 3A,
+ * 13.12.4 "Programming the PAT", table "Memory Type Setting of PAT Entries
+ * Following a Power-up or Reset"). The page tables rely on entry 3 = UC. */
+#define IA32_PAT_RESET_VALUE 0x0007040600070406ull
 #define MSR_IA32_MISC_ENABLE 0x000001a0
 #define MSR_PLATFORM_INFO 0x000000ce /* Intel, model-specific: [15:8] max non-turbo ratio */
 #define MSR_EFER 0xc0000080

@@ -23,6 +23,7 @@ struct percpu {
 	bool online;
 	uint32_t nmi_count;      /* NMIs that no handler claimed */
 	uint64_t irq_count;
+	unsigned irq_depth;      /* interrupt/NMI handlers running on this CPU */
 	struct ctx *recover;     /* expect_exception(): where an exception returns to */
 	struct ctx *user_return; /* usermode_call(): where ring 3 comes back to */
 	int user_result;

@@ -100,30 +100,63 @@ bool on_cpu_try_async(unsigned cpu, void (*fn)(void *), void *arg, uint64_t time
 	unsigned self = this_cpu()->cpu;
 	uint64_t start = rdtsc(), limit = us_to_tsc(timeout_us);
 
-	spin_lock(&s->lock, self);
-	/* One call in flight per target: wait for the previous to finish,
-	 * serving our own queue meanwhile so two CPUs calling each other
-	 * cannot deadlock. */
-	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != s->requested) {
-		if (self != cpu)
+	/* A call to this CPU runs right here: its own slot may be busy with
+	 * the very call that is asking, and would never come free. */
+	if (cpu == self) {
+		fn(arg);
+		*ticket_out = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
+		return true;
+	}
+	for (;;) {
+		/* One call in flight per target: wait, without holding its
+		 * lock, for the previous one to finish, serving our own queue
+		 * meanwhile so that two CPUs calling each other cannot
+		 * deadlock. */
+		while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) !=
+		       __atomic_load_n(&s->requested, __ATOMIC_ACQUIRE)) {
 			smp_serve_calls();
-		if (timeout_us && rdtsc() - start > limit) {
-			spin_unlock(&s->lock);
-			return false;
+			if (timeout_us && rdtsc() - start > limit)
+				return false;
+			cpu_relax();
 		}
+		/* Post under the lock with interrupts off: a watchdog abort
+		 * can never leave the lock held. */
+		bool irq = irq_save();
+		if (spin_trylock(&s->lock, self)) {
+			if (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == s->requested) {
+				s->fn = fn;
+				s->arg = arg;
+				uint64_t ticket = s->requested + 1;
+				__atomic_store_n(&s->requested, ticket, __ATOMIC_RELEASE);
+				spin_unlock(&s->lock);
+				irq_restore(irq);
+				lapic_send_ipi(percpus[cpu].apic_id, ICR_FIXED | VEC_CALL);
+				*ticket_out = ticket;
+				return true;
+			}
+			spin_unlock(&s->lock); /* another caller got there first */
+		}
+		irq_restore(irq);
+		if (timeout_us && rdtsc() - start > limit)
+			return false;
 		cpu_relax();
 	}
-	s->fn = fn;
-	s->arg = arg;
-	uint64_t ticket = s->requested + 1;
-	__atomic_store_n(&s->requested, ticket, __ATOMIC_RELEASE);
-	spin_unlock(&s->lock);
-	if (cpu == self)
-		smp_serve_calls();
-	else
-		lapic_send_ipi(percpus[cpu].apic_id, ICR_FIXED | VEC_CALL);
-	*ticket_out = ticket;
-	return true;
+}
+
+bool smp_serving(void)
+{
+	return call_slots[this_cpu()->cpu].busy;
+}
+
+void smp_calls_abandon_current(void)
+{
+	struct call_slot *s = &call_slots[this_cpu()->cpu];
+	/* A test abort unwound a call this CPU was serving: report it done
+	 * (its caller gets what it got) so the slot takes calls again. */
+	if (s->busy) {
+		s->busy = false;
+		__atomic_store_n(&s->done, s->done + 1, __ATOMIC_RELEASE);
+	}
 }
 
 uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg)
@@ -163,9 +196,13 @@ void on_each_cpu(void (*fn)(void *), void *arg)
 			on_cpu_wait(c, tickets[c], 0);
 }
 
-/* Common per-CPU bring-up: tables, LAPIC, then interrupts on. */
+/* Common per-CPU bring-up: memory types, tables, LAPIC. */
 static void cpu_setup(struct percpu *pc)
 {
+	/* PCD|PWT in the boot page tables means UC only with the power-up
+	 * PAT; firmware or a previous kernel may have reprogrammed it. */
+	if (cpuid(1).edx & BIT(CPUID_1_EDX_PAT_BIT))
+		wrmsr(MSR_IA32_PAT, IA32_PAT_RESET_VALUE);
 	gdt_init_cpu(pc);
 	idt_load();
 	lapic_init_cpu();
@@ -217,6 +254,9 @@ void ap_main(void)
 	spin_lock(&checkin_lock, MAX_CPUS);
 	if (checkin_closed || !rep || cpus_online >= MAX_CPUS) {
 		spin_unlock(&checkin_lock);
+		/* Parked with an IDT, so a stray NMI is handled rather than
+		 * triple-faulting (and resetting) the machine. */
+		idt_load();
 		cpu_halt_forever();
 	}
 	struct percpu *pc = &percpus[cpus_online];
@@ -290,10 +330,17 @@ static void start_aps(uint64_t trampoline)
 	}
 	summary.bringup_tsc = last - t0;
 	/* The APs' own CPU-table set-up runs after check-in; wait for it so
-	 * that callers see fully set-up CPUs. */
-	for (unsigned c = 1; c < smp_num_cpus(); c++)
-		while (!__atomic_load_n(&percpus[c].online, __ATOMIC_ACQUIRE))
+	 * that callers see fully set-up CPUs. A CPU that never finishes is a
+	 * boot failure worth a clear message, not a silent hang. */
+	for (unsigned c = 1; c < smp_num_cpus(); c++) {
+		uint64_t t = rdtsc(), lim = us_to_tsc(AP_START_TIMEOUT_US);
+		while (!__atomic_load_n(&percpus[c].online, __ATOMIC_ACQUIRE)) {
+			if (rdtsc() - t > lim)
+				panic("cpu %u (APIC ID %u) checked in but never finished its set-up", c,
+				      percpus[c].apic_id);
 			cpu_relax();
+		}
+	}
 }
 
 void smp_init_bsp(void)

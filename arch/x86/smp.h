@@ -44,7 +44,8 @@ unsigned smp_this_cpu(void);
 struct percpu *smp_cpu(unsigned cpu);
 
 /* Run fn(arg) on `cpu` in thread context (interrupts on) and wait. Safe
- * from any CPU: a CPU waiting for a call still serves calls made to it. */
+ * from any CPU: a CPU waiting for a call still serves calls made to it,
+ * and a call to the calling CPU itself runs at once. */
 void on_cpu(unsigned cpu, void (*fn)(void *), void *arg);
 /* Queue without waiting; returns a ticket for on_cpu_wait(). */
 uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg);
@@ -58,5 +59,9 @@ bool on_cpu_wait(unsigned cpu, uint64_t ticket, uint64_t timeout_us);
 void on_each_cpu(void (*fn)(void *), void *arg);
 /* Run any call queued for this CPU (idle loops and waiters). */
 void smp_serve_calls(void);
+/* Whether this CPU is running a call it serves for another CPU. */
+bool smp_serving(void);
+/* After a test abort unwound a call this CPU was serving: mark it done. */
+void smp_calls_abandon_current(void);
 
 #endif

@@ -130,8 +130,10 @@ static bool fixup(struct trap_frame *f)
 static void handle_nmi(struct trap_frame *f)
 {
 	bool claimed = false;
+	this_cpu()->irq_depth++;
 	for (int i = 0; i < MAX_NMI_HANDLERS && nmi_handlers[i]; i++)
 		claimed |= nmi_handlers[i](f);
+	this_cpu()->irq_depth--;
 	if (!claimed)
 		this_cpu()->nmi_count++;
 }
@@ -151,6 +153,12 @@ static void handle_exception(struct trap_frame *f)
 		panic_frame(f, exception_name(f->vector));
 	if (!from_user && fixup(f))
 		return;
+	/* A fault inside an interrupt or NMI handler belongs to the handler,
+	 * not to the code it interrupted: never hand it to that code's
+	 * expect_exception() or test (it would take a vector its own code
+	 * never raised, and leave an NMI without its IRET). */
+	if (pc->irq_depth)
+		panic_frame(f, "exception inside an interrupt handler");
 	if (from_user && pc->user_return) {
 		bool returned = f->vector == X86_VEC_UD && f->rip == (uint64_t)usermode_exit;
 		pc->user_result = returned ? -1 : (int)f->vector;
@@ -180,14 +188,19 @@ void trap_dispatch(struct trap_frame *f)
 		handle_exception(f);
 		return;
 	}
-	this_cpu()->irq_count++;
+	struct percpu *pc = this_cpu();
+	pc->irq_count++;
 	if (f->vector == VEC_SPURIOUS)
 		return; /* no EOI for the spurious vector (SDM vol. 3A, 11.9) */
 	irq_handler_fn fn = irq_handlers[f->vector];
 	if (fn) {
+		/* Handlers may leave through ctx_restore (the watchdog): the
+		 * test path resets the depth then (ktest.c). */
+		pc->irq_depth++;
 		fn(f);
+		pc->irq_depth--;
 		return;
 	}
 	lapic_eoi();
-	console_printf("# unexpected interrupt vector %#lx on cpu %u\n", f->vector, this_cpu()->cpu);
+	console_printf("# unexpected interrupt vector %#lx on cpu %u\n", f->vector, pc->cpu);
 }

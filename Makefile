@@ -2,6 +2,9 @@
 MAKEFLAGS += -rR --no-print-directory
 .SUFFIXES:
 .DELETE_ON_ERROR:
+# bash with pipefail: "make part | tee log" must fail when the part fails.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
 
 CC      ?= gcc
 ifeq ($(origin CC),default)
@@ -19,8 +22,11 @@ KERNEL_CFLAGS := -std=c11 -ffreestanding -fno-builtin -nostdinc -mno-red-zone \
 	-Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wframe-larger-than=4096 \
 	-Wno-unused-parameter -MMD -MP -I. -isystem $(shell $(CC) -print-file-name=include)
 KERNEL_ASFLAGS := -D__ASSEMBLY__ -I. -MMD -MP -fno-pic -fno-pie
+# --no-warn-rwx-segments only exists from binutils 2.39 on.
+LD_NO_RWX_WARN := $(shell $(CC) -Wl,--help 2>/dev/null | grep -q -- --no-warn-rwx-segments \
+	&& echo -Wl,--no-warn-rwx-segments)
 KERNEL_LDFLAGS := -nostdlib -static -Wl,--build-id=none \
-	-Wl,-z,max-page-size=0x1000 -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments \
+	-Wl,-z,max-page-size=0x1000 -Wl,-z,noexecstack $(LD_NO_RWX_WARN) \
 	-T linker.ld
 
 KERNEL_SRCS := $(filter-out $(KERNEL_SRCS_EXCLUDE),\
@@ -30,13 +36,13 @@ KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(KERNEL_SRCS))
 # Host: the same pmu/ and lib/ sources against the software PMU model.
 HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -Wstrict-prototypes \
 	-Wno-unused-parameter -D_DEFAULT_SOURCE -DPMUTEST_HOST -I. -MMD -MP \
-	-fsanitize=address,undefined -fno-omit-frame-pointer
+	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HOST_TEST_NAMES := $(patsubst tests/host/test_%.c,%,$(wildcard tests/host/test_*.c))
 HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 # Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
 -include $(wildcard tests/host/*.mk)
 
-.PHONY: all kernel iso usb run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test
+.PHONY: FORCE all kernel iso usb run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test
 all: kernel
 kernel: $(BUILD)/pmutest.elf
 
@@ -90,9 +96,15 @@ ISO_DIR := $(BUILD)/iso
 
 iso: $(BUILD)/pmutest.iso
 
+# The ISO carries CMDLINE in its grub.cfg: rebuild when it changes.
+$(BUILD)/iso-cmdline.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CMDLINE)' | cmp -s - $@ || echo '$(CMDLINE)' > $@
+FORCE:
+
 # $(call iso_rule,OUTPUT,CMDLINE,STAGING_DIR)
 define iso_rule
-$(1): $(BUILD)/pmutest.elf iso/grub.cfg.in Makefile | deps-iso
+$(1): $(BUILD)/pmutest.elf iso/grub.cfg.in Makefile $(BUILD)/iso-cmdline.stamp | deps-iso
 	rm -rf $(3)
 	mkdir -p $(3)/boot/grub
 	strip --strip-debug -o $(3)/boot/pmutest.elf $(BUILD)/pmutest.elf
@@ -114,11 +126,11 @@ usb: $(if $(DEV),$(BUILD)/pmutest.iso)
 # --- Dependencies: installed on demand (root + apt-get), else the exact
 # command is printed and make stops.
 deps:
-	@tools/install-deps.sh qemu
+	@tools/install-deps.sh build qemu
 deps-iso:
 	@tools/install-deps.sh iso
 deps-test:
-	@tools/install-deps.sh qemu iso clang
+	@tools/install-deps.sh build qemu iso clang pytest-deps
 
 # --- Running and testing
 SMP ?= 4
@@ -149,8 +161,9 @@ test: deps-test
 	@$(MAKE) clang-build
 	@$(MAKE) bracket-check | tee $(BUILD)/test-bracket.txt
 	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
-	@$(PYTHON) tools/total-results.py $(BUILD)/test-host.txt $(BUILD)/test-tools.txt \
-		$(BUILD)/test-bracket.txt $(BUILD)/test-boot.txt
+	@$(PYTHON) tools/total-results.py $(BUILD)/test-host.txt:host \
+		$(BUILD)/test-tools.txt:runner,usb-write,ci-examples,fb-screenshot,samples-tool,sample-mode-e2e \
+		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix
 
 # The measurement bracket adds a documented number of instructions: check
 # the built kernel's disassembly says so (pmu/bracket.h).

@@ -20,8 +20,11 @@ RUNS = int(os.environ.get('BENCH_RUNS', '5'))
 QEMU = 'qemu-system-x86_64'
 BASE = [QEMU, '-nodefaults', '-no-reboot', '-display', 'none', '-m', '512M',
         '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04']
-OVMF_CODE = '/usr/share/OVMF/OVMF_CODE.fd'
-OVMF_VARS = '/usr/share/OVMF/OVMF_VARS.fd'
+# Debian 12 ships the first pair; newer releases only the 4M one.
+OVMF_CODE, OVMF_VARS = next(
+    (p for p in (('/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_VARS.fd'),
+                 ('/usr/share/OVMF/OVMF_CODE_4M.fd', '/usr/share/OVMF/OVMF_VARS_4M.fd'))
+     if os.path.exists(p[0])), ('/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_VARS.fd'))
 BRINGUP = re.compile(r'^# smp: AP bring-up took (\d+) us')
 
 

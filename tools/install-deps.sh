@@ -12,8 +12,19 @@ need() { # need <command-or-file> <package>
 	esac
 }
 
+need_py() { # need_py <python-module> <package>
+	python3 -c "import $1" >/dev/null 2>&1 || want="$want $2"
+}
+
 for what in "$@"; do
 	case "$what" in
+	build)
+		need make make
+		need gcc gcc
+		need /usr/include/stdio.h libc6-dev
+		need objdump binutils
+		need python3 python3
+		;;
 	qemu)
 		need qemu-system-x86_64 qemu-system-x86
 		need python3 python3
@@ -30,6 +41,11 @@ for what in "$@"; do
 		;;
 	clang)
 		need clang clang
+		;;
+	pytest-deps)
+		# ci-examples' tests read YAML and drive a LAVA-like pexpect monitor.
+		need_py yaml python3-yaml
+		need_py pexpect python3-pexpect
 		;;
 	*)
 		echo "install-deps.sh: unknown group '$what'" >&2

@@ -494,8 +494,24 @@ class LoopDevice(_Case):
         fake.disk(os.path.basename(small), None)
         self.env.update(PMUTEST_SYSFS=fake.root, PMUTEST_MOUNTS=self.write('mounts', ''),
                         PMUTEST_SWAPS=self.write('swaps', 'Filename\n'))
-        rc, err = self.run_tool('--dev', small, '--image', self.image, '--yes')
+        # The fake tables are read only with --allow-file (the test switch).
+        rc, err = self.run_tool('--dev', small, '--image', self.image, '--yes', '--allow-file')
         self.assertRefused(rc, err, 'holds %d bytes (1.0 MiB, from BLKGETSIZE64)' % MIB)
+
+    def test_test_overrides_ignored_without_allow_file(self):
+        # A stray PMUTEST_SYSFS claiming the (non-removable) loop device is
+        # removable must not get it written: without --allow-file the real
+        # /sys decides.
+        big = self.write('big.img', b'\xa5' * (4 * MIB))
+        dev = self.attach(big)
+        fake = FakeSysfs(self.path('sys'))
+        fake.disk(os.path.basename(dev), 4 * MIB)
+        self.env.update(PMUTEST_SYSFS=fake.root, PMUTEST_MOUNTS=self.write('mounts', ''),
+                        PMUTEST_SWAPS=self.write('swaps', 'Filename\n'))
+        rc, err = self.run_tool('--dev', dev, '--image', self.image, '--yes')
+        self.assertRefused(rc, err, 'is not a removable disk')
+        with open(big, 'rb') as f:
+            self.assertEqual(f.read(), b'\xa5' * (4 * MIB))
 
     def test_loop_verify_detects_corruption(self):
         rc, err = self.run_tool('--dev', self.dev, '--image', self.image, '--force', '--yes')

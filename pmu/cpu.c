@@ -59,6 +59,7 @@ static void pmu_decode_generic(struct pmu_caps *c)
 	c->model = model;
 	c->stepping = BITS(r.eax, 3, 0);
 	c->hypervisor = (r.ecx >> CPUID_1_ECX_HYPERVISOR_BIT) & 1;
+	c->cx16 = (r.ecx >> CPUID_1_ECX_CX16_BIT) & 1;
 }
 
 void pmu_cpu_init(const struct pmu_init_opts *opts)

@@ -78,6 +78,14 @@ static struct pmu_cpu *usable_cpu(struct pmu_event *ev, int *err)
 			    pc->reason[0] ? pc->reason : "no counters");
 		return NULL;
 	}
+	/* pmu_event_update and the PMI reload pair the last value with a
+	 * generation in one CMPXCHG16B; the earliest AMD64/EM64T parts lack
+	 * it (#UD). */
+	if (!pc->caps.cx16) {
+		*err = fail(ev, PMU_E_UNSUPPORTED, "CPU %u has no CMPXCHG16B (CPUID.01H:ECX[13]=0): counter reads need it",
+			    pc->cpu);
+		return NULL;
+	}
 	return pc;
 }
 
@@ -223,7 +231,7 @@ static void hwc_assign(struct pmu_cpu *pc, struct pmu_event *ev, int idx, const 
 	hw->cpu = pc->cpu;
 	hw->enabled = false;
 	hw->rdpmc_faulted = false;
-	hw->prev_count = 0;
+	hw->prev = (struct u64_pair){ 0, 0 };
 	hw->count = 0;
 	hw->extra_msr = k->extra;
 	if (PMU_IDX_IS_FIXED(idx)) {
@@ -412,6 +420,20 @@ static struct pmu_cpu *owner_cpu(struct pmu_event *ev, int *err)
 	return pc;
 }
 
+/* Record a counter write. The PMI handler reloads every period with the
+ * same -period value, so the value alone cannot tell a reader that its
+ * snapshot is stale; the generation bump can. A 16-byte exchange, not two
+ * stores: a reader interrupting between two stores would see a pair that
+ * never existed and could exchange against it. */
+static void set_prev(struct pmu_hwc *hw, uint64_t v)
+{
+	struct u64_pair old = { __atomic_load_n(&hw->prev.lo, __ATOMIC_RELAXED),
+				__atomic_load_n(&hw->prev.hi, __ATOMIC_RELAXED) };
+
+	while (!cmpxchg16b(&hw->prev, &old, (struct u64_pair){ v, old.hi + 1 }))
+		;
+}
+
 int pmu_event_write_counter(struct pmu_event *ev, uint64_t value)
 {
 	struct pmu_cpu *pc;
@@ -436,7 +458,7 @@ int pmu_event_write_counter(struct pmu_event *ev, uint64_t value)
 		err = wr(ev, hw->write_base, v);
 	}
 	if (err == PMU_OK)
-		__atomic_store_n(&hw->prev_count, v, __ATOMIC_RELAXED);
+		set_prev(hw, v);
 	return err;
 }
 
@@ -652,11 +674,16 @@ void pmu_event_del(struct pmu_event *ev)
 uint64_t pmu_event_update(struct pmu_event *ev)
 {
 	struct pmu_hwc *hw = &ev->hw;
-	uint64_t prev, now;
+	struct u64_pair prev;
+	uint64_t now;
 
 	if (hw->idx < 0)
 		return pmu_event_count(ev);
-	prev = __atomic_load_n(&hw->prev_count, __ATOMIC_RELAXED);
+	/* Two loads may straddle a PMI and give a pair that never existed;
+	 * then the exchange below fails (every generation has one value) and
+	 * hands back the real pair. */
+	prev.lo = __atomic_load_n(&hw->prev.lo, __ATOMIC_RELAXED);
+	prev.hi = __atomic_load_n(&hw->prev.hi, __ATOMIC_RELAXED);
 	do {
 		if (pmu_hw_rdpmc(hw->rdpmc_idx, &now) != 0) {
 			/* RDPMC refused (CR4.PCE, hypervisor): RDMSR reads the same
@@ -665,11 +692,14 @@ uint64_t pmu_event_update(struct pmu_event *ev)
 			if (pmu_hw_rdmsr(hw->event_base, &now) != 0)
 				return pmu_event_count(ev);
 		}
-		/* A PMI handler that updated the event between our load and
-		 * here moved prev_count: then the exchange fails, prev is
-		 * reloaded, and only the remainder is added. */
-	} while (!__atomic_compare_exchange_n(&hw->prev_count, &prev, now, false, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	__atomic_fetch_add(&hw->count, pmu_delta(prev, now, hw->width), __ATOMIC_RELAXED);
+		/* A PMI (an NMI: it cannot be masked) that updated or reloaded
+		 * the event anywhere between our load and the exchange bumped
+		 * the generation, even when the reload stored the very value
+		 * we loaded: then the exchange fails, prev is reloaded, the
+		 * counter is read again, and only the remainder is added. A
+		 * PMI after a successful exchange starts from our now, so the
+		 * intervals each side adds do not overlap. */
+	} while (!cmpxchg16b(&hw->prev, &prev, (struct u64_pair){ now, prev.hi + 1 }));
+	__atomic_fetch_add(&hw->count, pmu_delta(prev.lo, now, hw->width), __ATOMIC_RELAXED);
 	return pmu_event_count(ev);
 }

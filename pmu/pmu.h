@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "arch/x86/cpuid.h"
+#include "lib/cmpxchg16b.h"
 
 #define PMU_MAX_CPUS 256 /* same bound as the kernel's MAX_CPUS */
 #define PMU_MAX_GP 32    /* GP counters live in index 0..31 */
@@ -85,6 +86,7 @@ struct pmu_caps {
 	uint32_t max_leaf;
 	uint32_t family, model, stepping; /* DisplayFamily / DisplayModel */
 	bool hypervisor;                  /* CPUID.01H:ECX[31] */
+	bool cx16;                        /* CPUID.01H:ECX[13]: CMPXCHG16B, which reads need */
 
 	struct cpuid_regs leaf_0a;        /* raw, for diagnostics */
 	unsigned version;                 /* 0: no architectural PMU */
@@ -137,6 +139,21 @@ struct pmu_caps {
 	const char *no_global_why;        /* why global_ctrl is 0 */
 	const char *no_fixed_why;         /* why fixed_mask is 0 */
 	const char *global_reset_unchecked_why; /* the RESET value of global_ctrl is not documented */
+	/* Why RDPMC with ECX[31] ("fast" read) has no documented outcome.
+	 * NULL: it is reserved and #GPs with an architectural PMU (SDM
+	 * vol. 2B, RDPMC; KVM commit "KVM: x86/pmu: Disallow 'fast' RDPMC
+	 * for architectural Intel PMUs", confirmed on bare metal). */
+	const char *rdpmc_fast_unchecked_why;
+	/* Why a set reserved event-select bit (63) and a write to the
+	 * read-only global status are not known to #GP. NULL: the manual
+	 * says they #GP (SDM vol. 4, table 2-2, reserved bits; vol. 3B,
+	 * IA32_PERF_GLOBAL_STATUS read-only). */
+	const char *reserved_gp_unchecked_why;
+	/* Retired instructions/branches beyond the workload that a bracket
+	 * may count and cannot be ruled out (0: counts are exact, bracket.h's
+	 * Intel overhead), and why. */
+	unsigned retired_slack;
+	const char *retired_slack_why;
 	bool counters_assumed;            /* counters inferred from the family, not enumerated */
 	bool ctr_write_full;              /* ctr_base writes store the full width (no sign extension) */
 	uint32_t rdpmc_extra_mask;        /* RDPMC indices past the GP counters that read other counters */
@@ -231,7 +248,11 @@ struct pmu_hwc {
 	uint32_t extra_msr;     /* MSR_OFFCORE_RSP_x, or 0 */
 	uint64_t config;        /* GP: PERFEVTSEL without EN; fixed: the 4-bit field */
 	unsigned width;
-	uint64_t prev_count;    /* raw value at the last update (updated by cmpxchg) */
+	/* lo: raw counter value at the last update; hi: a generation that
+	 * every change of lo bumps. Both move in one CMPXCHG16B, so a reader
+	 * whose snapshot was overtaken by a PMI's reload to the same -period
+	 * value still sees the pair changed (no ABA). */
+	struct u64_pair prev;
 	uint64_t count;         /* accumulated count (atomic add) */
 	bool enabled;
 	bool rdpmc_faulted;     /* reads fell back to RDMSR */
@@ -285,9 +306,10 @@ struct pmu_bracket_regs {
 int pmu_events_arm(struct pmu_event *const *evs, unsigned n, struct pmu_bracket_regs *br);
 void pmu_events_disarm(struct pmu_event *const *evs, unsigned n);
 
-/* Read the counter (RDPMC), add the width-aware delta since prev_count,
- * return the new total. prev_count moves by compare-and-exchange, so an
- * overflow handler that updates the same event in between is counted once. */
+/* Read the counter (RDPMC), add the width-aware delta since hw.prev,
+ * return the new total. hw.prev (value and generation) moves by one 16-byte
+ * compare-and-exchange, so an overflow handler that updates or reloads the
+ * same event in between is counted once. */
 uint64_t pmu_event_update(struct pmu_event *ev);
 static inline uint64_t pmu_event_count(const struct pmu_event *ev)
 {

@@ -45,6 +45,11 @@ static uint64_t wmask(unsigned w)
 
 /* --- Profiles --- */
 
+/* No profile has fast_rdpmc: with an architectural PMU (version >= 1)
+ * RDPMC's ECX[31] is reserved and #GPs (SDM vol. 2B, RDPMC; confirmed on
+ * bare metal in KVM commit "KVM: x86/pmu: Disallow 'fast' RDPMC for
+ * architectural Intel PMUs"). Only pre-architectural parts had it. */
+
 /* Family 6 signatures: 0x0006_06e8 Core Duo (model 0xE), 0x0000_06f6 Core 2
  * (0xF), 0x0005_06e3 Skylake (0x5E), 0x0009_06a3 Alder Lake (0x9A). */
 static const struct model_cpu_config base_cfg = {
@@ -67,12 +72,11 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 	case MODEL_V1:
 		c.signature = 0x000006e8, c.max_leaf = 0x0a;
 		c.version = 1, c.num_gp = 2, c.gp_width = 40, c.ebx_len = 7;
-		c.fast_rdpmc = true;
 		break;
 	case MODEL_V2:
 		c.signature = 0x000006f6, c.max_leaf = 0x0a;
 		c.version = 2, c.num_gp = 2, c.gp_width = 40, c.ebx_len = 7;
-		c.num_fixed = 3, c.fixed_width = 40, c.fast_rdpmc = true;
+		c.num_fixed = 3, c.fixed_width = 40;
 		c.pdcm = true, c.perf_caps = 0x0001; /* LBR format 1 */
 		break;
 	case MODEL_V4:
@@ -620,7 +624,7 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 		break;
 	case 1:
 		r->eax = c->signature;
-		r->ecx = (c->pdcm ? BIT(CPUID_1_ECX_PDCM_BIT) : 0) |
+		r->ecx = BIT(CPUID_1_ECX_CX16_BIT) | (c->pdcm ? BIT(CPUID_1_ECX_PDCM_BIT) : 0) |
 			 (c->hypervisor ? BIT(CPUID_1_ECX_HYPERVISOR_BIT) : 0);
 		break;
 	case 7:

@@ -268,7 +268,7 @@ static void amd_cpuid(unsigned cpu, uint32_t leaf, uint32_t subleaf, struct cpui
 		break;
 	case 1:
 		r->eax = c->signature;
-		r->ecx = c->hypervisor ? BIT(CPUID_1_ECX_HYPERVISOR_BIT) : 0;
+		r->ecx = BIT(CPUID_1_ECX_CX16_BIT) | (c->hypervisor ? BIT(CPUID_1_ECX_HYPERVISOR_BIT) : 0);
 		break;
 	case 0x80000000u:
 		r->eax = max_ext;

@@ -219,14 +219,19 @@ HT_TEST(rdpmc_index_and_pce)
 	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), 13);
 	HT_CHECK_EQ(pmu_hw_rdpmc(0x100, &v), 13);      /* ECX[15:8] must be 0 */
 	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 30) | 3, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 31) | 3, &v), 13); /* no fast read on v4 */
+	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 31) | 3, &v), 13); /* ECX[31] reserved: architectural PMU */
 	model_set_cpl(3);
 	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 13);
 	model_set_cr4_pce(true);
 	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 0);
 	model_set_cpl(0);
 	model_init(MODEL_V2, false);
-	wr(MSR_IA32_PMC0, 0x7abcdef0);
+	HT_CHECK_EQ(pmu_hw_rdpmc(1u << 31, &v), 13); /* v1/v2 too */
+	/* The model's fast-read path (pre-architectural parts), by hand. */
+	struct model_cpu_config c = *model_config(0);
+	c.fast_rdpmc = true;
+	model_init_custom(&c, 1);
+	model_poke(0, MSR_IA32_PMC0, 0xff7abcdef0ull);
 	HT_CHECK_EQ(pmu_hw_rdpmc(1u << 31, &v), 0);
 	HT_CHECK_EQ(v, 0x7abcdef0);
 }

@@ -612,3 +612,40 @@ HT_TEST(sampling_start_refusals)
 }
 
 HT_MAIN("pmu_pmi")
+
+/* The reload ABA: every PMI reloads the counter to -P and records -P as
+ * the last value read. A read that loaded that -P, ran RDPMC, and was then
+ * interrupted by an overflow PMI (an NMI: nothing masks it) used to find
+ * -P again at its compare-and-exchange, succeed on the stale snapshot,
+ * add the pre-overflow span a second time and leave prev ahead of the
+ * counter (the next delta wrapped to ~2^48). The model's RDPMC hook fires
+ * the PMI exactly between the read's RDPMC and its exchange. */
+static void overflow_in_read(void *arg)
+{
+	(void)arg;
+	tick_insns(600); /* overflows after 500 (PMI, reload to -1000), then 100 */
+}
+
+HT_TEST(read_raced_by_period_reload_counts_once)
+{
+	const uint64_t P = 1000;
+	struct pmu_event ev;
+	boot(MODEL_V4, true);
+	arch_ev(&ev, PMU_ARCH_INSTRUCTIONS, P, true);
+	HT_CHECK_EQ(pmu_event_add_idx(&ev, 0), PMU_OK);
+	HT_CHECK_EQ(pmu_event_enable(&ev), PMU_OK);
+	/* No read yet: the recorded value is the enable's -P, the very value
+	 * the reload will store again. */
+	tick_insns(500);
+	model_set_rdpmc_hook(overflow_in_read, NULL);
+	uint64_t got = pmu_event_update(&ev);
+	HT_CHECK_EQ(npmi_ticks, 1);
+	HT_CHECK(got == 1100, "read raced by the overflow: expected 1100 instructions, got %llu",
+		 (unsigned long long)got);
+	tick_insns(10);
+	got = pmu_event_update(&ev);
+	HT_CHECK(got == 1110, "next read: expected 1110 instructions, got %llu (prev ahead of the counter)",
+		 (unsigned long long)got);
+	HT_CHECK_EQ(model_peek(0, MSR_IA32_PMC0), (0 - P + 110) & MASK48);
+	pmu_event_del(&ev);
+}

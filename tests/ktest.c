@@ -178,6 +178,11 @@ _Noreturn void ktest_abort_on_exception(struct trap_frame *f)
 
 static void watchdog_arm(const struct ktest_run *r)
 {
+	/* No LAPIC timer rate (boot.tsc_calibration fails then): no watchdog
+	 * rather than a timer that fires every tick. APs are still covered by
+	 * the BSP's grace timeout. */
+	if (!timer_info()->lapic_hz)
+		return;
 	uint64_t left = r->deadline_tsc - rdtsc();
 	uint64_t lapic_hz = timer_info()->lapic_hz;
 	uint64_t count = (int64_t)left > 0 && lapic_hz ? mul_div_u64(left, lapic_hz, timer_info()->tsc_hz) : 1;

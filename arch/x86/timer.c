@@ -15,6 +15,7 @@
 #define PIT_MODE_CMD 0x43
 #define PIT_GATE_PORT 0x61 /* bit 0 gate ch2, bit 1 speaker, bit 5 ch2 output */
 #define ACPI_PM_TIMER_HZ 3579545u
+#define MIN_PLAUSIBLE_TSC_HZ 100000000ull
 
 static struct timer_info info;
 static uint64_t tsc_at_boot;
@@ -44,6 +45,21 @@ void udelay(uint64_t us)
 	uint64_t end = rdtsc() + us_to_tsc(us);
 	while ((int64_t)(rdtsc() - end) < 0)
 		cpu_relax();
+}
+
+/* Hypervisors that scale the TSC say its rate in the timing leaf
+ * 0x40000010 (EAX = kHz; VMware's interface, also offered by KVM with
+ * QEMU's vmware-cpuid-freq): prefer it to CPUID.15H/16H, which a
+ * hypervisor may pass through from the host unchanged. */
+static uint64_t tsc_from_hypervisor_leaf(void)
+{
+	if (!(cpuid(1).ecx & BIT(CPUID_1_ECX_HYPERVISOR_BIT)) || cpuid(0x40000000).eax < 0x40000010)
+		return 0;
+	uint64_t khz = cpuid(0x40000010).eax;
+	if (khz * 1000 < MIN_PLAUSIBLE_TSC_HZ)
+		return 0;
+	info.tsc_source = "CPUID.40000010H";
+	return khz * 1000;
 }
 
 static uint64_t tsc_from_cpuid(void)
@@ -78,6 +94,11 @@ static uint64_t tsc_over_pit(uint16_t pit_ticks)
 	outb(PIT_MODE_CMD, 0xb0); /* channel 2, lobyte/hibyte, mode 0, binary */
 	outb(PIT_CH2_DATA, pit_ticks & 0xff);
 	outb(PIT_CH2_DATA, pit_ticks >> 8);
+	/* Mode 0 drives OUT2 low as soon as the count is written: a port
+	 * that already reads high has no PIT behind it (0x61 reads 0xff on
+	 * machines and hypervisors without one). */
+	if (inb(PIT_GATE_PORT) & 0x20)
+		return 0;
 	outb(PIT_GATE_PORT, (gate & ~0x02) | 0x01); /* gate high: count starts */
 	uint64_t start = rdtsc();
 	uint64_t limit = 1ull << 34; /* several seconds at any clock: give up */
@@ -102,8 +123,13 @@ static uint64_t tsc_from_pit(void)
 		if (!best || d < best)
 			best = d;
 	}
+	uint64_t hz = best * PIT_HZ / ticks;
+	/* No x86-64 TSC runs below 100 MHz: a smaller figure means the PIT
+	 * did not really count (boot.tsc_calibration checks the range too). */
+	if (hz < MIN_PLAUSIBLE_TSC_HZ)
+		return 0;
 	info.tsc_source = "PIT";
-	return best * PIT_HZ / ticks;
+	return hz;
 }
 
 static uint64_t tsc_from_pm_timer(void)
@@ -118,16 +144,23 @@ static uint64_t tsc_from_pm_timer(void)
 	uint32_t t;
 	do {
 		t = inl((uint16_t)f.pm_tmr_port) & mask;
+		if (rdtsc() - s0 > (1ull << 34)) /* seconds at any clock: it does not tick */
+			return 0;
 	} while (((t - t0) & mask) < want);
 	uint64_t s1 = rdtsc();
+	uint64_t hz = (s1 - s0) * ACPI_PM_TIMER_HZ / ((t - t0) & mask);
+	if (hz < MIN_PLAUSIBLE_TSC_HZ)
+		return 0;
 	info.tsc_source = "ACPI PM timer";
-	return (s1 - s0) * ACPI_PM_TIMER_HZ / ((t - t0) & mask);
+	return hz;
 }
 
 void timer_calibrate(void)
 {
 	tsc_at_boot = rdtsc();
-	info.tsc_hz = tsc_from_cpuid();
+	info.tsc_hz = tsc_from_hypervisor_leaf();
+	if (!info.tsc_hz)
+		info.tsc_hz = tsc_from_cpuid();
 	if (!info.tsc_hz)
 		info.tsc_hz = tsc_from_pit();
 	if (!info.tsc_hz)

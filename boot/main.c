@@ -64,9 +64,12 @@ static void start_framebuffer_console(void)
 		.green_pos = b->green_pos, .green_size = b->green_size, .blue_pos = b->blue_pos,
 		.blue_size = b->blue_size,
 	};
-	if (fbcon_init(&f))
-		console_printf("# fbcon: %ux%u %u bpp at %#lx, %ux%u cells\n", b->width, b->height, b->bpp,
-			       b->addr, fbcon_cols(), fbcon_rows());
+	if (!fbcon_init(&f))
+		return;
+	size_t bytes = (size_t)b->pitch * b->height;
+	bool shadow = fbcon_use_shadow(bootmem_alloc(bytes), bytes);
+	console_printf("# fbcon: %ux%u %u bpp at %#lx, %ux%u cells%s\n", b->width, b->height, b->bpp,
+		       b->addr, fbcon_cols(), fbcon_rows(), shadow ? ", drawn in RAM" : "");
 }
 
 /* Firmware may leave the PICs and I/O APIC inputs live (OVMF does); none

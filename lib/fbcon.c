@@ -26,6 +26,12 @@ static struct {
 	/* Invariant: every cell at or after the cursor is blank, because the
 	 * cursor only moves forward and a row is blank when it is entered. */
 	unsigned col, row;
+	/* With a shadow, drawing and scrolling happen in RAM and only changed
+	 * pixel lines [dirty_lo, dirty_hi) are written out: video memory is
+	 * uncached or write-combining on real machines, and scrolling by
+	 * reading it back costs a whole screen of slow reads per line. */
+	uint8_t *shadow;
+	unsigned dirty_lo, dirty_hi;
 } fbcon;
 
 /* Adds one channel's bits to *mask; false if the channel is empty, wider
@@ -53,7 +59,15 @@ static uint32_t fbcon_level(uint8_t pos, uint8_t size)
 
 static uint8_t *fbcon_pixel_line(unsigned y)
 {
-	return fbcon.fb.base + (size_t)y * fbcon.fb.pitch;
+	return (fbcon.shadow ? fbcon.shadow : fbcon.fb.base) + (size_t)y * fbcon.fb.pitch;
+}
+
+static void fbcon_dirty(unsigned y0, unsigned n)
+{
+	if (y0 < fbcon.dirty_lo)
+		fbcon.dirty_lo = y0;
+	if (y0 + n > fbcon.dirty_hi)
+		fbcon.dirty_hi = y0 + n;
 }
 
 static void fbcon_put_pixel(uint8_t *p, uint32_t v)
@@ -97,6 +111,7 @@ static void fbcon_draw(unsigned col, unsigned row, unsigned char c)
 	const uint8_t *g = fbcon_glyph(c);
 	size_t x0 = (size_t)col * FONT8X16_WIDTH * fbcon.bytes_pp;
 
+	fbcon_dirty(row * FONT8X16_HEIGHT, FONT8X16_HEIGHT);
 	/* The whole cell is written, unlit pixels included, so a cell never
 	 * depends on what was under it. */
 	for (unsigned y = 0; y < FONT8X16_HEIGHT; y++) {
@@ -112,6 +127,7 @@ static void fbcon_clear_lines(unsigned y0, unsigned n)
 {
 	size_t len = (size_t)fbcon.fb.width * fbcon.bytes_pp;
 
+	fbcon_dirty(y0, n);
 	for (unsigned y = y0; y < y0 + n; y++)
 		memset(fbcon_pixel_line(y), 0, len);
 }
@@ -141,6 +157,7 @@ static void fbcon_scroll(void)
 	 * visible width belong to the framebuffer too (pitch * height). */
 	fbcon_copy_down(fbcon_pixel_line(0), fbcon_pixel_line(FONT8X16_HEIGHT),
 			(size_t)last * FONT8X16_HEIGHT * fbcon.fb.pitch);
+	fbcon_dirty(0, last * FONT8X16_HEIGHT);
 	fbcon_clear_lines(last * FONT8X16_HEIGHT, FONT8X16_HEIGHT);
 }
 
@@ -153,12 +170,34 @@ static void fbcon_newline(void)
 		fbcon_scroll();
 }
 
+/* Write the changed lines of the shadow to video memory (writes only). */
+static void fbcon_flush(void)
+{
+	if (fbcon.shadow && fbcon.dirty_lo < fbcon.dirty_hi) {
+		size_t off = (size_t)fbcon.dirty_lo * fbcon.fb.pitch;
+		fbcon_copy_down(fbcon.fb.base + off, fbcon.shadow + off,
+				(size_t)(fbcon.dirty_hi - fbcon.dirty_lo) * fbcon.fb.pitch);
+	}
+	fbcon.dirty_lo = ~0u;
+	fbcon.dirty_hi = 0;
+}
+
 void fbcon_clear(void)
 {
 	if (!fbcon.active)
 		return;
 	fbcon_clear_lines(0, fbcon.fb.height);
 	fbcon.col = fbcon.row = 0;
+	fbcon_flush();
+}
+
+bool fbcon_use_shadow(uint8_t *buf, size_t size)
+{
+	if (!fbcon.active || !buf || size < (size_t)fbcon.fb.pitch * fbcon.fb.height)
+		return false;
+	fbcon.shadow = buf;
+	fbcon_clear(); /* both copies black, cursor home */
+	return true;
 }
 
 bool fbcon_init(const struct fbcon_fb *fb)
@@ -167,6 +206,7 @@ bool fbcon_init(const struct fbcon_fb *fb)
 	unsigned bytes_pp = fb->bpp / 8;
 
 	fbcon.active = false;
+	fbcon.shadow = NULL;
 	fbcon.cols = fbcon.rows = 0;
 	if (fb->base == NULL || (fb->bpp != 32 && fb->bpp != 24 && fb->bpp != 16))
 		return false;
@@ -225,6 +265,7 @@ void fbcon_write(const char *s, size_t len)
 		fbcon_draw(fbcon.col, fbcon.row, c);
 		fbcon.col++;
 	}
+	fbcon_flush();
 }
 
 unsigned fbcon_cols(void)

@@ -46,6 +46,10 @@ bool fbcon_active(void);
  * exactly fbcon_cols() characters takes one row (the wrap waits for the
  * next character). At the bottom the screen scrolls up by one text row.
  * Not locked: call it under the console lock. */
+/* Draw into `buf` (at least pitch * height bytes of RAM) and write only
+ * changed lines to the framebuffer: never read video memory back. Clears
+ * the screen; false if refused. */
+bool fbcon_use_shadow(uint8_t *buf, size_t size);
 void fbcon_write(const char *s, size_t len);
 
 /* Clears the screen and homes the cursor. */

@@ -432,6 +432,40 @@ HT_TEST(scrolls_one_row)
 	fb_close();
 }
 
+/* Drawing through a RAM shadow must leave exactly the same picture in
+ * video memory as drawing there directly, through wraps and scrolls. */
+HT_TEST(shadow_matches_direct_drawing)
+{
+	/* Piece by piece: each write flushes only what it changed, so a
+	 * scroll that forgot to mark the lines it moved shows up. */
+	static const char *const text[] = { "first line\n", "\tTabbed and a line long enough to ",
+					     "wrap around the edge\n", "x\n", "y\n", "z\n",
+					     "scrolled \x01 control\n", "last" };
+	size_t visible = (size_t)8 * 9 * 3;
+
+	HT_CHECK(fb_open(&RGB888, 8 * 9, 16 * 4, 5), "refused");
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		put(text[i]);
+	uint8_t *direct = malloc(fb_size);
+	memcpy(direct, fb.base, fb_size);
+	fb_close();
+
+	HT_CHECK(fb_open(&RGB888, 8 * 9, 16 * 4, 5), "refused");
+	uint8_t *shadow = calloc(1, fb_size);
+	HT_CHECK(!fbcon_use_shadow(shadow, fb_size - 1), "a shadow smaller than pitch x height was taken");
+	HT_CHECK(fbcon_use_shadow(shadow, fb_size), "shadow refused");
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		put(text[i]);
+	size_t diff = 0;
+	for (unsigned y = 0; y < fb.height; y++)
+		diff += memcmp(fb.base + (size_t)y * fb.pitch, direct + (size_t)y * fb.pitch, visible) != 0;
+	HT_CHECK(diff == 0, "%zu pixel lines differ between shadowed and direct drawing", diff);
+	HT_CHECK_STR(screen_row(3), "last");
+	fb_close();
+	free(shadow);
+	free(direct);
+}
+
 HT_TEST(clear_homes_the_cursor)
 {
 	HT_CHECK(fb_open(&RGB565, 8 * 8, 16 * 3, 2), "refused");

@@ -2,7 +2,7 @@
  * console= port resolution. */
 #include "boot/options.h"
 
-#include "arch/x86/platform_exit.h"
+#include "arch/x86/pc/platform_exit.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 

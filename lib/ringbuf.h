@@ -40,7 +40,7 @@ _Static_assert(sizeof(struct rb_header) == 8, "rb_header is 8 bytes");
 enum rb_record_type {
 	RB_RECORD_INVALID = 0, /* never written: a zero header means a bug */
 	RB_RECORD_LOST = 1,    /* struct rb_lost */
-	RB_RECORD_SAMPLE = 2,  /* struct pmu_sample (pmu/sample.h) */
+	RB_RECORD_SAMPLE = 2,  /* struct pmu_sample (pmu/sample_record.h) */
 	RB_RECORD_USER = 0x100 /* first type free for other users */
 };
 

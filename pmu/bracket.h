@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "pmu/pmu.h"
-#include "pmu/workload.h"
+#include "pmu/loops.h"
 
 /*
  * What lies between the enabling WRMSR and the disabling WRMSR:

@@ -5,7 +5,7 @@
 #include "arch/x86/msr.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/offcore.h"
+#include "pmu/intel_offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 
@@ -195,7 +195,7 @@ static bool alloc_rec(struct alloc_search *s, unsigned k, uint32_t gp_used, uint
 	return false;
 }
 
-/* Offcore events: take the RSP MSRs (pmu/offcore.c), then point each
+/* Offcore events: take the RSP MSRs (pmu/intel_offcore.c), then point each
  * candidate at the MSR it got; an event moved to the other MSR counts as
  * that MSR's event code (0xB7 <-> 0xBB). Nothing is assigned on failure. */
 static int alloc_offcore(struct pmu_cpu *pc, struct pmu_event *const *evs, struct alloc_cand *cand, unsigned n)

@@ -4,7 +4,7 @@
 #include "arch/x86/msr.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/offcore.h"
+#include "pmu/intel_offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 
@@ -23,7 +23,7 @@
 /* Model-specific facts, keyed by DisplayModel of family 6. Counter
  * constraints are from Linux arch/x86/events/intel/core.c
  * (intel_skl_event_constraints); the offcore-response MSRs have their own
- * table in pmu/offcore.c. */
+ * table in pmu/intel_offcore.c. */
 struct intel_constraint {
 	uint8_t event, umask;
 	bool any_umask;       /* the constraint holds for every umask */

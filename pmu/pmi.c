@@ -7,7 +7,7 @@
 #include "lib/string.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/sample.h"
+#include "pmu/sample_record.h"
 
 _Static_assert(PMU_PMI_FROM_USER == PMU_SAMPLE_MISC_USER, "PMI origin bits are the sample's misc bits");
 _Static_assert(PMU_PMI_FROM_NMI == PMU_SAMPLE_MISC_NMI, "PMI origin bits are the sample's misc bits");

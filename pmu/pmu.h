@@ -389,7 +389,7 @@ struct pmu_cpu {
 	uint64_t extra_val[2];         /* MSR_OFFCORE_RSP_0/1 contents we set */
 	unsigned extra_users[2];
 	/* This CPU's core (x2APIC ID without the SMT bits), for the models
-	 * whose RSP MSRs its hyperthreads share (pmu/offcore.c); set on the
+	 * whose RSP MSRs its hyperthreads share (pmu/intel_offcore.c); set on the
 	 * first offcore allocation on this CPU. */
 	bool core_id_valid;
 	uint32_t core_id;
@@ -445,11 +445,11 @@ const char *pmu_idx_name(int idx, char *buf, size_t n);
 
 /* --- PMI and sampling (pmu/pmi.c, pmu/sampling.c) ---
  * The overflow handler's logic, hardware-independent: the kernel's
- * interrupt glue (arch/x86/pmi.c) and the host model call the same code. */
+ * interrupt glue (pmu/kernel/pmi_lvt.c) and the host model call the same code. */
 struct rb;
 struct pmu_sample;
 
-/* Where a PMI came from (same bits as a sample's misc, pmu/sample.h). */
+/* Where a PMI came from (same bits as a sample's misc, pmu/sample_record.h). */
 #define PMU_PMI_FROM_USER (1u << 0) /* the interrupted code ran at CPL 3 */
 #define PMU_PMI_FROM_NMI (1u << 1)  /* delivered as an NMI */
 
@@ -536,7 +536,7 @@ struct pmu_sampling_tally {
 };
 typedef void (*pmu_sample_fn)(void *ctx, const struct pmu_sample *smp);
 /* From any CPU (the ring's one consumer): take every record, print it as
- * "sample: <hex>" through out (the caller adds "# ", pmu/sample.h), pass
+ * "sample: <hex>" through out (the caller adds "# ", pmu/sample_record.h), pass
  * samples to visit; either may be NULL. Adds to *t when not NULL. Returns
  * the records taken. */
 uint64_t pmu_sampling_drain(struct pmu_sampling *s, pmu_line_fn out, void *out_ctx, pmu_sample_fn visit,

@@ -1,6 +1,6 @@
 /* The seam between the PMU core and the hardware: the only functions pmu/
  * uses to touch registers. In the kernel they are the real instructions
- * (pmu/pmu_hw_kernel.c, with exception fixup); on the host they are the
+ * (pmu/kernel/hw.c, with exception fixup); on the host they are the
  * software PMU model (tests/host/pmu_model.c). Every call acts on the
  * calling CPU, like the instructions themselves. */
 #ifndef PMU_PMU_HW_H

@@ -8,7 +8,7 @@
 #include "lib/string.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/workload.h"
+#include "pmu/loops.h"
 
 /* Bit 31 clear, so a legacy (sign-extending) write stores it unchanged;
  * both halves non-zero so a counter that drops high or low bits shows. */

@@ -1,12 +1,12 @@
 /* Sampling sessions: a group of events on one CPU whose periodic overflows
  * land as sample records in that CPU's ring (lib/ringbuf.h), and the drain
- * of a ring to "# sample: <hex>" lines (pmu/sample.h). */
+ * of a ring to "# sample: <hex>" lines (pmu/sample_record.h). */
 #include "lib/printf.h"
 #include "lib/ringbuf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/sample.h"
+#include "pmu/sample_record.h"
 
 /* The control area holds perf's "user page" (struct rb_control) and, in
  * its second half, the ring handle, so one caller buffer is the whole

@@ -1,5 +1,5 @@
 /* Boot checks: what the loader handed over and how the kernel read it. */
-#include "arch/x86/acpi.h"
+#include "lib/acpi.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/timer.h"
 #include "boot/boot.h"

@@ -13,7 +13,7 @@
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/traps.h"
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 #include "lib/glob.h"
 #include "lib/muldiv.h"
 #include "lib/printf.h"

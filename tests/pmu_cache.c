@@ -5,7 +5,7 @@
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
-#include "pmu/workloads.h"
+#include "modes/workloads.h"
 
 #define CHASE_SLOTS 4
 

@@ -18,7 +18,7 @@ struct pmu_cache_geom {
 bool pmu_cache_geom(struct pmu_cache_geom *g);
 
 /* A buffer of `bytes` (a multiple of 64) linked into one random cycle of
- * 64-byte nodes (pmu/workloads.h, Sattolo), allocated once per slot from
+ * 64-byte nodes (modes/workloads.h, Sattolo), allocated once per slot from
  * bootmem and kept: later calls with the same slot and a size not above
  * the first get the same buffer rebuilt. */
 const void *pmu_cache_chase_buffer(unsigned slot, uint64_t bytes, uint64_t seed);

@@ -7,7 +7,7 @@
 #include "boot/options.h"
 #include "pmu/bracket.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/workload.h"
+#include "pmu/loops.h"
 #include "tests/ktest.h"
 
 /* Lines the memory walk touches; flushed before each measurement so the

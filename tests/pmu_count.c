@@ -1,14 +1,14 @@
 /* Counting checks on each CPU: every architectural event on every GP
  * counter, every fixed counter, fixed against GP, all counters at once,
  * CMASK/INV/EDGE and overflow status. Expected values come from the known
- * workloads of pmu/workload.h: exact where the architecture makes them
+ * workloads of pmu/loops.h: exact where the architecture makes them
  * exact (instructions, branches), bounds derived from the loop elsewhere. */
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "pmu/bracket.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/workload.h"
+#include "pmu/loops.h"
 #include "tests/ktest.h"
 #include "tests/pmu_common.h"
 

@@ -1,12 +1,12 @@
 /* Offcore response checks on each CPU (Intel models with a table row in
- * pmu/offcore.c): demand-data-read L3 misses of a pointer chase over a
+ * pmu/intel_offcore.c): demand-data-read L3 misses of a pointer chase over a
  * buffer four times the LLC, and near zero over a buffer inside L1. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
-#include "pmu/offcore.h"
+#include "pmu/intel_offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/workloads.h"
+#include "modes/workloads.h"
 #include "tests/ktest.h"
 #include "tests/pmu_cache.h"
 #include "tests/pmu_common.h"

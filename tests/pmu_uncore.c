@@ -3,8 +3,8 @@
  * core's architectural LLC-references count over the same window. */
 #include "arch/x86/cpu.h"
 #include "pmu/pmu.h"
-#include "pmu/uncore.h"
-#include "pmu/workloads.h"
+#include "pmu/intel_uncore.h"
+#include "modes/workloads.h"
 #include "tests/ktest.h"
 #include "tests/pmu_cache.h"
 #include "tests/pmu_common.h"

@@ -11,10 +11,10 @@ pmu_bracket_work_end_<N> and pmu_bracket_off_<N>; this script finds them
 with nm, disassembles with objdump, and checks for each bracket that:
   - the instruction right before pmu_bracket_on is WRMSR (the enable);
   - the body [on, work_end) has exactly K instructions, K being one of the
-    per-iteration counts declared in pmu/workload.h, ends in a conditional
+    per-iteration counts declared in pmu/loops.h, ends in a conditional
     branch back to its first instruction, and contains no other branch;
   - the tail [work_end, off) is PMU_BRACKET_EXTRA_INSNS MOVs then one WRMSR.
-Numbers are read from pmu/bracket.h and pmu/workload.h, so the comment, the
+Numbers are read from pmu/bracket.h and pmu/loops.h, so the comment, the
 constant and the code cannot drift apart. Exit status 0 when all hold.
 """
 import os
@@ -49,8 +49,8 @@ def main(argv):
         sys.exit(__doc__)
     elf = args[0]
     extra = header_define('pmu/bracket.h', 'PMU_BRACKET_EXTRA_INSNS')
-    bodies = {header_define('pmu/workload.h', 'PMU_LOOP_INSNS_PER_ITER'),
-              header_define('pmu/workload.h', 'PMU_MEMLOOP_INSNS_PER_ITER')}
+    bodies = {header_define('pmu/loops.h', 'PMU_LOOP_INSNS_PER_ITER'),
+              header_define('pmu/loops.h', 'PMU_MEMLOOP_INSNS_PER_ITER')}
 
     syms = []
     for line in run(['nm', '-n', elf]).splitlines():
@@ -98,7 +98,7 @@ def main(argv):
                 where, prev[1] if prev else 'nothing'))
         body = between(on, end)
         if k not in bodies:
-            errors.append('%s: body size %d is not one pmu/workload.h declares (%s)' % (
+            errors.append('%s: body size %d is not one pmu/loops.h declares (%s)' % (
                 where, k, sorted(bodies)))
         if len(body) != k:
             errors.append('%s: body has %d instructions, label says %d: %s' % (

@@ -6,18 +6,18 @@
  * every INIT, one 10 ms wait, every SIPI (SDM vol. 3A, 9.4.4.1). */
 #include "arch/x86/smp.h"
 
-#include "arch/x86/acpi.h"
+#include "lib/acpi.h"
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/platform_exit.h"
+#include "arch/x86/pc/platform_exit.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/traps.h"
 #include "boot/boot.h"
 #include "boot/bootinfo.h"
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 

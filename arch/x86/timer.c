@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "arch/x86/acpi.h"
+#include "lib/acpi.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
 #include "lib/muldiv.h"

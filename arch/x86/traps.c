@@ -11,9 +11,9 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/platform_exit.h"
+#include "arch/x86/pc/platform_exit.h"
 #include "arch/x86/usermode.h"
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 #include "lib/printf.h"
 #include "tests/ktest_internal.h"
 

@@ -1,2 +1,2 @@
-# Host test for arch/x86/acpi.c (RSDP/RSDT/XSDT discovery, MADT, FADT, \_S5).
-HOST_SRCS_acpi := arch/x86/acpi.c
+# Host test for lib/acpi.c (RSDP/RSDT/XSDT discovery, MADT, FADT, \_S5).
+HOST_SRCS_acpi := lib/acpi.c

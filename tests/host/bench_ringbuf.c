@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "lib/ringbuf.h"
-#include "pmu/sample.h"
+#include "pmu/sample_record.h"
 
 #define RUNS 5
 #define RECORDS 2000000u

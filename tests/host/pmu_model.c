@@ -249,7 +249,7 @@ enum reg_kind {
 	R_UNC_GLOBAL, R_UNC_CONFIG, R_UNC_EVTSEL, R_UNC_CTR,
 };
 
-/* Client uncore addresses (pmu/uncore.c; SDM vol. 4 client uncore MSRs). */
+/* Client uncore addresses (pmu/intel_uncore.c; SDM vol. 4 client uncore MSRs). */
 static uint32_t unc_global_msr(const struct model_cpu_config *c)
 {
 	return c->uncore == MODEL_UNCORE_SKL ? 0xe01 : 0x391;

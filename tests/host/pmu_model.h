@@ -35,7 +35,7 @@ enum model_profile {
 
 struct model_vendor_ops;
 
-/* Client uncore layouts (pmu/uncore.c): global control at 0x391 (Sandy
+/* Client uncore layouts (pmu/intel_uncore.c): global control at 0x391 (Sandy
  * Bridge .. Broadwell; Haswell's MSR_UNC_CBO_CONFIG holds count + 1) or
  * 0xE01 (Skylake on). */
 enum model_uncore { MODEL_UNCORE_NONE, MODEL_UNCORE_SNB, MODEL_UNCORE_HSW, MODEL_UNCORE_SKL };
@@ -125,7 +125,7 @@ struct model_vendor_ops {
 unsigned model_cpl(void);
 bool model_cr4_pce(void);
 
-/* The counted loop of pmu/workload.h: 3n instructions, n branches, 2n cycles. */
+/* The counted loop of pmu/loops.h: 3n instructions, n branches, 2n cycles. */
 void model_tick_loop(uint64_t n);
 
 /* Raw state, bypassing the checks and the trace (firmware set-up, asserts). */

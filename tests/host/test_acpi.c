@@ -1,6 +1,6 @@
-/* Host tests for arch/x86/acpi.c: synthetic RSDP/RSDT/XSDT/MADT/FADT/DSDT
+/* Host tests for lib/acpi.c: synthetic RSDP/RSDT/XSDT/MADT/FADT/DSDT
  * images built byte by byte from ACPI 6.5 §5.2, checksums included. */
-#include "arch/x86/acpi.h"
+#include "lib/acpi.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/fakemem.h"
 

@@ -7,7 +7,7 @@
 
 #include "tests/host/hosttest.h"
 
-#include "pmu/monitor.h"
+#include "modes/monitor.h"
 #include "pmu/pmu.h"
 
 static char names[MONITOR_MAX_EVENTS][MONITOR_EVENT_LEN];

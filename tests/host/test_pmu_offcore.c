@@ -1,9 +1,9 @@
-/* Host tests of offcore response (pmu/offcore.c through pmu/event.c) on the
+/* Host tests of offcore response (pmu/intel_offcore.c through pmu/event.c) on the
  * model: the per-model table, invalid bits refused before any write,
  * sharing, the 0xB7 <-> 0xBB move, the refused third value, SMT siblings
  * of a shared-MSR model, and the exact MSR writes. */
 #include "arch/x86/msr.h"
-#include "pmu/offcore.h"
+#include "pmu/intel_offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/host/hosttest.h"

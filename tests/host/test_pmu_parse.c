@@ -1,4 +1,4 @@
-/* Host tests of event strings (pmu/event_parse.c): named events, raw rUUEE,
+/* Host tests of event strings (pmu/attr.c): named events, raw rUUEE,
  * cpu/term,.../ lists with :u/:k modifiers, malformed input naming the bad
  * token, a canonical format that parses back, and a fuzz loop. */
 #include "pmu/pmu.h"

@@ -6,7 +6,7 @@
 #include "lib/ringbuf.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/sample.h"
+#include "pmu/sample_record.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

@@ -1,10 +1,10 @@
-/* Host tests of the client-uncore driver (pmu/uncore.c) on the model:
+/* Host tests of the client-uncore driver (pmu/intel_uncore.c) on the model:
  * detection and box count from MSR_UNC_CBO_CONFIG per layout, the refusals
  * (server, other vendors, absent MSRs), and the exact register sequence
  * enable / program each box / read / disable. */
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/uncore.h"
+#include "pmu/intel_uncore.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "lib/ringbuf.h"
-#include "pmu/sample.h"
+#include "pmu/sample_record.h"
 #include "tests/host/hosttest.h"
 
 #define T_USER (RB_RECORD_USER + 7)
@@ -1002,7 +1002,7 @@ HT_TEST(two_thread_stress_overwrite)
 
 /* The golden line is also decoded by tools/test_pmutest_samples.py, which
  * builds it independently with Python's struct module: both sides agree on
- * the layout in pmu/sample.h. */
+ * the layout in pmu/sample_record.h. */
 #define GOLDEN_SAMPLE                                                         \
 	"02000000010040000300000021000000efcdab89674523013412008000000000" \
 	"a086010000000000010000000000000000000000000000002a00000000000000"

@@ -13,8 +13,8 @@
 #include "lib/ringbuf.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/sample.h"
-#include "pmu/sample_mode.h"
+#include "pmu/sample_record.h"
+#include "modes/sample.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

@@ -1,4 +1,4 @@
-/* Host tests of pmu/workloads.c: the chase is one cycle through every
+/* Host tests of modes/workloads.c: the chase is one cycle through every
  * node, branchy's bits and taken count match a reference xorshift, the
  * copy covers the buffer and wraps, sizes are checked, buffers reused. */
 #include <stdint.h>
@@ -8,7 +8,7 @@
 
 #include "tests/host/hosttest.h"
 
-#include "pmu/workloads.h"
+#include "modes/workloads.h"
 
 /* The env the kernel fills with bootmem_alloc() and uptime_us(): zeroed
  * page-aligned memory (never freed, as in the kernel; kept listed so

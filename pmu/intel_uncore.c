@@ -1,6 +1,6 @@
 /* Client uncore driver: model table, detection (box count from
  * MSR_UNC_CBO_CONFIG), and the C-box program / enable / read sequence. */
-#include "pmu/uncore.h"
+#include "pmu/intel_uncore.h"
 
 #include "arch/x86/cpuid.h"
 #include "lib/printf.h"

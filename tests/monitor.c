@@ -7,9 +7,9 @@
 #include "boot/options.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/monitor.h"
+#include "modes/monitor.h"
 #include "pmu/pmu.h"
-#include "pmu/workload.h"
+#include "pmu/loops.h"
 #include "tests/ktest.h"
 
 #define CAP_LINES 48

@@ -1,21 +1,21 @@
 /* Sample mode (mode=sample): sample chosen events on chosen CPUs while a
  * named workload runs, then drain every CPU's ring as "# sample:" lines
- * (pmu/sample.h) with a per-CPU summary that tools/pmutest-samples and a
+ * (pmu/sample_record.h) with a per-CPU summary that tools/pmutest-samples and a
  * reader can check. sample_mode.c is the kernel side; sample_mode_opts.c
  * (options) and sample_mode_drain.c (drain, summary, verdict) are pure and
  * host-tested. */
-#ifndef PMU_SAMPLE_MODE_H
-#define PMU_SAMPLE_MODE_H
+#ifndef MODES_SAMPLE_H
+#define MODES_SAMPLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "lib/cpulist.h"
-#include "pmu/monitor.h"
+#include "modes/monitor.h"
 #include "pmu/pmu.h"
-#include "pmu/sample.h"
-#include "pmu/workloads.h"
+#include "pmu/sample_record.h"
+#include "modes/workloads.h"
 
 /* A sampling session takes at most this many events (pmu/pmu.h). */
 #define SAMPLE_MODE_MAX_EVENTS PMU_SAMPLING_MAX_EVENTS
@@ -59,7 +59,7 @@ struct sample_mode_opts {
 	const char *events;    /* comma-separated; see sample_mode_parse_event() */
 	uint64_t duration_ms;  /* 0: SAMPLE_MODE_DEFAULT_DURATION_MS */
 	const char *cpus;      /* "0,2-3", "all" (lib/cpulist.h); NULL/"": all */
-	const char *workload;  /* loop, chase, branchy, memcpy (pmu/workloads.h); NULL/"": loop */
+	const char *workload;  /* loop, chase, branchy, memcpy (modes/workloads.h); NULL/"": loop */
 	uint64_t size;         /* the workload's size parameter; 0: its default */
 	uint64_t ring_bytes;   /* ring data bytes per CPU, a power of two; 0: SAMPLE_MODE_DEFAULT_RING */
 	bool overwrite;        /* keep the newest records instead of dropping new ones */

@@ -1,8 +1,8 @@
 /* The PMI's way in: the LAPIC LVT performance-counter entry on each CPU,
  * with fixed delivery on VEC_PMI or NMI delivery, and the interrupt
  * handlers that run pmu/pmi.c's logic and re-arm the entry. */
-#ifndef ARCH_X86_PMI_H
-#define ARCH_X86_PMI_H
+#ifndef PMU_KERNEL_PMI_LVT_H
+#define PMU_KERNEL_PMI_LVT_H
 
 #include <stdbool.h>
 #include <stdint.h>

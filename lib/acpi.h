@@ -1,7 +1,7 @@
 /* ACPI table discovery and the few facts the kernel needs from them: CPUs
  * and interrupt controllers (MADT), power-off, reset and PM timer (FADT). */
-#ifndef ARCH_X86_ACPI_H
-#define ARCH_X86_ACPI_H
+#ifndef LIB_ACPI_H
+#define LIB_ACPI_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* 16550 UART on an I/O port (COM1 = 0x3F8), 115200 8N1, polled. */
-#ifndef ARCH_X86_UART_H
-#define ARCH_X86_UART_H
+#ifndef ARCH_X86_PC_UART_H
+#define ARCH_X86_PC_UART_H
 
 #include <stdbool.h>
 #include <stdint.h>

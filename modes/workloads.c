@@ -1,12 +1,12 @@
 /* The monitor-mode workloads: counted loop, pointer chase, branchy loop,
  * streaming copy. Memory is per CPU and kept between runs, because boot
  * memory is never freed; memory and clock come from the caller's env. */
-#include "pmu/workloads.h"
+#include "modes/workloads.h"
 
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
-#include "pmu/workload.h"
+#include "pmu/loops.h"
 
 const struct pmu_wl_desc pmu_wl_descs[PMU_WL_NR] = {
 	[PMU_WL_LOOP] = { "loop", "iterations", "iters", 10000, 1, PMU_WL_MAX_ITERS, 1024,

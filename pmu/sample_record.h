@@ -1,8 +1,8 @@
 /* Layout of the sample record the PMI handler writes into a CPU's ring
  * (lib/ringbuf.h), and the serial line it is drained as. The layout is an
  * ABI shared with tools/pmutest-samples: change both together. */
-#ifndef PMU_SAMPLE_H
-#define PMU_SAMPLE_H
+#ifndef PMU_SAMPLE_RECORD_H
+#define PMU_SAMPLE_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>

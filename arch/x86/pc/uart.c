@@ -1,6 +1,6 @@
 /* Polled 16550 driver (register layout per the PC16550D datasheet; the
  * same on every PC UART and in QEMU's emulation). */
-#include "arch/x86/uart.h"
+#include "arch/x86/pc/uart.h"
 
 #include "arch/x86/cpu.h"
 

@@ -4,8 +4,8 @@
  * with rings the PMU model filled. */
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/sample.h"
-#include "pmu/sample_mode.h"
+#include "pmu/sample_record.h"
+#include "modes/sample.h"
 
 struct sm_drain {
 	const struct sample_mode_plan *p;

@@ -2,10 +2,10 @@
  * monitor.run, which runs the command line's monitor options and passes
  * when the run completes, SKIPs with the probe's reason when there is no
  * PMU, and fails otherwise. Its table goes to the console live. */
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/monitor.h"
+#include "modes/monitor.h"
 #include "tests/ktest.h"
 
 static char mode_nopmu[MONITOR_LINE_LEN];

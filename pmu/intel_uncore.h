@@ -1,8 +1,8 @@
 /* Client uncore (Intel Sandy Bridge .. Coffee/Comet Lake): the C-box (LLC
  * slice) counters and the uncore global control. One set per package, so
  * it is driven from one CPU and counted once, never per CPU. */
-#ifndef PMU_UNCORE_H
-#define PMU_UNCORE_H
+#ifndef PMU_INTEL_UNCORE_H
+#define PMU_INTEL_UNCORE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * interval, one row per CPU with each event's delta, like `perf stat -I`.
  * monitor.c is the kernel side; monitor_fmt.c holds the pure parts (event
  * list splitting, columns, rows) that the host tests build. */
-#ifndef PMU_MONITOR_H
-#define PMU_MONITOR_H
+#ifndef MODES_MONITOR_H
+#define MODES_MONITOR_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /* Console: formats into a local buffer, then sends the whole text under
  * one lock to the UART and, when the loader gave one, the framebuffer, so
  * lines from different CPUs never interleave. */
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 
 #include "arch/x86/cpu.h"
-#include "arch/x86/uart.h"
+#include "arch/x86/pc/uart.h"
 #include "lib/fbcon.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"

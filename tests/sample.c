@@ -6,11 +6,11 @@
  * the last CPU either samples correctly or refuses with the probe's reason. */
 #include "arch/x86/smp.h"
 #include "boot/options.h"
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
-#include "pmu/sample_mode.h"
+#include "modes/sample.h"
 #include "tests/ktest.h"
 
 #define SM_PREFIX "# sample-mode: "

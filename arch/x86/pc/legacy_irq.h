@@ -1,7 +1,7 @@
 /* Silencing the interrupt sources pmutest does not use: the 8259 PICs and
  * every I/O APIC input. Firmware may leave them live (OVMF does). */
-#ifndef ARCH_X86_LEGACY_IRQ_H
-#define ARCH_X86_LEGACY_IRQ_H
+#ifndef ARCH_X86_PC_LEGACY_IRQ_H
+#define ARCH_X86_PC_LEGACY_IRQ_H
 
 #include <stdint.h>
 

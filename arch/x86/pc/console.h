@@ -1,7 +1,7 @@
 /* The console: whole lines from any CPU, serialised by one lock, with
  * "\n" sent as "\r\n". Sinks: the UART (and later a framebuffer). */
-#ifndef LIB_CONSOLE_H
-#define LIB_CONSOLE_H
+#ifndef ARCH_X86_PC_CONSOLE_H
+#define ARCH_X86_PC_CONSOLE_H
 
 #include <stdarg.h>
 #include <stddef.h>

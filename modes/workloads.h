@@ -1,15 +1,15 @@
 /* Named workloads for monitor mode: code whose counts a user can predict
  * and watch respond on real hardware (caches, branch predictors). Each
  * runs in timed steps so a caller can stop it at a time boundary. */
-#ifndef PMU_WORKLOADS_H
-#define PMU_WORKLOADS_H
+#ifndef MODES_WORKLOADS_H
+#define MODES_WORKLOADS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum pmu_wl_kind {
-	PMU_WL_LOOP,    /* pmu/workload.h's counted loop: 3 instructions, 1 branch per iteration */
+	PMU_WL_LOOP,    /* pmu/loops.h's counted loop: 3 instructions, 1 branch per iteration */
 	PMU_WL_CHASE,   /* pointer chase over a random cyclic permutation of 64-byte nodes */
 	PMU_WL_BRANCHY, /* a PRNG bit decides a branch: about half mispredicted */
 	PMU_WL_MEMCPY,  /* streaming copy from one buffer to another */

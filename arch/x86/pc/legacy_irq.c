@@ -2,7 +2,7 @@
  * APIC: IOREGSEL/IOWIN at +0x00/+0x10, version register 1 with the highest
  * redirection entry in [23:16], entry n at registers 0x10 + 2n with the
  * mask in bit 16 (Intel 82093AA datasheet, 3.2). */
-#include "arch/x86/legacy_irq.h"
+#include "arch/x86/pc/legacy_irq.h"
 
 #include "arch/x86/cpu.h"
 

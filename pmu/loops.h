@@ -1,8 +1,8 @@
 /* Workloads whose instruction and branch counts are known exactly, for the
  * boot probe and the hardware checks. The bodies are shared with the
  * measurement bracket (pmu/bracket.h), which runs them between its WRMSRs. */
-#ifndef PMU_WORKLOAD_H
-#define PMU_WORKLOAD_H
+#ifndef PMU_LOOPS_H
+#define PMU_LOOPS_H
 
 #include <stdint.h>
 

@@ -1,7 +1,7 @@
 /* PMI delivery on x86: the LVT performance-counter entry of each CPU's
  * local APIC, the fixed-vector and NMI handlers around pmu_pmi_handle(),
  * and the re-arming every delivered PMI needs. */
-#include "arch/x86/pmi.h"
+#include "pmu/kernel/pmi_lvt.h"
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"

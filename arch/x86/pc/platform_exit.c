@@ -3,13 +3,13 @@
  * ACPI S5 power-off (ACPI 6.5, 7.4.2 \_S5 and 4.8.3.2.1 PM1 control),
  * reset through the FADT reset register, port 0xCF9, then the keyboard
  * controller, or halt. */
-#include "arch/x86/platform_exit.h"
+#include "arch/x86/pc/platform_exit.h"
 
 #include <stdbool.h>
 
-#include "arch/x86/acpi.h"
+#include "lib/acpi.h"
 #include "arch/x86/cpu.h"
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 
 #define QEMU_DEBUG_EXIT_PORT 0xf4
 #define PM1_SLP_EN (1u << 13)

@@ -1,7 +1,7 @@
 /* How the run ends: QEMU's isa-debug-exit with a verdict code, or on
  * hardware the exit= action (halt, reboot, poweroff). */
-#ifndef ARCH_X86_PLATFORM_EXIT_H
-#define ARCH_X86_PLATFORM_EXIT_H
+#ifndef ARCH_X86_PC_PLATFORM_EXIT_H
+#define ARCH_X86_PC_PLATFORM_EXIT_H
 
 /* isa-debug-exit codes; QEMU exits with status (code << 1) | 1. Code 0
  * (status 1) is also QEMU's own error status, so no verdict uses it. */

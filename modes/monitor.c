@@ -1,7 +1,7 @@
 /* Monitor mode, kernel side: checks the options, starts the workload and
  * the counters on every chosen CPU, and prints each CPU's deltas every
  * interval until the duration ends. */
-#include "pmu/monitor.h"
+#include "modes/monitor.h"
 
 /* This file needs the kernel (cross-CPU calls, the clock, the console), so
  * tests/host/pmu.mk leaves it out of the host build; its pure parts are in
@@ -12,12 +12,12 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 #include "lib/cpulist.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
-#include "pmu/workloads.h"
+#include "modes/workloads.h"
 
 _Static_assert(CPULIST_MAX_CPUS == MAX_CPUS, "lib/cpulist.h must cover every CPU the kernel starts");
 

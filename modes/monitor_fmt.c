@@ -3,7 +3,7 @@
  * exactly this file. */
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/monitor.h"
+#include "modes/monitor.h"
 
 #define MONITOR_ITEM_SHOW 40 /* longest item quoted back in an error */
 

@@ -4,8 +4,8 @@
  * builds of pmu/ do not link lib/cpulist.c). */
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/sample_mode.h"
-#include "pmu/workloads.h"
+#include "modes/sample.h"
+#include "modes/workloads.h"
 
 #define SM_SHOW 40 /* longest token quoted back in an error */
 

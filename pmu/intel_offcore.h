@@ -1,7 +1,7 @@
 /* Offcore response (Intel): the per-model valid bits of MSR_OFFCORE_RSP_0/1
  * and the allocation of those two MSRs among events 0xB7/0xBB. */
-#ifndef PMU_OFFCORE_H
-#define PMU_OFFCORE_H
+#ifndef PMU_INTEL_OFFCORE_H
+#define PMU_INTEL_OFFCORE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* Sample mode, kernel side: on every chosen CPU place the events, sample
  * while the workload runs for the duration, stop; then drain each CPU's
  * ring from the coordinator and judge the records (sample_mode_drain.c). */
-#include "pmu/sample_mode.h"
+#include "modes/sample.h"
 
 /* This file needs the kernel (cross-CPU calls, the clock, boot memory, the
  * PMI glue), so tests/host/pmu.mk leaves it out of the host build; its pure
@@ -10,15 +10,15 @@
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pmi.h"
+#include "pmu/kernel/pmi_lvt.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
-#include "lib/console.h"
+#include "arch/x86/pc/console.h"
 #include "lib/cpulist.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
-#include "pmu/workloads.h"
+#include "modes/workloads.h"
 
 _Static_assert(CPULIST_MAX_CPUS == MAX_CPUS, "lib/cpulist.h must cover every CPU the kernel starts");
 
@@ -125,7 +125,7 @@ static int sm_go_state(const struct sm_run *r)
  * memcpy the kernel's memcpy(). C gives a function's start but not its
  * end, so the end is the next function of the same file: GCC and clang
  * emit a file's functions in source order at -O2 (checked with nm on both
- * builds), and pmu/workloads.c defines pmu_wl_step_timed right after
+ * builds), and modes/workloads.c defines pmu_wl_step_timed right after
  * pmu_wl_step, lib/string.c memmove right after memcpy. A compiler that
  * orders them otherwise gives an inverted or oversized range: the RIP
  * verdict is then skipped and a line says why. */

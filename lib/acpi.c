@@ -1,6 +1,6 @@
 /* ACPI table discovery (RSDP, RSDT/XSDT) and the MADT and FADT facts the
  * kernel needs. Pure parsing: every read is bounded by a table's Length. */
-#include "arch/x86/acpi.h"
+#include "lib/acpi.h"
 
 #include "lib/unaligned.h"
 

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The memory map comes out as bootmem takes it (enum mem_type, struct
+ * mem_region). */
+#include "arch/x86/bootmem.h"
+
 /* Values the loader leaves in EAX (Multiboot 0.6.96 §3.2, Multiboot2 1.0 §3.3). */
 #define BOOTINFO_MB1_MAGIC 0x2BADB002u
 #define BOOTINFO_MB2_MAGIC 0x36d76289u
@@ -24,20 +28,6 @@
 #define BOOTINFO_CMDLINE_MAX 4096
 #define BOOTINFO_MMAP_MAX 256
 
-/* Memory-map types shared by both protocols (Multiboot 0.6.96 §3.3 and
- * Multiboot2 1.0 §3.6.8); every other value is reported as MEM_RESERVED. */
-enum mem_type {
-	MEM_AVAILABLE = 1,
-	MEM_RESERVED = 2,
-	MEM_ACPI_RECLAIM = 3,
-	MEM_ACPI_NVS = 4,
-	MEM_BAD = 5,
-};
-
-struct mem_region {
-	uint64_t base, len;
-	uint32_t type; /* enum mem_type */
-};
 
 /* Framebuffer types (Multiboot2 1.0 §3.6.12): 0 indexed, 1 direct RGB,
  * 2 EGA text. The colour fields are only filled for type 1. */

@@ -6,6 +6,10 @@
  * bits, EFER.NXE and its own GDT behind, so every control register is
  * written with a full value here (SDM vol. 3A, 10.8.5 "Initializing IA-32e
  * Mode"). */
+#include "arch/x86/gdt.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/smp.h"
 #include "boot/boot.h"
 
 	.section .text.boot, "ax"
@@ -75,7 +79,7 @@ _start:
  * flat 32-bit segments. The page tables are already built. */
 	.globl ap_entry32
 ap_entry32:
-	movl $BOOT_DS, %eax
+	movl $GDT_KDATA, %eax
 	movl %eax, %ds
 	movl %eax, %es
 	movl %eax, %ss
@@ -84,23 +88,22 @@ ap_entry32:
 enter_long_mode:
 	/* CR4 = PAE only: drop whatever the firmware left (PGE, OSFXSR, ...);
 	 * the C side turns on what it needs. */
-	movl $CR4_PAE, %eax
+	movl $(1 << CR4_PAE_BIT), %eax
 	movl %eax, %cr4
 	movl $boot_pml4, %eax
 	movl %eax, %cr3
 	/* EFER.LME; NXE as found is harmless since no PTE sets XD. */
-	movl $MSR_EFER_NUM, %ecx
+	movl $MSR_EFER, %ecx
 	rdmsr
-	orl $EFER_LME, %eax
+	orl $(1 << EFER_LME_BIT), %eax
 	wrmsr
-	/* CR0: PG | WP | NE | ET | MP | PE, caches on (CD = NW = 0). */
-	movl $CR0_BOOT_VALUE, %eax
+	movl $BOOT_CR0, %eax
 	movl %eax, %cr0
 	lgdt boot_gdt_desc
 	testl %ebp, %ebp		/* (RDMSR clobbered EDX) */
 	jz 4f
-	ljmp $BOOT_CS64, $bsp_entry64
-4:	ljmp $BOOT_CS64, $ap_entry64
+	ljmp $GDT_KCODE, $bsp_entry64
+4:	ljmp $GDT_KCODE, $ap_entry64
 
 no_long_mode:
 	/* Say why on COM1 (already set up by any loader that prints) and stop. */
@@ -116,7 +119,7 @@ no_long_mode:
 
 	.code64
 bsp_entry64:
-	movl $BOOT_DS, %eax
+	movl $GDT_KDATA, %eax
 	movl %eax, %ds
 	movl %eax, %es
 	movl %eax, %ss
@@ -133,15 +136,16 @@ bsp_entry64:
 	jmp 7b
 
 ap_entry64:
-	movl $BOOT_DS, %eax
+	movl $GDT_KDATA, %eax
 	movl %eax, %ds
 	movl %eax, %es
 	movl %eax, %ss
 	xorl %eax, %eax
 	movl %eax, %fs
 	movl %eax, %gs
-	/* APs start concurrently: each takes the next free stack slot. One
-	 * past the slots the BSP allocated (an AP nobody asked for) parks. */
+	/* APs start concurrently: each takes the next free stack slot of the
+	 * ones the BSP allocated (arch/x86/smp.c). One past them (an AP
+	 * nobody asked for) parks. */
 	movl $1, %eax
 	lock xaddl %eax, ap_next_stack_slot(%rip)
 	cmpl ap_stack_slots(%rip), %eax
@@ -173,14 +177,10 @@ boot_gdt_end:
 boot_gdt_desc:
 	.short boot_gdt_end - boot_gdt - 1
 	.quad boot_gdt
-	.globl boot_magic, boot_info_phys, ap_next_stack_slot, ap_stack_slots, ap_boot_stacks
+	.globl boot_magic, boot_info_phys
 	.balign 8
 boot_magic:	.long 0
 boot_info_phys:	.long 0
-ap_next_stack_slot:	.long 0
-ap_stack_slots:	.long 0
-	.balign 8
-ap_boot_stacks:	.quad 0
 
 	.bss
 	.balign 4096

@@ -10,6 +10,7 @@
 #include "arch/x86/lapic.h"
 #include "arch/x86/pc/legacy_irq.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/sections.h"
 #include "arch/x86/pc/platform_exit.h"
 #include "pmu/kernel/pmi_lvt.h"
 #include "arch/x86/smp.h"
@@ -152,7 +153,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 
 	uint64_t ram_end = 0;
 	bootinfo_usable_max(&boot_info, &ram_end);
-	bootmem_init(&boot_info, paging_extend(ram_end));
+	bootmem_init(boot_info.mmap, boot_info.mmap_count, paging_extend(boot_pdpt, ram_end));
 	start_framebuffer_console();
 	init_acpi();
 	silence_legacy_interrupts();
@@ -192,7 +193,10 @@ void kmain(uint32_t magic, uint32_t info_phys)
 		cfg.select = "sample.run";
 	}
 	ktest_begin(&cfg);
-	smp_start_aps(&boot_info, (unsigned)options.cpus);
+	uint64_t trampoline = 0;
+	bootinfo_find_low_page(&boot_info, SMP_TRAMPOLINE_BELOW, (uint64_t)_kernel_start,
+			       (uint64_t)_kernel_end, &trampoline);
+	smp_start_aps(trampoline, (unsigned)options.cpus);
 	if (options.mode == BOOT_MODE_SAMPLE) {
 		uint64_t ms = sample_mode_budget_ms(&smo, smp_num_cpus());
 		cfg.default_budget_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;

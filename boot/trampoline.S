@@ -4,7 +4,7 @@
  * Initialization Sequence"). It is position-independent: every reference
  * is either CS-relative or an absolute kernel address, so it needs no
  * patching wherever it lands. */
-#include "boot/boot.h"
+#include "arch/x86/gdt.h"
 
 	.section .trampoline, "a"
 	.code16
@@ -21,7 +21,7 @@ trampoline_entry:
 	orl $1, %eax
 	movl %eax, %cr0
 	/* Far jump with a 32-bit offset straight into the kernel image. */
-	ljmpl $BOOT_CS32, $ap_entry32
+	ljmpl $GDT_CODE32, $ap_entry32
 
 	.balign 8
 tramp_gdt_desc:

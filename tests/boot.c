@@ -1,16 +1,13 @@
 /* Boot checks: what the loader handed over and how the kernel read it. */
 #include "lib/acpi.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/sections.h"
 #include "arch/x86/timer.h"
 #include "boot/boot.h"
 #include "boot/bootinfo.h"
 #include "boot/options.h"
 #include "lib/string.h"
 #include "tests/ktest.h"
-
-extern struct boot_info boot_info;
-extern int boot_info_status;
-extern int boot_acpi_status;
 
 KTEST("boot", cmdline, NULL, 0)
 {

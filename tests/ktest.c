@@ -18,6 +18,7 @@
 #include "lib/muldiv.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "tests/ktest.h"
 
 extern const struct ktest __start_ktests[], __stop_ktests[];
 
@@ -29,6 +30,8 @@ enum { RUN_STARTED = 0, ABORT_SKIP, ABORT_FAIL, ABORT_EXCEPTION, ABORT_TIMEOUT }
 #define MAX_SUITES 64
 
 static struct ktest_run runs[MAX_CPUS];
+/* The test running on each CPU, or NULL. */
+static struct ktest_run *running[MAX_CPUS];
 static char reason_bufs[MAX_CPUS][KTEST_REASON_SIZE];
 static const char *cpu_dead_reason[MAX_CPUS];
 static char cpu_dead_buf[MAX_CPUS][96];
@@ -38,7 +41,7 @@ static struct ktest_totals totals;
 
 static struct ktest_run *current_run(void)
 {
-	struct ktest_run *r = this_cpu()->test;
+	struct ktest_run *r = running[this_cpu()->cpu];
 	if (!r)
 		panic("check/diag/skip called outside a test");
 	return r;
@@ -139,35 +142,16 @@ const char *ktest_reason(const char *fmt, ...)
 	return buf;
 }
 
-int expect_exception(void (*fn)(void *), void *arg)
-{
-	struct percpu *pc = this_cpu();
-	struct ctx c;
-	struct ctx *volatile outer = pc->recover;
-
-	if (ctx_save(&c)) {
-		pc->recover = outer;
-		return pc->fault_vector;
-	}
-	pc->recover = &c;
-	fn(arg);
-	pc->recover = outer;
-	return -1;
-}
-
-const char *ktest_run_name(const struct ktest_run *r)
-{
-	return r->test ? r->test->name : "?";
-}
-
 static void dump_to_log(void *ctx, const char *s)
 {
 	log_printf(ctx, "# ", "%s", s);
 }
 
-_Noreturn void ktest_abort_on_exception(struct trap_frame *f)
+/* The trap layer's catcher while a test body runs: the exception fails
+ * the test, which ends here, and the suite goes on. */
+static _Noreturn void abort_on_exception(struct trap_frame *f)
 {
-	struct ktest_run *r = this_cpu()->test;
+	struct ktest_run *r = current_run();
 	r->exception = true;
 	log_printf(r, "# FAIL: ", "unexpected exception in the test body:");
 	trap_dump(f, dump_to_log, r);
@@ -189,9 +173,14 @@ static void watchdog_arm(const struct ktest_run *r)
 	lapic_timer_oneshot(count > 0xffffffffu ? 0xffffffffu : (count ? (uint32_t)count : 1));
 }
 
+static const char *running_whose(void)
+{
+	return current_run()->whose;
+}
+
 static void watchdog_irq(struct trap_frame *f)
 {
-	struct ktest_run *r = this_cpu()->test;
+	struct ktest_run *r = running[this_cpu()->cpu];
 	lapic_eoi();
 	if (!r)
 		return;
@@ -211,7 +200,9 @@ static void ktest_execute(void *arg)
 	int how = ctx_save(&r->abort_ctx);
 	if (how == RUN_STARTED) {
 		r->deadline_tsc = rdtsc() + us_to_tsc((uint64_t)r->budget_ms * 1000);
-		pc->test = r;
+		ksnprintf(r->whose, sizeof(r->whose), "test %s", r->test->name);
+		running[pc->cpu] = r;
+		trap_set_catcher(abort_on_exception, running_whose);
 		watchdog_arm(r);
 		const char *why = r->test->needs ? r->test->needs() : NULL;
 		if (why) {
@@ -222,10 +213,11 @@ static void ktest_execute(void *arg)
 			r->test->body();
 	}
 	lapic_timer_stop();
-	pc->irq_depth = 0; /* the watchdog leaves its handler through ctx_restore */
-	pc->test = NULL;
-	pc->recover = NULL;
-	pc->user_return = NULL;
+	/* The watchdog leaves its handler through ctx_restore, an exception
+	 * may have left an expect_exception() or ring-3 call behind. */
+	trap_forget_contexts();
+	trap_set_catcher(NULL, NULL);
+	running[pc->cpu] = NULL;
 	console_force_unlock();
 	/* An abort inside a cross-CPU call this CPU was serving for someone
 	 * else (the body was waiting in on_cpu) must not leave that caller

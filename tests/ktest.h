@@ -65,8 +65,4 @@ _Noreturn void ktest_fail(const char *fmt, ...) __attribute__((format(printf, 1,
  * stays valid until the next call on this CPU. */
 const char *ktest_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Run fn(arg); if it raises an exception, recover and return the vector,
- * else return -1. Works inside and outside tests, on any CPU. */
-int expect_exception(void (*fn)(void *), void *arg);
-
 #endif

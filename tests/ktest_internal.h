@@ -1,6 +1,5 @@
-/* The test framework's side that the rest of the kernel calls: running the
- * selected tests, and the hooks traps.c uses to charge an exception or a
- * watchdog expiry to the running test. */
+/* The test framework's side that boot calls: selecting and running the
+ * tests, and the record of one test's run on one CPU. */
 #ifndef TESTS_KTEST_INTERNAL_H
 #define TESTS_KTEST_INTERNAL_H
 
@@ -8,9 +7,8 @@
 #include <stdint.h>
 
 #include "arch/x86/context.h"
-#include "tests/ktest.h"
 
-struct trap_frame;
+struct ktest;
 
 enum ktest_result { KTEST_PASS, KTEST_FAIL, KTEST_SKIP, KTEST_TIMEOUT };
 
@@ -32,6 +30,7 @@ struct ktest_run {
 	bool log_truncated;
 	struct ctx abort_ctx;
 	bool finished;
+	char whose[64]; /* "test <name>", for register dumps */
 };
 
 struct ktest_totals {
@@ -47,8 +46,5 @@ struct ktest_config {
 void ktest_begin(const struct ktest_config *cfg);
 /* Run every selected test and print the KTAP report (not the summary). */
 struct ktest_totals ktest_run_all(const struct ktest_config *cfg);
-
-const char *ktest_run_name(const struct ktest_run *r);
-_Noreturn void ktest_abort_on_exception(struct trap_frame *f);
 
 #endif

@@ -3,6 +3,7 @@
  * absent counters raising #GP, legacy vs full-width counter writes. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/traps.h"
 #include "pmu/bracket.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"

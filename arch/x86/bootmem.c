@@ -4,9 +4,8 @@
 #include <stdbool.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/sections.h"
 #include "arch/x86/traps.h"
-#include "boot/boot.h"
-#include "boot/bootinfo.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
@@ -21,13 +20,13 @@ static unsigned nregions, current;
 static uint64_t used;
 static struct spinlock lock;
 
-void bootmem_init(const struct boot_info *bi, uint64_t mapped_end)
+void bootmem_init(const struct mem_region *map, size_t n, uint64_t mapped_end)
 {
 	uint64_t floor = (uint64_t)_kernel_end;
 	if (floor < (1ull << 20))
 		floor = 1ull << 20;
-	for (size_t i = 0; i < bi->mmap_count && nregions < MAX_REGIONS; i++) {
-		const struct mem_region *m = &bi->mmap[i];
+	for (size_t i = 0; i < n && nregions < MAX_REGIONS; i++) {
+		const struct mem_region *m = &map[i];
 		if (m->type != MEM_AVAILABLE)
 			continue;
 		uint64_t start = m->base, end = m->base + m->len;

@@ -7,11 +7,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct boot_info;
+/* Memory-map types as the firmware reports them, the same numbers in both
+ * Multiboot protocols (Multiboot 0.6.96 §3.3, Multiboot2 1.0 §3.6.8: the
+ * BIOS E820 types); every other value is reported as MEM_RESERVED. */
+enum mem_type {
+	MEM_AVAILABLE = 1,
+	MEM_RESERVED = 2,
+	MEM_ACPI_RECLAIM = 3,
+	MEM_ACPI_NVS = 4,
+	MEM_BAD = 5,
+};
 
-/* Usable: AVAILABLE regions above 1 MiB and the kernel image, below
- * `mapped_end` (the identity map). */
-void bootmem_init(const struct boot_info *bi, uint64_t mapped_end);
+struct mem_region {
+	uint64_t base, len;
+	uint32_t type; /* enum mem_type */
+};
+
+/* Usable: the AVAILABLE regions of map[0..n) above 1 MiB and the kernel
+ * image, below `mapped_end` (the identity map). */
+void bootmem_init(const struct mem_region *map, size_t n, uint64_t mapped_end);
 /* Zeroed, 4 KiB-aligned memory; panics when none is left. Any CPU. */
 void *bootmem_alloc(size_t size);
 uint64_t bootmem_used(void);

@@ -1,6 +1,7 @@
 /* Every x86 instruction wrapper the kernel uses, in one place. The _safe
  * variants return 0, or the vector of the exception the instruction raised
- * (13 = #GP, 6 = #UD), recovered through the exception-fixup table. */
+ * (X86_VEC_GP, X86_VEC_UD: arch/x86/vectors.h), recovered through the
+ * exception-fixup table. */
 #ifndef ARCH_X86_CPU_H
 #define ARCH_X86_CPU_H
 
@@ -9,20 +10,14 @@
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/regs.h"
+#include "arch/x86/vectors.h"
 
 /* Exception-fixup table entry: a fault at `from` resumes at `to`, with the
  * vector recorded in this CPU's percpu.fault_vector (arch/x86/traps.c). */
 #define _ASM_EXTABLE(from, to)                                                \
 	".pushsection __ex_table, \"a\"\n\t.balign 8\n\t.quad " #from ", " #to \
 	"\n\t.popsection\n\t"
-
-enum {
-	X86_VEC_DE = 0, X86_VEC_DB = 1, X86_VEC_NMI = 2, X86_VEC_BP = 3,
-	X86_VEC_OF = 4, X86_VEC_BR = 5, X86_VEC_UD = 6, X86_VEC_NM = 7,
-	X86_VEC_DF = 8, X86_VEC_TS = 10, X86_VEC_NP = 11, X86_VEC_SS = 12,
-	X86_VEC_GP = 13, X86_VEC_PF = 14, X86_VEC_MF = 16, X86_VEC_AC = 17,
-	X86_VEC_MC = 18, X86_VEC_XM = 19, X86_VEC_VE = 20, X86_VEC_CP = 21,
-};
 
 static inline void cpuid_count(uint32_t leaf, uint32_t sub, struct cpuid_regs *r)
 {
@@ -127,7 +122,6 @@ static inline uint64_t read_rflags(void)
 	__asm__ volatile("pushfq; popq %0" : "=r"(f)::"memory");
 	return f;
 }
-#define RFLAGS_IF_BIT 9
 
 /* Disable interrupts and return whether they were on, for irq_restore. */
 static inline bool irq_save(void)
@@ -159,8 +153,6 @@ DEFINE_CR(2)
 DEFINE_CR(3)
 DEFINE_CR(4)
 #undef DEFINE_CR
-
-#define CR4_PCE_BIT 8 /* RDPMC allowed at CPL > 0 (SDM vol. 3A, 2.5) */
 
 static inline void barrier(void) { __asm__ volatile("" ::: "memory"); }
 static inline void mb(void) { __asm__ volatile("mfence" ::: "memory"); }

@@ -1,8 +1,7 @@
-/* Per-CPU GDT and 64-bit TSS (SDM vol. 3A, 3.4.5 and 8.7). */
+/* Per-CPU GDT and 64-bit TSS (SDM vol. 3A, 3.4.5 and 8.7). The selectors
+ * are asm-safe: the boot GDT (boot/entry.S) has the same first four. */
 #ifndef ARCH_X86_GDT_H
 #define ARCH_X86_GDT_H
-
-#include <stdint.h>
 
 #define GDT_KCODE 0x08
 #define GDT_KDATA 0x10
@@ -19,6 +18,9 @@
 #define IST_DF 2
 #define IST_MC 3
 
+#ifndef __ASSEMBLY__
+#include <stdint.h>
+
 struct tss64 {
 	uint32_t reserved0;
 	uint64_t rsp[3];
@@ -33,5 +35,6 @@ _Static_assert(sizeof(struct tss64) == 104, "64-bit TSS is 104 bytes (SDM vol. 3
 struct percpu;
 /* Load this CPU's GDT, segment registers and TSS; the stacks come from pc. */
 void gdt_init_cpu(struct percpu *pc);
+#endif
 
 #endif

@@ -3,7 +3,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/traps.h"
+#include "arch/x86/vectors.h"
 
 static bool x2apic;
 static volatile uint8_t *xapic_mmio;

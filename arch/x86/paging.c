@@ -4,7 +4,6 @@
 #include "arch/x86/paging.h"
 
 #include "arch/x86/cpu.h"
-#include "boot/boot.h"
 
 #define GIB (1ull << 30)
 #define EXTRA_PDS 28 /* 2 MiB pages for up to 32 GiB without 1 GiB pages */
@@ -17,7 +16,7 @@ uint64_t paging_mapped_end(void)
 	return mapped_end;
 }
 
-uint64_t paging_extend(uint64_t ram_end)
+uint64_t paging_extend(uint64_t *pdpt, uint64_t ram_end)
 {
 	bool gib_pages = cpuid(0x80000000).eax >= 0x80000001 &&
 			 (cpuid(0x80000001).edx & BIT(CPUID_80000001_EDX_PDPE1GB_BIT));
@@ -27,14 +26,14 @@ uint64_t paging_extend(uint64_t ram_end)
 	for (unsigned i = 4; (uint64_t)i * GIB < limit; i++) {
 		uint64_t base = (uint64_t)i * GIB;
 		if (gib_pages) {
-			boot_pdpt[i] = base | PTE_P | PTE_W | PTE_U | PTE_PS;
+			pdpt[i] = base | PTE_P | PTE_W | PTE_U | PTE_PS;
 		} else {
 			if (i - 4 >= EXTRA_PDS)
 				break;
 			uint64_t *pd = extra_pd[i - 4];
 			for (unsigned j = 0; j < 512; j++)
 				pd[j] = (base + ((uint64_t)j << 21)) | PTE_P | PTE_W | PTE_U | PTE_PS;
-			boot_pdpt[i] = (uint64_t)pd | PTE_P | PTE_W | PTE_U;
+			pdpt[i] = (uint64_t)pd | PTE_P | PTE_W | PTE_U;
 		}
 		mapped_end = base + GIB;
 	}

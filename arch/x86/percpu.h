@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct ktest_run;
 struct ctx;
+struct trap_frame;
 
 /* Most CPUs pmutest starts; more enabled CPUs in the MADT are reported and
  * left parked. Per-CPU storage is static (.bss), sized by this. */
@@ -18,7 +18,6 @@ struct percpu {
 	uint32_t apic_id;
 	int fault_vector;        /* last vector recovered through the fixup table */
 	uint64_t fault_error_code;
-	struct ktest_run *test;  /* the test running on this CPU, or NULL */
 	uint64_t stack_top;
 	bool online;
 	uint32_t nmi_count;      /* NMIs that no handler claimed */
@@ -26,7 +25,11 @@ struct percpu {
 	unsigned irq_depth;      /* interrupt/NMI handlers running on this CPU */
 	struct ctx *recover;     /* expect_exception(): where an exception returns to */
 	struct ctx *user_return; /* usermode_call(): where ring 3 comes back to */
-	int user_result;
+	int user_vector;         /* the exception that ended the ring-3 call */
+	uint64_t user_rip;       /* and where it was raised */
+	/* trap_set_catcher(): who takes an otherwise fatal exception. */
+	void (*catch_fault)(struct trap_frame *f); /* never returns */
+	const char *(*catch_whose)(void);
 	uint64_t lapic_ticks_left; /* watchdog one-shot re-arms still to go */
 };
 

@@ -12,21 +12,22 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/sections.h"
 #include "arch/x86/pc/platform_exit.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/traps.h"
-#include "boot/boot.h"
-#include "boot/bootinfo.h"
 #include "arch/x86/pc/console.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
 #define AP_START_TIMEOUT_US 500000 /* per start-up round, after the SIPIs */
-#define LOW_MEMORY_LIMIT 0xa0000   /* the SIPI page must be below 1 MiB; stay under the EBDA */
 
 static struct percpu percpus[MAX_CPUS];
 static unsigned cpus_online = 1;
 static struct smp_summary summary;
+
+uint64_t ap_boot_stacks;
+uint32_t ap_stack_slots, ap_next_stack_slot;
 
 struct call_slot {
 	struct spinlock lock;
@@ -272,14 +273,11 @@ void ap_main(void)
 	idle_loop();
 }
 
-/* Copy the trampoline to a free page below 1 MiB; returns its address. */
-static uint64_t install_trampoline(const struct boot_info *bi)
+/* Copy the trampoline to its page below 1 MiB; returns the page, 0 for none. */
+static uint64_t install_trampoline(uint64_t page)
 {
-	uint64_t page;
-	if (!bootinfo_find_low_page(bi, LOW_MEMORY_LIMIT, (uint64_t)_kernel_start,
-				    (uint64_t)_kernel_end, &page))
-		return 0;
-	memcpy((void *)page, __trampoline_start, (size_t)(__trampoline_end - __trampoline_start));
+	if (page)
+		memcpy((void *)page, __trampoline_start, (size_t)(__trampoline_end - __trampoline_start));
 	return page;
 }
 
@@ -351,7 +349,7 @@ void smp_init_bsp(void)
 	percpus[0].online = true;
 }
 
-void smp_start_aps(const struct boot_info *bi, unsigned max_cpus)
+void smp_start_aps(uint64_t trampoline_page, unsigned max_cpus)
 {
 	struct percpu *bsp = &percpus[0];
 	static struct acpi_cpu cpus[MAX_CPUS * 2];
@@ -382,7 +380,7 @@ void smp_start_aps(const struct boot_info *bi, unsigned max_cpus)
 			break;
 	}
 	if (cpus_online < total) {
-		uint64_t tramp = install_trampoline(bi);
+		uint64_t tramp = install_trampoline(trampoline_page);
 		if (!tramp) {
 			summary.why_bsp_only = "no free page below 640 KiB for the AP trampoline";
 			for (unsigned i = 0; i < summary.nreports; i++)

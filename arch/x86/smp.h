@@ -1,13 +1,25 @@
-/* CPUs: per-CPU setup, AP start-up from the ACPI MADT, cross-CPU calls. */
+/* CPUs: per-CPU setup, AP start-up from the ACPI MADT, cross-CPU calls.
+ * The stack size is asm-safe: boot/entry.S hands the stacks out. */
 #ifndef ARCH_X86_SMP_H
 #define ARCH_X86_SMP_H
 
+/* Each AP's stack; tests run on it (64 KiB, like the BSP's: boot/boot.h). */
+#define AP_BOOT_STACK_SIZE 65536
+/* The SIPI vector names a page below 1 MiB (SDM vol. 3A, 9.4.4.1); stay
+ * under the EBDA, which firmware may keep at 0x9F000 and up. */
+#define SMP_TRAMPOLINE_BELOW 0xa0000
+
+#ifndef __ASSEMBLY__
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/x86/percpu.h"
 
-struct boot_info;
+/* The AP stacks the BSP allocated, how many, and the next free one: each
+ * AP takes a slot with LOCK XADD in boot/entry.S, then calls ap_main. */
+extern uint64_t ap_boot_stacks;
+extern uint32_t ap_stack_slots, ap_next_stack_slot;
+void ap_main(void);
 
 /* What happened to each enabled CPU the MADT listed. */
 enum ap_state { AP_NOT_TRIED, AP_ONLINE, AP_TIMED_OUT, AP_OVER_LIMIT };
@@ -35,8 +47,10 @@ void smp_early_bsp(void);
 /* GDT/TSS/IDT/LAPIC on the BSP (after lapic_global_init). */
 void smp_init_bsp(void);
 /* After ACPI and the timer: start every enabled AP in the MADT, up to
- * max_cpus CPUs in all (0 = no limit but MAX_CPUS). */
-void smp_start_aps(const struct boot_info *bi, unsigned max_cpus);
+ * max_cpus CPUs in all (0 = no limit but MAX_CPUS). The start-up code is
+ * copied to trampoline_page: a free page below SMP_TRAMPOLINE_BELOW, or 0
+ * when the memory map has none (then only the BSP runs). */
+void smp_start_aps(uint64_t trampoline_page, unsigned max_cpus);
 const struct smp_summary *smp_summary(void);
 
 unsigned smp_num_cpus(void);
@@ -63,5 +77,6 @@ void smp_serve_calls(void);
 bool smp_serving(void);
 /* After a test abort unwound a call this CPU was serving: mark it done. */
 void smp_calls_abandon_current(void);
+#endif
 
 #endif

@@ -1,7 +1,8 @@
 /* Exception and interrupt dispatch. An exception is, in order: recovered
  * through the fixup table (rdmsr_safe & co.), returned to an
- * expect_exception() or usermode_call() context, charged to the running
- * test (which fails and the suite goes on), or a panic. */
+ * expect_exception() or usermode_call() context, handed to the catcher the
+ * running code installed (the test framework charges it to the test, which
+ * fails, and the suite goes on), or a panic. */
 #include "arch/x86/traps.h"
 
 #include <stdarg.h>
@@ -11,11 +12,9 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/pc/platform_exit.h"
-#include "arch/x86/usermode.h"
 #include "arch/x86/pc/console.h"
+#include "arch/x86/pc/platform_exit.h"
 #include "lib/printf.h"
-#include "tests/ktest_internal.h"
 
 struct ex_entry {
 	uint64_t from, to;
@@ -25,27 +24,6 @@ extern const struct ex_entry __start_ex_table[], __stop_ex_table[];
 static irq_handler_fn irq_handlers[256];
 #define MAX_NMI_HANDLERS 4
 static nmi_handler_fn nmi_handlers[MAX_NMI_HANDLERS];
-
-static const char *const exception_names[32] = {
-	[0] = "#DE divide error", [1] = "#DB debug", [2] = "NMI",
-	[3] = "#BP breakpoint", [4] = "#OF overflow", [5] = "#BR bound range",
-	[6] = "#UD invalid opcode", [7] = "#NM device not available",
-	[8] = "#DF double fault", [9] = "coprocessor segment overrun",
-	[10] = "#TS invalid TSS", [11] = "#NP segment not present",
-	[12] = "#SS stack fault", [13] = "#GP general protection",
-	[14] = "#PF page fault", [16] = "#MF x87 error", [17] = "#AC alignment check",
-	[18] = "#MC machine check", [19] = "#XM SIMD exception",
-	[20] = "#VE virtualization exception", [21] = "#CP control protection",
-	[28] = "#HV hypervisor injection", [29] = "#VC VMM communication",
-	[30] = "#SX security exception",
-};
-
-const char *exception_name(unsigned vector)
-{
-	if (vector < 32 && exception_names[vector])
-		return exception_names[vector];
-	return vector < 32 ? "reserved exception" : "interrupt";
-}
 
 void irq_set_handler(unsigned vector, irq_handler_fn fn)
 {
@@ -66,11 +44,11 @@ void nmi_register(nmi_handler_fn fn)
 void trap_dump(const struct trap_frame *f, void (*line)(void *ctx, const char *s), void *ctx)
 {
 	char buf[128];
-	const struct ktest_run *t = this_cpu()->test;
+	const char *whose = this_cpu()->catch_whose ? this_cpu()->catch_whose() : NULL;
 
 	ksnprintf(buf, sizeof(buf), "%s (vector %lu) error code %#lx on cpu %u (apic %u)%s%s",
-		  exception_name(f->vector), f->vector, f->error_code, this_cpu()->cpu,
-		  this_cpu()->apic_id, t ? " in test " : "", t ? ktest_run_name(t) : "");
+		  x86_vector_name((unsigned)f->vector), f->vector, f->error_code, this_cpu()->cpu,
+		  this_cpu()->apic_id, whose ? " in " : "", whose ? whose : "");
 	line(ctx, buf);
 	ksnprintf(buf, sizeof(buf), "RIP %04lx:%016lx RSP %04lx:%016lx RFLAGS %08lx CR2 %016lx",
 		  f->cs, f->rip, f->ss, f->rsp, f->rflags, read_cr2());
@@ -150,18 +128,20 @@ static void handle_exception(struct trap_frame *f)
 	/* #DF and #MC leave no state worth resuming (SDM vol. 3A, 7.15:
 	 * #DF is an abort): report and stop. */
 	if (f->vector == X86_VEC_DF || f->vector == X86_VEC_MC)
-		panic_frame(f, exception_name(f->vector));
+		panic_frame(f, x86_vector_name((unsigned)f->vector));
 	if (!from_user && fixup(f))
 		return;
 	/* A fault inside an interrupt or NMI handler belongs to the handler,
 	 * not to the code it interrupted: never hand it to that code's
-	 * expect_exception() or test (it would take a vector its own code
+	 * expect_exception() or catcher (it would take a vector its own code
 	 * never raised, and leave an NMI without its IRET). */
 	if (pc->irq_depth)
 		panic_frame(f, "exception inside an interrupt handler");
+	/* usermode_call() tells a payload's return (its final UD2) from a
+	 * fault by the vector and the RIP. */
 	if (from_user && pc->user_return) {
-		bool returned = f->vector == X86_VEC_UD && f->rip == (uint64_t)usermode_exit;
-		pc->user_result = returned ? -1 : (int)f->vector;
+		pc->user_vector = (int)f->vector;
+		pc->user_rip = f->rip;
 		pc->fault_error_code = f->error_code;
 		ctx_restore(pc->user_return, 1);
 	}
@@ -172,9 +152,42 @@ static void handle_exception(struct trap_frame *f)
 		pc->fault_error_code = f->error_code;
 		ctx_restore(c, 1);
 	}
-	if (pc->test)
-		ktest_abort_on_exception(f); /* does not return */
+	if (pc->catch_fault)
+		pc->catch_fault(f); /* does not return */
 	panic_frame(f, "unexpected exception outside any test");
+}
+
+int expect_exception(void (*fn)(void *), void *arg)
+{
+	struct percpu *pc = this_cpu();
+	struct ctx c;
+	struct ctx *volatile outer = pc->recover;
+
+	if (ctx_save(&c)) {
+		pc->recover = outer;
+		return pc->fault_vector;
+	}
+	pc->recover = &c;
+	fn(arg);
+	pc->recover = outer;
+	return -1;
+}
+
+void trap_set_catcher(trap_catch_fn catch, const char *(*whose)(void))
+{
+	struct percpu *pc = this_cpu();
+
+	pc->catch_fault = catch;
+	pc->catch_whose = catch ? whose : NULL;
+}
+
+void trap_forget_contexts(void)
+{
+	struct percpu *pc = this_cpu();
+
+	pc->irq_depth = 0;
+	pc->recover = NULL;
+	pc->user_return = NULL;
 }
 
 void trap_dispatch(struct trap_frame *f)

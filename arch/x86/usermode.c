@@ -47,10 +47,12 @@ int usermode_call(void (*fn)(void *), void *arg)
 
 	if (ctx_save(&c)) {
 		pc->user_return = NULL;
-		return pc->user_result;
+		/* The payload's return is the UD2 at usermode_exit. */
+		if (pc->user_vector == X86_VEC_UD && pc->user_rip == (uint64_t)usermode_exit)
+			return -1;
+		return pc->user_vector;
 	}
 	pc->user_return = &c;
-	pc->user_result = -1;
 	if (!user_stacks[pc->cpu])
 		user_stacks[pc->cpu] = bootmem_alloc(USER_STACK_SIZE);
 	usermode_enter(fn, arg, (uint64_t)(user_stacks[pc->cpu] + USER_STACK_SIZE));

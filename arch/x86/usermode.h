@@ -9,7 +9,8 @@
  * stay enabled in ring 3. */
 int usermode_call(void (*fn)(void *), void *arg);
 
-/* The UD2 a returning payload executes; traps.c reads it as "returned". */
+/* The UD2 a returning payload executes: usermode_call() reads an #UD there
+ * as "returned". */
 extern const char usermode_exit[];
 
 #endif

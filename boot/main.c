@@ -208,6 +208,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	struct pmu_init_opts pmu_opts = { .takeover = options.pmu_takeover };
 	pmu_init_all(&pmu_opts, on_cpu);
 	pmu_boot_report(print_diag_line, NULL);
+	pmi_configure((enum pmi_delivery)options.pmu_pmi);
 	on_each_cpu(pmi_init_cpu_cb, NULL);
 
 	raise_debug_fault(options.debug_fault);

@@ -170,12 +170,7 @@ static void sm_setup(struct sm_cpu *mc)
 	}
 	/* Samples need the PMI: an LVT entry that does not hold what was
 	 * written (no local APIC PMI support) means no sample would come. */
-	if (!pmi_ready())
-		pmi_init_cpu();
-	if (pmi_set_delivery(pmi_delivery()) != 0) {
-		ksnprintf(mc->why, sizeof(mc->why),
-			  "LVT performance-counter entry reads %#x after writing %#x: no PMI delivery", pmi_lvt_read(),
-			  pmi_lvt_value(pmi_delivery()));
+	if (pmi_check_delivery(mc->why, sizeof(mc->why))) {
 		__atomic_store_n(&mc->state, SM_NOPMU, __ATOMIC_RELEASE);
 		return;
 	}

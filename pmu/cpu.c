@@ -7,6 +7,8 @@
 #include "pmu/pmu_hw.h"
 
 static struct pmu_cpu pmu_cpus[PMU_MAX_CPUS];
+/* What pmu_init_all was given, for pmu_cpu_ensure. */
+static struct pmu_init_opts boot_opts;
 
 static const struct pmu_ops *const pmu_backends[] = { &pmu_intel_ops, &pmu_amd_ops };
 
@@ -97,8 +99,19 @@ void pmu_init_all(const struct pmu_init_opts *opts,
 {
 	unsigned n = pmu_hw_ncpus();
 
+	if (opts)
+		boot_opts = *opts;
 	for (unsigned cpu = 0; cpu < n && cpu < PMU_MAX_CPUS; cpu++)
 		run_on(cpu, pmu_init_one, (void *)(uintptr_t)opts);
+}
+
+struct pmu_cpu *pmu_cpu_ensure(void)
+{
+	struct pmu_cpu *pc = pmu_this_cpu();
+
+	if (pc && !pc->initialised)
+		pmu_cpu_init(&boot_opts);
+	return pc;
 }
 
 const char *pmu_skip_reason(void)

@@ -417,9 +417,15 @@ struct pmu_init_opts {
 /* Decode, scan, (take over), probe, on the calling CPU. Idempotent: a
  * second call starts that CPU's state afresh. */
 void pmu_cpu_init(const struct pmu_init_opts *opts);
-/* pmu_cpu_init on every CPU through run_on (the kernel passes on_cpu). */
+/* pmu_cpu_init on every CPU through run_on (the kernel passes on_cpu); the
+ * options are kept for pmu_cpu_ensure. */
 void pmu_init_all(const struct pmu_init_opts *opts,
 		  void (*run_on)(unsigned cpu, void (*fn)(void *), void *arg));
+/* pmu_cpu_init with the options pmu_init_all was given, unless the calling
+ * CPU is initialised already: for code that may run before boot's
+ * pmu_init_all reached this CPU. Returns the CPU's state (NULL beyond
+ * PMU_MAX_CPUS). */
+struct pmu_cpu *pmu_cpu_ensure(void);
 
 struct pmu_cpu *pmu_cpu_of(unsigned cpu);
 struct pmu_cpu *pmu_this_cpu(void);

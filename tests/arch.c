@@ -103,7 +103,7 @@ KTEST("arch", self_ipi, NULL, KTEST_PER_CPU)
 	unsigned cpu = this_cpu()->cpu;
 	irq_set_handler(VEC_SELFTEST_IPI, self_ipi_handler);
 	uint64_t before = self_ipi_seen[cpu];
-	lapic_send_ipi(this_cpu()->apic_id, ICR_FIXED | VEC_SELFTEST_IPI);
+	lapic_send_ipi(this_cpu()->apic_id, APIC_DM_FIXED | VEC_SELFTEST_IPI);
 	uint64_t end = rdtsc() + us_to_tsc(100000);
 	while (self_ipi_seen[cpu] == before && rdtsc() < end)
 		cpu_relax();

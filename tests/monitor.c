@@ -4,13 +4,13 @@
  * interval must give a row with non-zero counts that fit the workload. Bad
  * options must be refused naming the bad item, PMU or not. */
 #include "arch/x86/smp.h"
-#include "boot/options.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "modes/monitor.h"
 #include "pmu/pmu.h"
 #include "pmu/loops.h"
 #include "tests/ktest.h"
+#include "tests/pmu_common.h"
 
 #define CAP_LINES 48
 static char cap[CAP_LINES][MONITOR_LINE_LEN];
@@ -76,15 +76,6 @@ static bool parse_row(const char *s, uint64_t *tenths, uint64_t *f, unsigned n)
 	return *s == '\0';
 }
 
-static void lastcpu_init(void *arg)
-{
-	struct pmu_cpu *pc = pmu_this_cpu();
-	if (pc && !pc->initialised) {
-		struct pmu_init_opts o = { .takeover = options.pmu_takeover };
-		pmu_cpu_init(&o);
-	}
-}
-
 KTEST("monitor", run_on_last_cpu, NULL, 0)
 {
 	unsigned last = smp_num_cpus() - 1;
@@ -93,8 +84,7 @@ KTEST("monitor", run_on_last_cpu, NULL, 0)
 
 	if (!pc)
 		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
-	if (!pc->initialised)
-		on_cpu(last, lastcpu_init, NULL);
+	pmu_test_init_cpu(last);
 	ksnprintf(list, sizeof(list), "%u", last);
 	struct monitor_opts o = {
 		.events = "instructions,cycles",

@@ -16,7 +16,7 @@ static void diag_line(void *ctx, const char *line)
 
 KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU)
 {
-	struct pmu_cpu *pc = pmu_test_cpu();
+	struct pmu_cpu *pc = pmu_cpu_ensure();
 
 	if (!pc)
 		ktest_skip("CPU index beyond PMU_MAX_CPUS");
@@ -41,7 +41,7 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU)
 
 KTEST("pmu.caps", probe_verdict, NULL, KTEST_PER_CPU)
 {
-	struct pmu_cpu *pc = pmu_test_cpu();
+	struct pmu_cpu *pc = pmu_cpu_ensure();
 
 	if (!pc)
 		ktest_skip("CPU index beyond PMU_MAX_CPUS");

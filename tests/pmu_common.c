@@ -4,32 +4,54 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
-#include "boot/options.h"
+#include "arch/x86/smp.h"
 #include "pmu/bracket.h"
-#include "pmu/pmu_hw.h"
+#include "pmu/kernel/pmi_lvt.h"
 #include "pmu/loops.h"
+#include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
 
 /* Lines the memory walk touches; flushed before each measurement so the
  * loads miss in every cache level. */
 static uint8_t pmu_test_mem[PMU_TEST_MEM_LINES * PMU_MEMLOOP_STRIDE] __attribute__((aligned(64)));
 
-struct pmu_cpu *pmu_test_cpu(void)
+static void init_here(void *arg)
 {
-	struct pmu_cpu *pc = pmu_this_cpu();
+	(void)arg;
+	pmu_cpu_ensure();
+}
 
-	/* Normally boot ran pmu_init_all; if not, initialise this CPU now
-	 * with the same options, so the checks still run. */
+void pmu_test_init_cpu(unsigned cpu)
+{
+	struct pmu_cpu *pc = pmu_cpu_of(cpu);
+
+	/* A call slot does not serve itself while it runs the test: the
+	 * test's own CPU initialises in place. */
 	if (pc && !pc->initialised) {
-		struct pmu_init_opts o = { .takeover = options.pmu_takeover };
-		pmu_cpu_init(&o);
+		if (cpu == smp_this_cpu())
+			init_here(NULL);
+		else
+			on_cpu(cpu, init_here, NULL);
 	}
-	return pc;
+}
+
+uint32_t pmu_test_free_gp(void)
+{
+	struct pmu_cpu *pc = pmu_cpu_ensure();
+	return pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
+}
+
+uint32_t pmu_test_free_fixed(void)
+{
+	struct pmu_cpu *pc = pmu_cpu_ensure();
+	return pc->caps.fixed_mask & ~pc->fixed_reserved & ~pc->fixed_used;
 }
 
 const char *pmu_needs_counting(void)
 {
-	if (!pmu_test_cpu())
+	/* Normally boot ran pmu_init_all; if not, this CPU initialises now
+	 * with the same options, so the checks still run. */
+	if (!pmu_cpu_ensure())
 		return "CPU index beyond PMU_MAX_CPUS";
 	return pmu_skip_reason();
 }
@@ -59,6 +81,20 @@ const char *pmu_needs_fixed(void)
 	if (!pmu_caps()->fixed_mask)
 		return ktest_reason("no fixed counters (CPUID.0AH: EDX[4:0]=%u, ECX=%#x)",
 				    pmu_caps()->num_fixed, pmu_caps()->leaf_0a.ecx);
+	return NULL;
+}
+
+const char *pmu_needs_pmi(void)
+{
+	const char *why = pmu_needs_global_ctrl();
+	char buf[PMU_REASON_LEN];
+
+	if (why)
+		return why;
+	if (pmi_check_delivery(buf, sizeof(buf)))
+		return ktest_reason("%s", buf);
+	pmu_pmi_set_ring(NULL, 0);
+	pmu_pmi_set_observer(NULL, NULL);
 	return NULL;
 }
 

@@ -22,13 +22,23 @@
 #define PMU_CYCLES_TOLERANCE(c) ((c) / 100 + 64)
 
 /* needs() predicates. Each first makes sure the calling CPU went through
- * pmu_cpu_init (once), then returns NULL or the precise SKIP reason. */
+ * pmu_cpu_init (once: pmu_cpu_ensure), then returns NULL or the precise
+ * SKIP reason. */
 const char *pmu_needs_counting(void);        /* the probe found counters that count */
 const char *pmu_needs_global_ctrl(void);     /* ... and IA32_PERF_GLOBAL_CTRL (v2+) */
 const char *pmu_needs_fixed(void);           /* ... and at least one fixed counter */
+/* ... global control and PMIs reach this CPU (the LVT entry holds what is
+ * programmed); no sample ring or observer left from an earlier test. */
+const char *pmu_needs_pmi(void);
 
-/* The calling CPU's PMU state (initialised on first use). */
-struct pmu_cpu *pmu_test_cpu(void);
+/* Make sure `cpu` went through pmu_cpu_init, running it there if boot did
+ * not (from any CPU; `cpu` may be the caller's own). */
+void pmu_test_init_cpu(unsigned cpu);
+
+/* Counters of the calling CPU that no one holds: neither an earlier owner
+ * (found in use at boot) nor an event of ours. */
+uint32_t pmu_test_free_gp(void);
+uint32_t pmu_test_free_fixed(void);
 
 /* Event helpers: a named architectural event counting at both rings. */
 void pmu_test_event(struct pmu_event *ev, enum pmu_arch_event e);

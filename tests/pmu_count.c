@@ -17,22 +17,10 @@ static bool is_mem_event(enum pmu_arch_event e)
 	return e == PMU_ARCH_LLC_REFERENCES || e == PMU_ARCH_LLC_MISSES;
 }
 
-static uint32_t free_gp(void)
-{
-	struct pmu_cpu *pc = pmu_test_cpu();
-	return pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
-}
-
-static uint32_t free_fixed(void)
-{
-	struct pmu_cpu *pc = pmu_test_cpu();
-	return pc->caps.fixed_mask & ~pc->fixed_reserved & ~pc->fixed_used;
-}
-
 KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU)
 {
 	const struct pmu_caps *c = pmu_caps();
-	uint32_t gp = free_gp();
+	uint32_t gp = pmu_test_free_gp();
 
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		if (!((gp >> x) & 1))
@@ -62,7 +50,7 @@ KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU)
 
 KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU)
 {
-	uint32_t fx = free_fixed();
+	uint32_t fx = pmu_test_free_fixed();
 
 	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
 		struct pmu_event ev;
@@ -93,7 +81,7 @@ KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU)
 KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU)
 {
 	struct pmu_event gi, fi, gc, fc;
-	uint32_t gp = free_gp(), fx = free_fixed();
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 	unsigned x0 = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	unsigned x1 = pmu_test_first_absent(~(gp & ~(1u << x0)), PMU_MAX_GP);
 
@@ -137,7 +125,7 @@ KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU)
 	static struct pmu_event all_evs[MAX_CPUS][PMU_IDX_NR];
 	struct pmu_event *evs = all_evs[this_cpu()->cpu];
 	struct pmu_event *g[PMU_IDX_NR];
-	uint32_t gp = free_gp(), fx = free_fixed();
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 	unsigned n = 0, k = 0;
 	uint64_t tsc = 0;
 
@@ -183,7 +171,7 @@ KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU)
 KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU)
 {
 	struct pmu_event ge1, inv, cyc, edge, big;
-	uint32_t gp = free_gp();
+	uint32_t gp = pmu_test_free_gp();
 	unsigned ngp = 0;
 
 	for (uint32_t m = gp; m; m &= m - 1)
@@ -251,7 +239,7 @@ KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU)
 
 	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
 	ev.attr.period = 1000; /* INT stays clear: no PMI, only the status bit */
-	uint32_t gp = free_gp();
+	uint32_t gp = pmu_test_free_gp();
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter");

@@ -4,7 +4,6 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
-#include "boot/options.h"
 #include "lib/printf.h"
 #include "pmu/bracket.h"
 #include "pmu/pmu.h"
@@ -18,12 +17,6 @@ static unsigned cross_target(void)
 	return n > 3 ? 3 : n - 1;
 }
 
-static void cross_init(void *arg)
-{
-	(void)arg;
-	pmu_test_cpu(); /* initialises the PMU state there if boot did not */
-}
-
 static const char *needs_cross(void)
 {
 	unsigned t = cross_target();
@@ -31,8 +24,7 @@ static const char *needs_cross(void)
 
 	if (!pc)
 		return "target CPU index beyond PMU_MAX_CPUS";
-	if (!pc->initialised)
-		on_cpu(t, cross_init, NULL);
+	pmu_test_init_cpu(t);
 	if (!pc->counting)
 		return ktest_reason("cpu %u: %s", t, pc->reason);
 	if (!pc->caps.fixed_mask && pc->caps.no_fixed_why)

@@ -3,6 +3,7 @@
  * without INT; fixed and NMI delivery; freeze on PMI and STATUS_SET (v4);
  * a USR-only overflow in ring 3; and isolation between CPUs. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "pmu/kernel/pmi_lvt.h"
@@ -24,9 +25,6 @@
 /* How long a PMI may take to arrive after its window (real parts: a few
  * instructions; generous for hypervisors). */
 #define PMI_WAIT_US 10000
-/* LVT bits software writes (SDM vol. 3A, "Local Vector Table"). */
-#define LVT_WRITABLE 0x107ffu
-#define RFLAGS_IF (1ull << 9)
 
 /* The counted loop as a function with known bounds, so a PMI's RIP can be
  * checked against them: 3n + 1 instructions (n >= 1). */
@@ -45,27 +43,9 @@ __asm__(".pushsection .text\n"
 	".size pmu_ovf_loop, pmu_ovf_loop_end - pmu_ovf_loop\n"
 	".popsection\n");
 
-/* PMIs must reach this CPU: the handler is installed and the LVT entry
- * holds what was programmed (boot normally did it; else do it now). */
-static const char *needs_pmi(void)
-{
-	const char *why = pmu_needs_global_ctrl();
-
-	if (why)
-		return why;
-	if (!pmi_ready())
-		pmi_init_cpu();
-	if (pmi_set_delivery(pmi_delivery()) != 0)
-		return ktest_reason("LVT performance-counter entry reads %#x after writing %#x: no PMI delivery",
-				    pmi_lvt_read(), pmi_lvt_value(pmi_delivery()));
-	pmu_pmi_set_ring(NULL, 0);
-	pmu_pmi_set_observer(NULL, NULL);
-	return NULL;
-}
-
 static const char *needs_pmi_v4(void)
 {
-	const char *why = needs_pmi();
+	const char *why = pmu_needs_pmi();
 
 	if (why)
 		return why;
@@ -73,18 +53,6 @@ static const char *needs_pmi_v4(void)
 		return ktest_reason("architectural PMU v%u: STATUS_SET and the CTR_FRZ status bit need v4",
 				    pmu_caps()->version);
 	return NULL;
-}
-
-static uint32_t free_gp(void)
-{
-	struct pmu_cpu *pc = pmu_test_cpu();
-	return pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
-}
-
-static uint32_t free_fixed(void)
-{
-	struct pmu_cpu *pc = pmu_test_cpu();
-	return pc->caps.fixed_mask & ~pc->fixed_reserved & ~pc->fixed_used;
 }
 
 static struct pmu_pmi_stats my_stats(void)
@@ -116,7 +84,7 @@ static uint64_t status_now(void)
 static bool ovf_window(struct pmu_event *const *evs, unsigned n, uint32_t preset, uint64_t *tsc)
 {
 	struct pmu_bracket_regs br;
-	bool was_on = read_rflags() & RFLAGS_IF;
+	bool was_on = read_rflags() & BIT(RFLAGS_IF_BIT);
 	uint64_t t0, t1;
 	int err;
 
@@ -159,7 +127,7 @@ static void diag_pmi_state(const struct pmu_pmi_stats *s)
  * must equal it exactly. -1 when none is free. */
 static int reference_idx(int idx)
 {
-	uint32_t gp = free_gp(), fx = free_fixed();
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 
 	if (idx != PMU_IDX_FIXED(0) && (fx & 1))
 		return PMU_IDX_FIXED(0);
@@ -215,7 +183,7 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	ok &= check((s1.last_cleared & ctr_bits) == bit, "%s: expected OVF_CTRL <- %#lx, handler wrote %#lx", name,
 		    bit, s1.last_cleared);
 	ok &= check(!(st & bit), "%s: GLOBAL_STATUS bit still set after the handler: %#lx", name, st);
-	ok &= check((pmi_lvt_read() & LVT_WRITABLE) == pmi_lvt_value(d),
+	ok &= check((pmi_lvt_read() & LAPIC_LVT_WRITABLE) == pmi_lvt_value(d),
 		    "%s: LVT entry %#x after the PMI, expected %#x (unmasked)", name, pmi_lvt_read(),
 		    pmi_lvt_value(d));
 	if (e == PMU_ARCH_INSTRUCTIONS) {
@@ -237,9 +205,9 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	pmu_events_del(g, n);
 }
 
-KTEST("pmu.overflow", every_counter_one_pmi, needs_pmi, KTEST_PER_CPU)
+KTEST("pmu.overflow", every_counter_one_pmi, pmu_needs_pmi, KTEST_PER_CPU)
 {
-	uint32_t gp = free_gp(), fx = free_fixed();
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 
 	diag("PMI delivery: %s", pmi_delivery_name(pmi_delivery()));
 	for (unsigned x = 0; x < PMU_MAX_GP; x++)
@@ -261,11 +229,11 @@ KTEST("pmu.overflow", every_counter_one_pmi, needs_pmi, KTEST_PER_CPU)
  * no PMI comes; OVF_CTRL clears the bit. The window runs with interrupts
  * off for an exact count; a wrongly raised fixed-vector PMI is taken when
  * they come back on, and an NMI one at once: both are counted. */
-KTEST("pmu.overflow", no_pmi_without_int, needs_pmi, KTEST_PER_CPU)
+KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU)
 {
 	struct pmu_event a, f;
 	struct pmu_event *g[2];
-	uint32_t gp = free_gp(), fx = free_fixed();
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP), n = 0;
 	struct pmu_pmi_stats s0 = my_stats(), s1;
 	uint64_t bits = 0;
@@ -305,14 +273,14 @@ KTEST("pmu.overflow", no_pmi_without_int, needs_pmi, KTEST_PER_CPU)
 }
 
 /* The same overflow through both delivery paths, switched here. */
-KTEST("pmu.overflow", fixed_and_nmi_delivery, needs_pmi, KTEST_PER_CPU)
+KTEST("pmu.overflow", fixed_and_nmi_delivery, pmu_needs_pmi, KTEST_PER_CPU)
 {
 	enum pmi_delivery was = pmi_delivery();
-	unsigned x = pmu_test_first_absent(~free_gp(), PMU_MAX_GP);
+	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	static const enum pmi_delivery modes[] = { PMI_DELIVERY_FIXED, PMI_DELIVERY_NMI };
 
 	if (x >= PMU_MAX_GP)
-		ktest_skip("no free GP counter (mask %#x)", free_gp());
+		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
 	for (unsigned m = 0; m < 2; m++) {
 		if (!check(pmi_set_delivery(modes[m]) == 0, "%s delivery: LVT reads %#x after writing %#x",
 			   pmi_delivery_name(modes[m]), pmi_lvt_read(), pmi_lvt_value(modes[m])))
@@ -354,12 +322,12 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU)
 	struct pmu_event a, c, f;
 	struct pmu_event *g[3];
 	struct frozen_view v = { 0 };
-	unsigned x = pmu_test_first_absent(~free_gp(), PMU_MAX_GP), n = 0;
-	uint32_t fx = free_fixed();
+	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP), n = 0;
+	uint32_t fx = pmu_test_free_fixed();
 	int err;
 
 	if (x >= PMU_MAX_GP)
-		ktest_skip("no free GP counter (mask %#x)", free_gp());
+		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
 	if ((err = pmu_pmi_set_freeze(true)) != PMU_OK) {
 		if (pmu_caps()->hypervisor)
 			ktest_skip("IA32_DEBUGCTL refused FREEZE_PERFMON_ON_PMI (error %d) under a hypervisor", err);
@@ -408,12 +376,12 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU)
  * a counter no event holds is not the handler's to clear; OVF_CTRL is. */
 KTEST("pmu.overflow", status_set, needs_pmi_v4, KTEST_PER_CPU)
 {
-	unsigned x = pmu_test_first_absent(~free_gp(), PMU_MAX_GP);
+	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	uint64_t bit, st;
 	struct pmu_pmi_stats s0 = my_stats(), s1;
 
 	if (x >= PMU_MAX_GP)
-		ktest_skip("no free GP counter (mask %#x)", free_gp());
+		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
 	bit = pmu_idx_bit((int)x);
 	pmu_hw_wrmsr(pmu_caps()->global_ovf, bit);
 	check(pmu_pmi_status_set(bit) == PMU_OK, "IA32_PERF_GLOBAL_STATUS_SET <- %#lx faulted", bit);
@@ -436,14 +404,14 @@ static void user_payload(void *arg)
  * with a RIP inside the payload loop, and the counts of two payload
  * lengths differ by exactly 3 per iteration (the handler, at CPL 0, is
  * never counted). */
-KTEST("pmu.overflow", usr_only_in_ring3, needs_pmi, KTEST_PER_CPU)
+KTEST("pmu.overflow", usr_only_in_ring3, pmu_needs_pmi, KTEST_PER_CPU)
 {
 	static const uint64_t iters[2] = { 2000, 12000 };
-	unsigned x = pmu_test_first_absent(~free_gp(), PMU_MAX_GP);
+	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	uint64_t count[2] = { 0, 0 };
 
 	if (x >= PMU_MAX_GP)
-		ktest_skip("no free GP counter (mask %#x)", free_gp());
+		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
 	for (unsigned k = 0; k < 2; k++) {
 		struct pmu_event u;
 		struct pmu_pmi_stats s0 = my_stats(), s1;
@@ -496,7 +464,7 @@ struct iso_snap {
 static void iso_snapshot(void *arg)
 {
 	struct iso_snap *s = arg;
-	struct pmu_cpu *pc = pmu_test_cpu();
+	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;
 	struct pmu_pmi_stats st;
 
@@ -534,14 +502,14 @@ static void iso_overflow(void *arg)
 	struct pmu_event *g[] = { &a };
 	struct pmu_bracket_regs br;
 	struct pmu_pmi_stats s0, s1;
-	unsigned x = pmu_test_first_absent(~free_gp(), PMU_MAX_GP);
+	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 
 	if (!pmi_ready())
 		pmi_init_cpu();
 	pmu_pmi_get_stats(this_cpu()->cpu, &s0);
 	if (x >= PMU_MAX_GP) {
 		j->err = PMU_E_BUSY;
-		ksnprintf(j->why, sizeof(j->why), "no free GP counter (mask %#x)", free_gp());
+		ksnprintf(j->why, sizeof(j->why), "no free GP counter (mask %#x)", pmu_test_free_gp());
 		return;
 	}
 	pmu_test_event(&a, PMU_ARCH_INSTRUCTIONS);
@@ -566,7 +534,7 @@ static void iso_overflow(void *arg)
 
 static const char *needs_two_cpus(void)
 {
-	const char *why = needs_pmi();
+	const char *why = pmu_needs_pmi();
 
 	if (why)
 		return why;
@@ -588,7 +556,7 @@ static void run_on(unsigned cpu, void (*fn)(void *), void *arg)
 static void iso_init(void *arg)
 {
 	(void)arg;
-	pmu_test_cpu();
+	pmu_cpu_ensure();
 	if (!pmi_ready())
 		pmi_init_cpu();
 }

@@ -10,18 +10,6 @@
 #include "tests/ktest.h"
 #include "tests/pmu_common.h"
 
-static uint32_t free_gp(void)
-{
-	struct pmu_cpu *pc = pmu_test_cpu();
-	return pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
-}
-
-static uint32_t free_fixed(void)
-{
-	struct pmu_cpu *pc = pmu_test_cpu();
-	return pc->caps.fixed_mask & ~pc->fixed_reserved & ~pc->fixed_used;
-}
-
 static uint64_t sext32(uint64_t v, unsigned width)
 {
 	return (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(width);
@@ -36,7 +24,7 @@ static uint64_t sext32(uint64_t v, unsigned width)
 KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU)
 {
 	const struct pmu_caps *c = pmu_caps();
-	uint32_t gp = free_gp(), fx = c->global_ctrl ? free_fixed() : 0;
+	uint32_t gp = pmu_test_free_gp(), fx = c->global_ctrl ? pmu_test_free_fixed() : 0;
 	uint64_t v, m;
 	int vec;
 
@@ -99,7 +87,7 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU)
  * RESET"); on bare metal it is reported. */
 KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER_CPU)
 {
-	struct pmu_cpu *pc = pmu_test_cpu();
+	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;
 
 	if (pc->inuse.gp || pc->inuse.fixed || pc->inuse.taken_over)
@@ -116,7 +104,7 @@ KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER
 		      "IA32_PERF_GLOBAL_CTRL at boot: expected the RESET value %#lx (GP enables set), read %#lx",
 		      c->global_ctrl_reset, pc->inuse.global_ctrl);
 
-	uint32_t gp = free_gp();
+	uint32_t gp = pmu_test_free_gp();
 	unsigned a = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	unsigned b = pmu_test_first_absent(~(gp & ~(1u << a)), PMU_MAX_GP);
 	if (b >= PMU_MAX_GP) {
@@ -190,9 +178,9 @@ static void expect_gp(uint32_t msr, uint64_t val, uint64_t old, const char *what
  * "Architectural Performance Monitoring Version 1/2/5"; vol. 4 table 2-2). */
 KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU)
 {
-	struct pmu_cpu *pc = pmu_test_cpu();
+	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;
-	uint32_t gp = free_gp();
+	uint32_t gp = pmu_test_free_gp();
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	uint64_t v;
 
@@ -247,7 +235,7 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU)
 KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU)
 {
 	const struct pmu_caps *c = pmu_caps();
-	uint32_t gp = free_gp();
+	uint32_t gp = pmu_test_free_gp();
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	uint64_t v;
 	int vec;
@@ -292,7 +280,7 @@ KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU)
 	pmu_hw_wrmsr(c->ctr_write_base + x * c->ctr_stride, 0);
 
 fixed:;
-	uint32_t fx = c->global_ctrl ? free_fixed() : 0;
+	uint32_t fx = c->global_ctrl ? pmu_test_free_fixed() : 0;
 	unsigned i = pmu_test_first_absent(~fx, PMU_MAX_FIXED);
 	if (i < PMU_MAX_FIXED) {
 		uint64_t want = pmu_width_mask(c->fixed_width);

@@ -92,7 +92,7 @@ KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU)
  * and vol. 2B, RDPMC); with PCE it reads the counter like CPL 0 does. */
 KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU)
 {
-	struct pmu_cpu *pc = pmu_test_cpu();
+	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;
 	uint32_t gp = c->gp_mask & ~pc->gp_reserved & ~pc->gp_used;
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);

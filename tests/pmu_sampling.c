@@ -5,6 +5,7 @@
  * that is too small. */
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/lapic.h"
 #include "arch/x86/percpu.h"
 #include "pmu/kernel/pmi_lvt.h"
 #include "arch/x86/smp.h"
@@ -58,20 +59,6 @@ static void *cpu_ring(void)
 	if (!ring_mem[cpu])
 		ring_mem[cpu] = bootmem_alloc(PMU_SAMPLING_CTL_SIZE + SAMP_RING_DATA);
 	return ring_mem[cpu];
-}
-
-static const char *needs_sampling(void)
-{
-	const char *why = pmu_needs_global_ctrl();
-
-	if (why)
-		return why;
-	if (!pmi_ready())
-		pmi_init_cpu();
-	if (pmi_set_delivery(pmi_delivery()) != 0)
-		return ktest_reason("LVT performance-counter entry reads %#x after writing %#x: no PMI delivery",
-				    pmi_lvt_read(), pmi_lvt_value(pmi_delivery()));
-	return NULL;
 }
 
 /* What one run on one CPU found; filled there, checked by the caller. */
@@ -152,7 +139,7 @@ static void samp_run(struct samp_run *r, void *mem, size_t mem_size)
 
 	r->cpu = this_cpu()->cpu;
 	r->mode = pmi_delivery();
-	pmu_test_cpu();
+	pmu_cpu_ensure();
 	pmu_test_event(&ins, PMU_ARCH_INSTRUCTIONS);
 	ins.attr.period = SAMP_PERIOD;
 	pmu_test_event(&cyc, PMU_ARCH_CYCLES);
@@ -215,14 +202,14 @@ static void samp_check(const struct samp_run *r)
 	check(r->count >= SAMP_LOOPS * PMU_LOOP_INSNS_PER_ITER,
 	      "cpu %u: the sampled counter counted %lu instructions, fewer than the loop's %lu", r->cpu, r->count,
 	      SAMP_LOOPS * PMU_LOOP_INSNS_PER_ITER);
-	check((r->lvt_after & 0x107ffu) == pmi_lvt_value(r->mode),
+	check((r->lvt_after & LAPIC_LVT_WRITABLE) == pmi_lvt_value(r->mode),
 	      "cpu %u: LVT entry %#x after %lu PMIs, expected %#x (a missed unmask)", r->cpu, r->lvt_after, r->pmis,
 	      pmi_lvt_value(r->mode));
 	diag("cpu %u, %s delivery: %lu samples in %lu us (%lu samples/s), lost 0 at that rate", r->cpu,
 	     pmi_delivery_name(r->mode), r->tally.samples, us, us ? r->tally.samples * 1000000 / us : 0);
 }
 
-KTEST("pmu.sampling", period_on_each_cpu, needs_sampling, KTEST_PER_CPU)
+KTEST("pmu.sampling", period_on_each_cpu, pmu_needs_pmi, KTEST_PER_CPU)
 {
 	static const enum pmi_delivery modes[] = { PMI_DELIVERY_FIXED, PMI_DELIVERY_NMI };
 	enum pmi_delivery was = pmi_delivery();
@@ -257,7 +244,7 @@ static void samp_on_this_cpu(void *arg)
 
 /* Every CPU samples at once: per CPU the same count, nothing lost, every
  * LVT entry re-armed. */
-KTEST("pmu.sampling", all_cpus_at_once, needs_sampling, 0)
+KTEST("pmu.sampling", all_cpus_at_once, pmu_needs_pmi, 0)
 {
 	unsigned n = smp_num_cpus();
 	uint64_t lo = ~0ull, hi = 0;
@@ -284,7 +271,7 @@ KTEST("pmu.sampling", all_cpus_at_once, needs_sampling, 0)
 /* A ring with room for four samples: the rest are dropped, counted by
  * the handler and the ring alike, and reported by one LOST record before
  * the next sample that fits; drained + lost = overflows, exactly. */
-KTEST("pmu.sampling", lost_when_ring_full, needs_sampling, KTEST_PER_CPU)
+KTEST("pmu.sampling", lost_when_ring_full, pmu_needs_pmi, KTEST_PER_CPU)
 {
 	struct pmu_event ins, cyc;
 	struct pmu_event *g[] = { &ins, &cyc };

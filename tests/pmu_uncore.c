@@ -20,7 +20,7 @@ static const char *uncore_needs(void)
 {
 	const char *why;
 
-	if (!pmu_test_cpu())
+	if (!pmu_cpu_ensure())
 		return "CPU index beyond PMU_MAX_CPUS";
 	/* The uncore's own reason first: it names the model (server parts,
 	 * other vendors, MSRs a hypervisor does not expose). */

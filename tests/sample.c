@@ -5,13 +5,13 @@
  * default: bad options are refused naming the bad item, and a short run on
  * the last CPU either samples correctly or refuses with the probe's reason. */
 #include "arch/x86/smp.h"
-#include "boot/options.h"
 #include "arch/x86/pc/console.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
 #include "modes/sample.h"
 #include "tests/ktest.h"
+#include "tests/pmu_common.h"
 
 #define SM_PREFIX "# sample-mode: "
 #define CAP_LINES 24
@@ -155,15 +155,6 @@ static bool field_after(const char *s, const char *needle, uint64_t *v)
 	return true;
 }
 
-static void lastcpu_init(void *arg)
-{
-	struct pmu_cpu *pc = pmu_this_cpu();
-	if (pc && !pc->initialised) {
-		struct pmu_init_opts o = { .takeover = options.pmu_takeover };
-		pmu_cpu_init(&o);
-	}
-}
-
 /* 200 ms of the loop on the last CPU, cycles sampled every 10^6 with
  * instructions carried in each sample. */
 KTEST("sample", short_run_on_last_cpu, NULL, 0)
@@ -174,8 +165,7 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0)
 
 	if (!pc)
 		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
-	if (!pc->initialised)
-		on_cpu(last, lastcpu_init, NULL);
+	pmu_test_init_cpu(last);
 	ksnprintf(list, sizeof(list), "%u", last);
 	struct sample_mode_opts o = {
 		.events = "cycles/period=1000000/,instructions",

@@ -14,15 +14,21 @@ enum {
 	LAPIC_LVT_LINT0 = 0x350, LAPIC_LVT_LINT1 = 0x360, LAPIC_LVT_ERROR = 0x370,
 	LAPIC_TIMER_INIT = 0x380, LAPIC_TIMER_CURRENT = 0x390, LAPIC_TIMER_DIVIDE = 0x3e0,
 };
+/* LVT fields (SDM vol. 3A, "Local Vector Table"): vector [7:0], delivery
+ * mode [10:8], delivery status 12 (read-only), mask 16; the bits software
+ * writes are LAPIC_LVT_WRITABLE. */
 #define LAPIC_LVT_MASKED (1u << 16)
-#define LAPIC_LVT_DELIVERY_NMI (4u << 8)
+#define LAPIC_LVT_WRITABLE 0x107ffu
 #define LAPIC_SVR_ENABLE (1u << 8)
 
+/* Delivery mode [10:8], the same field in LVT entries and the ICR (SDM
+ * vol. 3A, 11.5.1 and 11.6.1). */
+#define APIC_DM_FIXED 0x000
+#define APIC_DM_NMI 0x400
+#define APIC_DM_INIT 0x500
+#define APIC_DM_STARTUP 0x600
+
 /* ICR bits (SDM vol. 3A, 11.6.1). */
-#define ICR_FIXED 0x000
-#define ICR_NMI 0x400
-#define ICR_INIT 0x500
-#define ICR_STARTUP 0x600
 #define ICR_ASSERT 0x4000
 #define ICR_BUSY 0x1000
 

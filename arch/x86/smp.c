@@ -131,7 +131,7 @@ bool on_cpu_try_async(unsigned cpu, void (*fn)(void *), void *arg, uint64_t time
 				__atomic_store_n(&s->requested, ticket, __ATOMIC_RELEASE);
 				spin_unlock(&s->lock);
 				irq_restore(irq);
-				lapic_send_ipi(percpus[cpu].apic_id, ICR_FIXED | VEC_CALL);
+				lapic_send_ipi(percpus[cpu].apic_id, APIC_DM_FIXED | VEC_CALL);
 				*ticket_out = ticket;
 				return true;
 			}
@@ -292,7 +292,7 @@ static unsigned count_waiting(void)
 
 static void start_aps(uint64_t trampoline)
 {
-	uint32_t sipi = ICR_STARTUP | (uint32_t)(trampoline >> 12);
+	uint32_t sipi = APIC_DM_STARTUP | (uint32_t)(trampoline >> 12);
 	uint64_t t0 = rdtsc();
 
 	/* A stack for every AP we wake, taken in check-in order by entry.S. */
@@ -301,7 +301,7 @@ static void start_aps(uint64_t trampoline)
 	__atomic_store_n(&ap_stack_slots, waking, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < summary.nreports; i++)
 		if (summary.reports[i].state == AP_NOT_TRIED)
-			lapic_send_ipi(summary.reports[i].apic_id, ICR_INIT | ICR_ASSERT);
+			lapic_send_ipi(summary.reports[i].apic_id, APIC_DM_INIT | ICR_ASSERT);
 	udelay(10000);
 	/* Two SIPIs, 200 us apart; an AP already running ignores the second. */
 	for (int round = 0; round < 2; round++) {

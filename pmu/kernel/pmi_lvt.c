@@ -7,12 +7,9 @@
 #include "arch/x86/lapic.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/traps.h"
-#include "boot/options.h"
+#include "lib/printf.h"
 #include "pmu/pmu.h"
 
-/* LVT fields (SDM vol. 3A, "Local Vector Table"): vector [7:0], delivery
- * mode [10:8], delivery status 12 (read-only), mask 16. */
-#define LVT_WRITABLE 0x107ffu
 
 struct pmi_percpu {
 	bool ready;
@@ -23,6 +20,7 @@ struct pmi_percpu {
 
 static struct pmi_percpu pmi_percpu[MAX_CPUS];
 static bool pmi_registered;
+static enum pmi_delivery pmi_boot_delivery = PMI_DELIVERY_FIXED;
 
 static struct pmi_percpu *pmi_mine(void)
 {
@@ -33,7 +31,7 @@ uint32_t pmi_lvt_value(enum pmi_delivery d)
 {
 	/* NMI delivery ignores the vector field (SDM vol. 3A, "Local Vector
 	 * Table", delivery mode 100B). */
-	return d == PMI_DELIVERY_NMI ? LAPIC_LVT_DELIVERY_NMI : VEC_PMI;
+	return d == PMI_DELIVERY_NMI ? APIC_DM_NMI : VEC_PMI;
 }
 
 uint32_t pmi_lvt_read(void)
@@ -114,7 +112,7 @@ int pmi_set_delivery(enum pmi_delivery d)
 	p->mode = d;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	lapic_write(LAPIC_LVT_PERF, want);
-	return (pmi_lvt_read() & LVT_WRITABLE) == want ? 0 : -1;
+	return (pmi_lvt_read() & LAPIC_LVT_WRITABLE) == want ? 0 : -1;
 }
 
 enum pmi_delivery pmi_delivery(void)
@@ -142,6 +140,11 @@ void pmi_cost(unsigned cpu, uint64_t *mean, uint64_t *max)
 	*max = p->cost_max;
 }
 
+void pmi_configure(enum pmi_delivery d)
+{
+	pmi_boot_delivery = d == PMI_DELIVERY_NMI ? PMI_DELIVERY_NMI : PMI_DELIVERY_FIXED;
+}
+
 void pmi_init_cpu(void)
 {
 	struct pmi_percpu *p = pmi_mine();
@@ -151,6 +154,17 @@ void pmi_init_cpu(void)
 		irq_set_handler(VEC_PMI, pmi_irq);
 		nmi_register(pmi_nmi);
 	}
-	pmi_set_delivery(options.pmu_pmi == PMI_DELIVERY_NMI ? PMI_DELIVERY_NMI : PMI_DELIVERY_FIXED);
+	pmi_set_delivery(pmi_boot_delivery);
 	p->ready = true;
+}
+
+const char *pmi_check_delivery(char *buf, size_t len)
+{
+	if (!pmi_ready())
+		pmi_init_cpu();
+	if (pmi_set_delivery(pmi_delivery()) == 0)
+		return NULL;
+	ksnprintf(buf, len, "LVT performance-counter entry reads %#x after writing %#x: no PMI delivery",
+		  pmi_lvt_read(), pmi_lvt_value(pmi_delivery()));
+	return buf;
 }

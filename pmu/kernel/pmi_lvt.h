@@ -5,20 +5,29 @@
 #define PMU_KERNEL_PMI_LVT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-/* Values of the pmu.pmi= boot option (boot/options.h: "fixed", "nmi"). */
+/* Also the values of the pmu.pmi= boot option ("fixed", "nmi"). */
 enum pmi_delivery {
 	PMI_DELIVERY_FIXED = 0, /* vector VEC_PMI, needs EOI */
 	PMI_DELIVERY_NMI = 1,   /* NMI: arrives with interrupts off, no EOI */
 };
 
+/* Once, on the BSP, before any pmi_init_cpu: the delivery every CPU's
+ * entry starts with (boot passes the pmu.pmi= option). */
+void pmi_configure(enum pmi_delivery d);
 /* On every CPU, after lapic_init_cpu() and idt_load(): register the
  * handlers (once, on the first call) and program this CPU's LVT entry
- * with the delivery pmu.pmi= chose. */
+ * with the configured delivery. */
 void pmi_init_cpu(void);
 /* Whether pmi_init_cpu ran on the calling CPU. */
 bool pmi_ready(void);
+/* For code that needs PMIs on the calling CPU: pmi_init_cpu if it has not
+ * run here, then program the current delivery again. NULL when the LVT
+ * entry holds it, else why not, in buf ("LVT performance-counter entry
+ * reads ... after writing ...: no PMI delivery"). */
+const char *pmi_check_delivery(char *buf, size_t len);
 
 /* Reprogram the calling CPU's LVT entry; returns 0, or -1 when the entry
  * does not read back as written (pmi_lvt_read() shows what it holds). */

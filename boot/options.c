@@ -3,6 +3,8 @@
 #include "boot/options.h"
 
 #include "arch/x86/pc/platform_exit.h"
+#include "lib/bits.h"
+#include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 
@@ -62,7 +64,7 @@ static const struct cmdline_opt table[] = {
 
 const struct cmdline_opt *options_table(size_t *n)
 {
-	*n = sizeof(table) / sizeof(table[0]);
+	*n = ARRAY_LEN(table);
 	return table;
 }
 
@@ -83,20 +85,7 @@ static void resolve_console(void)
 		return;
 	}
 	uint64_t v = 0;
-	const char *p = c;
-	int base = 10;
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-		base = 16;
-		p += 2;
-	}
-	bool ok = *p != 0;
-	for (; *p && ok; p++) {
-		int d = *p >= '0' && *p <= '9' ? *p - '0'
-			: (*p | 0x20) >= 'a' && (*p | 0x20) <= 'f' && base == 16 ? (*p | 0x20) - 'a' + 10
-			: -1;
-		ok = d >= 0 && (v = v * (uint64_t)base + (uint64_t)d) <= 0xffff;
-	}
-	if (ok && v) {
+	if (parse_u64(c, strlen(c), &v) == PARSE_OK && v && v <= 0xffff) {
 		options.console_port = (uint16_t)v;
 		return;
 	}
@@ -107,6 +96,6 @@ static void resolve_console(void)
 
 void options_parse(const char *cmdline, size_t len)
 {
-	cmdline_parse(cmdline, len, table, sizeof(table) / sizeof(table[0]), &options_result);
+	cmdline_parse(cmdline, len, table, ARRAY_LEN(table), &options_result);
 	resolve_console();
 }

@@ -4,6 +4,8 @@
 
 #include <stdarg.h>
 
+#include "lib/bits.h"
+#include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 
@@ -116,58 +118,19 @@ static bool ascii_equal_nocase(const char *a, const char *b)
 	return *a == '\0' && *b == '\0';
 }
 
-enum cmdline_num { CMDLINE_NUM_OK, CMDLINE_NUM_BAD, CMDLINE_NUM_OVERFLOW };
-
-static enum cmdline_num cmdline_parse_u64(const char *s, uint64_t *out)
-{
-	unsigned base = 10;
-	uint64_t v = 0;
-	bool overflow = false;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s)
-		return CMDLINE_NUM_BAD;
-	/* Look at every character even after an overflow, so that "not a
-	 * number" wins over "too large" for 99999999999999999999x. */
-	for (; *s; s++) {
-		char c = ascii_lower(*s);
-		unsigned d;
-
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else
-			return CMDLINE_NUM_BAD;
-		if (d >= base)
-			return CMDLINE_NUM_BAD;
-		if (v > (UINT64_MAX - d) / base)
-			overflow = true;
-		else
-			v = v * base + d;
-	}
-	if (overflow)
-		return CMDLINE_NUM_OVERFLOW;
-	*out = v;
-	return CMDLINE_NUM_OK;
-}
-
 static void cmdline_set_uint(const struct cmdline_opt *opt, const char *val, const char *shown,
 			     struct cmdline_result *res)
 {
 	uint64_t v;
 
-	switch (cmdline_parse_u64(val, &v)) {
-	case CMDLINE_NUM_BAD:
+	switch (parse_u64(val, strlen(val), &v)) {
+	case PARSE_BAD:
 		cmdline_error(res, "%s=%s: not a number", opt->name, shown);
 		return;
-	case CMDLINE_NUM_OVERFLOW:
+	case PARSE_OVERFLOW:
 		cmdline_error(res, "%s=%s: does not fit in 64 bits", opt->name, shown);
 		return;
-	case CMDLINE_NUM_OK:
+	case PARSE_OK:
 		break;
 	}
 	if (v < opt->min || v > opt->max) {
@@ -184,7 +147,7 @@ static void cmdline_set_bool(const struct cmdline_opt *opt, const char *val, con
 	static const char *const yes[] = { "1", "yes", "on", "true" };
 	static const char *const no[] = { "0", "no", "off", "false" };
 
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_LEN(yes); i++) {
 		if (ascii_equal_nocase(val, yes[i])) {
 			*(bool *)opt->dst = true;
 			return;

@@ -366,3 +366,15 @@ int ksnprintf(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 	return n;
 }
+
+int kerrf(char *buf, size_t size, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf && size) {
+		va_start(ap, fmt);
+		kvsnprintf(buf, size, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}

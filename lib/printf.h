@@ -22,4 +22,17 @@ int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 int ksnprintf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* How much of a token a message quotes back ("%.*s", kshown(len), s):
+ * enough to recognise it, never a whole line of garbage. */
+#define KSHOWN_MAX 40
+static inline int kshown(size_t len)
+{
+	return len > KSHOWN_MAX ? KSHOWN_MAX : (int)len;
+}
+
+/* The one way code says why it failed: format the message into buf (when
+ * buf is not NULL and size not 0) and return rc, so that a refusal is one
+ * statement: return kerrf(ev->reason, sizeof(ev->reason), PMU_E_BUSY, ...). */
+int kerrf(char *buf, size_t size, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 #endif

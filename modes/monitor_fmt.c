@@ -5,25 +5,8 @@
 #include "lib/string.h"
 #include "modes/monitor.h"
 
-#define MONITOR_ITEM_SHOW 40 /* longest item quoted back in an error */
-
-static int show_len(size_t len)
-{
-	return len > MONITOR_ITEM_SHOW ? MONITOR_ITEM_SHOW : (int)len;
-}
-
-static int split_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int split_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		kvsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
+/* Every refusal is -1 with the message in err. */
+#define split_err(err, errlen, ...) kerrf(err, errlen, -1, __VA_ARGS__)
 
 int monitor_split_events(const char *s, char names[][MONITOR_EVENT_LEN], unsigned max, char *err,
 			 size_t errlen)
@@ -45,16 +28,16 @@ int monitor_split_events(const char *s, char names[][MONITOR_EVENT_LEN], unsigne
 				in_slashes = !in_slashes;
 		size_t len = (size_t)(p - item);
 		if (in_slashes)
-			return split_err(err, errlen, "event '%.*s' has no closing '/'", show_len(len), item);
+			return split_err(err, errlen, "event '%.*s' has no closing '/'", kshown(len), item);
 		if (len == 0)
 			return split_err(err, errlen, "empty event at offset %u of the event list",
 					 (unsigned)(item - s));
 		if (n == max)
 			return split_err(err, errlen, "more than %u events ('%.*s' is one too many; counters are not multiplexed)",
-					 max, show_len(len), item);
+					 max, kshown(len), item);
 		if (len >= MONITOR_EVENT_LEN)
 			return split_err(err, errlen, "event '%.*s...' is longer than %u characters",
-					 show_len(len), item, MONITOR_EVENT_LEN - 1);
+					 kshown(len), item, MONITOR_EVENT_LEN - 1);
 		memcpy(names[n], item, len);
 		names[n][len] = '\0';
 		n++;

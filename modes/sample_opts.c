@@ -2,33 +2,14 @@
  * (periods included), workload, duration and ring size. Pure, so the host
  * tests build exactly this file; the CPU list is the kernel side's (host
  * builds of pmu/ do not link lib/cpulist.c). */
+#include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "modes/sample.h"
 #include "modes/workloads.h"
 
-#define SM_SHOW 40 /* longest token quoted back in an error */
-
 /* The example every "needs a period" message gives. */
 #define SM_PERIOD_EXAMPLE "cycles/period=10000000/ or cpu/event=0x3c,umask=0,period=10000000/"
-
-static int show(size_t len)
-{
-	return len > SM_SHOW ? SM_SHOW : (int)len;
-}
-
-static int sm_err(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int sm_err(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		kvsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 const char *sample_mode_status_name(int status)
 {
@@ -44,31 +25,6 @@ const char *sample_mode_status_name(int status)
 	return "unknown status";
 }
 
-/* Decimal, or hex after 0x; all of [s, s+len) must be the number. */
-static bool sm_u64(const char *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0, base = 10;
-	size_t i = 0;
-
-	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		i = 2;
-	}
-	if (i == len)
-		return false;
-	for (; i < len; i++) {
-		char c = s[i];
-		uint64_t d = c >= '0' && c <= '9' ? (uint64_t)(c - '0')
-			   : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (uint64_t)((c | 0x20) - 'a' + 10)
-			   : 99;
-		if (d >= base || v > (~0ull - d) / base)
-			return false;
-		v = v * base + d;
-	}
-	*out = v;
-	return true;
-}
-
 /* The period=N list of "NAME/period=N/": perf accepts terms after a named
  * event; the driver's parser takes them only inside cpu/.../, so this form
  * is read here and the rest handed to pmu_event_parse(). */
@@ -78,26 +34,26 @@ static int parse_period_terms(const char *ev, const char *t, const char *close, 
 	bool seen = false;
 
 	if (t == close)
-		return sm_err(err, errlen, PMU_E_INVAL, "'%.*s': empty term list between the slashes (NAME/period=N/)",
-			      show(strlen(ev)), ev);
+		return kerrf(err, errlen, PMU_E_INVAL, "'%.*s': empty term list between the slashes (NAME/period=N/)",
+			      kshown(strlen(ev)), ev);
 	while (t <= close) {
 		const char *e = t;
 		while (e < close && *e != ',')
 			e++;
 		size_t len = (size_t)(e - t);
 		if (len < 7 || strncmp(t, "period=", 7) != 0)
-			return sm_err(err, errlen, PMU_E_INVAL,
+			return kerrf(err, errlen, PMU_E_INVAL,
 				      "term '%.*s' is not supported after a named or raw event (only period=N; other terms need cpu/event=..,umask=..,term/)",
-				      show(len), t);
+				      kshown(len), t);
 		if (seen)
-			return sm_err(err, errlen, PMU_E_INVAL, "duplicate term 'period'");
+			return kerrf(err, errlen, PMU_E_INVAL, "duplicate term 'period'");
 		seen = true;
-		if (!sm_u64(t + 7, len - 7, period) || *period > (~0ull >> 1))
-			return sm_err(err, errlen, PMU_E_INVAL,
-				      "term '%.*s': '%.*s' is not a number in 1..%#llx (decimal or 0x hex)", show(len), t,
-				      show(len - 7), t + 7, ~0ull >> 1);
+		if (parse_u64(t + 7, len - 7, period) != PARSE_OK || *period > (~0ull >> 1))
+			return kerrf(err, errlen, PMU_E_INVAL,
+				      "term '%.*s': '%.*s' is not a number in 1..%#llx (decimal or 0x hex)", kshown(len), t,
+				      kshown(len - 7), t + 7, ~0ull >> 1);
 		if (*period == 0)
-			return sm_err(err, errlen, PMU_E_INVAL,
+			return kerrf(err, errlen, PMU_E_INVAL,
 				      "term 'period=0' samples nothing (leave the period out to only count the event)");
 		t = e + 1;
 	}
@@ -114,19 +70,19 @@ int sample_mode_parse_event(const char *s, struct pmu_event_attr *attr, char *er
 	if (err && errlen)
 		err[0] = '\0';
 	if (!s || !*s)
-		return sm_err(err, errlen, PMU_E_INVAL, "empty event string");
+		return kerrf(err, errlen, PMU_E_INVAL, "empty event string");
 	const char *open = strchr(s, '/');
 	if (!open || strncmp(s, "cpu/", 4) == 0)
 		return pmu_event_parse(s, attr, err, errlen);
 	const char *close = strchr(open + 1, '/');
 	if (!close)
-		return sm_err(err, errlen, PMU_E_INVAL, "missing closing '/' in '%.*s'", show(strlen(s)), s);
+		return kerrf(err, errlen, PMU_E_INVAL, "missing closing '/' in '%.*s'", kshown(strlen(s)), s);
 	/* The event and its modifiers, without the term list. */
 	size_t nlen = (size_t)(open - s), mlen = strlen(close + 1);
 	if (nlen == 0)
-		return sm_err(err, errlen, PMU_E_INVAL, "'%.*s' has no event before the '/'", show(strlen(s)), s);
+		return kerrf(err, errlen, PMU_E_INVAL, "'%.*s' has no event before the '/'", kshown(strlen(s)), s);
 	if (nlen + mlen >= sizeof(base))
-		return sm_err(err, errlen, PMU_E_INVAL, "event '%.*s...' is too long", show(nlen), s);
+		return kerrf(err, errlen, PMU_E_INVAL, "event '%.*s...' is too long", kshown(nlen), s);
 	memcpy(base, s, nlen);
 	memcpy(base + nlen, close + 1, mlen + 1);
 	if ((rc = pmu_event_parse(base, &a, err, errlen)) != PMU_OK)
@@ -154,20 +110,20 @@ static int plan_events(struct sample_mode_plan *p, const char *events, char *err
 	int n = monitor_split_events(events, p->names, SAMPLE_MODE_MAX_EVENTS, why, sizeof(why));
 
 	if (n < 0)
-		return sm_err(err, errlen, SAMPLE_MODE_E_ARGS, "events=%.*s: %s", show(strlen(events)), events, why);
+		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "events=%.*s: %s", kshown(strlen(events)), events, why);
 	p->nev = (unsigned)n;
 	for (unsigned i = 0; i < p->nev; i++) {
 		struct pmu_event_attr *a = &p->attr[i];
 		if (sample_mode_parse_event(p->names[i], a, why, sizeof(why)) != PMU_OK)
-			return sm_err(err, errlen, SAMPLE_MODE_E_ARGS, "event '%s': %s", p->names[i], why);
+			return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "event '%s': %s", p->names[i], why);
 		if (!a->period && a->intr)
-			return sm_err(err, errlen, SAMPLE_MODE_E_ARGS,
+			return kerrf(err, errlen, SAMPLE_MODE_E_ARGS,
 				      "event '%s': int without a period would interrupt at each counter wrap and write nothing (give period=N)",
 				      p->names[i]);
 		if (!a->period)
 			continue;
 		if (a->period < SAMPLE_MODE_MIN_PERIOD)
-			return sm_err(err, errlen, SAMPLE_MODE_E_ARGS,
+			return kerrf(err, errlen, SAMPLE_MODE_E_ARGS,
 				      "event '%s': period %llu is below %llu (each overflow costs a PMI; shorter periods measure the handler)",
 				      p->names[i], (unsigned long long)a->period, SAMPLE_MODE_MIN_PERIOD);
 		/* Encoded with its INT/PMI bit from the start, so the events
@@ -179,10 +135,10 @@ static int plan_events(struct sample_mode_plan *p, const char *events, char *err
 		char names[160];
 		name_list(p, names, sizeof(names));
 		if (p->nev == 1)
-			return sm_err(err, errlen, SAMPLE_MODE_E_ARGS,
+			return kerrf(err, errlen, SAMPLE_MODE_E_ARGS,
 				      "event %s has no period: sample mode needs at least one, e.g. " SM_PERIOD_EXAMPLE,
 				      names);
-		return sm_err(err, errlen, SAMPLE_MODE_E_ARGS,
+		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS,
 			      "none of the events %s has a period: sample mode needs at least one, e.g. " SM_PERIOD_EXAMPLE,
 			      names);
 	}
@@ -203,28 +159,28 @@ int sample_mode_plan(struct sample_mode_plan *p, const struct sample_mode_opts *
 
 	int kind = pmu_wl_find(wl);
 	if (kind < 0)
-		return sm_err(err, errlen, SAMPLE_MODE_E_ARGS, "unknown workload '%.*s' (known: loop chase branchy memcpy)",
-			      show(strlen(wl)), wl);
+		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "unknown workload '%.*s' (known: loop chase branchy memcpy)",
+			      kshown(strlen(wl)), wl);
 	const struct pmu_wl_desc *d = &pmu_wl_descs[kind];
 	p->wl_kind = (enum pmu_wl_kind)kind;
 	p->wl_size = o->size ? o->size : d->default_size;
 	if (p->wl_size < d->min_size || p->wl_size > d->max_size)
-		return sm_err(err, errlen, SAMPLE_MODE_E_ARGS, "workload %s: size %llu %s is outside %llu..%llu", d->name,
+		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "workload %s: size %llu %s is outside %llu..%llu", d->name,
 			      (unsigned long long)p->wl_size, d->size_unit, (unsigned long long)d->min_size,
 			      (unsigned long long)d->max_size);
 
 	p->duration_ms = o->duration_ms ? o->duration_ms : SAMPLE_MODE_DEFAULT_DURATION_MS;
 	if (p->duration_ms > SAMPLE_MODE_MAX_DURATION_MS)
-		return sm_err(err, errlen, SAMPLE_MODE_E_ARGS, "duration %llu ms is longer than %llu ms",
+		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "duration %llu ms is longer than %llu ms",
 			      (unsigned long long)p->duration_ms, SAMPLE_MODE_MAX_DURATION_MS);
 
 	/* The ring's positions wrap by masking (lib/ringbuf.h). */
 	p->ring_bytes = o->ring_bytes ? o->ring_bytes : SAMPLE_MODE_DEFAULT_RING;
 	if (p->ring_bytes & (p->ring_bytes - 1))
-		return sm_err(err, errlen, SAMPLE_MODE_E_ARGS, "ring=%llu: the ring size must be a power of two",
+		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "ring=%llu: the ring size must be a power of two",
 			      (unsigned long long)p->ring_bytes);
 	if (p->ring_bytes < SAMPLE_MODE_MIN_RING || p->ring_bytes > SAMPLE_MODE_MAX_RING)
-		return sm_err(err, errlen, SAMPLE_MODE_E_ARGS, "ring=%llu: outside %u..%u bytes per CPU",
+		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "ring=%llu: outside %u..%u bytes per CPU",
 			      (unsigned long long)p->ring_bytes, SAMPLE_MODE_MIN_RING, SAMPLE_MODE_MAX_RING);
 	p->overwrite = o->overwrite;
 	return SAMPLE_MODE_OK;

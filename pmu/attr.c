@@ -2,76 +2,24 @@
  * configs and "cpu/term,term=value/" lists, each with optional ":u"/":k"
  * modifiers. Errors name the offending token; nothing is assumed about the
  * input's length or content beyond NUL termination. */
-#include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
+#include "lib/bits.h"
+#include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
-
-#define PARSE_TOKEN_SHOW 40 /* longest token quoted back in an error */
 
 struct parse {
 	char *err;
 	size_t errlen;
 };
 
-static int perr(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int perr(struct parse *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (p->err && p->errlen) {
-		va_start(ap, fmt);
-		kvsnprintf(p->err, p->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return PMU_E_INVAL;
-}
-
-static int tok_len(size_t len)
-{
-	return len > PARSE_TOKEN_SHOW ? PARSE_TOKEN_SHOW : (int)len;
-}
+/* Every refusal is PMU_E_INVAL with the message in the caller's buffer. */
+#define perr(p, ...) kerrf((p)->err, (p)->errlen, PMU_E_INVAL, __VA_ARGS__)
 
 static bool tok_is(const char *s, size_t len, const char *word)
 {
 	return strlen(word) == len && strncmp(s, word, len) == 0;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Decimal, or hex after 0x; the whole [s, s+len) must be the number. */
-static bool parse_u64(const char *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned base = 10;
-	size_t i = 0;
-
-	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		i = 2;
-	}
-	if (i == len)
-		return false;
-	for (; i < len; i++) {
-		int d = hexval(s[i]);
-		if (d < 0 || (unsigned)d >= base)
-			return false;
-		if (v > (~0ull - (uint64_t)d) / base)
-			return false; /* overflow */
-		v = v * base + (uint64_t)d;
-	}
-	*out = v;
-	return true;
 }
 
 /* ":u", ":k", ":uk" after an event: count user / kernel only. */
@@ -82,7 +30,7 @@ static int parse_mods(struct parse *p, const char *s, struct pmu_event_attr *a)
 	if (*s == '\0')
 		return PMU_OK;
 	if (*s != ':')
-		return perr(p, "unexpected '%.*s' after the event", tok_len(strlen(s)), s);
+		return perr(p, "unexpected '%.*s' after the event", kshown(strlen(s)), s);
 	if (s[1] == '\0')
 		return perr(p, "empty modifier after ':'");
 	for (const char *m = s + 1; *m; m++) {
@@ -92,7 +40,7 @@ static int parse_mods(struct parse *p, const char *s, struct pmu_event_attr *a)
 			k = true;
 		else
 			return perr(p, "bad modifier '%c' in ':%.*s' (known: u, k, each once)", *m,
-				    tok_len(strlen(s + 1)), s + 1);
+				    kshown(strlen(s + 1)), s + 1);
 	}
 	a->usr = u;
 	a->os = k;
@@ -114,21 +62,21 @@ static int parse_raw(struct parse *p, const char *s, struct pmu_event_attr *a)
 	if (len == 0)
 		return perr(p, "raw event 'r' needs hex digits (rUUEE: umask UU, event EE)");
 	if (len > 16)
-		return perr(p, "raw event '%.*s': more than 16 hex digits", tok_len(len + 1), s);
+		return perr(p, "raw event '%.*s': more than 16 hex digits", kshown(len + 1), s);
 	for (size_t i = 0; i < len; i++) {
-		int d = hexval(hex[i]);
+		int d = parse_hex_digit(hex[i]);
 		if (d < 0)
-			return perr(p, "raw event '%.*s': '%c' is not a hex digit", tok_len(len + 1), s,
+			return perr(p, "raw event '%.*s': '%c' is not a hex digit", kshown(len + 1), s,
 				    hex[i]);
 		cfg = cfg << 4 | (uint64_t)d;
 	}
 	if (cfg >> 32)
-		return perr(p, "raw event '%.*s': bits above 31 are reserved in PERFEVTSEL", tok_len(len + 1),
+		return perr(p, "raw event '%.*s': bits above 31 are reserved in PERFEVTSEL", kshown(len + 1),
 			    s);
 	if (cfg & owned)
 		return perr(p,
 			    "raw event '%.*s': bits %#llx (USR/OS/PC/INT/EN) are set by the driver; use :u/:k or cpu/usr,os,int/",
-			    tok_len(len + 1), s, (unsigned long long)(cfg & owned));
+			    kshown(len + 1), s, (unsigned long long)(cfg & owned));
 	pmu_attr_raw(a, (uint8_t)(cfg & PERFEVTSEL_EVENT_MASK),
 		     (uint8_t)((cfg & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT));
 	a->cmask = (uint8_t)((cfg & PERFEVTSEL_CMASK_MASK) >> PERFEVTSEL_CMASK_SHIFT);
@@ -173,20 +121,20 @@ static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_eve
 			break;
 	if (k == T_NR)
 		return perr(p, "unknown term '%.*s' (known: event umask cmask usr os edge inv any int period offcore_rsp)",
-			    tok_len(nlen), t);
+			    kshown(nlen), t);
 	if (*seen & (1u << k))
 		return perr(p, "duplicate term '%s'", terms[k].name);
 	*seen |= 1u << k;
 	if (eq) {
 		size_t vlen = len - nlen - 1;
-		if (!parse_u64(eq + 1, vlen, &v))
+		if (parse_u64(eq + 1, vlen, &v) != PARSE_OK)
 			return perr(p, "term '%.*s': '%.*s' is not a number (decimal or 0x hex)",
-				    tok_len(len), t, tok_len(vlen), eq + 1);
+				    kshown(len), t, kshown(vlen), eq + 1);
 	} else if (!terms[k].flag) {
 		return perr(p, "term '%s' needs a value (%s=N)", terms[k].name, terms[k].name);
 	}
 	if (v > terms[k].max)
-		return perr(p, "term '%.*s': value out of range 0..%#llx", tok_len(len), t,
+		return perr(p, "term '%.*s': value out of range 0..%#llx", kshown(len), t,
 			    (unsigned long long)terms[k].max);
 	switch ((enum term_kind)k) {
 	case T_EVENT: a->event = (uint8_t)v; break;
@@ -215,7 +163,7 @@ static int parse_pmu(struct parse *p, const char *s, struct pmu_event_attr *a)
 	while (*close && *close != '/')
 		close++;
 	if (*close != '/')
-		return perr(p, "missing closing '/' in '%.*s'", tok_len(strlen(s)), s);
+		return perr(p, "missing closing '/' in '%.*s'", kshown(strlen(s)), s);
 	pmu_attr_raw(a, 0, 0);
 	a->usr = a->os = false;
 	for (const char *t = body; t <= close;) {
@@ -227,7 +175,7 @@ static int parse_pmu(struct parse *p, const char *s, struct pmu_event_attr *a)
 		t = e + 1;
 	}
 	if (!(seen & (1u << T_EVENT)))
-		return perr(p, "'%.*s' has no event= term", tok_len((size_t)(close - s + 1)), s);
+		return perr(p, "'%.*s' has no event= term", kshown((size_t)(close - s + 1)), s);
 	/* perf counts both rings unless told otherwise. */
 	if (!(seen & (1u << T_USR | 1u << T_OS)))
 		a->usr = a->os = true;
@@ -269,7 +217,7 @@ int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_
 		} else {
 			return perr(&p,
 				    "unknown event '%.*s' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots; raw: rUUEE; cpu/event=..,umask=../)",
-				    tok_len(nlen), s);
+				    kshown(nlen), s);
 		}
 	}
 	if (rc == PMU_OK)

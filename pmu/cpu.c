@@ -75,7 +75,7 @@ void pmu_cpu_init(const struct pmu_init_opts *opts)
 	pc->cpu = cpu;
 	pc->probe_gp = -1;
 	pmu_decode_generic(&pc->caps);
-	for (unsigned b = 0; b < sizeof(pmu_backends) / sizeof(pmu_backends[0]); b++) {
+	for (unsigned b = 0; b < ARRAY_LEN(pmu_backends); b++) {
 		if (pmu_backends[b]->match(pc->caps.vendor_id)) {
 			pc->ops = pmu_backends[b];
 			pc->ops->decode_caps(&pc->caps);

@@ -14,16 +14,8 @@
 #define PMU_ALLOC_BUDGET 20000
 #define PMU_GROUP_MAX PMU_IDX_NR
 
-static int fail(struct pmu_event *ev, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct pmu_event *ev, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kvsnprintf(ev->reason, sizeof(ev->reason), fmt, ap);
-	va_end(ap);
-	return err;
-}
+/* Refuse with err, the reason in the event. */
+#define fail(ev, err, ...) kerrf((ev)->reason, sizeof((ev)->reason), (err), __VA_ARGS__)
 
 static const char *ev_name(const struct pmu_event *ev)
 {
@@ -157,14 +149,6 @@ struct alloc_search {
 	int *choice;
 	unsigned steps;
 };
-
-static unsigned popcount32(uint32_t v)
-{
-	unsigned n = 0;
-	for (; v; v &= v - 1)
-		n++;
-	return n;
-}
 
 /* Depth-first: the fixed counter first (the preference), then GP counters
  * from the lowest. Events are visited most-constrained first. */

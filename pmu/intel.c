@@ -54,8 +54,6 @@ static const uint8_t wsm_models[] = { 0x25, 0x2c, 0x2f };
 static const uint8_t snb_hsw_bdw_models[] = { 0x2a, 0x2d, 0x3a, 0x3e, 0x3c, 0x3f, 0x45, 0x46,
 					      0x3d, 0x47, 0x4f, 0x56 };
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
 static const struct intel_uarch intel_uarchs[] = {
 	{ "Nehalem", nhm_models, ARRAY_LEN(nhm_models), NULL, 0 },
 	{ "Westmere", wsm_models, ARRAY_LEN(wsm_models), NULL, 0 },
@@ -77,16 +75,6 @@ static const struct intel_uarch *intel_uarch_of(const struct pmu_caps *c)
 static bool intel_match(const char *vendor_id)
 {
 	return strcmp(vendor_id, "GenuineIntel") == 0;
-}
-
-static unsigned fls32(uint32_t v)
-{
-	unsigned n = 0;
-	while (v) {
-		n++;
-		v >>= 1;
-	}
-	return n;
 }
 
 static void intel_decode_perf_caps(struct pmu_caps *c)

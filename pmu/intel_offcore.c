@@ -7,8 +7,6 @@
 #include "lib/spinlock.h"
 #include "pmu/pmu_hw.h"
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
 /*
  * The RSP MSR layouts (SDM vol. 3B, "Off-core Response Performance
  * Monitoring" in the Nehalem, Westmere, Sandy Bridge, Haswell and Skylake

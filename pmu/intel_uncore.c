@@ -6,8 +6,6 @@
 #include "lib/printf.h"
 #include "pmu/pmu_hw.h"
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
 /*
  * Register addresses, all package scope (SDM vol. 4, chapter 2, the MSR
  * tables of the 2nd generation Intel Core processors (Sandy Bridge), the

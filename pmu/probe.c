@@ -23,15 +23,8 @@ static const char *vector_name(int v)
 	}
 }
 
-static void reason(struct pmu_cpu *pc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reason(struct pmu_cpu *pc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kvsnprintf(pc->reason, sizeof(pc->reason), fmt, ap);
-	va_end(ap);
-}
+/* The probe's verdict: why this CPU's counters are not used. */
+#define reason(pc, ...) kerrf((pc)->reason, sizeof((pc)->reason), 0, __VA_ARGS__)
 
 void pmu_inuse_scan(struct pmu_cpu *pc)
 {
@@ -148,7 +141,7 @@ static enum pmu_arch_event probe_event(const struct pmu_caps *c)
 {
 	static const enum pmu_arch_event order[] = { PMU_ARCH_INSTRUCTIONS, PMU_ARCH_CYCLES,
 						     PMU_ARCH_BRANCHES };
-	for (unsigned i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+	for (unsigned i = 0; i < ARRAY_LEN(order); i++)
 		if ((c->events_avail >> order[i]) & 1)
 			return order[i];
 	return PMU_ARCH_NONE;

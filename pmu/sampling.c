@@ -15,16 +15,8 @@
 _Static_assert(sizeof(struct rb_control) <= SAMPLING_HANDLE_OFFSET, "control fits the first half");
 _Static_assert(sizeof(struct rb) <= PMU_SAMPLING_CTL_SIZE - SAMPLING_HANDLE_OFFSET, "handle fits the second half");
 
-static int fail(struct pmu_sampling *s, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct pmu_sampling *s, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kvsnprintf(s->reason, sizeof(s->reason), fmt, ap);
-	va_end(ap);
-	return err;
-}
+/* Refuse with err, the reason in the session. */
+#define fail(s, err, ...) kerrf((s)->reason, sizeof((s)->reason), (err), __VA_ARGS__)
 
 static bool is_pow2(uint64_t v)
 {

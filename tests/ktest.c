@@ -321,7 +321,7 @@ static const char *const suite_order[] = { "boot", "arch", "smp", "pmu", "", "se
 
 static unsigned suite_rank(const char *name)
 {
-	unsigned n = sizeof(suite_order) / sizeof(suite_order[0]);
+	unsigned n = ARRAY_LEN(suite_order);
 	for (unsigned i = 0; i < n; i++)
 		if (suite_order[i][0] && str_starts_with(name, suite_order[i]))
 			return i;

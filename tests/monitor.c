@@ -4,6 +4,8 @@
  * interval must give a row with non-zero counts that fit the workload. Bad
  * options must be refused naming the bad item, PMU or not. */
 #include "arch/x86/smp.h"
+#include "lib/bits.h"
+#include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "modes/monitor.h"
@@ -49,13 +51,12 @@ static const char *cap_find(const char *needle)
 static bool next_u64(const char **p, uint64_t *v)
 {
 	const char *s = *p;
+	size_t n;
 	while (*s == ' ')
 		s++;
-	if (*s < '0' || *s > '9')
+	if (!(n = parse_dec_prefix(s, v)))
 		return false;
-	for (*v = 0; *s >= '0' && *s <= '9'; s++)
-		*v = *v * 10 + (uint64_t)(*s - '0');
-	*p = s;
+	*p = s + n;
 	return true;
 }
 
@@ -219,7 +220,7 @@ KTEST("monitor", refuses_bad_options, NULL, 0)
 		{ { .workload = "chase", .size = 64 }, "size 64 bytes is outside" },
 		{ { .interval_ms = 5 }, "interval 5 ms is outside" },
 	};
-	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_LEN(cases); i++) {
 		cap_reset();
 		int st = monitor_run(&cases[i].o, cap_line);
 		const char *l = cap_find(cases[i].want);

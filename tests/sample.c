@@ -6,6 +6,8 @@
  * the last CPU either samples correctly or refuses with the probe's reason. */
 #include "arch/x86/smp.h"
 #include "arch/x86/pc/console.h"
+#include "lib/bits.h"
+#include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
@@ -126,7 +128,7 @@ KTEST("sample", refuses_bad_options, NULL, 0)
 		{ { .cpus = past }, want_past },
 		{ { .duration_ms = SAMPLE_MODE_MAX_DURATION_MS + 1 }, "is longer than" },
 	};
-	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_LEN(cases); i++) {
 		cap_reset();
 		int st = sample_mode_run(&cases[i].o, cap_line);
 		const char *l = cap_find(cases[i].want);
@@ -147,12 +149,7 @@ static bool field_after(const char *s, const char *needle, uint64_t *v)
 
 	if (!p)
 		return false;
-	p += strlen(needle);
-	if (*p < '0' || *p > '9')
-		return false;
-	for (*v = 0; *p >= '0' && *p <= '9'; p++)
-		*v = *v * 10 + (uint64_t)(*p - '0');
-	return true;
+	return parse_dec_prefix(p + strlen(needle), v) != 0;
 }
 
 /* 200 ms of the loop on the last CPU, cycles sampled every 10^6 with

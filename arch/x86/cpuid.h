@@ -4,13 +4,11 @@
 
 #include <stdint.h>
 
+#include "lib/bits.h"
+
 struct cpuid_regs {
 	uint32_t eax, ebx, ecx, edx;
 };
-
-/* Bits [hi:lo] of v, GENMASK-style (SDM field notation). */
-#define BITS(v, hi, lo) (((v) >> (lo)) & ((1ull << ((hi) - (lo) + 1)) - 1))
-#define BIT(n) (1ull << (n))
 
 /* CPUID.01H:ECX/EDX and friends (SDM vol. 2A, CPUID, tables 3-10/3-11). */
 #define CPUID_1_ECX_CX16_BIT 13   /* CMPXCHG16B */

@@ -37,12 +37,8 @@
 #define CPUID_AMD_EXT_MAX 0x80000000u
 #define CPUID_AMD_EXT_FEATURES 0x80000001u
 #define CPUID_AMD_PERFMON 0x80000022u
-/* CPUID Fn8000_0001_ECX (APM vol. 3, appendix E): PerfCtrExtNB 24 and
- * PerfCtrExtLLC 28 add counters that RDPMC reads at indices 6-9 and 10-15
- * (APM vol. 3, RDPMC). */
-#define CPUID_80000001_ECX_PERFCTR_NB_BIT 24
-#define CPUID_80000001_ECX_PERFCTR_LLC_BIT 28
-#define CPUID_80000022_EAX_PERFMON_V2_BIT 0
+/* RDPMC indices of the PerfCtrExtNB and PerfCtrExtLLC counters (APM vol. 3,
+ * RDPMC). */
 #define AMD_RDPMC_NB_MASK 0x000003c0u  /* indices 6-9 */
 #define AMD_RDPMC_LLC_MASK 0x0000fc00u /* indices 10-15 */
 
@@ -229,45 +225,27 @@ static int amd_fixed_for(const struct pmu_caps *c, const struct pmu_event_attr *
 static int amd_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *a, uint64_t *evtsel, char *why,
 			 size_t whylen)
 {
+	char hint[64];
 	uint64_t v;
+	int err = pmu_attr_check_rings(a, why, whylen);
 
-	if (!a->usr && !a->os) {
-		ksnprintf(why, whylen, "neither usr nor os set: the counter would count nothing");
-		return PMU_E_INVAL;
-	}
-	if (a->any) {
-		ksnprintf(why, whylen, "AnyThread (any) does not exist on AMD: PerfEvtSel bit 21 is reserved (APM vol. 2, 13.2)");
-		return PMU_E_UNSUPPORTED;
-	}
-	if (a->offcore_rsp) {
-		ksnprintf(why, whylen, "offcore_rsp=%#llx: AMD has no MSR_OFFCORE_RSP registers",
-			  (unsigned long long)a->offcore_rsp);
-		return PMU_E_UNSUPPORTED;
-	}
-	if (a->event > 0xfff) {
-		ksnprintf(why, whylen, "event select %#x: PerfEvtSel holds 12 bits (7:0 and 35:32)", a->event);
-		return PMU_E_INVAL;
-	}
-	v = (uint64_t)(a->event & 0xff) << PERFEVTSEL_EVENT_SHIFT |
-	    (uint64_t)(a->event >> 8) << AMD_EVTSEL_EVENT_HI_SHIFT |
-	    (uint64_t)a->umask << PERFEVTSEL_UMASK_SHIFT | (uint64_t)a->cmask << PERFEVTSEL_CMASK_SHIFT;
-	if (a->usr)
-		v |= BIT(PERFEVTSEL_USR_BIT);
-	if (a->os)
-		v |= BIT(PERFEVTSEL_OS_BIT);
-	if (a->edge)
-		v |= BIT(PERFEVTSEL_EDGE_BIT);
-	if (a->intr)
-		v |= BIT(PERFEVTSEL_INT_BIT);
-	if (a->inv)
-		v |= BIT(PERFEVTSEL_INV_BIT);
-	if (v & c->evtsel_reserved) {
-		ksnprintf(why, whylen, "PerfEvtSel value %#llx sets reserved bits %#llx (family %#x%s)",
-			  (unsigned long long)v, (unsigned long long)(v & c->evtsel_reserved), c->family,
-			  (v & c->evtsel_reserved & AMD_EVTSEL_EVENT_HI_MASK) ? ": 12-bit events need family 10h"
-									   : "");
-		return PMU_E_UNSUPPORTED;
-	}
+	if (err != PMU_OK)
+		return err;
+	if (a->any)
+		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
+			     "AnyThread (any) does not exist on AMD: PerfEvtSel bit 21 is reserved (APM vol. 2, 13.2)");
+	if (a->offcore_rsp)
+		return kerrf(why, whylen, PMU_E_UNSUPPORTED, "offcore_rsp=%#llx: AMD has no MSR_OFFCORE_RSP registers",
+			     (unsigned long long)a->offcore_rsp);
+	if (a->event > 0xfff)
+		return kerrf(why, whylen, PMU_E_INVAL, "event select %#x: PerfEvtSel holds 12 bits (7:0 and 35:32)",
+			     a->event);
+	/* The shared bits (pmu_evtsel_common) plus EventSelect[11:8]. */
+	v = pmu_evtsel_common(a) | (uint64_t)(a->event >> 8) << AMD_EVTSEL_EVENT_HI_SHIFT;
+	ksnprintf(hint, sizeof(hint), " (family %#x%s)", c->family,
+		  (v & c->evtsel_reserved & AMD_EVTSEL_EVENT_HI_MASK) ? ": 12-bit events need family 10h" : "");
+	if ((err = pmu_evtsel_check(c, v, hint, why, whylen)) != PMU_OK)
+		return err;
 	*evtsel = v;
 	return PMU_OK;
 }

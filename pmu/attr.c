@@ -1,6 +1,7 @@
-/* Event strings in perf's syntax: named architectural events, raw "rUUEE"
+/* What the user asks for: attributes built from a name or raw numbers, and
+ * event strings in perf's syntax (named architectural events, raw "rUUEE"
  * configs and "cpu/term,term=value/" lists, each with optional ":u"/":k"
- * modifiers. Errors name the offending token; nothing is assumed about the
+ * modifiers). Errors name the offending token; nothing is assumed about the
  * input's length or content beyond NUL termination. */
 #include "arch/x86/msr.h"
 #include "lib/bits.h"
@@ -13,6 +14,39 @@ struct parse {
 	char *err;
 	size_t errlen;
 };
+
+void pmu_attr_raw(struct pmu_event_attr *attr, uint16_t event, uint8_t umask)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->event = event;
+	attr->umask = umask;
+	attr->usr = attr->os = true;
+	attr->arch = PMU_ARCH_NONE;
+}
+
+void pmu_attr_arch(struct pmu_event_attr *attr, enum pmu_arch_event e)
+{
+	const struct pmu_arch_event_desc *d = pmu_arch_event(e);
+
+	pmu_attr_raw(attr, d ? d->event : 0, d ? d->umask : 0);
+	attr->arch = d ? e : PMU_ARCH_NONE;
+}
+
+void pmu_attr_resolve(const struct pmu_cpu *pc, struct pmu_event_attr *attr)
+{
+	uint16_t event;
+	uint8_t umask;
+
+	/* AMD numbers the same events differently (instructions are 0xC0 on
+	 * both, cycles 0x3C vs 0x76): the backend says. Event 0 when it has
+	 * none; its gp_allowed then refuses the event with the reason. */
+	if (attr->arch == PMU_ARCH_NONE || !pc->ops || !pc->ops->arch_encoding)
+		return;
+	if (!pc->ops->arch_encoding(&pc->caps, attr->arch, &event, &umask))
+		event = umask = 0;
+	attr->event = event;
+	attr->umask = umask;
+}
 
 /* Every refusal is PMU_E_INVAL with the message in the caller's buffer. */
 #define perr(p, ...) kerrf((p)->err, (p)->errlen, PMU_E_INVAL, __VA_ARGS__)

@@ -37,8 +37,8 @@ static void line_emit(struct caps_line *l, pmu_line_fn out, void *ctx)
 static const char *core_type_name(unsigned t)
 {
 	switch (t) {
-	case 0x20: return "Atom";
-	case 0x40: return "Core";
+	case CPUID_1A_CORE_TYPE_ATOM: return "Atom";
+	case CPUID_1A_CORE_TYPE_CORE: return "Core";
 	default: return "unknown";
 	}
 }
@@ -171,13 +171,13 @@ bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b)
 	       a->native_model == b->native_model;
 }
 
-const char *pmu_idx_name(int idx, char *buf, size_t n)
+const char *pmu_idx_name(const struct pmu_caps *c, int idx, char *buf, size_t n)
 {
 	if (idx < 0)
 		ksnprintf(buf, n, "(no counter)");
 	else if (PMU_IDX_IS_FIXED(idx))
 		ksnprintf(buf, n, "IA32_FIXED_CTR%d", idx - PMU_IDX_FIXED_BASE);
 	else
-		ksnprintf(buf, n, "%s%d", pmu_caps() ? pmu_ctr_name(pmu_caps()) : "IA32_PMC", idx);
+		ksnprintf(buf, n, "%s%d", c ? pmu_ctr_name(c) : "IA32_PMC", idx);
 	return buf;
 }

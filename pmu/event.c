@@ -22,32 +22,6 @@ static const char *ev_name(const struct pmu_event *ev)
 	return ev->name ? ev->name : "event";
 }
 
-void pmu_attr_raw(struct pmu_event_attr *attr, uint16_t event, uint8_t umask)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->event = event;
-	attr->umask = umask;
-	attr->usr = attr->os = true;
-	attr->arch = PMU_ARCH_NONE;
-}
-
-void pmu_attr_arch(struct pmu_event_attr *attr, enum pmu_arch_event e)
-{
-	const struct pmu_arch_event_desc *d = pmu_arch_event(e);
-	const struct pmu_cpu *pc = pmu_this_cpu();
-	uint16_t event = d ? d->event : 0;
-	uint8_t umask = d ? d->umask : 0;
-
-	/* AMD numbers the same events differently (instructions are 0xC0 on
-	 * both, cycles 0x3C vs 0x76): the backend says. Event 0 when it has
-	 * none; its gp_allowed then refuses the event with the reason. */
-	if (d && pc && pc->initialised && pc->ops && pc->ops->arch_encoding &&
-	    !pc->ops->arch_encoding(&pc->caps, e, &event, &umask))
-		event = umask = 0;
-	pmu_attr_raw(attr, event, umask);
-	attr->arch = d ? e : PMU_ARCH_NONE;
-}
-
 void pmu_event_init(struct pmu_event *ev, const struct pmu_event_attr *attr, const char *name)
 {
 	memset(ev, 0, sizeof(*ev));
@@ -81,6 +55,41 @@ static struct pmu_cpu *usable_cpu(struct pmu_event *ev, int *err)
 	return pc;
 }
 
+/* --- Encoding helpers for the backends --- */
+
+uint64_t pmu_evtsel_common(const struct pmu_event_attr *a)
+{
+	uint64_t v = (uint64_t)(a->event & 0xff) << PERFEVTSEL_EVENT_SHIFT |
+		     (uint64_t)a->umask << PERFEVTSEL_UMASK_SHIFT | (uint64_t)a->cmask << PERFEVTSEL_CMASK_SHIFT;
+
+	if (a->usr)
+		v |= BIT(PERFEVTSEL_USR_BIT);
+	if (a->os)
+		v |= BIT(PERFEVTSEL_OS_BIT);
+	if (a->edge)
+		v |= BIT(PERFEVTSEL_EDGE_BIT);
+	if (a->intr)
+		v |= BIT(PERFEVTSEL_INT_BIT);
+	if (a->inv)
+		v |= BIT(PERFEVTSEL_INV_BIT);
+	return v;
+}
+
+int pmu_attr_check_rings(const struct pmu_event_attr *a, char *why, size_t whylen)
+{
+	if (!a->usr && !a->os)
+		return kerrf(why, whylen, PMU_E_INVAL, "neither usr nor os set: the counter would count nothing");
+	return PMU_OK;
+}
+
+int pmu_evtsel_check(const struct pmu_caps *c, uint64_t v, const char *hint, char *why, size_t whylen)
+{
+	if (!(v & c->evtsel_reserved))
+		return PMU_OK;
+	return kerrf(why, whylen, PMU_E_UNSUPPORTED, "%s value %#llx sets reserved bits %#llx%s", pmu_evtsel_name(c),
+		     (unsigned long long)v, (unsigned long long)(v & c->evtsel_reserved), hint);
+}
+
 /* --- Allocation --- */
 
 struct alloc_cand {
@@ -96,34 +105,37 @@ struct alloc_cand {
 static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct alloc_cand *k)
 {
 	const struct pmu_caps *c = &pc->caps;
+	struct pmu_event_attr resolved = ev->attr;
+	const struct pmu_event_attr *a = &resolved;
 	char why_gp[PMU_REASON_LEN] = "", why_fx[PMU_REASON_LEN] = "";
 	int err_gp = PMU_OK, err_fx = PMU_OK;
 
-	k->fixed = pc->ops->fixed_for(c, &ev->attr);
-	k->gp = pc->ops->gp_allowed(c, &ev->attr, &k->constraint);
-	k->extra = pc->ops->extra_msr ? pc->ops->extra_msr(c, &ev->attr) : 0;
+	/* A named event is numbered by the CPU that places it. */
+	pmu_attr_resolve(pc, &resolved);
+	k->fixed = pc->ops->fixed_for(c, a);
+	k->gp = pc->ops->gp_allowed(c, a, &k->constraint);
+	k->extra = pc->ops->extra_msr ? pc->ops->extra_msr(c, a) : 0;
 	/* Only a backend with extra MSRs knows offcore events (AMD's 0xB7/0xBB are plain events). */
-	if (pc->ops->extra_msr && (ev->attr.event == 0xb7 || ev->attr.event == 0xbb) && ev->attr.umask == 0x01 &&
-	    !k->extra)
+	if (pc->ops->extra_msr && (a->event == PMU_OFFCORE_EVENT_0 || a->event == PMU_OFFCORE_EVENT_1) &&
+	    a->umask == PMU_OFFCORE_UMASK && !k->extra)
 		return fail(ev, PMU_E_UNSUPPORTED,
 			    "%s: offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
-			    ev_name(ev), ev->attr.event, ev->attr.event == 0xb7 ? 0 : 1, c->family, c->model);
+			    ev_name(ev), a->event, a->event == PMU_OFFCORE_EVENT_0 ? 0 : 1, c->family, c->model);
 	/* The RSP value is checked against the model's valid bits now, so a
 	 * reserved bit never reaches the WRMSR (it would #GP there). */
-	if (k->extra && (err_gp = pmu_offcore_check(c, &ev->attr, why_gp, sizeof(why_gp))) != PMU_OK)
+	if (k->extra && (err_gp = pmu_offcore_check(c, a, why_gp, sizeof(why_gp))) != PMU_OK)
 		return fail(ev, err_gp, "%s: %s", ev_name(ev), why_gp);
-	if (pc->ops->extra_msr && !k->extra && ev->attr.offcore_rsp)
+	if (pc->ops->extra_msr && !k->extra && a->offcore_rsp)
 		return fail(ev, PMU_E_INVAL,
 			    "%s: offcore_rsp=%#llx belongs to events 0xb7/0xbb umask 0x01, not event 0x%02x umask 0x%02x",
-			    ev_name(ev), (unsigned long long)ev->attr.offcore_rsp, ev->attr.event, ev->attr.umask);
+			    ev_name(ev), (unsigned long long)a->offcore_rsp, a->event, a->umask);
 	if (k->fixed >= 0) {
-		err_fx = pc->ops->encode_fixed(c, &ev->attr, (unsigned)k->fixed, &k->fixed_cfg, why_fx,
-					       sizeof(why_fx));
+		err_fx = pc->ops->encode_fixed(c, a, (unsigned)k->fixed, &k->fixed_cfg, why_fx, sizeof(why_fx));
 		if (err_fx)
 			k->fixed = -1;
 	}
 	if (k->gp) {
-		err_gp = pc->ops->encode_gp(c, &ev->attr, &k->gp_cfg, why_gp, sizeof(why_gp));
+		err_gp = pc->ops->encode_gp(c, a, &k->gp_cfg, why_gp, sizeof(why_gp));
 		if (err_gp)
 			k->gp = 0;
 	}
@@ -134,8 +146,7 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 			return fail(ev, err_fx, "%s: %s", ev_name(ev), why_fx);
 		return fail(ev, PMU_E_UNSUPPORTED,
 			    "%s (event 0x%02x umask 0x%02x): no counter can count it on this CPU (%s)",
-			    ev_name(ev), ev->attr.event, ev->attr.umask,
-			    k->constraint ? k->constraint : "no GP counter allowed");
+			    ev_name(ev), a->event, a->umask, k->constraint ? k->constraint : "no GP counter allowed");
 	}
 	return PMU_OK;
 }
@@ -346,15 +357,17 @@ int pmu_event_add_idx(struct pmu_event *ev, int idx)
 	if (idx < 0 || idx >= PMU_IDX_NR)
 		return fail(ev, PMU_E_INVAL, "%s: counter index %d outside 0..%d", ev_name(ev), idx,
 			    PMU_IDX_NR - 1);
-	pmu_idx_name(idx, name, sizeof(name));
+	pmu_idx_name(&pc->caps, idx, name, sizeof(name));
 	if ((err = alloc_candidates(pc, ev, &k)) != PMU_OK && !PMU_IDX_IS_FIXED(idx))
 		return err;
 	if (PMU_IDX_IS_FIXED(idx)) {
 		unsigned i = (unsigned)(idx - PMU_IDX_FIXED_BASE);
+		struct pmu_event_attr a = ev->attr;
 		char why[PMU_REASON_LEN];
 		k.fixed = -1;
 		k.extra = 0;
-		if ((err = pc->ops->encode_fixed(&pc->caps, &ev->attr, i, &k.fixed_cfg, why, sizeof(why))))
+		pmu_attr_resolve(pc, &a);
+		if ((err = pc->ops->encode_fixed(&pc->caps, &a, i, &k.fixed_cfg, why, sizeof(why))))
 			return fail(ev, err, "%s on %s: %s", ev_name(ev), name, why);
 		if (((pc->fixed_used | pc->fixed_reserved) >> i) & 1)
 			return fail(ev, PMU_E_BUSY, "%s: %s is taken (%s)", ev_name(ev), name,
@@ -484,6 +497,16 @@ static bool any_fixed(struct pmu_event *const *evs, unsigned n)
 		if (PMU_IDX_IS_FIXED(evs[i]->hw.idx))
 			return true;
 	return false;
+}
+
+int pmu_event_enable(struct pmu_event *ev)
+{
+	return pmu_events_enable(&ev, 1);
+}
+
+int pmu_event_disable(struct pmu_event *ev)
+{
+	return pmu_events_disable(&ev, 1);
 }
 
 uint64_t pmu_events_global_mask(struct pmu_event *const *evs, unsigned n)

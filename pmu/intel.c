@@ -2,28 +2,23 @@
  * into struct pmu_caps, says which MSR holds what, and encodes events. */
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
+#include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/intel_models.h"
 #include "pmu/intel_offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 
-/* CPUID.0AH fields (SDM vol. 2A, CPUID, "Architectural Performance
- * Monitoring Leaf"; SPEC register facts). */
-#define CPUID_0A_EDX_ANYTHREAD_DEPRECATED_BIT 15
-/* CPUID.1AH:EAX (SDM vol. 2A, "Hybrid Information Enumeration Leaf"). */
-#define CPUID_1A_CORE_TYPE_ATOM 0x20
-#define CPUID_1A_CORE_TYPE_CORE 0x40
 /* CPUID.23H sub-leaf 0 EAX: bit n set = sub-leaf n is valid; sub-leaf 1
  * gives EAX = GP counter bitmap, EBX = fixed counter bitmap (SDM vol. 2A,
  * "Architectural Performance Monitoring Extended Leaf"; Linux's fix
  * "perf/x86/intel: Fix ARCH_PERFMON_NUM_COUNTER_LEAF" tests bit 1). */
 #define CPUID_23_COUNTER_SUBLEAF 1
 
-/* Model-specific facts, keyed by DisplayModel of family 6. Counter
- * constraints are from Linux arch/x86/events/intel/core.c
- * (intel_skl_event_constraints); the offcore-response MSRs have their own
- * table in pmu/intel_offcore.c. */
+/* Counter constraints per microarchitecture (pmu/intel_models.h), from
+ * Linux arch/x86/events/intel/core.c (intel_skl_event_constraints); the
+ * other listed microarchitectures have none that pmutest models. */
 struct intel_constraint {
 	uint8_t event, umask;
 	bool any_umask;       /* the constraint holds for every umask */
@@ -31,16 +26,6 @@ struct intel_constraint {
 	const char *name;
 };
 
-struct intel_uarch {
-	const char *name;
-	const uint8_t *models;
-	unsigned nmodels;
-	const struct intel_constraint *constraints;
-	unsigned nconstraints;
-};
-
-/* Skylake, Kaby Lake, Coffee Lake, Comet Lake, Skylake-SP/Cascade Lake. */
-static const uint8_t skl_models[] = { 0x4e, 0x5e, 0x55, 0x8e, 0x9e, 0xa5, 0xa6 };
 static const struct intel_constraint skl_constraints[] = {
 	{ 0xc0, 0x01, false, 0x2, "INST_RETIRED.PREC_DIST (PMC1 only)" },
 	{ 0xd0, 0, true, 0xf, "MEM_INST_RETIRED.* (PMC0-3)" },
@@ -49,28 +34,13 @@ static const struct intel_constraint skl_constraints[] = {
 	{ 0xcd, 0, true, 0xf, "MEM_TRANS_RETIRED.* (PMC0-3)" },
 	{ 0xc6, 0, true, 0xf, "FRONTEND_RETIRED.* (PMC0-3)" },
 };
-static const uint8_t nhm_models[] = { 0x1a, 0x1e, 0x1f, 0x2e };
-static const uint8_t wsm_models[] = { 0x25, 0x2c, 0x2f };
-static const uint8_t snb_hsw_bdw_models[] = { 0x2a, 0x2d, 0x3a, 0x3e, 0x3c, 0x3f, 0x45, 0x46,
-					      0x3d, 0x47, 0x4f, 0x56 };
 
-static const struct intel_uarch intel_uarchs[] = {
-	{ "Nehalem", nhm_models, ARRAY_LEN(nhm_models), NULL, 0 },
-	{ "Westmere", wsm_models, ARRAY_LEN(wsm_models), NULL, 0 },
-	{ "Sandy Bridge..Broadwell", snb_hsw_bdw_models, ARRAY_LEN(snb_hsw_bdw_models), NULL, 0 },
-	{ "Skylake", skl_models, ARRAY_LEN(skl_models), skl_constraints, ARRAY_LEN(skl_constraints) },
+static const struct {
+	const struct intel_constraint *list;
+	unsigned n;
+} constraints[INTEL_UARCH_NR] = {
+	[INTEL_SKYLAKE] = { skl_constraints, ARRAY_LEN(skl_constraints) },
 };
-
-static const struct intel_uarch *intel_uarch_of(const struct pmu_caps *c)
-{
-	if (c->family != 6)
-		return NULL;
-	for (unsigned u = 0; u < ARRAY_LEN(intel_uarchs); u++)
-		for (unsigned m = 0; m < intel_uarchs[u].nmodels; m++)
-			if (intel_uarchs[u].models[m] == c->model)
-				return &intel_uarchs[u];
-	return NULL;
-}
 
 static bool intel_match(const char *vendor_id)
 {
@@ -217,9 +187,7 @@ static void intel_decode_caps(struct pmu_caps *c)
 		c->global_inuse = MSR_IA32_PERF_GLOBAL_INUSE;
 	}
 
-	const struct intel_uarch *u = intel_uarch_of(c);
-	if (u)
-		c->uarch = u->name;
+	c->uarch = intel_uarch_name(intel_uarch_of(c));
 	c->offcore_msrs = pmu_offcore_msrs(c);
 }
 
@@ -227,7 +195,7 @@ static uint32_t intel_gp_allowed(const struct pmu_caps *c, const struct pmu_even
 				 const char **constraint)
 {
 	uint32_t mask = c->gp_mask;
-	const struct intel_uarch *u = intel_uarch_of(c);
+	enum intel_uarch u = intel_uarch_of(c);
 
 	*constraint = NULL;
 	/* A named event CPUID marks unavailable may not go on a GP counter. */
@@ -235,10 +203,8 @@ static uint32_t intel_gp_allowed(const struct pmu_caps *c, const struct pmu_even
 		*constraint = "CPUID.0AH:EBX marks it unavailable on GP counters";
 		return 0;
 	}
-	if (!u)
-		return mask;
-	for (unsigned i = 0; i < u->nconstraints; i++) {
-		const struct intel_constraint *k = &u->constraints[i];
+	for (unsigned i = 0; i < constraints[u].n; i++) {
+		const struct intel_constraint *k = &constraints[u].list[i];
 		if (k->event == a->event && (k->any_umask || k->umask == a->umask)) {
 			*constraint = k->name;
 			return mask & k->gp_mask;
@@ -263,51 +229,29 @@ static int intel_fixed_for(const struct pmu_caps *c, const struct pmu_event_attr
 static int intel_check_filters(const struct pmu_caps *c, const struct pmu_event_attr *a, char *why,
 			       size_t whylen)
 {
-	if (!a->usr && !a->os) {
-		ksnprintf(why, whylen, "neither usr nor os set: the counter would count nothing");
-		return PMU_E_INVAL;
-	}
-	if (a->any && c->version < 3) {
-		ksnprintf(why, whylen,
-			  "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
-			  c->version);
-		return PMU_E_UNSUPPORTED;
-	}
-	return PMU_OK;
+	int err = pmu_attr_check_rings(a, why, whylen);
+
+	if (err == PMU_OK && a->any && c->version < 3)
+		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
+			     "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)", c->version);
+	return err;
 }
 
+/* The shared PERFEVTSEL bits (pmu_evtsel_common) plus AnyThread. */
 static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *a, uint64_t *evtsel,
 			   char *why, size_t whylen)
 {
 	uint64_t v;
-
 	int err = intel_check_filters(c, a, why, whylen);
+
 	if (err != PMU_OK)
 		return err;
-	if (a->event > 0xff) {
-		ksnprintf(why, whylen, "event select %#x: IA32_PERFEVTSELx holds 8 bits (SDM vol. 3B, PERFEVTSEL layout)",
-			  a->event);
-		return PMU_E_INVAL;
-	}
-	v = (uint64_t)a->event << PERFEVTSEL_EVENT_SHIFT | (uint64_t)a->umask << PERFEVTSEL_UMASK_SHIFT |
-	    (uint64_t)a->cmask << PERFEVTSEL_CMASK_SHIFT;
-	if (a->usr)
-		v |= BIT(PERFEVTSEL_USR_BIT);
-	if (a->os)
-		v |= BIT(PERFEVTSEL_OS_BIT);
-	if (a->edge)
-		v |= BIT(PERFEVTSEL_EDGE_BIT);
-	if (a->intr)
-		v |= BIT(PERFEVTSEL_INT_BIT);
-	if (a->any)
-		v |= BIT(PERFEVTSEL_ANY_BIT);
-	if (a->inv)
-		v |= BIT(PERFEVTSEL_INV_BIT);
-	if (v & c->evtsel_reserved) {
-		ksnprintf(why, whylen, "PERFEVTSEL value %#llx sets reserved bits %#llx",
-			  (unsigned long long)v, (unsigned long long)(v & c->evtsel_reserved));
-		return PMU_E_UNSUPPORTED;
-	}
+	if (a->event > 0xff)
+		return kerrf(why, whylen, PMU_E_INVAL,
+			     "event select %#x: IA32_PERFEVTSELx holds 8 bits (SDM vol. 3B, PERFEVTSEL layout)", a->event);
+	v = pmu_evtsel_common(a) | (a->any ? BIT(PERFEVTSEL_ANY_BIT) : 0);
+	if ((err = pmu_evtsel_check(c, v, "", why, whylen)) != PMU_OK)
+		return err;
 	*evtsel = v;
 	return PMU_OK;
 }
@@ -360,19 +304,6 @@ static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event
 	return 0;
 }
 
-/* The SDM's architectural encodings (pmu/arch_events.c), unchanged. */
-static bool intel_arch_encoding(const struct pmu_caps *c, enum pmu_arch_event e, uint16_t *event,
-				uint8_t *umask)
-{
-	const struct pmu_arch_event_desc *d = pmu_arch_event(e);
-
-	if (!d)
-		return false;
-	*event = d->event;
-	*umask = d->umask;
-	return true;
-}
-
 const struct pmu_ops pmu_intel_ops = {
 	.name = "intel",
 	.vendor = PMU_VENDOR_INTEL,
@@ -383,5 +314,5 @@ const struct pmu_ops pmu_intel_ops = {
 	.encode_gp = intel_encode_gp,
 	.encode_fixed = intel_encode_fixed,
 	.extra_msr = intel_extra_msr,
-	.arch_encoding = intel_arch_encoding,
+	.arch_encoding = NULL, /* the SDM's, as pmu_attr_arch gives them */
 };

@@ -3,6 +3,7 @@
 #include "pmu/intel_offcore.h"
 
 #include "arch/x86/msr.h"
+#include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
 #include "pmu/pmu_hw.h"
@@ -38,45 +39,35 @@
 #define SNB_L3_MISS_RESPONSE 0x3fffc00000ull /* bits 37:22 */
 #define SNB_DMND_DATA_RD 0x1ull
 
-/* Family 6 DisplayModels (SDM vol. 4, "Processor Families and Models" table
- * of CPUID signatures; Linux arch/x86/include/asm/intel-family.h names). */
-static const uint8_t nhm_models[] = { 0x1a, 0x1e, 0x1f, 0x2e }; /* Nehalem, Lynnfield, Nehalem-G, Nehalem-EX */
-static const uint8_t wsm_models[] = { 0x25, 0x2c, 0x2f };       /* Westmere, Westmere-EP, Westmere-EX */
-static const uint8_t snb_client_models[] = { 0x2a, 0x3a };      /* Sandy Bridge, Ivy Bridge */
-static const uint8_t snb_server_models[] = {
-	0x2d, 0x3e,                   /* Sandy Bridge-EP, Ivy Bridge-EP */
-	0x3c, 0x3f, 0x45, 0x46,       /* Haswell, Haswell-X, Haswell-ULT, Haswell-GT3e */
-	0x3d, 0x47, 0x4f, 0x56,       /* Broadwell, Broadwell-GT3e, Broadwell-X, Broadwell-DE */
-};
-static const uint8_t skl_models[] = {
-	0x4e, 0x5e, 0x55,             /* Skylake-U/Y, Skylake-S/H, Skylake-SP/Cascade Lake */
-	0x8e, 0x9e, 0xa5, 0xa6,       /* Kaby/Coffee/Whiskey/Amber Lake, Comet Lake */
-};
+#define NHM INTEL_UARCHS(INTEL_NEHALEM)
+#define WSM INTEL_UARCHS(INTEL_WESTMERE)
+#define SNB_IVB (INTEL_UARCHS(INTEL_SANDYBRIDGE) | INTEL_UARCHS(INTEL_IVYBRIDGE))
+#define HSW_BDW (INTEL_UARCHS(INTEL_HASWELL) | INTEL_UARCHS(INTEL_BROADWELL))
+#define SKL INTEL_UARCHS(INTEL_SKYLAKE)
 
 static const struct pmu_offcore_model offcore_models[] = {
-	{ "Nehalem", nhm_models, ARRAY_LEN(nhm_models), 1, NHM_VALID, NHM_REQUEST, NHM_DMND_RD_L3_MISS, true,
+	{ "Nehalem", NHM, NHM, 1, NHM_VALID, NHM_REQUEST, NHM_DMND_RD_L3_MISS, true,
 	  "SDM vol. 3B, Nehalem \"Off-core Response Performance Monitoring in the Processor Core\"; Linux intel_nehalem_extra_regs" },
-	{ "Westmere", wsm_models, ARRAY_LEN(wsm_models), 2, NHM_VALID, NHM_REQUEST, NHM_DMND_RD_L3_MISS, true,
+	{ "Westmere", WSM, WSM, 2, NHM_VALID, NHM_REQUEST, NHM_DMND_RD_L3_MISS, true,
 	  "SDM vol. 3B, Westmere off-core response (RSP_0 and RSP_1); Linux intel_westmere_extra_regs" },
-	{ "Sandy/Ivy Bridge client", snb_client_models, ARRAY_LEN(snb_client_models), 2, SNB_CLIENT_VALID,
-	  SNB_REQUEST, SNB_DMND_DATA_RD | (SNB_L3_MISS_RESPONSE & SNB_CLIENT_VALID), false,
+	/* Client Sandy/Ivy Bridge lack the remote supplier bits. */
+	{ "Sandy/Ivy Bridge client", SNB_IVB, 0, 2, SNB_CLIENT_VALID, SNB_REQUEST,
+	  SNB_DMND_DATA_RD | (SNB_L3_MISS_RESPONSE & SNB_CLIENT_VALID), false,
 	  "SDM vol. 3B, Sandy Bridge \"Off-core Response Performance Monitoring\"; Linux intel_snb_extra_regs" },
-	{ "Sandy/Ivy Bridge-EP, Haswell, Broadwell", snb_server_models, ARRAY_LEN(snb_server_models), 2,
-	  SNB_SERVER_VALID, SNB_REQUEST, SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false,
-	  "SDM vol. 3B, Sandy Bridge/Haswell off-core response; Linux intel_snbep_extra_regs" },
-	{ "Skylake", skl_models, ARRAY_LEN(skl_models), 2, SNB_SERVER_VALID, SNB_REQUEST,
+	{ "Sandy/Ivy Bridge-EP, Haswell, Broadwell", HSW_BDW, SNB_IVB | HSW_BDW, 2, SNB_SERVER_VALID, SNB_REQUEST,
 	  SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false,
+	  "SDM vol. 3B, Sandy Bridge/Haswell off-core response; Linux intel_snbep_extra_regs" },
+	{ "Skylake", SKL, SKL, 2, SNB_SERVER_VALID, SNB_REQUEST, SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false,
 	  "SDM vol. 3B, Skylake \"Off-core Response Performance Monitoring\"; Linux intel_skl_extra_regs" },
 };
 
 const struct pmu_offcore_model *pmu_offcore_model(const struct pmu_caps *c)
 {
-	if (c->vendor != PMU_VENDOR_INTEL || c->family != 6)
-		return NULL;
-	for (unsigned i = 0; i < ARRAY_LEN(offcore_models); i++)
-		for (unsigned m = 0; m < offcore_models[i].nmodels; m++)
-			if (offcore_models[i].models[m] == c->model)
-				return &offcore_models[i];
+	const struct intel_model *m = intel_model_of(c);
+
+	for (unsigned i = 0; m && i < ARRAY_LEN(offcore_models); i++)
+		if (intel_uarch_in(m->uarch, m->server ? offcore_models[i].server : offcore_models[i].client))
+			return &offcore_models[i];
 	return NULL;
 }
 

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/msr.h"
+#include "pmu/intel_models.h"
 #include "pmu/pmu.h"
 
 /* OFFCORE_RESPONSE_0 is event 0xB7 umask 0x01 with MSR_OFFCORE_RSP_0,
@@ -17,12 +19,11 @@
 #define PMU_OFFCORE_EVENT_1 0xbb
 #define PMU_OFFCORE_UMASK 0x01
 
-/* One row of the model table: the family 6 DisplayModels it holds for, what
+/* One row: the microarchitectures (pmu/intel_models.h) it holds for, what
  * the MSRs accept, and where that comes from. */
 struct pmu_offcore_model {
-	const char *name;          /* "Sandy Bridge client" */
-	const uint8_t *models;
-	unsigned nmodels;
+	const char *name;          /* "Sandy/Ivy Bridge client" */
+	uint32_t client, server;   /* INTEL_UARCHS() of the client / server parts it holds for */
 	unsigned nmsrs;            /* 1: RSP_0 only (Nehalem), 2: RSP_0 and RSP_1 */
 	uint64_t valid;            /* bits either MSR accepts; others #GP */
 	uint64_t request;          /* the request-type field (the rest of valid is response) */
@@ -42,7 +43,7 @@ unsigned pmu_offcore_msrs(const struct pmu_caps *c);
  * pairs with MSR index s. */
 static inline int pmu_offcore_slot(uint32_t msr)
 {
-	return msr == 0x1a7 ? 1 : 0; /* MSR_OFFCORE_RSP_1 : MSR_OFFCORE_RSP_0 */
+	return msr == MSR_OFFCORE_RSP_1 ? 1 : 0;
 }
 static inline uint8_t pmu_offcore_event_of(int slot)
 {

@@ -3,7 +3,9 @@
 #include "pmu/intel_uncore.h"
 
 #include "arch/x86/cpuid.h"
+#include "lib/bits.h"
 #include "lib/printf.h"
+#include "pmu/intel_models.h"
 #include "pmu/pmu_hw.h"
 
 /*
@@ -22,49 +24,30 @@
  *   MSR_UNC_CBO_n_PERFEVTSEL0/1  700H/701H + 10H * n
  *   MSR_UNC_CBO_n_PERFCTR0/1     706H/707H + 10H * n (44 bits)
  */
-static const uint8_t snb_ivb_models[] = { 0x2a, 0x3a };             /* Sandy Bridge, Ivy Bridge */
-static const uint8_t hsw_bdw_models[] = { 0x3c, 0x45, 0x46, 0x3d, 0x47 }; /* Haswell S/ULT/GT3e, Broadwell U/H */
-static const uint8_t skl_models[] = { 0x4e, 0x5e, 0x8e, 0x9e, 0xa5, 0xa6 }; /* Skylake U/S, Kaby/Coffee Lake, Comet Lake */
-
 #define SNB_CORE_SELECT_ALL 0xfull  /* [3:0] */
 #define SKL_SLICE_SELECT_ALL 0x1full /* [4:0] */
 
 static const struct pmu_uncore_model uncore_models[] = {
-	{ "Sandy/Ivy Bridge client", snb_ivb_models, ARRAY_LEN(snb_ivb_models), 0x391,
-	  BIT(UNC_GLOBAL_EN_BIT) | SNB_CORE_SELECT_ALL, false, 4,
+	{ "Sandy/Ivy Bridge client", INTEL_UARCHS(INTEL_SANDYBRIDGE) | INTEL_UARCHS(INTEL_IVYBRIDGE),
+	  MSR_UNC_PERF_GLOBAL_CTRL, BIT(UNC_GLOBAL_EN_BIT) | SNB_CORE_SELECT_ALL, false, 4,
 	  "SDM vol. 4, MSRs of 2nd/3rd generation Core processors (391H, 396H, 700H-737H); Linux uncore_snb.c" },
-	{ "Haswell/Broadwell client", hsw_bdw_models, ARRAY_LEN(hsw_bdw_models), 0x391,
-	  BIT(UNC_GLOBAL_EN_BIT) | SNB_CORE_SELECT_ALL, true, 4,
+	{ "Haswell/Broadwell client", INTEL_UARCHS(INTEL_HASWELL) | INTEL_UARCHS(INTEL_BROADWELL),
+	  MSR_UNC_PERF_GLOBAL_CTRL, BIT(UNC_GLOBAL_EN_BIT) | SNB_CORE_SELECT_ALL, true, 4,
 	  "SDM vol. 4, MSRs of 4th generation Core processors (391H, 396H \"derive value by -1\", 700H-737H)" },
 	/* Eight-core Coffee Lake has its eighth C-box at other addresses
 	 * (Linux UNCORE_BOX_FLAG_CFL8_CBOX_MSR_OFFS): the table stops at 7. */
-	{ "Skylake..Comet Lake client", skl_models, ARRAY_LEN(skl_models), 0xe01,
+	{ "Skylake..Comet Lake client", INTEL_UARCHS(INTEL_SKYLAKE), MSR_SKL_UNC_PERF_GLOBAL_CTL,
 	  BIT(UNC_GLOBAL_EN_BIT) | SKL_SLICE_SELECT_ALL, false, 7,
 	  "SDM vol. 4, uncore PMU MSRs of 6th-10th generation Core processors (E01H, 396H, 700H-767H)" },
 };
 
-/* Parts with an uncore this driver does not implement, named in the SKIP. */
-static const struct {
-	uint8_t model;
-	const char *name;
-} uncore_other[] = {
-	{ 0x1a, "Nehalem (uncore at 391H/3B0H-3C7H)" }, { 0x1e, "Lynnfield (Nehalem uncore)" },
-	{ 0x1f, "Nehalem-G (Nehalem uncore)" }, { 0x25, "Westmere (Nehalem uncore)" },
-	{ 0x2c, "Westmere-EP (Nehalem uncore)" },
-	{ 0x2e, "Nehalem-EX server" }, { 0x2f, "Westmere-EX server" },
-	{ 0x2d, "Sandy Bridge-EP server" }, { 0x3e, "Ivy Bridge-EP server" },
-	{ 0x3f, "Haswell-EP server" }, { 0x4f, "Broadwell-EP server" }, { 0x56, "Broadwell-DE server" },
-	{ 0x55, "Skylake-SP/Cascade Lake server" },
-};
-
 const struct pmu_uncore_model *pmu_uncore_model(const struct pmu_caps *c)
 {
-	if (c->vendor != PMU_VENDOR_INTEL || c->family != 6)
-		return NULL;
-	for (unsigned i = 0; i < ARRAY_LEN(uncore_models); i++)
-		for (unsigned m = 0; m < uncore_models[i].nmodels; m++)
-			if (uncore_models[i].models[m] == c->model)
-				return &uncore_models[i];
+	const struct intel_model *m = intel_model_of(c);
+
+	for (unsigned i = 0; m && !m->server && i < ARRAY_LEN(uncore_models); i++)
+		if (intel_uarch_in(m->uarch, uncore_models[i].uarchs))
+			return &uncore_models[i];
 	return NULL;
 }
 
@@ -95,16 +78,15 @@ int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 	}
 	u->model = pmu_uncore_model(c);
 	if (!u->model) {
-		for (unsigned i = 0; c->family == 6 && i < ARRAY_LEN(uncore_other); i++)
-			if (uncore_other[i].model == c->model) {
-				ksnprintf(u->why, sizeof(u->why),
-					  "family 6 model %#x is %s: its uncore is not implemented (client C-boxes only)",
-					  c->model, uncore_other[i].name);
-				return PMU_E_UNSUPPORTED;
-			}
-		ksnprintf(u->why, sizeof(u->why), "no client uncore table for family %u model %#x", c->family,
-			  c->model);
-		return PMU_E_UNSUPPORTED;
+		const struct intel_model *m = intel_model_of(c);
+		/* Listed, but its uncore is another one: a server's, or the
+		 * Nehalem/Westmere client uncore at 391H/3B0H-3C7H. */
+		if (m)
+			return kerrf(u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
+				     "family 6 model %#x is %s%s: its uncore is not implemented (client C-boxes only)",
+				     c->model, m->name, m->server ? " server" : " (Nehalem uncore at 391H/3B0H-3C7H)");
+		return kerrf(u->why, sizeof(u->why), PMU_E_UNSUPPORTED, "no client uncore table for family %u model %#x",
+			     c->family, c->model);
 	}
 	if ((vec = pmu_hw_rdmsr(MSR_UNC_CBO_CONFIG, &v)) != 0) {
 		ksnprintf(u->why, sizeof(u->why),

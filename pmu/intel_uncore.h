@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/msr.h"
 #include "pmu/pmu.h"
 
 /* C-box event select layout (SDM vol. 3B, "Uncore Performance Monitoring
@@ -27,12 +28,12 @@
 
 #define PMU_UNCORE_MAX_BOXES 8
 
-/* A table row: the models it holds for and where their registers sit. */
+/* A table row: the client parts it holds for (pmu/intel_models.h) and
+ * where their registers sit. */
 struct pmu_uncore_model {
 	const char *name;
-	const uint8_t *models;
-	unsigned nmodels;
-	uint32_t global_ctrl;      /* MSR_UNC_PERF_GLOBAL_CTRL */
+	uint32_t uarchs;           /* INTEL_UARCHS() of the client parts it holds for */
+	uint32_t global_ctrl;      /* MSR_UNC_PERF_GLOBAL_CTRL or its Skylake address */
 	uint64_t global_enable;    /* EN (bit 29) and the PMI slice/core selects */
 	bool config_minus_one;     /* MSR_UNC_CBO_CONFIG[3:0] holds count + 1 (Haswell, Broadwell) */
 	unsigned max_boxes;        /* C-boxes the table has addresses for */
@@ -52,11 +53,6 @@ struct pmu_uncore {
 	char why[PMU_REASON_LEN];  /* why detection failed: the SKIP reason */
 };
 
-#define MSR_UNC_CBO_CONFIG 0x396u
-#define MSR_UNC_CBO_0_PERFEVTSEL0 0x700u
-#define MSR_UNC_CBO_0_PERFCTR0 0x706u
-#define MSR_UNC_CBO_STRIDE 0x10u
-
 static inline uint32_t pmu_uncore_evtsel_msr(unsigned box, unsigned ctr)
 {
 	return MSR_UNC_CBO_0_PERFEVTSEL0 + box * MSR_UNC_CBO_STRIDE + ctr;
@@ -67,7 +63,7 @@ static inline uint32_t pmu_uncore_ctr_msr(unsigned box, unsigned ctr)
 }
 
 /* The table row for caps' model, or NULL; server parts and the Nehalem
- * uncore are not in it (detection says so by name). */
+ * uncore are not in it (detection says so, naming the model). */
 const struct pmu_uncore_model *pmu_uncore_model(const struct pmu_caps *c);
 
 /* On the calling CPU: match the model, read MSR_UNC_CBO_CONFIG, decode the

@@ -265,9 +265,10 @@ struct pmu_event {
 	char reason[PMU_REASON_LEN];   /* why the last call on it failed */
 };
 
-/* Counting attr for a named architectural event (usr + os), encoded by the
- * calling CPU's backend (pmu_ops.arch_encoding) once pmu_cpu_init ran
- * there, else with the SDM table; event 0 when that PMU has no encoding. */
+/* Counting attr for a named architectural event (usr + os), with the SDM's
+ * encoding: what it counts is the name. The CPU that places the event
+ * numbers it with its own backend's encoding (pmu_attr_resolve), so the
+ * same attr means the same event on every CPU of any vendor. */
 void pmu_attr_arch(struct pmu_event_attr *attr, enum pmu_arch_event e);
 void pmu_attr_raw(struct pmu_event_attr *attr, uint16_t event, uint8_t umask);
 void pmu_event_init(struct pmu_event *ev, const struct pmu_event_attr *attr, const char *name);
@@ -291,8 +292,8 @@ void pmu_events_del(struct pmu_event *const *evs, unsigned n);
 int pmu_events_enable(struct pmu_event *const *evs, unsigned n);
 /* Stop together (one GLOBAL_CTRL write on v2+), then fold in the counts. */
 int pmu_events_disable(struct pmu_event *const *evs, unsigned n);
-static inline int pmu_event_enable(struct pmu_event *ev) { return pmu_events_enable(&ev, 1); }
-static inline int pmu_event_disable(struct pmu_event *ev) { return pmu_events_disable(&ev, 1); }
+int pmu_event_enable(struct pmu_event *ev);
+int pmu_event_disable(struct pmu_event *ev);
 
 /* For a measurement bracket (pmu/bracket.h): zero and configure the
  * counters with their own enables set but GLOBAL_CTRL still off, so the
@@ -332,6 +333,8 @@ int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_
 int pmu_attr_format(const struct pmu_event_attr *attr, char *buf, size_t n);
 
 /* --- Vendor backends --- */
+struct pmu_cpu;
+
 struct pmu_ops {
 	const char *name;
 	enum pmu_vendor vendor;
@@ -353,10 +356,28 @@ struct pmu_ops {
 	uint32_t (*extra_msr)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
 	/* The encoding of a named architectural event on this PMU (the names
 	 * mean the same event everywhere, the numbers differ by vendor);
-	 * false when it has none. */
+	 * false when it has none. NULL: the SDM's (pmu/arch_events.c). */
 	bool (*arch_encoding)(const struct pmu_caps *caps, enum pmu_arch_event e, uint16_t *event,
 			      uint8_t *umask);
 };
+
+/* attr as pc's backend numbers it: a named event (attr->arch) takes the
+ * backend's encoding, event 0 where it has none; anything else is kept. */
+void pmu_attr_resolve(const struct pmu_cpu *pc, struct pmu_event_attr *attr);
+
+/* For the backends' encode_gp: the PERFEVTSEL bits Intel and AMD lay out
+ * alike (SDM vol. 3B, figure "Layout of IA32_PERFEVTSELx MSRs"; APM vol. 2,
+ * 13.2 "Core Performance Event-Select Registers"): EventSelect[7:0], unit
+ * mask, USR, OS, edge, INT, INV and CMASK. A backend adds its own bits
+ * (Intel AnyThread, AMD EventSelect[11:8]) and checks the result with
+ * pmu_evtsel_check(). */
+uint64_t pmu_evtsel_common(const struct pmu_event_attr *a);
+/* PMU_OK, or why attr cannot be counted on any counter of any vendor
+ * (neither ring selected: it would count nothing). */
+int pmu_attr_check_rings(const struct pmu_event_attr *a, char *why, size_t whylen);
+/* PMU_OK, or PMU_E_UNSUPPORTED when v sets caps->evtsel_reserved bits:
+ * "<register> value V sets reserved bits R<hint>". */
+int pmu_evtsel_check(const struct pmu_caps *c, uint64_t v, const char *hint, char *why, size_t whylen);
 extern const struct pmu_ops pmu_intel_ops;
 extern const struct pmu_ops pmu_amd_ops;
 
@@ -446,8 +467,9 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx);
 bool pmu_inuse_found(const struct pmu_cpu *pc);
 void pmu_boot_report(pmu_line_fn out, void *ctx);
 
-/* Names of counter registers for messages: "IA32_PMC3", "IA32_FIXED_CTR1". */
-const char *pmu_idx_name(int idx, char *buf, size_t n);
+/* Names of counter registers for messages: "IA32_PMC3", "IA32_FIXED_CTR1",
+ * or the backend's ("PerfCtr3") on c; Intel's when c is NULL. */
+const char *pmu_idx_name(const struct pmu_caps *c, int idx, char *buf, size_t n);
 
 /* --- PMI and sampling (pmu/pmi.c, pmu/sampling.c) ---
  * The overflow handler's logic, hardware-independent: the kernel's

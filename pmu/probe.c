@@ -4,6 +4,8 @@
  * read it back, restore; then count a known workload. */
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/vectors.h"
+#include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
@@ -16,11 +18,7 @@
 
 static const char *vector_name(int v)
 {
-	switch (v) {
-	case 6: return "#UD";
-	case 13: return "#GP";
-	default: return "an exception";
-	}
+	return x86_vector_mnemonic((unsigned)v, "an exception");
 }
 
 /* The probe's verdict: why this CPU's counters are not used. */
@@ -160,6 +158,7 @@ static int probe_count(struct pmu_cpu *pc, unsigned x, enum pmu_arch_event e,
 	int vec;
 
 	pmu_attr_arch(&attr, e);
+	pmu_attr_resolve(pc, &attr);
 	if (pc->ops->encode_gp(c, &attr, &sel, why, sizeof(why)) != PMU_OK) {
 		reason(pc, "cannot encode %s for the probe: %s", pmu_arch_events[e].name, why);
 		return -1;

@@ -33,7 +33,7 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU)
 	      c->gp_width);
 	check(!c->fixed_mask || (c->fixed_width >= 1 && c->fixed_width <= 64),
 	      "expected a fixed width of 1..64 bits with fixed counters present, CPUID.0AH says %u", c->fixed_width);
-	check(!c->hybrid || c->core_type == 0x20 || c->core_type == 0x40,
+	check(!c->hybrid || c->core_type == CPUID_1A_CORE_TYPE_ATOM || c->core_type == CPUID_1A_CORE_TYPE_CORE,
 	      "hybrid part: expected core type 0x20 (Atom) or 0x40 (Core) in CPUID.1AH, saw %#x", c->core_type);
 	check(c->full_width_write == (c->perf_caps_valid && ((c->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1)),
 	      "full-width flag must follow IA32_PERF_CAPABILITIES[13] (%#lx)", c->perf_caps);

@@ -180,7 +180,7 @@ void pmu_test_check_count(const struct pmu_event *ev, bool mem, uint64_t tsc)
 	uint64_t k = c ? c->retired_slack : 0;
 	uint64_t insns_lo = k ? insns - PMU_BRACKET_COUNTED_WRMSRS : insns;
 
-	pmu_idx_name(ev->hw.idx, where, sizeof(where));
+	pmu_idx_name(c, ev->hw.idx, where, sizeof(where));
 	switch (ev->attr.arch) {
 	case PMU_ARCH_INSTRUCTIONS:
 		if (!k) {

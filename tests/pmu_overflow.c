@@ -152,7 +152,7 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	struct pmu_pmi_stats s0 = my_stats(), s1;
 	bool ok = true;
 
-	pmu_idx_name(idx, name, sizeof(name));
+	pmu_idx_name(pmu_caps(), idx, name, sizeof(name));
 	pmu_test_event(&a, e);
 	a.attr.intr = true;
 	if (!check(pmu_event_add_idx(&a, idx) == PMU_OK, "%s on %s: %s", a.name, name, a.reason))

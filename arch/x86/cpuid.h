@@ -21,6 +21,20 @@ struct cpuid_regs {
 #define CPUID_7_EDX_HYBRID_BIT 15 /* CPUID.07H.0:EDX[15] hybrid part */
 #define CPUID_80000001_EDX_PDPE1GB_BIT 26
 #define CPUID_80000001_EDX_LM_BIT 29
-#define CPUID_80000001_ECX_PERFCTR_CORE_BIT 23 /* AMD PerfCtrExtCore */
+/* CPUID.0AH:EDX (SDM vol. 2A, CPUID, "Architectural Performance
+ * Monitoring Leaf"). */
+#define CPUID_0A_EDX_ANYTHREAD_DEPRECATED_BIT 15
+/* CPUID.1AH:EAX[31:24], the core type of the CPU that runs CPUID (SDM
+ * vol. 2A, "Hybrid Information Enumeration Leaf"). */
+#define CPUID_1A_CORE_TYPE_ATOM 0x20
+#define CPUID_1A_CORE_TYPE_CORE 0x40
+/* AMD (APM vol. 3, appendix E "CPUID Fn8000_0001_ECX", "Fn8000_0022_EAX"):
+ * PerfCtrExtCore adds core counters; PerfCtrExtNB and PerfCtrExtLLC add
+ * counters that RDPMC reads at indices 6-9 and 10-15; PerfMonV2 the global
+ * control and status registers. */
+#define CPUID_80000001_ECX_PERFCTR_CORE_BIT 23
+#define CPUID_80000001_ECX_PERFCTR_NB_BIT 24
+#define CPUID_80000001_ECX_PERFCTR_LLC_BIT 28
+#define CPUID_80000022_EAX_PERFMON_V2_BIT 0
 
 #endif

@@ -127,6 +127,17 @@
 #define PERF_CAP_PEBS_BASELINE_BIT 14
 #define PERF_CAP_PERF_METRICS_BIT 15
 
+/* Client uncore, package scope (SDM vol. 4, the MSR tables of the 2nd to
+ * 10th generation Core processors; Linux uncore_snb.c names). The global
+ * control moved to 0xE01 on Skylake, when 0x391 became
+ * IA32_PERF_GLOBAL_STATUS_SET of the version-4 core PMU. */
+#define MSR_UNC_PERF_GLOBAL_CTRL 0x00000391     /* Sandy Bridge .. Broadwell */
+#define MSR_SKL_UNC_PERF_GLOBAL_CTL 0x00000e01  /* Skylake .. Comet Lake */
+#define MSR_UNC_CBO_CONFIG 0x00000396           /* [3:0] number of C-boxes */
+#define MSR_UNC_CBO_0_PERFEVTSEL0 0x00000700    /* + 0x10 * box + counter */
+#define MSR_UNC_CBO_0_PERFCTR0 0x00000706       /* + 0x10 * box + counter */
+#define MSR_UNC_CBO_STRIDE 0x10
+
 /* --- AMD (APM vol. 2, "Performance Monitoring Counters") --- */
 #define MSR_K7_EVNTSEL0 0xc0010000 /* + n, n < 4 */
 #define MSR_K7_PERFCTR0 0xc0010004 /* + n, n < 4 */

@@ -10,10 +10,11 @@
 #include <stdint.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/vectors.h"
 
 #define MODEL_MAX_CPUS 8
-#define MODEL_VEC_UD 6
-#define MODEL_VEC_GP 13
+#define MODEL_VEC_UD X86_VEC_UD
+#define MODEL_VEC_GP X86_VEC_GP
 
 enum model_profile {
 	MODEL_NO_PMU,         /* CPUID.0AH all zero; PMU MSRs #GP; RDPMC #GP */

@@ -549,9 +549,10 @@ HT_TEST(per_cpu_hybrid_and_wrong_cpu)
 HT_TEST(index_names)
 {
 	char b[24];
-	HT_CHECK_STR(pmu_idx_name(3, b, sizeof(b)), "IA32_PMC3");
-	HT_CHECK_STR(pmu_idx_name(PMU_IDX_FIXED(2), b, sizeof(b)), "IA32_FIXED_CTR2");
-	HT_CHECK_STR(pmu_idx_name(-1, b, sizeof(b)), "(no counter)");
+	HT_CHECK_STR(pmu_idx_name(pmu_caps(), 3, b, sizeof(b)), "IA32_PMC3");
+	HT_CHECK_STR(pmu_idx_name(NULL, 3, b, sizeof(b)), "IA32_PMC3");
+	HT_CHECK_STR(pmu_idx_name(pmu_caps(), PMU_IDX_FIXED(2), b, sizeof(b)), "IA32_FIXED_CTR2");
+	HT_CHECK_STR(pmu_idx_name(pmu_caps(), -1, b, sizeof(b)), "(no counter)");
 	HT_CHECK_EQ(pmu_idx_bit(PMU_IDX_FIXED(1)), 1ull << 33);
 }
 

@@ -22,6 +22,7 @@
 #include "boot/pmutest_version.h"
 #include "arch/x86/pc/console.h"
 #include "lib/fbcon.h"
+#include "modes/modes.h"
 #include "modes/monitor.h"
 #include "modes/sample.h"
 #include "pmu/pmu.h"
@@ -162,45 +163,27 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	smp_init_bsp();
 	timer_calibrate();
 
+	/* A mode (mode=monitor, mode=sample) is the one test that runs it. */
 	struct ktest_config cfg = {
 		.select = options.tests,
 		.default_budget_ms = (uint32_t)options.timeout_s * 1000,
 	};
-	/* Monitor mode is the one test monitor.run, given the run's length
-	 * plus time to set up as its budget. */
-	static struct monitor_opts mon;
-	if (options.mode == BOOT_MODE_MONITOR) {
-		mon = (struct monitor_opts){
-			.events = options.mon_events, .interval_ms = options.mon_interval_ms,
-			.duration_ms = options.mon_duration_ms, .cpus = options.mon_cpus,
-			.workload = options.mon_workload, .size = options.mon_size,
-		};
-		monitor_request(&mon);
-		cfg.select = "monitor.run";
-		uint64_t ms = (mon.duration_ms ? mon.duration_ms : MONITOR_DEFAULT_DURATION_MS) + 180000;
-		cfg.default_budget_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
-	}
-	/* Sample mode likewise is the one test sample.run; its budget, set
-	 * once the CPUs are up, covers printing every chosen CPU's ring. */
-	static struct sample_mode_opts smo;
-	if (options.mode == BOOT_MODE_SAMPLE) {
-		smo = (struct sample_mode_opts){
-			.events = options.mon_events, .duration_ms = options.mon_duration_ms,
-			.cpus = options.mon_cpus, .workload = options.mon_workload, .size = options.mon_size,
-			.ring_bytes = options.sample_ring, .overwrite = options.sample_overwrite,
-		};
-		sample_mode_request(&smo);
-		cfg.select = "sample.run";
-	}
+	enum mode_kind mode = (enum mode_kind)options.mode;
+	mode_request(mode, &options.mode_opts);
+	if (mode_test_name(mode))
+		cfg.select = mode_test_name(mode);
 	ktest_begin(&cfg);
 	uint64_t trampoline = 0;
 	bootinfo_find_low_page(&boot_info, SMP_TRAMPOLINE_BELOW, (uint64_t)_kernel_start,
 			       (uint64_t)_kernel_end, &trampoline);
 	smp_start_aps(trampoline, (unsigned)options.cpus);
-	if (options.mode == BOOT_MODE_SAMPLE) {
-		uint64_t ms = sample_mode_budget_ms(&smo, smp_num_cpus());
-		cfg.default_budget_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
-	}
+	/* Its budget, once the CPUs are up: the run's length, set-up, and
+	 * printing what it prints. */
+	uint64_t mode_ms = mode == MODE_MONITOR ? monitor_budget_ms(&options.mode_opts)
+			   : mode == MODE_SAMPLE ? sample_mode_budget_ms(&options.mode_opts, smp_num_cpus())
+						 : 0;
+	if (mode_ms)
+		cfg.default_budget_ms = mode_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)mode_ms;
 	print_boot_facts();
 	irq_enable();
 	/* The PMU of every CPU: caps, the real-PMU probe, counters found in

@@ -13,6 +13,11 @@ struct options options = {
 	.console = "com1",
 	.timeout_s = 10,
 	.console_port = 0x3f8,
+	.mode_opts = {
+		.events = options.mode_events,
+		.cpus = options.mode_cpus,
+		.workload = options.mode_workload,
+	},
 };
 struct cmdline_result options_result;
 
@@ -20,8 +25,8 @@ static const char *const exit_choices[] = { "auto", "qemu", "halt", "reboot", "p
 static const char *const pmi_choices[] = { "fixed", "nmi", NULL };
 static const char *const fault_choices[] = { "none", "ud", "df", NULL };
 static const char *const mode_choices[] = { "test", "monitor", "sample", NULL };
-_Static_assert(BOOT_MODE_TEST == 0 && BOOT_MODE_MONITOR == 1 && BOOT_MODE_SAMPLE == 2,
-	       "mode_choices follows enum boot_mode");
+_Static_assert(MODE_TEST == 0 && MODE_MONITOR == 1 && MODE_SAMPLE == 2 && MODE_NR == 3,
+	       "mode_choices follows enum mode_kind");
 _Static_assert(EXIT_ACTION_AUTO == 0 && EXIT_ACTION_QEMU == 1 && EXIT_ACTION_HALT == 2 &&
 		       EXIT_ACTION_REBOOT == 3 && EXIT_ACTION_POWEROFF == 4,
 	       "exit_choices follows enum exit_action");
@@ -44,21 +49,21 @@ static const struct cmdline_opt table[] = {
 	  "raise #UD or a double fault before the tests, outside any test: must end in a panic dump" },
 	{ "mode", CMDLINE_ENUM, &options.mode, 0, mode_choices, 0, 0,
 	  "test: run the tests (default); monitor: print event deltas per CPU every interval; sample: sample events, print the records" },
-	{ "events", CMDLINE_STR, options.mon_events, sizeof(options.mon_events), NULL, 0, 0,
+	{ "events", CMDLINE_STR, options.mode_events, sizeof(options.mode_events), NULL, 0, 0,
 	  "monitor/sample: comma-separated events (monitor default instructions,cycles,branch-misses, none = work only; sample: each may take a period, cycles/period=N/, default cycles/period=10000000/)" },
-	{ "interval", CMDLINE_UINT, &options.mon_interval_ms, 0, NULL, 10, 3600000,
+	{ "interval", CMDLINE_UINT, &options.mode_opts.interval_ms, 0, NULL, 10, 3600000,
 	  "monitor: milliseconds between rows (default 1000)" },
-	{ "duration", CMDLINE_UINT, &options.mon_duration_ms, 0, NULL, 1, 86400000,
+	{ "duration", CMDLINE_UINT, &options.mode_opts.duration_ms, 0, NULL, 1, 86400000,
 	  "monitor/sample: milliseconds to run (default 10000 monitor, 1000 sample)" },
-	{ "monitor.cpus", CMDLINE_STR, options.mon_cpus, sizeof(options.mon_cpus), NULL, 0, 0,
+	{ "monitor.cpus", CMDLINE_STR, options.mode_cpus, sizeof(options.mode_cpus), NULL, 0, 0,
 	  "monitor/sample: CPUs to run on, e.g. 1-3 or 0,2 (default all)" },
-	{ "workload", CMDLINE_STR, options.mon_workload, sizeof(options.mon_workload), NULL, 0, 0,
+	{ "workload", CMDLINE_STR, options.mode_workload, sizeof(options.mode_workload), NULL, 0, 0,
 	  "monitor/sample: loop, chase, branchy or memcpy (default loop)" },
-	{ "size", CMDLINE_UINT, &options.mon_size, 0, NULL, 1, 1ull << 32,
+	{ "size", CMDLINE_UINT, &options.mode_opts.size, 0, NULL, 1, 1ull << 32,
 	  "monitor/sample: the workload's size (iterations or bytes; default per workload)" },
-	{ "ring", CMDLINE_UINT, &options.sample_ring, 0, NULL, 4096, 16u << 20,
+	{ "ring", CMDLINE_UINT, &options.mode_opts.ring_bytes, 0, NULL, 4096, 16u << 20,
 	  "sample: ring bytes per CPU, a power of two (default 65536)" },
-	{ "overwrite", CMDLINE_BOOL, &options.sample_overwrite, 0, NULL, 0, 0,
+	{ "overwrite", CMDLINE_BOOL, &options.mode_opts.overwrite, 0, NULL, 0, 0,
 	  "sample: 1 keeps the newest records when the ring is full (default 0: drop and count the new ones)" },
 };
 

@@ -6,8 +6,7 @@
 #include <stdint.h>
 
 #include "lib/cmdline.h"
-
-enum boot_mode { BOOT_MODE_TEST, BOOT_MODE_MONITOR, BOOT_MODE_SAMPLE };
+#include "modes/modes.h"
 
 struct options {
 	char tests[1024];       /* tests=glob,glob,-glob */
@@ -17,16 +16,12 @@ struct options {
 	uint64_t timeout_s;     /* timeout=S: per-test budget in seconds */
 	bool pmu_takeover;      /* pmu.takeover=1: reprogram counters found in use */
 	int pmu_pmi;            /* pmu.pmi=fixed|nmi */
-	int mode;               /* mode=test|monitor|sample (enum boot_mode) */
-	/* Shared by monitor and sample mode: events, duration, CPUs, workload. */
-	char mon_events[512];   /* events=: the modes' event list */
-	uint64_t mon_interval_ms; /* interval=MS */
-	uint64_t mon_duration_ms; /* duration=MS */
-	char mon_cpus[128];     /* monitor.cpus=LIST */
-	char mon_workload[16];  /* workload=NAME */
-	uint64_t mon_size;      /* size=N */
-	uint64_t sample_ring;   /* ring=BYTES: sample mode's ring per CPU */
-	bool sample_overwrite;  /* overwrite=0|1: sample mode keeps the newest records */
+	int mode;               /* mode=test|monitor|sample (enum mode_kind) */
+	/* The modes' options (events=, interval=, duration=, monitor.cpus=,
+	 * workload=, size=, ring=, overwrite=); its strings are the buffers
+	 * below, "" until given. */
+	struct mode_opts mode_opts;
+	char mode_events[512], mode_cpus[128], mode_workload[16];
 	int debug_fault;        /* debug.fault=none|ud|df: fault outside any test (proves the panic path) */
 	uint16_t console_port;  /* resolved from console= */
 };

@@ -1,13 +1,16 @@
 /* Monitor mode: run a named workload on chosen CPUs and print, every
  * interval, one row per CPU with each event's delta, like `perf stat -I`.
- * monitor.c is the kernel side; monitor_fmt.c holds the pure parts (event
- * list splitting, columns, rows) that the host tests build. */
+ * monitor.c is the kernel side (on modes/run.c's coordinator);
+ * monitor_fmt.c holds the pure parts (event list splitting, columns,
+ * rows) that the host tests build. */
 #ifndef MODES_MONITOR_H
 #define MODES_MONITOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "modes/modes.h"
 
 #define MONITOR_MAX_EVENTS 16   /* more than any PMU has counters: no multiplexing */
 #define MONITOR_EVENT_LEN 64    /* longest event spec, NUL included */
@@ -21,26 +24,12 @@
 #define MONITOR_MAX_INTERVAL_MS 3600000ull  /* one hour */
 #define MONITOR_MAX_DURATION_MS 86400000ull /* one day */
 
-enum monitor_status {
-	MONITOR_OK = 0,
-	MONITOR_E_ARGS = 1,    /* a bad option: events, CPU list, workload, size, times */
-	MONITOR_E_NOPMU = 2,   /* a chosen CPU has no usable PMU (the probe's reason is printed) */
-	MONITOR_E_EVENTS = 3,  /* the events could not be placed or started on a CPU */
-	MONITOR_E_STALLED = 4, /* a CPU did not set up, or stopped reporting, in time */
-};
-
-struct monitor_opts {
-	const char *events;   /* comma-separated event specs (pmu_event_parse); NULL/"": default;
-			       * "none": only the work column, which needs no PMU */
-	uint64_t interval_ms; /* 0: MONITOR_DEFAULT_INTERVAL_MS */
-	uint64_t duration_ms; /* 0: MONITOR_DEFAULT_DURATION_MS; the last interval may be shorter */
-	const char *cpus;     /* "0,2-3", "all" (lib/cpulist.h); NULL/"": all */
-	const char *workload; /* loop, chase, branchy, memcpy; NULL/"": loop */
-	uint64_t size;        /* the workload's size parameter; 0: its default */
-};
-
 /*
- * Run the monitor from the BSP (or any one CPU: "the coordinator"). Every
+ * Run the monitor from the BSP (or any one CPU: "the coordinator") with the
+ * options of struct mode_opts it has: events (comma-separated, the
+ * default MONITOR_DEFAULT_EVENTS; "none": only the work column, which
+ * needs no PMU), interval_ms, duration_ms (the last interval may be
+ * shorter), cpus (default all), workload (default loop) and size. Every
  * output line goes through line(), whole, without a newline, and starts
  * with "# " so a serial log stays valid KTAP (NULL: console_printf). The
  * coordinator may itself be a chosen CPU: it then runs its workload in
@@ -48,16 +37,12 @@ struct monitor_opts {
  * the run's first line). Every other CPU runs its workload from a cross-CPU
  * call and snapshots its counters at each boundary itself; the coordinator
  * only reads the snapshots, so no CPU is interrupted to be read.
- * Returns MONITOR_OK or an enum monitor_status; never hangs: every wait is
- * bounded.
+ * Returns the enum mode_status, also in *res with the reason (res may be
+ * NULL); never hangs: every wait is bounded.
  */
-int monitor_run(const struct monitor_opts *o, void (*line)(const char *));
-const char *monitor_status_name(int status);
-
-/* Boot wiring: main.c records the command line's monitor options; the
- * monitor.run test reads them (NULL: monitor mode was not asked for). */
-void monitor_request(const struct monitor_opts *o);
-const struct monitor_opts *monitor_requested(void);
+int monitor_run(const struct mode_opts *o, void (*line)(const char *), struct mode_result *res);
+/* A test budget that covers a run of o: its duration and set-up, in ms. */
+uint64_t monitor_budget_ms(const struct mode_opts *o);
 
 /* --- Pure helpers (monitor_fmt.c) --- */
 

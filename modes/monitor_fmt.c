@@ -1,6 +1,6 @@
-/* The pure parts of monitor mode: splitting the event list and laying out
- * the table. No hardware and no kernel services, so the host tests build
- * exactly this file. */
+/* The pure parts of monitor mode: splitting the event list, laying out
+ * the table, the test budget. No hardware and no kernel services, so the
+ * host tests build exactly this file. */
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "modes/monitor.h"
@@ -106,4 +106,9 @@ int monitor_format_row(const struct monitor_cols *c, uint64_t t_us, unsigned cpu
 	if (c->work)
 		put(buf, size, &len, "  %*llu", (int)c->work_width, (unsigned long long)work);
 	return len;
+}
+
+uint64_t monitor_budget_ms(const struct mode_opts *o)
+{
+	return (o->duration_ms ? o->duration_ms : MONITOR_DEFAULT_DURATION_MS) + MODE_SETUP_BUDGET_MS;
 }

@@ -1,9 +1,9 @@
 /* Sample mode (mode=sample): sample chosen events on chosen CPUs while a
  * named workload runs, then drain every CPU's ring as "# sample:" lines
- * (pmu/sample_record.h) with a per-CPU summary that tools/pmutest-samples and a
- * reader can check. sample_mode.c is the kernel side; sample_mode_opts.c
- * (options) and sample_mode_drain.c (drain, summary, verdict) are pure and
- * host-tested. */
+ * (pmu/sample_record.h) with a per-CPU summary that tools/pmutest-samples
+ * and a reader can check. sample.c is the kernel side (on modes/run.c's
+ * coordinator); sample_opts.c (options) and sample_drain.c (drain,
+ * summary, verdict) are pure and host-tested. */
 #ifndef MODES_SAMPLE_H
 #define MODES_SAMPLE_H
 
@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "lib/cpulist.h"
+#include "modes/modes.h"
 #include "modes/monitor.h"
 #include "pmu/pmu.h"
 #include "pmu/sample_record.h"
@@ -44,29 +45,13 @@
 #define SAMPLE_MODE_RIP_MIN_SAMPLES 10u
 #define SAMPLE_MODE_MAX_RANGES 2u
 
-enum sample_mode_status {
-	SAMPLE_MODE_OK = 0,
-	SAMPLE_MODE_E_ARGS = 1,    /* a bad option (events, period, ring, CPUs, workload, size, duration) */
-	SAMPLE_MODE_E_NOPMU = 2,   /* a chosen CPU has no usable PMU or PMI (the reason is printed) */
-	SAMPLE_MODE_E_EVENTS = 3,  /* the events could not be placed or started on a CPU */
-	SAMPLE_MODE_E_STALLED = 4, /* a CPU did not set up or finish in time */
-	SAMPLE_MODE_E_RECORDS = 5, /* samples or losses do not add up, or a record is wrong */
-	SAMPLE_MODE_E_RIP = 6,     /* too few sample RIPs in the workload's code */
-};
-
-/* What the command line asks for; zero/NULL fields take the defaults. */
-struct sample_mode_opts {
-	const char *events;    /* comma-separated; see sample_mode_parse_event() */
-	uint64_t duration_ms;  /* 0: SAMPLE_MODE_DEFAULT_DURATION_MS */
-	const char *cpus;      /* "0,2-3", "all" (lib/cpulist.h); NULL/"": all */
-	const char *workload;  /* loop, chase, branchy, memcpy (modes/workloads.h); NULL/"": loop */
-	uint64_t size;         /* the workload's size parameter; 0: its default */
-	uint64_t ring_bytes;   /* ring data bytes per CPU, a power of two; 0: SAMPLE_MODE_DEFAULT_RING */
-	bool overwrite;        /* keep the newest records instead of dropping new ones */
-};
-
 /*
- * Run sample mode from one CPU (the coordinator, normally the BSP). Every
+ * Run sample mode from one CPU (the coordinator, normally the BSP) with the
+ * options of struct mode_opts it has: events (comma-separated, see
+ * sample_mode_parse_event(); default SAMPLE_MODE_DEFAULT_EVENTS),
+ * duration_ms, cpus, workload, size, ring_bytes (a power of two, default
+ * SAMPLE_MODE_DEFAULT_RING) and overwrite (keep the newest records instead
+ * of dropping new ones). Every
  * chosen CPU places the events, starts sampling, runs the workload for the
  * duration and stops; then the coordinator drains each CPU's ring, in CPU
  * order, printing
@@ -77,22 +62,17 @@ struct sample_mode_opts {
  * Every line goes through line(), whole, without a newline, starting with
  * "# " (NULL: console_printf). With no PMU it prints one line
  *     # sample-mode: no PMU on cpu N: <reason>
- * and returns SAMPLE_MODE_E_NOPMU. Never hangs: every wait is bounded.
+ * and returns MODE_E_NOPMU. Returns the enum mode_status, also in *res
+ * with the reason (res may be NULL). Never hangs: every wait is bounded.
  */
-int sample_mode_run(const struct sample_mode_opts *o, void (*line)(const char *));
+int sample_mode_run(const struct mode_opts *o, void (*line)(const char *), struct mode_result *res);
 
-/* Boot wiring: main.c records the command line's options; sample.run reads
- * them (NULL: sample mode was not asked for). */
-void sample_mode_request(const struct sample_mode_opts *o);
-const struct sample_mode_opts *sample_mode_requested(void);
 /* A test budget that covers a run of o on the chosen CPUs (all ncpus if
  * the list is bad): set-up, the duration, and printing every chosen CPU's
  * full ring at 115200 baud. */
-uint64_t sample_mode_budget_ms(const struct sample_mode_opts *o, unsigned ncpus);
+uint64_t sample_mode_budget_ms(const struct mode_opts *o, unsigned ncpus);
 
-/* --- Options (sample_mode_opts.c, pure) --- */
-
-const char *sample_mode_status_name(int status);
+/* --- Options (sample_opts.c, pure) --- */
 
 /*
  * One event of the list. Accepted forms:
@@ -121,11 +101,11 @@ struct sample_mode_plan {
 };
 
 /* Check o and fill p, all but the CPU list (which needs the CPUs online).
- * Returns SAMPLE_MODE_OK, or SAMPLE_MODE_E_ARGS with err saying which
+ * Returns MODE_OK, or MODE_E_ARGS with err saying which
  * option is wrong and why. */
-int sample_mode_plan(struct sample_mode_plan *p, const struct sample_mode_opts *o, char *err, size_t errlen);
+int sample_mode_plan(struct sample_mode_plan *p, const struct mode_opts *o, char *err, size_t errlen);
 
-/* --- Drain, summary, verdict (sample_mode_drain.c, pure) --- */
+/* --- Drain, summary, verdict (sample_drain.c, pure) --- */
 
 /* Code the workload runs in: [lo, hi). */
 struct sample_mode_range {
@@ -166,8 +146,8 @@ int sample_mode_format_summary(const struct sample_mode_cpu *res, const struct s
 			       bool ranges_known, char *buf, size_t len);
 
 /*
- * The verdict on one CPU: SAMPLE_MODE_OK, or SAMPLE_MODE_E_RECORDS /
- * SAMPLE_MODE_E_RIP with why. Losses are fine when accounted for:
+ * The verdict on one CPU: MODE_OK, or MODE_E_RECORDS /
+ * MODE_E_RIP with why. Losses are fine when accounted for:
  *   overwrite=0: drained = written, written + handler_lost = overflows,
  *                ring_lost = handler_lost, LOST records <= ring_lost
  *                (drops after the ring filled have no later record to

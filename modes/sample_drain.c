@@ -111,46 +111,46 @@ int sample_mode_judge(const struct sample_mode_cpu *r, bool overwrite, bool rang
 	if (why && len)
 		why[0] = '\0';
 	if (t->bad)
-		return kerrf(why, len, SAMPLE_MODE_E_RECORDS, "cpu %u: %llu unreadable records in the ring", r->cpu,
+		return kerrf(why, len, MODE_E_RECORDS, "cpu %u: %llu unreadable records in the ring", r->cpu,
 			       U(t->bad));
 	if (r->bad_fields)
-		return kerrf(why, len, SAMPLE_MODE_E_RECORDS, "cpu %u: %llu samples with wrong fields; first: %s", r->cpu,
+		return kerrf(why, len, MODE_E_RECORDS, "cpu %u: %llu samples with wrong fields; first: %s", r->cpu,
 			       U(r->bad_fields), r->bad_what);
 	if (overwrite) {
 		if (r->handler_lost || r->ring_lost)
-			return kerrf(why, len, SAMPLE_MODE_E_RECORDS,
+			return kerrf(why, len, MODE_E_RECORDS,
 				       "cpu %u: overwrite ring dropped samples (handler %llu, ring %llu): it never should",
 				       r->cpu, U(r->handler_lost), U(r->ring_lost));
 		if (t->samples + t->lost != r->written)
-			return kerrf(why, len, SAMPLE_MODE_E_RECORDS,
+			return kerrf(why, len, MODE_E_RECORDS,
 				       "cpu %u: drained %llu samples + %llu overwritten != %llu written by the handler",
 				       r->cpu, U(t->samples), U(t->lost), U(r->written));
 		if (r->written != r->overflows)
-			return kerrf(why, len, SAMPLE_MODE_E_RECORDS,
+			return kerrf(why, len, MODE_E_RECORDS,
 				       "cpu %u: %llu samples written for %llu overflows of the sampling counters", r->cpu,
 				       U(r->written), U(r->overflows));
 	} else {
 		if (t->samples != r->written)
-			return kerrf(why, len, SAMPLE_MODE_E_RECORDS,
+			return kerrf(why, len, MODE_E_RECORDS,
 				       "cpu %u: drained %llu samples, the handler wrote %llu", r->cpu, U(t->samples),
 				       U(r->written));
 		if (r->written + r->handler_lost != r->overflows)
-			return kerrf(why, len, SAMPLE_MODE_E_RECORDS,
+			return kerrf(why, len, MODE_E_RECORDS,
 				       "cpu %u: %llu written + %llu lost != %llu overflows of the sampling counters",
 				       r->cpu, U(r->written), U(r->handler_lost), U(r->overflows));
 		if (r->ring_lost != r->handler_lost)
-			return kerrf(why, len, SAMPLE_MODE_E_RECORDS,
+			return kerrf(why, len, MODE_E_RECORDS,
 				       "cpu %u: the ring counted %llu drops, the handler %llu", r->cpu, U(r->ring_lost),
 				       U(r->handler_lost));
 		if (t->lost > r->ring_lost)
-			return kerrf(why, len, SAMPLE_MODE_E_RECORDS,
+			return kerrf(why, len, MODE_E_RECORDS,
 				       "cpu %u: LOST records carry %llu, more than the %llu the ring dropped", r->cpu,
 				       U(t->lost), U(r->ring_lost));
 	}
 	if (ranges_known && t->samples >= SAMPLE_MODE_RIP_MIN_SAMPLES &&
 	    r->in_range * 100 < t->samples * SAMPLE_MODE_RIP_MIN_PERCENT)
-		return kerrf(why, len, SAMPLE_MODE_E_RIP,
+		return kerrf(why, len, MODE_E_RIP,
 			       "cpu %u: %llu of %llu sample RIPs in the workload's code, expected at least %u%%; first outside: %#llx",
 			       r->cpu, U(r->in_range), U(t->samples), SAMPLE_MODE_RIP_MIN_PERCENT, U(r->first_out_rip));
-	return SAMPLE_MODE_OK;
+	return MODE_OK;
 }

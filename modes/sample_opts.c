@@ -1,7 +1,8 @@
 /* Sample mode's options, checked before any CPU is touched: the event list
- * (periods included), workload, duration and ring size. Pure, so the host
- * tests build exactly this file; the CPU list is the kernel side's (host
- * builds of pmu/ do not link lib/cpulist.c). */
+ * (periods included), workload, duration and ring size, and the test
+ * budget they need. Pure, so the host tests build exactly this file; the
+ * CPU list, which needs the CPUs online, is the kernel side's. */
+#include "lib/cpulist.h"
 #include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
@@ -10,20 +11,6 @@
 
 /* The example every "needs a period" message gives. */
 #define SM_PERIOD_EXAMPLE "cycles/period=10000000/ or cpu/event=0x3c,umask=0,period=10000000/"
-
-const char *sample_mode_status_name(int status)
-{
-	switch (status) {
-	case SAMPLE_MODE_OK: return "ok";
-	case SAMPLE_MODE_E_ARGS: return "bad options";
-	case SAMPLE_MODE_E_NOPMU: return "no PMU";
-	case SAMPLE_MODE_E_EVENTS: return "events could not be sampled";
-	case SAMPLE_MODE_E_STALLED: return "a CPU stalled";
-	case SAMPLE_MODE_E_RECORDS: return "samples do not add up";
-	case SAMPLE_MODE_E_RIP: return "sample RIPs outside the workload";
-	}
-	return "unknown status";
-}
 
 /* The period=N list of "NAME/period=N/": perf accepts terms after a named
  * event; the driver's parser takes them only inside cpu/.../, so this form
@@ -110,20 +97,20 @@ static int plan_events(struct sample_mode_plan *p, const char *events, char *err
 	int n = monitor_split_events(events, p->names, SAMPLE_MODE_MAX_EVENTS, why, sizeof(why));
 
 	if (n < 0)
-		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "events=%.*s: %s", kshown(strlen(events)), events, why);
+		return kerrf(err, errlen, MODE_E_ARGS, "events=%.*s: %s", kshown(strlen(events)), events, why);
 	p->nev = (unsigned)n;
 	for (unsigned i = 0; i < p->nev; i++) {
 		struct pmu_event_attr *a = &p->attr[i];
 		if (sample_mode_parse_event(p->names[i], a, why, sizeof(why)) != PMU_OK)
-			return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "event '%s': %s", p->names[i], why);
+			return kerrf(err, errlen, MODE_E_ARGS, "event '%s': %s", p->names[i], why);
 		if (!a->period && a->intr)
-			return kerrf(err, errlen, SAMPLE_MODE_E_ARGS,
+			return kerrf(err, errlen, MODE_E_ARGS,
 				      "event '%s': int without a period would interrupt at each counter wrap and write nothing (give period=N)",
 				      p->names[i]);
 		if (!a->period)
 			continue;
 		if (a->period < SAMPLE_MODE_MIN_PERIOD)
-			return kerrf(err, errlen, SAMPLE_MODE_E_ARGS,
+			return kerrf(err, errlen, MODE_E_ARGS,
 				      "event '%s': period %llu is below %llu (each overflow costs a PMI; shorter periods measure the handler)",
 				      p->names[i], (unsigned long long)a->period, SAMPLE_MODE_MIN_PERIOD);
 		/* Encoded with its INT/PMI bit from the start, so the events
@@ -135,17 +122,17 @@ static int plan_events(struct sample_mode_plan *p, const char *events, char *err
 		char names[160];
 		name_list(p, names, sizeof(names));
 		if (p->nev == 1)
-			return kerrf(err, errlen, SAMPLE_MODE_E_ARGS,
+			return kerrf(err, errlen, MODE_E_ARGS,
 				      "event %s has no period: sample mode needs at least one, e.g. " SM_PERIOD_EXAMPLE,
 				      names);
-		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS,
+		return kerrf(err, errlen, MODE_E_ARGS,
 			      "none of the events %s has a period: sample mode needs at least one, e.g. " SM_PERIOD_EXAMPLE,
 			      names);
 	}
-	return SAMPLE_MODE_OK;
+	return MODE_OK;
 }
 
-int sample_mode_plan(struct sample_mode_plan *p, const struct sample_mode_opts *o, char *err, size_t errlen)
+int sample_mode_plan(struct sample_mode_plan *p, const struct mode_opts *o, char *err, size_t errlen)
 {
 	const char *events = o->events && *o->events ? o->events : SAMPLE_MODE_DEFAULT_EVENTS;
 	const char *wl = o->workload && *o->workload ? o->workload : "loop";
@@ -154,34 +141,55 @@ int sample_mode_plan(struct sample_mode_plan *p, const struct sample_mode_opts *
 	memset(p, 0, sizeof(*p));
 	if (err && errlen)
 		err[0] = '\0';
-	if ((rc = plan_events(p, events, err, errlen)) != SAMPLE_MODE_OK)
+	if ((rc = plan_events(p, events, err, errlen)) != MODE_OK)
 		return rc;
 
 	int kind = pmu_wl_find(wl);
 	if (kind < 0)
-		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "unknown workload '%.*s' (known: loop chase branchy memcpy)",
+		return kerrf(err, errlen, MODE_E_ARGS, "unknown workload '%.*s' (known: loop chase branchy memcpy)",
 			      kshown(strlen(wl)), wl);
 	const struct pmu_wl_desc *d = &pmu_wl_descs[kind];
 	p->wl_kind = (enum pmu_wl_kind)kind;
 	p->wl_size = o->size ? o->size : d->default_size;
 	if (p->wl_size < d->min_size || p->wl_size > d->max_size)
-		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "workload %s: size %llu %s is outside %llu..%llu", d->name,
+		return kerrf(err, errlen, MODE_E_ARGS, "workload %s: size %llu %s is outside %llu..%llu", d->name,
 			      (unsigned long long)p->wl_size, d->size_unit, (unsigned long long)d->min_size,
 			      (unsigned long long)d->max_size);
 
 	p->duration_ms = o->duration_ms ? o->duration_ms : SAMPLE_MODE_DEFAULT_DURATION_MS;
 	if (p->duration_ms > SAMPLE_MODE_MAX_DURATION_MS)
-		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "duration %llu ms is longer than %llu ms",
+		return kerrf(err, errlen, MODE_E_ARGS, "duration %llu ms is longer than %llu ms",
 			      (unsigned long long)p->duration_ms, SAMPLE_MODE_MAX_DURATION_MS);
 
 	/* The ring's positions wrap by masking (lib/ringbuf.h). */
 	p->ring_bytes = o->ring_bytes ? o->ring_bytes : SAMPLE_MODE_DEFAULT_RING;
 	if (p->ring_bytes & (p->ring_bytes - 1))
-		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "ring=%llu: the ring size must be a power of two",
+		return kerrf(err, errlen, MODE_E_ARGS, "ring=%llu: the ring size must be a power of two",
 			      (unsigned long long)p->ring_bytes);
 	if (p->ring_bytes < SAMPLE_MODE_MIN_RING || p->ring_bytes > SAMPLE_MODE_MAX_RING)
-		return kerrf(err, errlen, SAMPLE_MODE_E_ARGS, "ring=%llu: outside %u..%u bytes per CPU",
+		return kerrf(err, errlen, MODE_E_ARGS, "ring=%llu: outside %u..%u bytes per CPU",
 			      (unsigned long long)p->ring_bytes, SAMPLE_MODE_MIN_RING, SAMPLE_MODE_MAX_RING);
 	p->overwrite = o->overwrite;
-	return SAMPLE_MODE_OK;
+	return MODE_OK;
+}
+
+uint64_t sample_mode_budget_ms(const struct mode_opts *o, unsigned ncpus)
+{
+	struct cpulist cpus;
+	const char *list = o->cpus && *o->cpus ? o->cpus : "all";
+	uint64_t duration = o->duration_ms ? o->duration_ms : SAMPLE_MODE_DEFAULT_DURATION_MS;
+	uint64_t ring = o->ring_bytes ? o->ring_bytes : SAMPLE_MODE_DEFAULT_RING;
+	unsigned n = ncpus;
+
+	if (duration > SAMPLE_MODE_MAX_DURATION_MS)
+		duration = SAMPLE_MODE_MAX_DURATION_MS;
+	if (ring > SAMPLE_MODE_MAX_RING)
+		ring = SAMPLE_MODE_MAX_RING;
+	if (cpulist_parse(list, ncpus, &cpus, NULL, 0) == 0)
+		n = cpulist_count(&cpus);
+	/* A record of B bytes prints as 2B hex digits plus "# sample: " and a
+	 * newline, about 2.3 characters per ring byte for 48-byte samples;
+	 * 115200 baud 8N1 moves 11.52 characters per ms: ring / 5 ms per CPU,
+	 * rounded up to ring / 4. Set-up gets what monitor mode gives it. */
+	return duration + MODE_SETUP_BUDGET_MS + n * (ring / 4);
 }

@@ -25,20 +25,28 @@ struct ktest {
 	unsigned line;
 };
 
-#define KTEST_BUDGET(suite_, name_, needs_, flags_, budget_)                  \
-	static void ktest_body_##name_(void);                                 \
-	static const struct ktest ktest_desc_##name_                          \
+/* The symbols carry the line, so that two suites of one file may each
+ * have a test of the same name (monitor.run and sample.run). */
+#define KTEST_CAT_(a, b) a##b
+#define KTEST_CAT(a, b) KTEST_CAT_(a, b)
+#define KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_, body_, desc_)   \
+	static void body_(void);                                              \
+	static const struct ktest desc_                                       \
 		__attribute__((used, section(".ktests"), aligned(8))) = {     \
 			.suite = suite_,                                      \
 			.name = #name_,                                       \
 			.needs = needs_,                                      \
-			.body = ktest_body_##name_,                           \
+			.body = body_,                                        \
 			.flags = flags_,                                      \
 			.budget_ms = budget_,                                 \
 			.file = __FILE__,                                     \
 			.line = __LINE__,                                     \
 	};                                                                    \
-	static void ktest_body_##name_(void)
+	static void body_(void)
+#define KTEST_BUDGET(suite_, name_, needs_, flags_, budget_)                  \
+	KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_,                 \
+		      KTEST_CAT(ktest_body_##name_##_, __LINE__),             \
+		      KTEST_CAT(ktest_desc_##name_##_, __LINE__))
 
 /* KTEST("pmu.count", gp_instructions, pmu_needs_counting, KTEST_PER_CPU) { ... } */
 #define KTEST(suite_, name_, needs_, flags_) KTEST_BUDGET(suite_, name_, needs_, flags_, 0)

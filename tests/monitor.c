@@ -82,12 +82,13 @@ KTEST("monitor", run_on_last_cpu, NULL, 0)
 	unsigned last = smp_num_cpus() - 1;
 	struct pmu_cpu *pc = pmu_cpu_of(last);
 	char list[16], want[PMU_REASON_LEN + 64];
+	struct mode_result res;
 
 	if (!pc)
 		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
 	pmu_test_init_cpu(last);
 	ksnprintf(list, sizeof(list), "%u", last);
-	struct monitor_opts o = {
+	struct mode_opts o = {
 		.events = "instructions,cycles",
 		.interval_ms = 50,
 		.duration_ms = 200,
@@ -95,23 +96,26 @@ KTEST("monitor", run_on_last_cpu, NULL, 0)
 		.workload = "branchy",
 	};
 	cap_reset();
-	int st = monitor_run(&o, cap_line);
+	int st = monitor_run(&o, cap_line, &res);
 
 	/* The probe's verdict, read independently of the monitor, says
 	 * which outcome is right. */
 	if (!pc->counting) {
 		ksnprintf(want, sizeof(want), "# monitor: no PMU on cpu %u: %s", last, pc->reason);
 		const char *l = cap_find("# monitor: no PMU on cpu");
-		check(st == MONITOR_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
-		      MONITOR_E_NOPMU, st, monitor_status_name(st));
+		check(st == MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
+		      MODE_E_NOPMU, st, mode_status_name(MODE_MONITOR, st));
 		check(l && strcmp(l, want) == 0, "expected the line \"%s\", saw \"%s\"", want, l ? l : "(none)");
+		check(res.status == st && strcmp(res.reason, want + strlen("# monitor: ")) == 0,
+		      "expected the result %d \"%s\", saw %d \"%s\"", st, want + strlen("# monitor: "), res.status,
+		      res.reason);
 		check(!cap_find("time(ms)"), "no table header may be printed without a PMU");
 		if (l)
 			diag("%s", l + 2);
 		return;
 	}
-	if (!check(st == MONITOR_OK, "cpu %u counts: expected status 0, got %d (%s)", last, st,
-		   monitor_status_name(st))) {
+	if (!check(st == MODE_OK && res.status == MODE_OK, "cpu %u counts: expected status 0, got %d (%s): %s", last,
+		   st, mode_status_name(MODE_MONITOR, st), res.reason)) {
 		cap_dump();
 		return;
 	}
@@ -151,15 +155,16 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0)
 	uint64_t work[CAP_LINES] = { 0 };
 	unsigned rows_of[CAP_LINES] = { 0 };
 	char list[16];
+	struct mode_result res;
 
 	ksnprintf(list, sizeof(list), "0-%u", cpus - 1);
-	struct monitor_opts o = {
+	struct mode_opts o = {
 		.events = "none", .interval_ms = 50, .duration_ms = 200, .cpus = list, .workload = "branchy",
 	};
 	cap_reset();
-	int st = monitor_run(&o, cap_line);
-	if (!check(st == MONITOR_OK, "events=none on cpus %s: expected status 0, got %d (%s)", list, st,
-		   monitor_status_name(st))) {
+	int st = monitor_run(&o, cap_line, &res);
+	if (!check(st == MODE_OK && res.status == MODE_OK, "events=none on cpus %s: expected status 0, got %d (%s): %s",
+		   list, st, mode_status_name(MODE_MONITOR, st), res.reason)) {
 		cap_dump();
 		return;
 	}
@@ -197,7 +202,7 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0)
 }
 
 struct bad_case {
-	struct monitor_opts o;
+	struct mode_opts o;
 	const char *want; /* in the refusal line */
 };
 
@@ -221,10 +226,14 @@ KTEST("monitor", refuses_bad_options, NULL, 0)
 		{ { .interval_ms = 5 }, "interval 5 ms is outside" },
 	};
 	for (unsigned i = 0; i < ARRAY_LEN(cases); i++) {
+		struct mode_result res;
 		cap_reset();
-		int st = monitor_run(&cases[i].o, cap_line);
+		int st = monitor_run(&cases[i].o, cap_line, &res);
 		const char *l = cap_find(cases[i].want);
-		check(st == MONITOR_E_ARGS, "case %u: expected status %d (bad options), got %d", i, MONITOR_E_ARGS, st);
+		check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d", i, MODE_E_ARGS, st);
+		check(res.status == st && strstr(res.reason, cases[i].want) && l && strcmp(l + 11, res.reason) == 0,
+		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st, res.status,
+		      res.reason);
 		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
 		      ncap ? cap[0] : "(none)");
 		check(ncap == 1 && strncmp(cap[0], "# monitor: ", 11) == 0,

@@ -1,11 +1,8 @@
-/* Sample mode as KTAP tests. sample.run (selected only by mode=sample)
- * runs the command line's options with the lines going to the console
- * live; it passes when every CPU's samples and losses are accounted for
- * and SKIPs with the probe's reason without a PMU. The other tests run by
- * default: bad options are refused naming the bad item, and a short run on
- * the last CPU either samples correctly or refuses with the probe's reason. */
+/* Checks of sample mode itself (sample.run, which runs mode=sample, is in
+ * tests/modes.c): bad options are refused naming the bad item, and a short
+ * run on the last CPU either samples correctly or refuses with the probe's
+ * reason. */
 #include "arch/x86/smp.h"
-#include "arch/x86/pc/console.h"
 #include "lib/bits.h"
 #include "lib/parse.h"
 #include "lib/printf.h"
@@ -18,38 +15,6 @@
 #define SM_PREFIX "# sample-mode: "
 #define CAP_LINES 24
 #define CAP_LEN 256
-
-static char mode_nopmu[CAP_LEN];
-
-static const char *needs_sample_mode(void)
-{
-	return sample_mode_requested() ? NULL : "not in sample mode (boot with mode=sample)";
-}
-
-/* Live, not through diag(): a drain can be thousands of lines and the
- * test log is printed only when the test ends. Two spaces of indent put
- * the lines inside the suite's KTAP block; tools/pmutest-samples allows
- * that. One console_write per line keeps long sample lines whole. */
-static void mode_line(const char *s)
-{
-	static const char nopmu[] = SM_PREFIX "no PMU on ";
-	char buf[SAMPLE_MODE_LINE_LEN + 4];
-	int n = ksnprintf(buf, sizeof(buf), "  %s\n", s);
-
-	console_write(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-	if (strncmp(s, nopmu, sizeof(nopmu) - 1) == 0)
-		strlcpy(mode_nopmu, s + strlen(SM_PREFIX), sizeof(mode_nopmu));
-}
-
-KTEST("sample", run, needs_sample_mode, KTEST_EXPLICIT)
-{
-	mode_nopmu[0] = '\0';
-	int st = sample_mode_run(sample_mode_requested(), mode_line);
-	if (st == SAMPLE_MODE_E_NOPMU)
-		ktest_skip("%s", mode_nopmu[0] ? mode_nopmu : "no PMU");
-	check(st == SAMPLE_MODE_OK, "the sample-mode run ended with status %d (%s), see the lines above", st,
-	      sample_mode_status_name(st));
-}
 
 /* ---- Captured runs ---- */
 
@@ -97,7 +62,7 @@ static void cap_dump(void)
 }
 
 struct bad_case {
-	struct sample_mode_opts o;
+	struct mode_opts o;
 	const char *want; /* in the refusal line */
 };
 
@@ -129,11 +94,16 @@ KTEST("sample", refuses_bad_options, NULL, 0)
 		{ { .duration_ms = SAMPLE_MODE_MAX_DURATION_MS + 1 }, "is longer than" },
 	};
 	for (unsigned i = 0; i < ARRAY_LEN(cases); i++) {
+		struct mode_result res;
 		cap_reset();
-		int st = sample_mode_run(&cases[i].o, cap_line);
+		int st = sample_mode_run(&cases[i].o, cap_line, &res);
 		const char *l = cap_find(cases[i].want);
-		check(st == SAMPLE_MODE_E_ARGS, "case %u: expected status %d (bad options), got %d (%s)", i,
-		      SAMPLE_MODE_E_ARGS, st, sample_mode_status_name(st));
+		check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d (%s)", i,
+		      MODE_E_ARGS, st, mode_status_name(MODE_SAMPLE, st));
+		check(res.status == st && strstr(res.reason, cases[i].want) && l &&
+			      strcmp(l + strlen(SM_PREFIX), res.reason) == 0,
+		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st, res.status,
+		      res.reason);
 		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
 		      ncap ? cap[0] : "(none)");
 		check(ncap == 1 && nsample_lines == 0 && strncmp(cap[0], SM_PREFIX, strlen(SM_PREFIX)) == 0,
@@ -159,28 +129,32 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0)
 	unsigned last = smp_num_cpus() - 1;
 	struct pmu_cpu *pc = pmu_cpu_of(last);
 	char list[16], want[PMU_REASON_LEN + 64], head[64];
+	struct mode_result res;
 
 	if (!pc)
 		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
 	pmu_test_init_cpu(last);
 	ksnprintf(list, sizeof(list), "%u", last);
-	struct sample_mode_opts o = {
+	struct mode_opts o = {
 		.events = "cycles/period=1000000/,instructions",
 		.duration_ms = 200,
 		.cpus = list,
 		.workload = "loop",
 	};
 	cap_reset();
-	int st = sample_mode_run(&o, cap_line);
+	int st = sample_mode_run(&o, cap_line, &res);
 
 	/* The probe's verdict, read independently of sample mode, says which
 	 * outcome is right. */
 	if (!pc->counting) {
 		ksnprintf(want, sizeof(want), SM_PREFIX "no PMU on cpu %u: %s", last, pc->reason);
-		check(st == SAMPLE_MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
-		      SAMPLE_MODE_E_NOPMU, st, sample_mode_status_name(st));
+		check(st == MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
+		      MODE_E_NOPMU, st, mode_status_name(MODE_SAMPLE, st));
 		check(ncap == 1 && strcmp(cap[0], want) == 0, "expected exactly the line \"%s\", saw %u lines, first \"%s\"",
 		      want, ncap, ncap ? cap[0] : "(none)");
+		check(res.status == st && strcmp(res.reason, want + strlen(SM_PREFIX)) == 0,
+		      "expected the result %d \"%s\", saw %d \"%s\"", st, want + strlen(SM_PREFIX), res.status,
+		      res.reason);
 		check(nsample_lines == 0, "no sample lines without a PMU, saw %lu", nsample_lines);
 		if (ncap)
 			diag("%s", cap[0] + 2);
@@ -188,11 +162,10 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0)
 	}
 	/* Counting works but the LVT cannot deliver a PMI (seen under some
 	 * hypervisors): a refusal that says so is the right outcome. */
-	const char *nopmi = cap_find("no PMI delivery");
-	if (st == SAMPLE_MODE_E_NOPMU && nopmi)
-		ktest_skip("%s", nopmi + strlen(SM_PREFIX));
-	if (!check(st == SAMPLE_MODE_OK, "cpu %u counts: expected status 0, got %d (%s)", last, st,
-		   sample_mode_status_name(st))) {
+	if (st == MODE_E_NOPMU && strstr(res.reason, "no PMI delivery"))
+		ktest_skip("%s", res.reason);
+	if (!check(st == MODE_OK && res.status == MODE_OK, "cpu %u counts: expected status 0, got %d (%s): %s", last,
+		   st, mode_status_name(MODE_SAMPLE, st), res.reason)) {
 		cap_dump();
 		return;
 	}

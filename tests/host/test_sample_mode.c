@@ -94,9 +94,9 @@ static struct sample_mode_plan plan;
 
 HT_TEST(plan_defaults)
 {
-	struct sample_mode_opts o = { 0 };
+	struct mode_opts o = { 0 };
 
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	HT_CHECK_EQ(plan.nev, 1);
 	HT_CHECK_EQ(plan.nsampling, 1);
 	HT_CHECK_STR(plan.names[0], SAMPLE_MODE_DEFAULT_EVENTS);
@@ -113,13 +113,13 @@ HT_TEST(plan_defaults)
 
 HT_TEST(plan_mixed_events_and_bounds)
 {
-	struct sample_mode_opts o = {
+	struct mode_opts o = {
 		.events = "cycles/period=100000/,instructions,cpu/event=0xc4,umask=0,period=50000/",
 		.workload = "chase", .size = 4096, .duration_ms = SAMPLE_MODE_MAX_DURATION_MS,
 		.ring_bytes = SAMPLE_MODE_MAX_RING, .overwrite = true,
 	};
 
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	HT_CHECK_EQ(plan.nev, 3);
 	HT_CHECK_EQ(plan.nsampling, 2);
 	HT_CHECK_STR(plan.names[1], "instructions");
@@ -133,15 +133,15 @@ HT_TEST(plan_mixed_events_and_bounds)
 	HT_CHECK(plan.overwrite, "overwrite kept");
 
 	/* The smallest period and ring accepted. */
-	o = (struct sample_mode_opts){ .events = "cycles/period=10000/", .ring_bytes = SAMPLE_MODE_MIN_RING };
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	o = (struct mode_opts){ .events = "cycles/period=10000/", .ring_bytes = SAMPLE_MODE_MIN_RING };
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	HT_CHECK_EQ(plan.attr[0].period, SAMPLE_MODE_MIN_PERIOD);
 }
 
-static void plan_refused(const struct sample_mode_opts *o, const char *want, bool exact)
+static void plan_refused(const struct mode_opts *o, const char *want, bool exact)
 {
 	int rc = sample_mode_plan(&plan, o, err, sizeof(err));
-	HT_CHECK(rc == SAMPLE_MODE_E_ARGS, "expected %d (bad options) for \"%s\", got %d", SAMPLE_MODE_E_ARGS, want, rc);
+	HT_CHECK(rc == MODE_E_ARGS, "expected %d (bad options) for \"%s\", got %d", MODE_E_ARGS, want, rc);
 	if (exact)
 		HT_CHECK(strcmp(err, want) == 0, "expected \"%s\", seen \"%s\"", want, err);
 	else
@@ -150,37 +150,37 @@ static void plan_refused(const struct sample_mode_opts *o, const char *want, boo
 
 HT_TEST(plan_refusals)
 {
-	plan_refused(&(struct sample_mode_opts){ .events = "cycles" },
+	plan_refused(&(struct mode_opts){ .events = "cycles" },
 		     "event 'cycles' has no period: sample mode needs at least one, e.g. cycles/period=10000000/ or cpu/event=0x3c,umask=0,period=10000000/",
 		     true);
-	plan_refused(&(struct sample_mode_opts){ .events = "cycles,instructions:u" },
+	plan_refused(&(struct mode_opts){ .events = "cycles,instructions:u" },
 		     "none of the events 'cycles', 'instructions:u' has a period: sample mode needs at least one", false);
-	plan_refused(&(struct sample_mode_opts){ .events = "cpu/event=0x3c,umask=0/" },
+	plan_refused(&(struct mode_opts){ .events = "cpu/event=0x3c,umask=0/" },
 		     "event 'cpu/event=0x3c,umask=0/' has no period", false);
-	plan_refused(&(struct sample_mode_opts){ .events = "cycles/period=9999/" },
+	plan_refused(&(struct mode_opts){ .events = "cycles/period=9999/" },
 		     "event 'cycles/period=9999/': period 9999 is below 10000 (each overflow costs a PMI; shorter periods measure the handler)",
 		     true);
-	plan_refused(&(struct sample_mode_opts){ .events = "cpu/event=0x3c,int/" },
+	plan_refused(&(struct mode_opts){ .events = "cpu/event=0x3c,int/" },
 		     "event 'cpu/event=0x3c,int/': int without a period", false);
-	plan_refused(&(struct sample_mode_opts){ .events = "cycles/cmask=2/" },
+	plan_refused(&(struct mode_opts){ .events = "cycles/cmask=2/" },
 		     "event 'cycles/cmask=2/': term 'cmask=2' is not supported", false);
-	plan_refused(&(struct sample_mode_opts){ .events = ",cycles/period=100000/" },
+	plan_refused(&(struct mode_opts){ .events = ",cycles/period=100000/" },
 		     "events=,cycles/period=100000/: empty event at offset 0 of the event list", true);
-	plan_refused(&(struct sample_mode_opts){ .events = "cycles/period=100000" },
+	plan_refused(&(struct mode_opts){ .events = "cycles/period=100000" },
 		     "events=cycles/period=100000: event 'cycles/period=100000' has no closing '/'", true);
-	plan_refused(&(struct sample_mode_opts){ .events = "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a" },
+	plan_refused(&(struct mode_opts){ .events = "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a" },
 		     "more than 16 events", false);
-	plan_refused(&(struct sample_mode_opts){ .ring_bytes = 65535 },
+	plan_refused(&(struct mode_opts){ .ring_bytes = 65535 },
 		     "ring=65535: the ring size must be a power of two", true);
-	plan_refused(&(struct sample_mode_opts){ .ring_bytes = 2048 }, "ring=2048: outside 4096..16777216 bytes per CPU",
+	plan_refused(&(struct mode_opts){ .ring_bytes = 2048 }, "ring=2048: outside 4096..16777216 bytes per CPU",
 		     true);
-	plan_refused(&(struct sample_mode_opts){ .ring_bytes = 2ull * SAMPLE_MODE_MAX_RING },
+	plan_refused(&(struct mode_opts){ .ring_bytes = 2ull * SAMPLE_MODE_MAX_RING },
 		     "ring=33554432: outside 4096..16777216 bytes per CPU", true);
-	plan_refused(&(struct sample_mode_opts){ .workload = "spin" },
+	plan_refused(&(struct mode_opts){ .workload = "spin" },
 		     "unknown workload 'spin' (known: loop chase branchy memcpy)", true);
-	plan_refused(&(struct sample_mode_opts){ .workload = "chase", .size = 64 },
+	plan_refused(&(struct mode_opts){ .workload = "chase", .size = 64 },
 		     "workload chase: size 64 bytes is outside 128..1073741824", true);
-	plan_refused(&(struct sample_mode_opts){ .duration_ms = SAMPLE_MODE_MAX_DURATION_MS + 1 },
+	plan_refused(&(struct mode_opts){ .duration_ms = SAMPLE_MODE_MAX_DURATION_MS + 1 },
 		     "duration 3600001 ms is longer than 3600000 ms", true);
 }
 
@@ -338,10 +338,10 @@ HT_TEST(e2e_two_cpus_drain_lines_summary_verdict)
 	static struct session x[2];
 	char buf[SAMPLE_MODE_LINE_LEN], why[256];
 	const uint64_t P = 10000;
-	struct sample_mode_opts o = { .events = "cycles/period=10000/,instructions" };
+	struct mode_opts o = { .events = "cycles/period=10000/,instructions" };
 
 	boot();
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	sample_mode_format_range(&ranges[0], buf, sizeof(buf));
 	HT_CHECK_STR(buf, "# sample-mode: workload rip range 0xffffffff80112000-0xffffffff801121a0 (pmu_wl_step)");
 	log_line(buf);
@@ -363,7 +363,7 @@ HT_TEST(e2e_two_cpus_drain_lines_summary_verdict)
 		HT_CHECK_EQ(nlog - first, taken);
 		sample_mode_format_summary(&x[c].res, &plan, true, buf, sizeof(buf));
 		log_line(buf);
-		HT_CHECK_EQ(sample_mode_judge(&x[c].res, false, true, why, sizeof(why)), SAMPLE_MODE_OK);
+		HT_CHECK_EQ(sample_mode_judge(&x[c].res, false, true, why, sizeof(why)), MODE_OK);
 		HT_CHECK_STR(why, "");
 		if (c == 0)
 			HT_CHECK_STR(buf, "# sample-mode: cpu 0: 5 samples, 0 lost, 5 PMIs, period 10000, 5 in workload range");
@@ -396,10 +396,10 @@ HT_TEST(e2e_lost_accounted_when_ring_full)
 	static struct session x;
 	char buf[SAMPLE_MODE_LINE_LEN], why[256];
 	const uint64_t P = 20000;
-	struct sample_mode_opts o = { .events = "cycles/period=20000/,instructions", .ring_bytes = 4096 };
+	struct mode_opts o = { .events = "cycles/period=20000/,instructions", .ring_bytes = 4096 };
 
 	boot();
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	sample_mode_format_range(&ranges[0], buf, sizeof(buf));
 	log_line(buf);
 	session_start(&x, 0, ring_mem[0], PMU_SAMPLING_CTL_SIZE + (size_t)plan.ring_bytes);
@@ -415,29 +415,29 @@ HT_TEST(e2e_lost_accounted_when_ring_full)
 	sample_mode_format_summary(&x.res, &plan, true, buf, sizeof(buf));
 	log_line(buf);
 	HT_CHECK_STR(buf, "# sample-mode: cpu 0: 64 samples, 36 lost, 100 PMIs, period 20000, 64 in workload range");
-	HT_CHECK_EQ(sample_mode_judge(&x.res, false, true, why, sizeof(why)), SAMPLE_MODE_OK);
+	HT_CHECK_EQ(sample_mode_judge(&x.res, false, true, why, sizeof(why)), MODE_OK);
 	save_log("ring_full.log");
 
 	/* Each broken sum is caught, and named. */
 	struct sample_mode_cpu bad = x.res;
 	bad.written++;
-	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), MODE_E_RECORDS);
 	HT_CHECK_STR(why, "cpu 0: drained 64 samples, the handler wrote 65");
 	bad = x.res;
 	bad.overflows++;
-	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), MODE_E_RECORDS);
 	HT_CHECK_STR(why, "cpu 0: 64 written + 36 lost != 101 overflows of the sampling counters");
 	bad = x.res;
 	bad.ring_lost--;
-	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), MODE_E_RECORDS);
 	HT_CHECK_STR(why, "cpu 0: the ring counted 35 drops, the handler 36");
 	bad = x.res;
 	bad.tally.lost = 37;
-	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), MODE_E_RECORDS);
 	HT_CHECK_STR(why, "cpu 0: LOST records carry 37, more than the 36 the ring dropped");
 	bad = x.res;
 	bad.tally.bad = 1;
-	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&bad, false, true, why, sizeof(why)), MODE_E_RECORDS);
 	HT_CHECK_STR(why, "cpu 0: 1 unreadable records in the ring");
 }
 
@@ -448,10 +448,10 @@ HT_TEST(e2e_overwrite_keeps_newest_accounted)
 	static struct session x;
 	char buf[SAMPLE_MODE_LINE_LEN], why[256];
 	const uint64_t P = 10000;
-	struct sample_mode_opts o = { .events = "cycles/period=10000/", .ring_bytes = 4096, .overwrite = true };
+	struct mode_opts o = { .events = "cycles/period=10000/", .ring_bytes = 4096, .overwrite = true };
 
 	boot();
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	sample_mode_format_range(&ranges[0], buf, sizeof(buf));
 	log_line(buf);
 	session_start(&x, 0, ring_mem[0], PMU_SAMPLING_CTL_SIZE + (size_t)plan.ring_bytes);
@@ -475,18 +475,18 @@ HT_TEST(e2e_overwrite_keeps_newest_accounted)
 		 (unsigned long long)x.res.tally.samples, (unsigned long long)(100 - x.res.tally.samples),
 		 (unsigned long long)x.res.tally.samples);
 	HT_CHECK_STR(buf, want);
-	HT_CHECK_EQ(sample_mode_judge(&x.res, true, true, why, sizeof(why)), SAMPLE_MODE_OK);
+	HT_CHECK_EQ(sample_mode_judge(&x.res, true, true, why, sizeof(why)), MODE_OK);
 	save_log("overwrite.log");
 
 	struct sample_mode_cpu bad = x.res;
 	bad.tally.lost--;
-	HT_CHECK_EQ(sample_mode_judge(&bad, true, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&bad, true, true, why, sizeof(why)), MODE_E_RECORDS);
 	snprintf(want, sizeof(want), "cpu 0: drained %llu samples + %llu overwritten != 100 written by the handler",
 		 (unsigned long long)x.res.tally.samples, (unsigned long long)(x.res.tally.lost - 1));
 	HT_CHECK_STR(why, want);
 	bad = x.res;
 	bad.ring_lost = 1;
-	HT_CHECK_EQ(sample_mode_judge(&bad, true, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&bad, true, true, why, sizeof(why)), MODE_E_RECORDS);
 	HT_CHECK_STR(why, "cpu 0: overwrite ring dropped samples (handler 0, ring 1): it never should");
 }
 
@@ -495,10 +495,10 @@ HT_TEST(drain_catches_wrong_fields)
 {
 	static struct session x;
 	char why[256];
-	struct sample_mode_opts o = { .events = "cycles/period=10000/" };
+	struct mode_opts o = { .events = "cycles/period=10000/" };
 
 	boot();
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	session_start(&x, 0, ring_mem[0], sizeof(ring_mem[0]));
 	run_periods(10000, 3, RANGE_LO);
 	session_stop(&x, 0);
@@ -508,19 +508,19 @@ HT_TEST(drain_catches_wrong_fields)
 	sample_mode_drain(&x.s, &plan, ranges, 1, NULL, &x.res);
 	HT_CHECK_EQ(x.res.tally.samples, 3);
 	HT_CHECK_EQ(x.res.bad_fields, 3);
-	HT_CHECK_EQ(sample_mode_judge(&x.res, false, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&x.res, false, true, why, sizeof(why)), MODE_E_RECORDS);
 	HT_CHECK_STR(why, "cpu 2: 3 samples with wrong fields; first: a sample says cpu 0");
 
 	memset(&x.res, 0, sizeof(x.res));
 	boot();
 	o.events = "cycles/period=10000/";
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	session_start(&x, 0, ring_mem[0], sizeof(ring_mem[0]));
 	run_periods(10000, 2, RANGE_LO);
 	session_stop(&x, 0);
 	plan.attr[0].period = 20000;
 	sample_mode_drain(&x.s, &plan, ranges, 1, NULL, &x.res);
-	HT_CHECK_EQ(sample_mode_judge(&x.res, false, true, why, sizeof(why)), SAMPLE_MODE_E_RECORDS);
+	HT_CHECK_EQ(sample_mode_judge(&x.res, false, true, why, sizeof(why)), MODE_E_RECORDS);
 	HT_CHECK_STR(why, "cpu 0: 2 samples with wrong fields; first: a sample has period 10000, which no event asked for");
 }
 
@@ -533,28 +533,28 @@ HT_TEST(rip_verdict_threshold)
 	char why[256];
 
 	r.tally.samples = 20;
-	HT_CHECK_EQ(sample_mode_judge(&r, false, true, why, sizeof(why)), SAMPLE_MODE_OK); /* 90% */
+	HT_CHECK_EQ(sample_mode_judge(&r, false, true, why, sizeof(why)), MODE_OK); /* 90% */
 	r.in_range = 17;
-	HT_CHECK_EQ(sample_mode_judge(&r, false, true, why, sizeof(why)), SAMPLE_MODE_E_RIP);
+	HT_CHECK_EQ(sample_mode_judge(&r, false, true, why, sizeof(why)), MODE_E_RIP);
 	HT_CHECK_STR(why, "cpu 3: 17 of 20 sample RIPs in the workload's code, expected at least 90%; first outside: 0x1234");
-	HT_CHECK_EQ(sample_mode_judge(&r, false, false, why, sizeof(why)), SAMPLE_MODE_OK); /* ranges unknown */
+	HT_CHECK_EQ(sample_mode_judge(&r, false, false, why, sizeof(why)), MODE_OK); /* ranges unknown */
 	r.tally.samples = r.written = r.overflows = SAMPLE_MODE_RIP_MIN_SAMPLES - 1;
 	r.in_range = 0;
-	HT_CHECK_EQ(sample_mode_judge(&r, false, true, why, sizeof(why)), SAMPLE_MODE_OK); /* too few to judge */
+	HT_CHECK_EQ(sample_mode_judge(&r, false, true, why, sizeof(why)), MODE_OK); /* too few to judge */
 }
 
 HT_TEST(summary_several_periods_and_spurious)
 {
-	struct sample_mode_opts o = { .events = "cycles/period=100000/,instructions/period=50000/,branches" };
+	struct mode_opts o = { .events = "cycles/period=100000/,instructions/period=50000/,branches" };
 	struct sample_mode_cpu r = { .cpu = 7, .pmis = 9, .spurious = 2, .ring_lost = 4 };
 	char buf[SAMPLE_MODE_LINE_LEN];
 
-	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == SAMPLE_MODE_OK, "%s", err);
+	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	r.tally.samples = 8;
 	sample_mode_format_summary(&r, &plan, false, buf, sizeof(buf));
 	HT_CHECK_STR(buf, "# sample-mode: cpu 7: 8 samples, 4 lost, 9 PMIs, period 100000,50000, 2 spurious PMIs");
-	HT_CHECK_STR(sample_mode_status_name(SAMPLE_MODE_E_RIP), "sample RIPs outside the workload");
-	HT_CHECK_STR(sample_mode_status_name(42), "unknown status");
+	HT_CHECK_STR(mode_status_name(MODE_SAMPLE, MODE_E_RIP), "sample RIPs outside the workload");
+	HT_CHECK_STR(mode_status_name(MODE_SAMPLE, 42), "unknown status");
 }
 
 HT_MAIN("sample_mode")

@@ -15,17 +15,20 @@ PYTHON  ?= python3
 BUILD   := build
 
 # Kernel: freestanding, no red zone (interrupts use the stack), no SSE
-# (no FPU state is saved across interrupts), linked at 1 MiB.
+# (no FPU state is saved across interrupts), linked at 1 MiB. Each function
+# and object in a section of its own, so that the link keeps only what is
+# reached from the entry point and the KEEP()s of linker.ld.
 KERNEL_CFLAGS := -std=c11 -ffreestanding -fno-builtin -nostdinc -mno-red-zone \
 	-mgeneral-regs-only -mcmodel=small -fno-pic -fno-pie -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -Os -g \
+	-ffunction-sections -fdata-sections \
 	-Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wframe-larger-than=4096 \
 	-Wno-unused-parameter -MMD -MP -I. -isystem $(shell $(CC) -print-file-name=include)
 KERNEL_ASFLAGS := -D__ASSEMBLY__ -I. -MMD -MP -fno-pic -fno-pie
 # --no-warn-rwx-segments only exists from binutils 2.39 on.
 LD_NO_RWX_WARN := $(shell $(CC) -Wl,--help 2>/dev/null | grep -q -- --no-warn-rwx-segments \
 	&& echo -Wl,--no-warn-rwx-segments)
-KERNEL_LDFLAGS := -nostdlib -static -Wl,--build-id=none \
+KERNEL_LDFLAGS := -nostdlib -static -Wl,--build-id=none -Wl,--gc-sections \
 	-Wl,-z,max-page-size=0x1000 -Wl,-z,noexecstack $(LD_NO_RWX_WARN) \
 	-T linker.ld
 

@@ -46,19 +46,24 @@
 #define SKL INTEL_UARCHS(INTEL_SKYLAKE)
 
 static const struct pmu_offcore_model offcore_models[] = {
-	{ "Nehalem", NHM, NHM, 1, NHM_VALID, NHM_REQUEST, NHM_DMND_RD_L3_MISS, true,
-	  "SDM vol. 3B, Nehalem \"Off-core Response Performance Monitoring in the Processor Core\"; Linux intel_nehalem_extra_regs" },
-	{ "Westmere", WSM, WSM, 2, NHM_VALID, NHM_REQUEST, NHM_DMND_RD_L3_MISS, true,
-	  "SDM vol. 3B, Westmere off-core response (RSP_0 and RSP_1); Linux intel_westmere_extra_regs" },
-	/* Client Sandy/Ivy Bridge lack the remote supplier bits. */
+	/* SDM vol. 3B, Nehalem "Off-core Response Performance Monitoring in
+	 * the Processor Core"; Linux intel_nehalem_extra_regs. */
+	{ "Nehalem", NHM, NHM, 1, NHM_VALID, NHM_REQUEST, NHM_DMND_RD_L3_MISS, true },
+	/* SDM vol. 3B, Westmere off-core response (RSP_0 and RSP_1); Linux
+	 * intel_westmere_extra_regs. */
+	{ "Westmere", WSM, WSM, 2, NHM_VALID, NHM_REQUEST, NHM_DMND_RD_L3_MISS, true },
+	/* SDM vol. 3B, Sandy Bridge "Off-core Response Performance
+	 * Monitoring"; Linux intel_snb_extra_regs. Client Sandy/Ivy Bridge
+	 * lack the remote supplier bits. */
 	{ "Sandy/Ivy Bridge client", SNB_IVB, 0, 2, SNB_CLIENT_VALID, SNB_REQUEST,
-	  SNB_DMND_DATA_RD | (SNB_L3_MISS_RESPONSE & SNB_CLIENT_VALID), false,
-	  "SDM vol. 3B, Sandy Bridge \"Off-core Response Performance Monitoring\"; Linux intel_snb_extra_regs" },
+	  SNB_DMND_DATA_RD | (SNB_L3_MISS_RESPONSE & SNB_CLIENT_VALID), false },
+	/* SDM vol. 3B, Sandy Bridge/Haswell off-core response; Linux
+	 * intel_snbep_extra_regs. */
 	{ "Sandy/Ivy Bridge-EP, Haswell, Broadwell", HSW_BDW, SNB_IVB | HSW_BDW, 2, SNB_SERVER_VALID, SNB_REQUEST,
-	  SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false,
-	  "SDM vol. 3B, Sandy Bridge/Haswell off-core response; Linux intel_snbep_extra_regs" },
-	{ "Skylake", SKL, SKL, 2, SNB_SERVER_VALID, SNB_REQUEST, SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false,
-	  "SDM vol. 3B, Skylake \"Off-core Response Performance Monitoring\"; Linux intel_skl_extra_regs" },
+	  SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false },
+	/* SDM vol. 3B, Skylake "Off-core Response Performance Monitoring";
+	 * Linux intel_skl_extra_regs. */
+	{ "Skylake", SKL, SKL, 2, SNB_SERVER_VALID, SNB_REQUEST, SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false },
 };
 
 const struct pmu_offcore_model *pmu_offcore_model(const struct pmu_caps *c)

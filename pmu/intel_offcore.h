@@ -19,8 +19,9 @@
 #define PMU_OFFCORE_EVENT_1 0xbb
 #define PMU_OFFCORE_UMASK 0x01
 
-/* One row: the microarchitectures (pmu/intel_models.h) it holds for, what
- * the MSRs accept, and where that comes from. */
+/* One row: the microarchitectures (pmu/intel_models.h) it holds for and
+ * what the MSRs accept; where that comes from is said beside each row in
+ * pmu/intel_offcore.c. */
 struct pmu_offcore_model {
 	const char *name;          /* "Sandy/Ivy Bridge client" */
 	uint32_t client, server;   /* INTEL_UARCHS() of the client / server parts it holds for */
@@ -31,7 +32,6 @@ struct pmu_offcore_model {
 	 * any snoop result), the value the hardware check counts with. */
 	uint64_t dmnd_rd_l3_miss;
 	bool smt_shared;           /* one MSR pair per core, shared by its hyperthreads */
-	const char *source;
 };
 
 /* The table row for this CPU, or NULL (then events 0xB7/0xBB are refused). */

@@ -28,17 +28,20 @@
 #define SKL_SLICE_SELECT_ALL 0x1full /* [4:0] */
 
 static const struct pmu_uncore_model uncore_models[] = {
+	/* SDM vol. 4, MSRs of 2nd/3rd generation Core processors (391H, 396H,
+	 * 700H-737H); Linux uncore_snb.c. */
 	{ "Sandy/Ivy Bridge client", INTEL_UARCHS(INTEL_SANDYBRIDGE) | INTEL_UARCHS(INTEL_IVYBRIDGE),
-	  MSR_UNC_PERF_GLOBAL_CTRL, BIT(UNC_GLOBAL_EN_BIT) | SNB_CORE_SELECT_ALL, false, 4,
-	  "SDM vol. 4, MSRs of 2nd/3rd generation Core processors (391H, 396H, 700H-737H); Linux uncore_snb.c" },
+	  MSR_UNC_PERF_GLOBAL_CTRL, BIT(UNC_GLOBAL_EN_BIT) | SNB_CORE_SELECT_ALL, false, 4 },
+	/* SDM vol. 4, MSRs of 4th generation Core processors (391H, 396H
+	 * "derive value by -1", 700H-737H). */
 	{ "Haswell/Broadwell client", INTEL_UARCHS(INTEL_HASWELL) | INTEL_UARCHS(INTEL_BROADWELL),
-	  MSR_UNC_PERF_GLOBAL_CTRL, BIT(UNC_GLOBAL_EN_BIT) | SNB_CORE_SELECT_ALL, true, 4,
-	  "SDM vol. 4, MSRs of 4th generation Core processors (391H, 396H \"derive value by -1\", 700H-737H)" },
-	/* Eight-core Coffee Lake has its eighth C-box at other addresses
-	 * (Linux UNCORE_BOX_FLAG_CFL8_CBOX_MSR_OFFS): the table stops at 7. */
+	  MSR_UNC_PERF_GLOBAL_CTRL, BIT(UNC_GLOBAL_EN_BIT) | SNB_CORE_SELECT_ALL, true, 4 },
+	/* SDM vol. 4, uncore PMU MSRs of 6th-10th generation Core processors
+	 * (E01H, 396H, 700H-767H). Eight-core Coffee Lake has its eighth
+	 * C-box at other addresses (Linux UNCORE_BOX_FLAG_CFL8_CBOX_MSR_OFFS):
+	 * the table stops at 7. */
 	{ "Skylake..Comet Lake client", INTEL_UARCHS(INTEL_SKYLAKE), MSR_SKL_UNC_PERF_GLOBAL_CTL,
-	  BIT(UNC_GLOBAL_EN_BIT) | SKL_SLICE_SELECT_ALL, false, 7,
-	  "SDM vol. 4, uncore PMU MSRs of 6th-10th generation Core processors (E01H, 396H, 700H-767H)" },
+	  BIT(UNC_GLOBAL_EN_BIT) | SKL_SLICE_SELECT_ALL, false, 7 },
 };
 
 const struct pmu_uncore_model *pmu_uncore_model(const struct pmu_caps *c)

@@ -29,7 +29,8 @@
 #define PMU_UNCORE_MAX_BOXES 8
 
 /* A table row: the client parts it holds for (pmu/intel_models.h) and
- * where their registers sit. */
+ * where their registers sit; its sources are beside it in
+ * pmu/intel_uncore.c. */
 struct pmu_uncore_model {
 	const char *name;
 	uint32_t uarchs;           /* INTEL_UARCHS() of the client parts it holds for */
@@ -37,7 +38,6 @@ struct pmu_uncore_model {
 	uint64_t global_enable;    /* EN (bit 29) and the PMI slice/core selects */
 	bool config_minus_one;     /* MSR_UNC_CBO_CONFIG[3:0] holds count + 1 (Haswell, Broadwell) */
 	unsigned max_boxes;        /* C-boxes the table has addresses for */
-	const char *source;
 };
 
 /* What detection found on this package. */

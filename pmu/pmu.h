@@ -61,8 +61,7 @@ enum pmu_arch_event {
 };
 
 struct pmu_arch_event_desc {
-	const char *name;     /* perf's name: "instructions" */
-	const char *sdm_name; /* "Instructions Retired" */
+	const char *name;     /* perf's name: "instructions" (the SDM's names are in arch_events.c) */
 	uint8_t event, umask; /* encoding on a GP counter */
 	int8_t fixed;         /* the fixed counter that counts it, or -1 */
 };

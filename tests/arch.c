@@ -24,7 +24,7 @@ static void do_de(void *arg)
 }
 static void do_nothing(void *arg) {}
 
-KTEST("arch", expect_exception, NULL, KTEST_PER_CPU)
+KTEST("arch", expect_exception, NULL, KTEST_PER_CPU, "#UD, #GP, #PF (with CR2) and #DE come back with their vectors")
 {
 	int v;
 	v = expect_exception(do_ud, NULL);
@@ -42,7 +42,7 @@ KTEST("arch", expect_exception, NULL, KTEST_PER_CPU)
 	check(v == -1, "no fault: expected -1, saw %d", v);
 }
 
-KTEST("arch", msr_safe, NULL, KTEST_PER_CPU)
+KTEST("arch", msr_safe, NULL, KTEST_PER_CPU, "rdmsr_safe reads IA32_APIC_BASE; RDPMC of a bad index faults")
 {
 	uint64_t val;
 	int v = rdmsr_safe(MSR_IA32_APIC_BASE, &val);
@@ -70,7 +70,7 @@ static const char *needs_msr_faults(void)
 	return under_tcg() ? "TCG raises no #GP for invalid MSR accesses" : NULL;
 }
 
-KTEST("arch", msr_safe_fault, needs_msr_faults, KTEST_PER_CPU)
+KTEST("arch", msr_safe_fault, needs_msr_faults, KTEST_PER_CPU, "x2APIC MSRs in the wrong mode #GP; a faulting read gives 0")
 {
 	uint64_t val = 1;
 	int v;
@@ -98,7 +98,7 @@ static void self_ipi_handler(struct trap_frame *f)
 	lapic_eoi();
 }
 
-KTEST("arch", self_ipi, NULL, KTEST_PER_CPU)
+KTEST("arch", self_ipi, NULL, KTEST_PER_CPU, "a fixed IPI to itself arrives exactly once")
 {
 	unsigned cpu = this_cpu()->cpu;
 	irq_set_handler(VEC_SELFTEST_IPI, self_ipi_handler);
@@ -116,7 +116,7 @@ static void user_add(void *arg) { (*(volatile uint64_t *)arg) += 1; }
 static void user_ud(void *arg) { __asm__ volatile("ud2"); }
 static void user_cli(void *arg) { __asm__ volatile("cli"); }
 
-KTEST("arch", usermode, NULL, KTEST_PER_CPU)
+KTEST("arch", usermode, NULL, KTEST_PER_CPU, "a ring-3 payload runs and returns; its #UD and #GP come back")
 {
 	volatile uint64_t x = 41;
 	int v = usermode_call(user_add, (void *)&x);

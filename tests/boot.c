@@ -9,7 +9,7 @@
 #include "lib/string.h"
 #include "tests/ktest.h"
 
-KTEST("boot", cmdline, NULL, 0)
+KTEST("boot", cmdline, NULL, 0, "the command line has no unknown option, bad value or garbage byte")
 {
 	size_t n;
 	const struct cmdline_opt *opt = options_table(&n);
@@ -26,7 +26,7 @@ KTEST("boot", cmdline, NULL, 0)
 	      options_result.nerrors);
 }
 
-KTEST("boot", boot_info, NULL, 0)
+KTEST("boot", boot_info, NULL, 0, "the loader's info parses cleanly; multiboot1 or 2")
 {
 	check(boot_info_status == 0, "expected the loader's info to parse cleanly, bootinfo_parse returned %d",
 	      boot_info_status);
@@ -40,7 +40,7 @@ KTEST("boot", boot_info, NULL, 0)
 		diag("no framebuffer from the loader");
 }
 
-KTEST("boot", memory_map, NULL, 0)
+KTEST("boot", memory_map, NULL, 0, ">= 16 MiB of RAM in the memory map, the kernel inside it")
 {
 	uint64_t avail = 0, kstart = (uint64_t)_kernel_start, kend = (uint64_t)_kernel_end;
 	bool kernel_in_ram = false;
@@ -58,7 +58,7 @@ KTEST("boot", memory_map, NULL, 0)
 	check(kernel_in_ram, "expected the kernel image %#lx-%#lx inside available RAM", kstart, kend);
 }
 
-KTEST("boot", acpi, NULL, 0)
+KTEST("boot", acpi, NULL, 0, "RSDP and RSDT/XSDT with good checksums, a MADT and a FADT")
 {
 	diag("RSDP from %s, %s", boot_info.rsdp_tag ? "the multiboot2 tag" : "the BIOS area scan",
 	     acpi_uses_xsdt() ? "XSDT" : "RSDT");
@@ -72,7 +72,7 @@ KTEST("boot", acpi, NULL, 0)
 		     f.pm_tmr_port);
 }
 
-KTEST("boot", tsc_calibration, NULL, 0)
+KTEST("boot", tsc_calibration, NULL, 0, "a 100 MHz..10 GHz TSC, a ticking LAPIC timer, udelay() on time")
 {
 	const struct timer_info *ti = timer_info();
 	diag("TSC %lu kHz from %s; LAPIC timer %lu kHz", ti->tsc_hz / 1000, ti->tsc_source,

@@ -295,6 +295,9 @@ static bool names_suite_family(const char *sel, const char *suite)
 static bool is_selected(const struct ktest *t, const char *sel)
 {
 	char full[160];
+	/* tests=list is the listing (tests/list.c), not a glob. */
+	if (sel && strcmp(sel, "list") == 0)
+		sel = "list.*";
 	ksnprintf(full, sizeof(full), "%s.%s", t->suite, t->name);
 	if (t->flags & (KTEST_SELFTEST | KTEST_EXPLICIT)) {
 		/* Selftests fail on purpose, and modes like monitor.run are not
@@ -330,14 +333,32 @@ static unsigned suite_rank(const char *name)
 
 static bool test_before(const struct ktest *a, const struct ktest *b)
 {
-	int c = strcmp(a->file, b->file);
-	return c < 0 || (c == 0 && a->line < b->line);
+	return a->line < b->line;
 }
 
 static bool suite_before(const struct suite *a, const struct suite *b)
 {
 	unsigned ra = suite_rank(a->name), rb = suite_rank(b->name);
 	return ra < rb || (ra == rb && strcmp(a->name, b->name) < 0);
+}
+
+static bool run_before(const struct ktest *a, const struct ktest *b)
+{
+	unsigned ra = suite_rank(a->suite), rb = suite_rank(b->suite);
+	int c = strcmp(a->suite, b->suite);
+	return ra < rb || (ra == rb && (c < 0 || (c == 0 && test_before(a, b))));
+}
+
+unsigned ktest_registered(const struct ktest **tests, unsigned max)
+{
+	unsigned n = 0;
+	for (const struct ktest *t = __start_ktests; t < __stop_ktests && n < max; t++) {
+		unsigned j = n++;
+		for (; j > 0 && run_before(t, tests[j - 1]); j--)
+			tests[j] = tests[j - 1];
+		tests[j] = t;
+	}
+	return n;
 }
 
 /* Insertion sorts: a few hundred entries at most. */

@@ -1,6 +1,7 @@
 /* The in-kernel test framework: registration, checks, skips, diagnostics.
  * Tests live one area per file in tests/, register with KTEST() into the
- * .ktests linker section and report as KTAP v1 through tests/ktest.c. */
+ * .ktests linker section with a one-line description of what they assert
+ * (seL4's DEFINE_TEST), and report as KTAP v1 through tests/ktest.c. */
 #ifndef TESTS_KTEST_H
 #define TESTS_KTEST_H
 
@@ -17,39 +18,45 @@ enum ktest_flags {
 struct ktest {
 	const char *suite;          /* e.g. "pmu.count"; one KTAP block per suite */
 	const char *name;           /* within the suite; full name "suite.name" */
+	const char *desc;           /* what it asserts, one line: tests=list prints it */
 	const char *(*needs)(void); /* NULL when always runnable, else SKIP reason or NULL */
 	void (*body)(void);
-	uint32_t flags;
-	uint32_t budget_ms;         /* 0: the timeout= default */
-	const char *file;           /* with line: tests of a suite run in source order */
-	unsigned line;
+	uint32_t line;              /* a suite is one file: its tests run in source order */
+	uint16_t flags;
+	uint16_t budget_ms;         /* 0: the timeout= default */
 };
 
 /* The symbols carry the line, so that two suites of one file may each
  * have a test of the same name (monitor.run and sample.run). */
 #define KTEST_CAT_(a, b) a##b
 #define KTEST_CAT(a, b) KTEST_CAT_(a, b)
-#define KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_, body_, desc_)   \
+#define KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_, what_, body_, reg_) \
 	static void body_(void);                                              \
-	static const struct ktest desc_                                       \
+	static const struct ktest reg_                                        \
 		__attribute__((used, section(".ktests"), aligned(8))) = {     \
 			.suite = suite_,                                      \
 			.name = #name_,                                       \
+			.desc = what_,                                        \
 			.needs = needs_,                                      \
 			.body = body_,                                        \
+			.line = __LINE__,                                     \
 			.flags = flags_,                                      \
 			.budget_ms = budget_,                                 \
-			.file = __FILE__,                                     \
-			.line = __LINE__,                                     \
 	};                                                                    \
 	static void body_(void)
-#define KTEST_BUDGET(suite_, name_, needs_, flags_, budget_)                  \
-	KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_,                 \
+/* A test with its own time budget in ms (at most 65535). */
+#define KTEST_BUDGET(suite_, name_, needs_, flags_, budget_, what_)           \
+	KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_, what_,          \
 		      KTEST_CAT(ktest_body_##name_##_, __LINE__),             \
 		      KTEST_CAT(ktest_desc_##name_##_, __LINE__))
 
-/* KTEST("pmu.count", gp_instructions, pmu_needs_counting, KTEST_PER_CPU) { ... } */
-#define KTEST(suite_, name_, needs_, flags_) KTEST_BUDGET(suite_, name_, needs_, flags_, 0)
+/* KTEST("pmu.count", gp_instructions, pmu_needs_counting, KTEST_PER_CPU,
+ *       "instructions retired on a GP counter are exact") { ... }
+ * The description says what the test asserts, in one line of at most
+ * KTEST_DESC_MAX characters; README.md or pmu/README.md has a row for the
+ * test that starts with it (tools/check-test-docs.py). */
+#define KTEST(suite_, name_, needs_, flags_, what_) KTEST_BUDGET(suite_, name_, needs_, flags_, 0, what_)
+#define KTEST_DESC_MAX 80
 
 /* Record one expectation. On failure prints "# FAIL file:line: <msg>" where
  * msg says what was expected and what was seen, with units. The test goes on;

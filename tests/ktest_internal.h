@@ -42,7 +42,13 @@ struct ktest_config {
 	uint32_t default_budget_ms; /* timeout= */
 };
 
-/* Select the tests and print the KTAP version and plan lines. */
+/* Every registered test, selected or not, in the order a run of all of
+ * them takes (suites as ktest_run_all orders them, tests in source order):
+ * fills tests[0..max) and returns how many. */
+unsigned ktest_registered(const struct ktest **tests, unsigned max);
+
+/* Select the tests and print the KTAP version and plan lines. tests=list
+ * selects the listing (tests/list.c). */
 void ktest_begin(const struct ktest_config *cfg);
 /* Run every selected test and print the KTAP report (not the summary). */
 struct ktest_totals ktest_run_all(const struct ktest_config *cfg);

@@ -1,8 +1,9 @@
-/* A check of monitor mode itself, runnable before boot wires the mode in:
- * 200 ms of the loop workload on the last CPU, output captured. Without a
- * PMU it must refuse with the probe's reason and no table; with one, every
- * interval must give a row with non-zero counts that fit the workload. Bad
- * options must be refused naming the bad item, PMU or not. */
+/* Monitor mode as KTAP tests. monitor.run (selected only by mode=monitor)
+ * runs the command line's options; the others check monitor mode itself:
+ * 200 ms of a workload on the last CPU, output captured, must refuse with
+ * the probe's reason and no table without a PMU, and with one give a row
+ * per interval with non-zero counts that fit the workload; events=none
+ * works everywhere; bad options are refused naming the bad item. */
 #include "arch/x86/smp.h"
 #include "lib/bits.h"
 #include "lib/parse.h"
@@ -12,7 +13,23 @@
 #include "pmu/pmu.h"
 #include "pmu/loops.h"
 #include "tests/ktest.h"
+#include "tests/modes.h"
 #include "tests/pmu_common.h"
+
+/* With mode=monitor, boot selects only this test: it runs the command
+ * line's options with the lines going to the console live. */
+static const char *needs_monitor_mode(void)
+{
+	return mode_requested(MODE_MONITOR) ? NULL : "not in monitor mode (boot with mode=monitor)";
+}
+
+KTEST("monitor", run, needs_monitor_mode, KTEST_EXPLICIT, "mode=monitor: the run completes (SKIP without a PMU)")
+{
+	struct mode_result res;
+
+	monitor_run(mode_requested(MODE_MONITOR), mode_test_line, &res);
+	mode_test_judge(MODE_MONITOR, &res);
+}
 
 #define CAP_LINES 48
 static char cap[CAP_LINES][MONITOR_LINE_LEN];
@@ -77,7 +94,7 @@ static bool parse_row(const char *s, uint64_t *tenths, uint64_t *f, unsigned n)
 	return *s == '\0';
 }
 
-KTEST("monitor", run_on_last_cpu, NULL, 0)
+KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of counts, or the probe's reason")
 {
 	unsigned last = smp_num_cpus() - 1;
 	struct pmu_cpu *pc = pmu_cpu_of(last);
@@ -145,7 +162,7 @@ KTEST("monitor", run_on_last_cpu, NULL, 0)
 /* events=none: the work column alone, so the whole machinery (every CPU,
  * the coordinator among them, the boundaries, the snapshot rings) runs
  * with or without a PMU. */
-KTEST("monitor", work_only_on_every_cpu, NULL, 0)
+KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per-CPU rows in time order")
 {
 	unsigned n = smp_num_cpus();
 	/* A row per CPU per interval: few enough CPUs that all 4
@@ -206,7 +223,7 @@ struct bad_case {
 	const char *want; /* in the refusal line */
 };
 
-KTEST("monitor", refuses_bad_options, NULL, 0)
+KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused naming the bad item")
 {
 	char past[64], want_past[64];
 	unsigned n = smp_num_cpus();

@@ -14,7 +14,7 @@ static void diag_line(void *ctx, const char *line)
 	diag("%s", line);
 }
 
-KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU)
+KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU, "caps printed; widths 1..64, hybrid core type, full-width flag")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 
@@ -39,7 +39,7 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU)
 	      "full-width flag must follow IA32_PERF_CAPABILITIES[13] (%#lx)", c->perf_caps);
 }
 
-KTEST("pmu.caps", probe_verdict, NULL, KTEST_PER_CPU)
+KTEST("pmu.caps", probe_verdict, NULL, KTEST_PER_CPU, "counters count, RDPMC works, every counter MSR reads")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 

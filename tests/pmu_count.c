@@ -17,7 +17,7 @@ static bool is_mem_event(enum pmu_arch_event e)
 	return e == PMU_ARCH_LLC_REFERENCES || e == PMU_ARCH_LLC_MISSES;
 }
 
-KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU)
+KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU, "each architectural event on each GP counter, exact or bounded")
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint32_t gp = pmu_test_free_gp();
@@ -48,7 +48,7 @@ KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU)
 	}
 }
 
-KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU)
+KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU, "each fixed counter, with the same bounds")
 {
 	uint32_t fx = pmu_test_free_fixed();
 
@@ -78,7 +78,7 @@ KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU)
  * the same window. Instructions must agree exactly; cycles within
  * PMU_CYCLES_TOLERANCE (same WRMSR starts and stops both, but the counters
  * may latch it a few cycles apart). */
-KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU)
+KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU, "GP and fixed instructions equal and exact; cycles within 1% + 64")
 {
 	struct pmu_event gi, fi, gc, fc;
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
@@ -119,7 +119,7 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU)
 
 /* Every free counter in one window: GP counters alternate instructions and
  * branches, each fixed counter counts its own event. */
-KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU)
+KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU, "every free counter in one window, each exact or bounded")
 {
 	/* ~15 KiB of events: per CPU in .bss, not on the 64 KiB test stack. */
 	static struct pmu_event all_evs[MAX_CPUS][PMU_IDX_NR];
@@ -168,7 +168,7 @@ KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU)
  * cycles where retiring starts again, at least once and at most as often
  * as CMASK=1 counts; CMASK=255 never triggers (no core retires 255
  * instructions in a cycle). */
-KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU)
+KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU, "cmask=1 + cmask=1,inv = cycles; edge and cmask=255 bounded")
 {
 	struct pmu_event ge1, inv, cyc, edge, big;
 	uint32_t gp = pmu_test_free_gp();
@@ -230,7 +230,7 @@ KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU)
 /* A counter preloaded with -P overflows after P events: its GLOBAL_STATUS
  * bit sets, the count across the wrap is exact, OVF_CTRL clears the bit
  * (SDM vol. 3B, "Architectural Performance Monitoring Version 2"). */
-KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU)
+KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU, "preset -1000: status bit set, exact count, OVF_CTRL clears it")
 {
 	const struct pmu_caps *c = pmu_caps();
 	struct pmu_event ev;

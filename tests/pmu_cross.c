@@ -79,7 +79,7 @@ static void cross_measure(void *arg)
 	pmu_events_del(g, 4);
 }
 
-KTEST("pmu.cross", instructions_cycles_on_other_cpu, needs_cross, 0)
+KTEST("pmu.cross", instructions_cycles_on_other_cpu, needs_cross, 0, "on another CPU, GP and fixed instructions equal and exact")
 {
 	struct cross r = { .cpu = ~0u };
 	unsigned t = cross_target();

@@ -89,7 +89,7 @@ static bool measure(const void *p, uint64_t hops, uint64_t *count)
  * build left dirty in the LLC), and at most one miss per hop plus the
  * control code's own.
  */
-KTEST("pmu.offcore", dmnd_rd_l3_miss_over_big_buffer, offcore_needs, KTEST_PER_CPU)
+KTEST("pmu.offcore", dmnd_rd_l3_miss_over_big_buffer, offcore_needs, KTEST_PER_CPU, "L3-miss demand reads over a chase of 4 x LLC, bounded by the hops")
 {
 	const struct pmu_offcore_model *m = pmu_offcore_model(pmu_caps());
 	struct pmu_cache_geom g;
@@ -122,7 +122,7 @@ KTEST("pmu.offcore", dmnd_rd_l3_miss_over_big_buffer, offcore_needs, KTEST_PER_C
 /* Half the L1D, walked twice before the window: every line is in L1 when
  * the window opens and stays there (the chase touches nothing else), so no
  * demand read goes off the core; the slack is the control code's. */
-KTEST("pmu.offcore", dmnd_rd_l3_miss_inside_l1, offcore_needs, KTEST_PER_CPU)
+KTEST("pmu.offcore", dmnd_rd_l3_miss_inside_l1, offcore_needs, KTEST_PER_CPU, "DMND_DATA_RD.L3_MISS over a warm half of L1D: at most 64")
 {
 	struct pmu_cache_geom g;
 	uint64_t bytes, nodes, count;

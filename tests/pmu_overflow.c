@@ -205,7 +205,7 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	pmu_events_del(g, n);
 }
 
-KTEST("pmu.overflow", every_counter_one_pmi, pmu_needs_pmi, KTEST_PER_CPU)
+KTEST("pmu.overflow", every_counter_one_pmi, pmu_needs_pmi, KTEST_PER_CPU, "each counter preset to -1000 raises one PMI, its status bit only")
 {
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 
@@ -229,7 +229,7 @@ KTEST("pmu.overflow", every_counter_one_pmi, pmu_needs_pmi, KTEST_PER_CPU)
  * no PMI comes; OVF_CTRL clears the bit. The window runs with interrupts
  * off for an exact count; a wrongly raised fixed-vector PMI is taken when
  * they come back on, and an NMI one at once: both are counted. */
-KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU)
+KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU, "without INT/PMI the status bit sets and no PMI arrives")
 {
 	struct pmu_event a, f;
 	struct pmu_event *g[2];
@@ -273,7 +273,7 @@ KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU)
 }
 
 /* The same overflow through both delivery paths, switched here. */
-KTEST("pmu.overflow", fixed_and_nmi_delivery, pmu_needs_pmi, KTEST_PER_CPU)
+KTEST("pmu.overflow", fixed_and_nmi_delivery, pmu_needs_pmi, KTEST_PER_CPU, "one overflow each as a fixed-vector PMI and as an NMI")
 {
 	enum pmi_delivery was = pmi_delivery();
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
@@ -317,7 +317,7 @@ static void observe_frozen(void *ctx, uint64_t status)
 		pmu_hw_rdmsr(v->evs[i]->hw.event_base, &v->second[i]);
 }
 
-KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU)
+KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU, "FREEZE_PERFMON_ON_PMI stops every counter until the status clears")
 {
 	struct pmu_event a, c, f;
 	struct pmu_event *g[3];
@@ -374,7 +374,7 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU)
 
 /* STATUS_SET raises a counter's status bit with no overflow; the bit of
  * a counter no event holds is not the handler's to clear; OVF_CTRL is. */
-KTEST("pmu.overflow", status_set, needs_pmi_v4, KTEST_PER_CPU)
+KTEST("pmu.overflow", status_set, needs_pmi_v4, KTEST_PER_CPU, "GLOBAL_STATUS_SET raises a status bit; OVF_CTRL clears it")
 {
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	uint64_t bit, st;
@@ -404,7 +404,7 @@ static void user_payload(void *arg)
  * with a RIP inside the payload loop, and the counts of two payload
  * lengths differ by exactly 3 per iteration (the handler, at CPL 0, is
  * never counted). */
-KTEST("pmu.overflow", usr_only_in_ring3, pmu_needs_pmi, KTEST_PER_CPU)
+KTEST("pmu.overflow", usr_only_in_ring3, pmu_needs_pmi, KTEST_PER_CPU, "a USR-only overflow in ring 3: the PMI reports CPL 3 and its RIP")
 {
 	static const uint64_t iters[2] = { 2000, 12000 };
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
@@ -561,7 +561,7 @@ static void iso_init(void *arg)
 		pmi_init_cpu();
 }
 
-KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0)
+KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0, "one CPU's counters and overflows change nothing on another")
 {
 	unsigned pairs[2][2] = { { 1, 0 }, { 0, 1 } };
 

@@ -21,7 +21,7 @@ static uint64_t sext32(uint64_t v, unsigned width)
  * "KVM: x86/pmu: Disallow 'fast' RDPMC for architectural Intel PMUs",
  * citing the SDM and bare metal); where the backend's manual leaves it
  * undefined the outcome is only reported. */
-KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU)
+KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU, "RDPMC = RDMSR = the value written; bad indices #GP")
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint32_t gp = pmu_test_free_gp(), fx = c->global_ctrl ? pmu_test_free_fixed() : 0;
@@ -85,7 +85,7 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU)
  * only under a hypervisor, whose vCPU RESET is what it checks (KVM commit
  * "KVM: x86/pmu: Set enable bits for GP counters in PERF_GLOBAL_CTRL at
  * RESET"); on bare metal it is reported. */
-KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER_CPU)
+KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER_CPU, "GLOBAL_CTRL's RESET value; no count without its GLOBAL_CTRL bit")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;
@@ -176,7 +176,7 @@ static void expect_gp(uint32_t msr, uint64_t val, uint64_t old, const char *what
 
 /* Reserved bits and absent counters raise #GP (SDM vol. 3B,
  * "Architectural Performance Monitoring Version 1/2/5"; vol. 4 table 2-2). */
-KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU)
+KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU, "reserved bits, absent counters and read-only MSRs raise #GP")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;
@@ -232,7 +232,7 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU)
  * stores the full width and exists only with IA32_PERF_CAPABILITIES[13]
  * (SDM vol. 3B, "Full-Width Writes to Performance Counter Registers");
  * bits past a fixed counter's width must be zero. */
-KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU)
+KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU, "IA32_PMCx writes sign-extend; A_PMCx and fixed ones take every bit")
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint32_t gp = pmu_test_free_gp();

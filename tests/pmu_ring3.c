@@ -56,7 +56,7 @@ static bool ring3_counts(struct pmu_event *const *g, uint64_t n, uint64_t *usr, 
  * counter none of them: between a short and a long ring-3 loop the USR
  * count grows by exactly 3 per extra iteration and the OS count does not
  * move (the kernel path around the call is the same both times). */
-KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU)
+KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU, "a USR-only counter counts exactly the ring-3 loop; OS-only none of it")
 {
 	struct pmu_event u, k;
 	uint64_t u1, k1, u2, k2;
@@ -90,7 +90,7 @@ KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU)
 
 /* RDPMC at CPL 3 raises #GP unless CR4.PCE is set (SDM vol. 3A, "CR4",
  * and vol. 2B, RDPMC); with PCE it reads the counter like CPL 0 does. */
-KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU)
+KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU, "RDPMC at CPL 3: #GP with CR4.PCE clear, the counter with it set")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;

@@ -57,7 +57,7 @@ static const char *uncore_needs(void)
  * consecutive lines over all n slices (a box counting nothing would mean
  * a wrong address or a dead slice).
  */
-KTEST("pmu.uncore", cbox_lookups_vs_llc_references, uncore_needs, 0)
+KTEST("pmu.uncore", cbox_lookups_vs_llc_references, uncore_needs, 0, "C-box lookups agree with LLC references; every box counts")
 {
 	struct pmu_cache_geom g;
 	struct pmu_event ref;

@@ -1,7 +1,7 @@
-/* Checks of sample mode itself (sample.run, which runs mode=sample, is in
- * tests/modes.c): bad options are refused naming the bad item, and a short
- * run on the last CPU either samples correctly or refuses with the probe's
- * reason. */
+/* Sample mode as KTAP tests. sample.run (selected only by mode=sample)
+ * runs the command line's options; the other tests run by default: bad
+ * options are refused naming the bad item, and a short run on the last CPU
+ * either samples correctly or refuses with the probe's reason. */
 #include "arch/x86/smp.h"
 #include "lib/bits.h"
 #include "lib/parse.h"
@@ -10,7 +10,23 @@
 #include "pmu/pmu.h"
 #include "modes/sample.h"
 #include "tests/ktest.h"
+#include "tests/modes.h"
 #include "tests/pmu_common.h"
+
+/* With mode=sample, boot selects only this test: it runs the command
+ * line's options with the lines going to the console live. */
+static const char *needs_sample_mode(void)
+{
+	return mode_requested(MODE_SAMPLE) ? NULL : "not in sample mode (boot with mode=sample)";
+}
+
+KTEST("sample", run, needs_sample_mode, KTEST_EXPLICIT, "mode=sample: every CPU's samples and losses add up")
+{
+	struct mode_result res;
+
+	sample_mode_run(mode_requested(MODE_SAMPLE), mode_test_line, &res);
+	mode_test_judge(MODE_SAMPLE, &res);
+}
 
 #define SM_PREFIX "# sample-mode: "
 #define CAP_LINES 24
@@ -68,7 +84,7 @@ struct bad_case {
 
 /* Pure option checks: the same refusals with or without a PMU, before any
  * CPU is touched. */
-KTEST("sample", refuses_bad_options, NULL, 0)
+KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused in one line naming it")
 {
 	char past[64], want_past[64];
 	unsigned n = smp_num_cpus();
@@ -124,7 +140,7 @@ static bool field_after(const char *s, const char *needle, uint64_t *v)
 
 /* 200 ms of the loop on the last CPU, cycles sampled every 10^6 with
  * instructions carried in each sample. */
-KTEST("sample", short_run_on_last_cpu, NULL, 0)
+KTEST("sample", short_run_on_last_cpu, NULL, 0, "200 ms on the last CPU: samples add up, or the probe's reason")
 {
 	unsigned last = smp_num_cpus() - 1;
 	struct pmu_cpu *pc = pmu_cpu_of(last);

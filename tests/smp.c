@@ -13,7 +13,7 @@ static const char *const ap_state_names[] = {
 	[AP_OVER_LIMIT] = "not started: over the cpus= / MAX_CPUS limit",
 };
 
-KTEST("smp", ap_online, NULL, 0)
+KTEST("smp", ap_online, NULL, 0, "every enabled MADT CPU (up to cpus=) is online")
 {
 	const struct smp_summary *s = smp_summary();
 	if (!s->from_madt)
@@ -48,7 +48,7 @@ static void who_am_i(void *arg)
 	w->gs_self = (uint64_t)this_cpu()->self;
 }
 
-KTEST("smp", on_cpu_reaches_target, NULL, 0)
+KTEST("smp", on_cpu_reaches_target, NULL, 0, "on_cpu(n) runs on CPU n: CPU number, APIC ID, GS base")
 {
 	for (unsigned c = 0; c < smp_num_cpus(); c++) {
 		struct whoami w = { .cpu = ~0u };
@@ -67,7 +67,7 @@ static void count_me(void *arg)
 	__atomic_fetch_add((uint32_t *)arg + this_cpu()->cpu, 1, __ATOMIC_RELAXED);
 }
 
-KTEST("smp", on_each_cpu_once_each, NULL, 0)
+KTEST("smp", on_each_cpu_once_each, NULL, 0, "on_each_cpu runs exactly once on every CPU")
 {
 	static uint32_t hits[MAX_CPUS];
 	for (unsigned c = 0; c < MAX_CPUS; c++)
@@ -88,7 +88,7 @@ static void call_onwards(void *arg)
 	on_cpu(ch->target, who_am_i, &ch->w);
 }
 
-KTEST("smp", on_cpu_from_an_ap, NULL, 0)
+KTEST("smp", on_cpu_from_an_ap, NULL, 0, "an AP's on_cpu reaches the waiting BSP and another AP")
 {
 	unsigned n = smp_num_cpus();
 	if (n < 2)
@@ -111,7 +111,7 @@ static void stamp(void *arg)
 	*(uint64_t *)arg = rdtsc();
 }
 
-KTEST("smp", ipi_round_trip, NULL, 0)
+KTEST("smp", ipi_round_trip, NULL, 0, "9 cross-CPU calls complete; prints the median round trip")
 {
 	unsigned n = smp_num_cpus();
 	if (n < 2)
@@ -134,7 +134,7 @@ KTEST("smp", ipi_round_trip, NULL, 0)
 	     tsc_to_us(t[4] * 1000), tsc_to_us(t[0] * 1000), tsc_to_us(t[8] * 1000));
 }
 
-KTEST("smp", cpu_state, NULL, KTEST_PER_CPU)
+KTEST("smp", cpu_state, NULL, KTEST_PER_CPU, "GS self pointer, LAPIC ID, IF set, CR4.PCE clear, APIC mode")
 {
 	struct percpu *pc = this_cpu();
 	check(pc->self == pc, "GS:0 self pointer %p, expected %p", (void *)pc->self, (void *)pc);
@@ -154,7 +154,7 @@ static void note_cpu(void *arg)
 /* A CPU calling itself, also from inside a call it serves (every AP runs
  * its tests as one): the call runs at once instead of waiting for a slot
  * that the caller itself keeps busy. */
-KTEST("smp", on_cpu_to_self, NULL, KTEST_PER_CPU)
+KTEST("smp", on_cpu_to_self, NULL, KTEST_PER_CPU, "on_cpu to the calling CPU runs at once, from a served call too")
 {
 	unsigned me = this_cpu()->cpu, seen = ~0u;
 	on_cpu(me, note_cpu, &seen);

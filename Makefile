@@ -48,7 +48,7 @@ HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 -include $(wildcard tests/host/*.mk)
 
 .PHONY: FORCE all kernel iso usb run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test \
-	doc-check
+	doc-check layer-check
 all: kernel
 kernel: $(BUILD)/pmutest.elf
 
@@ -162,15 +162,23 @@ boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-scree
 # is the total.
 test: deps-test
 	@mkdir -p $(BUILD)
+	@$(MAKE) layer-check | tee $(BUILD)/test-layers.txt
 	@$(MAKE) doc-check | tee $(BUILD)/test-docs.txt
 	@$(MAKE) host-test | tee $(BUILD)/test-host.txt
 	@$(MAKE) runner-test | tee $(BUILD)/test-tools.txt
 	@$(MAKE) clang-build
 	@$(MAKE) bracket-check | tee $(BUILD)/test-bracket.txt
 	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
-	@$(PYTHON) tools/total-results.py $(BUILD)/test-docs.txt:test-docs $(BUILD)/test-host.txt:host \
+	@$(PYTHON) tools/total-results.py $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
+		$(BUILD)/test-host.txt:host \
 		$(BUILD)/test-tools.txt:runner,usb-write,ci-examples,fb-screenshot,samples-tool,sample-mode-e2e \
 		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix
+
+# The house stays straight: every include points down the layers of
+# docs/HACKING.md (the order is data in tools/check-layers.py) and none
+# closes a circle.
+layer-check:
+	@$(PYTHON) tools/check-layers.py
 
 # Each test's one-line description (KTEST) heads its row in README.md or
 # pmu/README.md, so the kernel's listing (tests=list) and the docs agree.

@@ -192,7 +192,7 @@ bracket-check: $(BUILD)/pmutest.elf
 	then echo "bracket: 1 passed, 0 failed, 0 skipped"; \
 	else echo "bracket: 0 passed, 1 failed, 0 skipped"; fi
 
-# The kernel must build with clang too (STYLE.md); same flags.
+# The kernel must build with clang too (docs/HACKING.md); same flags.
 clang-build:
 	@if command -v clang >/dev/null; then $(MAKE) BUILD=$(BUILD)/clang CC=clang kernel; \
 	else echo "clang-build: SKIP (clang not installed)"; fi

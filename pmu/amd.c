@@ -60,8 +60,8 @@
 /* The architectural event names on AMD: "CPU Clocks not Halted" 0x76,
  * "Retired Instructions" 0xC0, "Retired Branch Instructions" 0xC2,
  * "Retired Mispredicted Branch Instructions" 0xC3, all unit mask 0, the
- * same on every family from K8 to 1Ah (SPEC AMD facts; family BKDG/PPR
- * event tables; Linux amd_perfmon_event_map). LLC, reference-cycle and
+ * same on every family from K8 to 1Ah (the family BKDG/PPR event tables;
+ * Linux amd_perfmon_event_map). LLC, reference-cycle and
  * top-down events have no core-counter equivalent here. */
 struct amd_arch_encoding {
 	bool valid;

@@ -289,8 +289,8 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 }
 
 /* OFFCORE_RESPONSE_0 is event 0xB7 umask 0x01 with MSR_OFFCORE_RSP_0,
- * OFFCORE_RESPONSE_1 event 0xBB umask 0x01 with MSR_OFFCORE_RSP_1 (SPEC,
- * "Event classes"; SDM vol. 3B "Off-core Response Performance Monitoring"). */
+ * OFFCORE_RESPONSE_1 event 0xBB umask 0x01 with MSR_OFFCORE_RSP_1 (SDM
+ * vol. 3B, "Off-core Response Performance Monitoring"). */
 static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event_attr *a)
 {
 	if (a->umask != PMU_OFFCORE_UMASK)

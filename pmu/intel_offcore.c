@@ -24,9 +24,9 @@
  * Sandy Bridge on: [15:0] request type (bits 0-11 and 15 exist), [30:16]
  * supplier (16 any response, 17 no supplier, 18-21 L3 hit states, 22 local
  * DRAM, 23-30 remote suppliers on multi-socket parts), [37:31] snoop
- * result. Everything from bit 22 up is "not an L3 hit", which is what the
- * SPEC's Skylake-server example DEMAND_DATA_RD.L3_MISS.ANY_RESPONSE =
- * 0x3FFFC00001 selects. Client Sandy/Ivy Bridge lack the remote bits
+ * result. Everything from bit 22 up is "not an L3 hit": demand data reads
+ * that missed the L3 with any response, DEMAND_DATA_RD.L3_MISS.ANY_RESPONSE,
+ * are bit 0 with bits 37:22, 0x3FFFC00001. Client Sandy/Ivy Bridge lack the remote bits
  * 23-30. From Sandy Bridge the MSRs are per logical processor (Linux sets
  * PMU_FL_NO_HT_SHARING: "all extra regs are per-cpu when HT is on").
  */

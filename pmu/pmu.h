@@ -18,8 +18,10 @@
  * controls (e.g. PERF_METRICS), so 16 fixed counters is the ceiling. */
 #define PMU_MAX_FIXED 16
 
-/* One index space for all counters (SPEC "the model the design follows"):
- * 0..31 are GP counters, 32 + i is fixed counter i. */
+/* One index space for all counters, as Linux's (X86_PMC_IDX_FIXED in
+ * arch/x86/include/asm/perf_event.h): 0..31 are GP counters, 32 + i is
+ * fixed counter i, which is also its GLOBAL_CTRL/STATUS bit (SDM vol. 3B,
+ * "Architectural Performance Monitoring Version 2"). */
 #define PMU_IDX_FIXED_BASE 32
 #define PMU_IDX_FIXED(i) (PMU_IDX_FIXED_BASE + (int)(i))
 #define PMU_IDX_IS_FIXED(idx) ((idx) >= PMU_IDX_FIXED_BASE)
@@ -164,8 +166,9 @@ static inline uint64_t pmu_width_mask(unsigned width)
 	return width >= 64 ? ~0ull : (1ull << width) - 1;
 }
 
-/* Counter delta modulo the counter width (SPEC "Reading"): shifting both
- * values to the top of the word makes the subtraction wrap at the width. */
+/* Counter delta modulo the counter width (as Linux x86_perf_event_update,
+ * arch/x86/events/core.c): shifting both values to the top of the word
+ * makes the subtraction wrap at the width. */
 static inline uint64_t pmu_delta(uint64_t prev, uint64_t now, unsigned width)
 {
 	unsigned shift = 64 - width; /* width is 1..64 */

@@ -9,8 +9,9 @@
 
 #include "lib/ringbuf.h"
 
-/* Most other-counter values one sample carries: 8 GP + 4 fixed counters
- * covers every PMU the SPEC describes, with room to spare. */
+/* Most other-counter values one sample carries: every counter of the PMUs
+ * pmutest drives (Intel: 8 GP + 4 fixed per core type; AMD: 6) with room
+ * to spare. */
 #define PMU_SAMPLE_MAX_VALUES 16u
 
 /* misc bits of an RB_RECORD_SAMPLE record. */

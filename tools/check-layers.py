@@ -6,7 +6,7 @@ The house is a stack of layers, top first; a layer is one or more folders
 (docs/HACKING.md draws it). A file may include files of its own layer or
 of a layer below, never of a layer above. Files are grouped into rooms (a
 .c, .h or .S file with the files of the same name beside it: pmu/event.c
-and pmu/event.h are one room), and the room graph of the includes must
+and arch/x86/lapic.h are one room), and the room graph of the includes must
 have no circle, inside a layer too.
 
 Usage: tools/check-layers.py [--root DIR] [--weights]

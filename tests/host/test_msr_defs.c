@@ -1,7 +1,7 @@
 /* Host test: arch/x86/msr.h's PMU register numbers and bit definitions
- * against a table transcribed separately from the SDM (vol. 4 table 2-2,
- * vol. 3B "Performance Monitoring"; as restated in SPEC.md "Register
- * facts"), so a typo in the header cannot go unnoticed. */
+ * against a table transcribed separately from the SDM (vol. 4 table 2-2
+ * "IA-32 Architectural MSRs", vol. 3B "Performance Monitoring"), so a typo
+ * in the header cannot go unnoticed. */
 #include <stdint.h>
 
 #include "arch/x86/cpuid.h"
@@ -15,7 +15,7 @@ struct def {
 
 #define D(name, sdm) { #name, (unsigned long long)(name), (sdm) }
 
-/* Addresses: the SPEC's MSR table, typed in from the SDM, not from msr.h. */
+/* Addresses, typed in from the SDM's MSR table, not from msr.h. */
 static const struct def addrs[] = {
 	D(MSR_IA32_PMC0, 0xc1),
 	D(MSR_IA32_PERFEVTSEL0, 0x186),

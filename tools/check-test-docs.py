@@ -23,7 +23,8 @@ import sys
 
 DOCS = ('README.md', 'pmu/README.md')
 DESC_MAX = 80  # tests/ktest.h, KTEST_DESC_MAX
-KTEST = re.compile(r'^KTEST(?:_BUDGET)?\(\s*"([^"]+)"\s*,\s*(\w+)\s*,.*,\s*"((?:[^"\\]|\\.)*)"\s*\)\s*$')
+KTEST = re.compile(r'^KTEST(?:_BUDGET)?\(\s*"([^"]+)"\s*,\s*(\w+)\s*,.*,\s*"((?:[^"\\]|\\.)*)"\s*\)$', re.S)
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 ROW = re.compile(r'^\|\s*`([^`]+)`[^|]*\|\s*(.*?)\s*\|\s*$')
 TEST_NAME = re.compile(r'^[a-z0-9_]+(?:\.[a-z0-9_]+)+$')
 TYPOGRAPHY = {'\u2265': '>=', '\u2264': '<=', '\u2192': '->', '\u00d7': 'x', '\u00b1': '+-', '\u2212': '-',
@@ -38,6 +39,19 @@ def plain(cell):
     return text
 
 
+def invocation(lines, i):
+    """The KTEST(...) starting at lines[i], joined up to its closing
+    parenthesis (parentheses inside strings do not count)."""
+    text = lines[i]
+    while i + 1 < len(lines):
+        bare = STRING.sub('""', text)
+        if bare.count('(') <= bare.count(')'):
+            break
+        i += 1
+        text += ' ' + lines[i].strip()
+    return text.strip()
+
+
 def kernel_tests(root):
     """{full name: (description, file, line)} of every KTEST in tests/*.c,
     and the problems found reading them."""
@@ -48,22 +62,24 @@ def kernel_tests(root):
             continue
         path = 'tests/' + name
         with open(os.path.join(root, path), encoding='utf-8') as f:
-            for n, line in enumerate(f, 1):
-                if not line.startswith('KTEST'):
-                    continue
-                m = KTEST.match(line)
-                if not m:
-                    problems.append('%s:%d: a KTEST whose last argument is not its description string' % (path, n))
-                    continue
-                suite, test, desc = m.group(1), m.group(2), m.group(3).encode().decode('unicode_escape')
-                full = suite + '.' + test
-                tests[full] = (desc, path, n)
-                if suite_file.setdefault(suite, path) != path:
-                    problems.append('%s:%d: suite %s also has tests in %s: a suite is one file (tests run in '
-                                    'source order)' % (path, n, suite, suite_file[suite]))
-                if not 0 < len(desc) <= DESC_MAX or not all(' ' <= c <= '~' for c in desc):
-                    problems.append('%s:%d: %s: the description must be 1..%d printable ASCII characters' %
-                                    (path, n, full, DESC_MAX))
+            lines = f.read().split('\n')
+        for i, line in enumerate(lines):
+            if not line.startswith('KTEST'):
+                continue
+            n = i + 1
+            m = KTEST.match(invocation(lines, i))
+            if not m:
+                problems.append('%s:%d: a KTEST whose last argument is not its description string' % (path, n))
+                continue
+            suite, test, desc = m.group(1), m.group(2), m.group(3).encode().decode('unicode_escape')
+            full = suite + '.' + test
+            tests[full] = (desc, path, n)
+            if suite_file.setdefault(suite, path) != path:
+                problems.append('%s:%d: suite %s also has tests in %s: a suite is one file (tests run in '
+                                'source order)' % (path, n, suite, suite_file[suite]))
+            if not 0 < len(desc) <= DESC_MAX or not all(' ' <= c <= '~' for c in desc):
+                problems.append('%s:%d: %s: the description must be 1..%d printable ASCII characters' %
+                                (path, n, full, DESC_MAX))
     return tests, problems
 
 

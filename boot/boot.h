@@ -14,8 +14,9 @@
 #define BOOT_STACK_SIZE 65536
 /* Paging, write protection at CPL 0, native x87 errors, protected mode;
  * caches on (CD = NW = 0). */
-#define BOOT_CR0 ((1 << CR0_PG_BIT) | (1 << CR0_WP_BIT) | (1 << CR0_NE_BIT) | (1 << CR0_ET_BIT) | \
-		  (1 << CR0_MP_BIT) | (1 << CR0_PE_BIT))
+#define BOOT_CR0                                                                                             \
+	((1 << CR0_PG_BIT) | (1 << CR0_WP_BIT) | (1 << CR0_NE_BIT) | (1 << CR0_ET_BIT) | (1 << CR0_MP_BIT) | \
+	 (1 << CR0_PE_BIT))
 
 #ifndef __ASSEMBLY__
 #include <stdint.h>

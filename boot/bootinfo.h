@@ -28,7 +28,6 @@
 #define BOOTINFO_CMDLINE_MAX 4096
 #define BOOTINFO_MMAP_MAX 256
 
-
 /* Framebuffer types (Multiboot2 1.0 §3.6.12): 0 indexed, 1 direct RGB,
  * 2 EGA text. The colour fields are only filled for type 1. */
 #define BOOT_FB_INDEXED 0
@@ -100,7 +99,7 @@ void bootinfo_usable_max(const struct boot_info *bi, uint64_t *max_ram_end);
  * region, ends at or below `below`, overlaps no non-AVAILABLE region and no
  * part of [avoid_lo, avoid_hi). The AP start-up trampoline needs one below
  * 1 MiB. Returns false if there is none. */
-bool bootinfo_find_low_page(const struct boot_info *bi, uint64_t below, uint64_t avoid_lo,
-			    uint64_t avoid_hi, uint64_t *page);
+bool bootinfo_find_low_page(const struct boot_info *bi, uint64_t below, uint64_t avoid_lo, uint64_t avoid_hi,
+			    uint64_t *page);
 
 #endif

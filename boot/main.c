@@ -4,27 +4,27 @@
  * ACPI, time, the other CPUs, and the tests. */
 #include <stddef.h>
 
-#include "lib/acpi.h"
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
-#include "arch/x86/pc/legacy_irq.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/sections.h"
+#include "arch/x86/pc/console.h"
+#include "arch/x86/pc/legacy_irq.h"
 #include "arch/x86/pc/platform_exit.h"
-#include "pmu/kernel/pmi_lvt.h"
+#include "arch/x86/pc/uart.h"
+#include "arch/x86/sections.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
-#include "arch/x86/pc/uart.h"
 #include "boot/boot.h"
 #include "boot/bootinfo.h"
 #include "boot/options.h"
 #include "boot/pmutest_version.h"
-#include "arch/x86/pc/console.h"
+#include "lib/acpi.h"
 #include "lib/fbcon.h"
 #include "modes/modes.h"
 #include "modes/monitor.h"
 #include "modes/sample.h"
+#include "pmu/kernel/pmi_lvt.h"
 #include "pmu/pmu.h"
 #include "tests/ktest_internal.h"
 
@@ -61,17 +61,24 @@ static void start_framebuffer_console(void)
 	    b->addr + (uint64_t)b->pitch * b->height > paging_mapped_end())
 		return;
 	struct fbcon_fb f = {
-		.base = (uint8_t *)(uintptr_t)b->addr, .pitch = b->pitch, .width = b->width,
-		.height = b->height, .bpp = b->bpp, .red_pos = b->red_pos, .red_size = b->red_size,
-		.green_pos = b->green_pos, .green_size = b->green_size, .blue_pos = b->blue_pos,
+		.base = (uint8_t *)(uintptr_t)b->addr,
+		.pitch = b->pitch,
+		.width = b->width,
+		.height = b->height,
+		.bpp = b->bpp,
+		.red_pos = b->red_pos,
+		.red_size = b->red_size,
+		.green_pos = b->green_pos,
+		.green_size = b->green_size,
+		.blue_pos = b->blue_pos,
 		.blue_size = b->blue_size,
 	};
 	if (!fbcon_init(&f))
 		return;
 	size_t bytes = (size_t)b->pitch * b->height;
 	bool shadow = fbcon_use_shadow(bootmem_alloc(bytes), bytes);
-	console_printf("# fbcon: %ux%u %u bpp at %#lx, %ux%u cells%s\n", b->width, b->height, b->bpp,
-		       b->addr, fbcon_cols(), fbcon_rows(), shadow ? ", drawn in RAM" : "");
+	console_printf("# fbcon: %ux%u %u bpp at %#lx, %ux%u cells%s\n", b->width, b->height, b->bpp, b->addr,
+		       fbcon_cols(), fbcon_rows(), shadow ? ", drawn in RAM" : "");
 }
 
 /* Firmware may leave the PICs and I/O APIC inputs live (OVMF does); none
@@ -120,8 +127,8 @@ static void report_pmi_activity(void)
 		pmu_pmi_report(cpu, print_diag_line, NULL);
 		uint64_t mean, max;
 		pmi_cost(cpu, &mean, &max);
-		console_printf("# pmi: cpu %u handler cost: mean %lu TSC ticks (%lu ns), max %lu\n", cpu, mean,
-			       tsc_to_us(mean * 1000), max);
+		console_printf("# pmi: cpu %u handler cost: mean %lu TSC ticks (%lu ns), max %lu\n", cpu,
+			       mean, tsc_to_us(mean * 1000), max);
 	}
 }
 
@@ -129,17 +136,16 @@ static void print_boot_facts(void)
 {
 	const struct timer_info *ti = timer_info();
 	const struct smp_summary *s = smp_summary();
-	console_printf("# pmutest %s: booted by %s (multiboot%d), command line \"%.*s\"%s\n",
-		       PMUTEST_VERSION, boot_info.loader[0] ? boot_info.loader : "an unnamed loader",
-		       boot_info.protocol, (int)boot_info.cmdline_len, boot_info.cmdline,
+	console_printf("# pmutest %s: booted by %s (multiboot%d), command line \"%.*s\"%s\n", PMUTEST_VERSION,
+		       boot_info.loader[0] ? boot_info.loader : "an unnamed loader", boot_info.protocol,
+		       (int)boot_info.cmdline_len, boot_info.cmdline,
 		       boot_info.cmdline_truncated ? " (truncated)" : "");
-	console_printf("# time: TSC %lu kHz from %s, LAPIC timer %lu kHz (divide 16)\n",
-		       ti->tsc_hz / 1000, ti->tsc_source, ti->lapic_hz / 1000);
-	console_printf("# smp: %u of %u CPUs online (%s)\n", s->online,
-		       s->from_madt ? s->madt_enabled : 1, lapic_x2apic_mode() ? "x2apic" : "xapic");
-	console_printf("# smp: AP bring-up took %lu us of guest time%s%s\n",
-		       tsc_to_us(s->bringup_tsc), s->why_bsp_only ? "; BSP only: " : "",
-		       s->why_bsp_only ? s->why_bsp_only : "");
+	console_printf("# time: TSC %lu kHz from %s, LAPIC timer %lu kHz (divide 16)\n", ti->tsc_hz / 1000,
+		       ti->tsc_source, ti->lapic_hz / 1000);
+	console_printf("# smp: %u of %u CPUs online (%s)\n", s->online, s->from_madt ? s->madt_enabled : 1,
+		       lapic_x2apic_mode() ? "x2apic" : "xapic");
+	console_printf("# smp: AP bring-up took %lu us of guest time%s%s\n", tsc_to_us(s->bringup_tsc),
+		       s->why_bsp_only ? "; BSP only: " : "", s->why_bsp_only ? s->why_bsp_only : "");
 }
 
 void kmain(uint32_t magic, uint32_t info_phys)
@@ -179,7 +185,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	smp_start_aps(trampoline, (unsigned)options.cpus);
 	/* Its budget, once the CPUs are up: the run's length, set-up, and
 	 * printing what it prints. */
-	uint64_t mode_ms = mode == MODE_MONITOR ? monitor_budget_ms(&options.mode_opts)
+	uint64_t mode_ms = mode == MODE_MONITOR  ? monitor_budget_ms(&options.mode_opts)
 			   : mode == MODE_SAMPLE ? sample_mode_budget_ms(&options.mode_opts, smp_num_cpus())
 						 : 0;
 	if (mode_ms)
@@ -198,8 +204,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	struct ktest_totals t = ktest_run_all(&cfg);
 	report_pmi_activity();
 	console_printf("# pmutest: %u passed, %u failed, %u skipped\n", t.passed, t.failed, t.skipped);
-	enum exit_code code = t.failed ? EXIT_FAIL
-			      : (t.skipped && !t.passed) ? EXIT_ALL_SKIP : EXIT_PASS;
+	enum exit_code code = t.failed ? EXIT_FAIL : (t.skipped && !t.passed) ? EXIT_ALL_SKIP : EXIT_PASS;
 	console_printf("# pmutest: end exit=%#x\n", code);
 	platform_exit(code);
 }

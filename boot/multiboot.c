@@ -7,16 +7,16 @@
 /* Multiboot2 tag types (Multiboot2 spec §3.6, one subsection per tag). */
 enum {
 	MB2_TAG_END = 0,
-	MB2_TAG_CMDLINE = 1,         /* §3.6.5 Boot command line */
-	MB2_TAG_LOADER = 2,          /* §3.6.9 Boot loader name */
-	MB2_TAG_BASIC_MEMINFO = 4,   /* §3.6.3 Basic memory information */
-	MB2_TAG_MMAP = 6,            /* §3.6.8 Memory map */
-	MB2_TAG_FRAMEBUFFER = 8,     /* §3.6.12 Framebuffer info */
-	MB2_TAG_EFI32_SYSTAB = 11,   /* §3.6.13 EFI 32-bit system table pointer */
-	MB2_TAG_EFI64_SYSTAB = 12,   /* §3.6.14 EFI 64-bit system table pointer */
-	MB2_TAG_ACPI_OLD = 14,       /* §3.6.16 ACPI old RSDP (a v1 copy) */
-	MB2_TAG_ACPI_NEW = 15,       /* §3.6.17 ACPI new RSDP (a v2+ copy) */
-	MB2_TAG_EFI_BS_ACTIVE = 18,  /* §3.6.20 EFI boot services not terminated */
+	MB2_TAG_CMDLINE = 1,        /* §3.6.5 Boot command line */
+	MB2_TAG_LOADER = 2,         /* §3.6.9 Boot loader name */
+	MB2_TAG_BASIC_MEMINFO = 4,  /* §3.6.3 Basic memory information */
+	MB2_TAG_MMAP = 6,           /* §3.6.8 Memory map */
+	MB2_TAG_FRAMEBUFFER = 8,    /* §3.6.12 Framebuffer info */
+	MB2_TAG_EFI32_SYSTAB = 11,  /* §3.6.13 EFI 32-bit system table pointer */
+	MB2_TAG_EFI64_SYSTAB = 12,  /* §3.6.14 EFI 64-bit system table pointer */
+	MB2_TAG_ACPI_OLD = 14,      /* §3.6.16 ACPI old RSDP (a v1 copy) */
+	MB2_TAG_ACPI_NEW = 15,      /* §3.6.17 ACPI new RSDP (a v2+ copy) */
+	MB2_TAG_EFI_BS_ACTIVE = 18, /* §3.6.20 EFI boot services not terminated */
 };
 
 /* Multiboot2 §3.6.2: 8-byte fixed part {total_size, reserved}, then tags of
@@ -79,8 +79,7 @@ static void mb_zero(void *dst, size_t n)
 /* Copies a string of at most `avail` bytes, stopping at NUL, into dst of
  * capacity cap (>= 1, NUL included). Returns the bytes copied; *truncated
  * says the source went on past cap - 1 bytes. */
-static size_t mb_copy_str(char *dst, size_t cap, const uint8_t *src, size_t avail,
-			  bool *truncated)
+static size_t mb_copy_str(char *dst, size_t cap, const uint8_t *src, size_t avail, bool *truncated)
 {
 	size_t n = 0;
 
@@ -131,10 +130,8 @@ static uint32_t mb_mem_type(uint32_t raw)
 	case MEM_AVAILABLE:
 	case MEM_ACPI_RECLAIM:
 	case MEM_ACPI_NVS:
-	case MEM_BAD:
-		return raw;
-	default:
-		return MEM_RESERVED;
+	case MEM_BAD: return raw;
+	default: return MEM_RESERVED;
 	}
 }
 
@@ -170,8 +167,7 @@ static void mb_sort_mmap(struct boot_info *bi)
 /* Framebuffer fields after the address are laid out identically in both
  * protocols (Multiboot 0.6.96 §3.3 offsets 88..115, Multiboot2 §3.6.12
  * offsets 8..), apart from where the colour info starts. */
-static void mb_read_fb(struct boot_fb *fb, const uint8_t *p, const uint8_t *color,
-		       bool have_color)
+static void mb_read_fb(struct boot_fb *fb, const uint8_t *p, const uint8_t *color, bool have_color)
 {
 	fb->addr = get_le64(p);
 	fb->pitch = get_le32(p + 8);
@@ -203,9 +199,7 @@ static bool mb2_tag(struct boot_info *bi, uint32_t type, const uint8_t *t, uint3
 		bi->cmdline_len = mb_copy_str(bi->cmdline, sizeof(bi->cmdline), body, blen,
 					      &bi->cmdline_truncated);
 		return true;
-	case MB2_TAG_LOADER:
-		mb_copy_str(bi->loader, sizeof(bi->loader), body, blen, NULL);
-		return true;
+	case MB2_TAG_LOADER: mb_copy_str(bi->loader, sizeof(bi->loader), body, blen, NULL); return true;
 	case MB2_TAG_BASIC_MEMINFO:
 		if (blen < 8)
 			return false;
@@ -271,11 +265,8 @@ static bool mb2_tag(struct boot_info *bi, uint32_t type, const uint8_t *t, uint3
 		bi->rsdp_tag = (int)type;
 		return true;
 	}
-	case MB2_TAG_EFI_BS_ACTIVE:
-		bi->efi_boot_services_not_exited = true;
-		return true;
-	default:
-		return true; /* modules, ELF sections, SMBIOS...: not ours */
+	case MB2_TAG_EFI_BS_ACTIVE: bi->efi_boot_services_not_exited = true; return true;
+	default: return true; /* modules, ELF sections, SMBIOS...: not ours */
 	}
 }
 
@@ -359,14 +350,11 @@ static int mb1_parse(const uint8_t *p, struct boot_info *bi)
 	}
 	if (flags & MB1_FLAG_CMDLINE)
 		bi->cmdline_len = mb_copy_phys_str(bi->cmdline, sizeof(bi->cmdline),
-						   get_le32(p + MB1_OFF_CMDLINE),
-						   &bi->cmdline_truncated);
+						   get_le32(p + MB1_OFF_CMDLINE), &bi->cmdline_truncated);
 	if (flags & MB1_FLAG_LOADER)
-		mb_copy_phys_str(bi->loader, sizeof(bi->loader), get_le32(p + MB1_OFF_LOADER),
-				 NULL);
+		mb_copy_phys_str(bi->loader, sizeof(bi->loader), get_le32(p + MB1_OFF_LOADER), NULL);
 	if (flags & MB1_FLAG_MMAP)
-		mb1_mmap(bi, get_le32(p + MB1_OFF_MMAP_ADDR), get_le32(p + MB1_OFF_MMAP_LENGTH),
-			 &rc);
+		mb1_mmap(bi, get_le32(p + MB1_OFF_MMAP_ADDR), get_le32(p + MB1_OFF_MMAP_LENGTH), &rc);
 	if (flags & MB1_FLAG_FB) {
 		/* Colour info for type 1 sits at offsets 110..115. */
 		mb_read_fb(&bi->fb, p + MB1_OFF_FB_ADDR, p + MB1_OFF_FB_ADDR + 22, true);
@@ -423,8 +411,8 @@ static uint64_t mb_align_up_4k(uint64_t v, bool *overflow)
 /* Lowest usable page inside AVAILABLE region r, or false. A candidate that
  * hits a forbidden range moves past that range's end, so each range stops
  * it at most once and the loop ends after mmap_count + 1 moves. */
-static bool mb_low_page_in(const struct boot_info *bi, const struct mem_region *r,
-			   uint64_t limit, uint64_t avoid_lo, uint64_t avoid_hi, uint64_t *page)
+static bool mb_low_page_in(const struct boot_info *bi, const struct mem_region *r, uint64_t limit,
+			   uint64_t avoid_lo, uint64_t avoid_hi, uint64_t *page)
 {
 	uint64_t end = r->base + r->len < limit ? r->base + r->len : limit;
 	bool overflow = false;
@@ -451,8 +439,8 @@ static bool mb_low_page_in(const struct boot_info *bi, const struct mem_region *
 	return false;
 }
 
-bool bootinfo_find_low_page(const struct boot_info *bi, uint64_t below, uint64_t avoid_lo,
-			    uint64_t avoid_hi, uint64_t *page)
+bool bootinfo_find_low_page(const struct boot_info *bi, uint64_t below, uint64_t avoid_lo, uint64_t avoid_hi,
+			    uint64_t *page)
 {
 	bool found = false;
 	uint64_t best = 0;
@@ -464,8 +452,7 @@ bool bootinfo_find_low_page(const struct boot_info *bi, uint64_t below, uint64_t
 
 		if (bi->mmap[i].type != MEM_AVAILABLE)
 			continue;
-		if (mb_low_page_in(bi, &bi->mmap[i], below, avoid_lo, avoid_hi, &p) &&
-		    (!found || p < best)) {
+		if (mb_low_page_in(bi, &bi->mmap[i], below, avoid_lo, avoid_hi, &p) && (!found || p < best)) {
 			best = p;
 			found = true;
 		}

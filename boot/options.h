@@ -9,21 +9,21 @@
 #include "modes/modes.h"
 
 struct options {
-	char tests[1024];       /* tests=glob,glob,-glob */
-	uint64_t cpus;          /* cpus=N: use at most N CPUs (0 = all) */
-	int exit;               /* exit=auto|qemu|halt|reboot|poweroff (enum exit_action) */
-	char console[16];       /* console=com1..com4|0xPORT */
-	uint64_t timeout_s;     /* timeout=S: per-test budget in seconds */
-	bool pmu_takeover;      /* pmu.takeover=1: reprogram counters found in use */
-	int pmu_pmi;            /* pmu.pmi=fixed|nmi */
-	int mode;               /* mode=test|monitor|sample (enum mode_kind) */
+	char tests[1024];   /* tests=glob,glob,-glob */
+	uint64_t cpus;      /* cpus=N: use at most N CPUs (0 = all) */
+	int exit;           /* exit=auto|qemu|halt|reboot|poweroff (enum exit_action) */
+	char console[16];   /* console=com1..com4|0xPORT */
+	uint64_t timeout_s; /* timeout=S: per-test budget in seconds */
+	bool pmu_takeover;  /* pmu.takeover=1: reprogram counters found in use */
+	int pmu_pmi;        /* pmu.pmi=fixed|nmi */
+	int mode;           /* mode=test|monitor|sample (enum mode_kind) */
 	/* The modes' options (events=, interval=, duration=, monitor.cpus=,
 	 * workload=, size=, ring=, overwrite=); its strings are the buffers
 	 * below, "" until given. */
 	struct mode_opts mode_opts;
 	char mode_events[512], mode_cpus[128], mode_workload[16];
-	int debug_fault;        /* debug.fault=none|ud|df: fault outside any test (proves the panic path) */
-	uint16_t console_port;  /* resolved from console= */
+	int debug_fault;       /* debug.fault=none|ud|df: fault outside any test (proves the panic path) */
+	uint16_t console_port; /* resolved from console= */
 };
 
 extern struct options options;

@@ -32,11 +32,11 @@
 #define FADT_OFF_CENTURY 108
 #define FADT_OFF_BOOT_ARCH 109
 #define FADT_OFF_FLAGS 112
-#define FADT_V1_LEN 116 /* ACPI 1.0 ends after Flags */
+#define FADT_V1_LEN 116        /* ACPI 1.0 ends after Flags */
 #define FADT_OFF_RESET_REG 116 /* Generic Address Structure */
 #define FADT_OFF_RESET_VALUE 128
 #define FADT_OFF_MINOR 131 /* [3:0] minor version, [7:4] errata */
-#define FADT_V2_LEN 132 /* ends after the minor version */
+#define FADT_V2_LEN 132    /* ends after the minor version */
 #define FADT_OFF_X_DSDT 140
 #define FADT_OFF_X_PM1A_CNT 172
 #define FADT_OFF_X_PM1B_CNT 184
@@ -93,7 +93,7 @@ enum {
 #define AML_DWORD_PREFIX 0x0C
 #define AML_PACKAGE_OP 0x12 /* DefPackage := PackageOp PkgLength NumElements List */
 #define AML_ROOT_CHAR 0x5C  /* '\' */
-#define SLP_TYP_MAX 7        /* SLP_TYPx is 3 bits (§4.8.3.2.1) */
+#define SLP_TYP_MAX 7       /* SLP_TYPx is 3 bits (§4.8.3.2.1) */
 
 static struct {
 	bool ready;
@@ -330,8 +330,7 @@ static bool acpi_online_capable_defined(void)
  * elen. Returns 1 for a processor to report (*c filled), 0 for one to skip
  * (disabled and not online capable, or an invalid ID), -1 for anything
  * else, *short_entry telling a too-short CPU entry apart. */
-static int acpi_madt_cpu(const uint8_t *e, uint8_t elen, bool honor_oc, struct acpi_cpu *c,
-			 bool *short_entry)
+static int acpi_madt_cpu(const uint8_t *e, uint8_t elen, bool honor_oc, struct acpi_cpu *c, bool *short_entry)
 {
 	uint32_t flags;
 	bool invalid;
@@ -367,8 +366,7 @@ too_short:
 /* Whether an entry before offset `end` already reported apic_id. Rescanning
  * costs O(n^2) over a table of a few thousand entries at most, and needs no
  * storage beyond what the caller gave us. */
-static bool acpi_madt_reported_before(const uint8_t *m, uint32_t end, uint32_t apic_id,
-				      bool honor_oc)
+static bool acpi_madt_reported_before(const uint8_t *m, uint32_t end, uint32_t apic_id, bool honor_oc)
 {
 	for (uint32_t off = MADT_ENTRIES; off < end; off += m[off + 1]) {
 		struct acpi_cpu c;
@@ -482,8 +480,7 @@ int acpi_madt_cpus(struct acpi_cpu *cpus, unsigned max, struct acpi_madt_info *i
 			else
 				info->lapic_phys = get_le64(e + 4);
 			break;
-		default:
-			break; /* interrupt source overrides, GIC, ...: not ours */
+		default: break; /* interrupt source overrides, GIC, ...: not ours */
 		}
 	}
 	return (int)stored;
@@ -523,17 +520,10 @@ static bool acpi_aml_small_int(const uint8_t *a, uint32_t end, uint32_t *i, uint
 		*val = 1;
 		size = 1;
 		break;
-	case AML_BYTE_PREFIX:
-		size = 2;
-		break;
-	case AML_WORD_PREFIX:
-		size = 3;
-		break;
-	case AML_DWORD_PREFIX:
-		size = 5;
-		break;
-	default:
-		return false;
+	case AML_BYTE_PREFIX: size = 2; break;
+	case AML_WORD_PREFIX: size = 3; break;
+	case AML_DWORD_PREFIX: size = 5; break;
+	default: return false;
 	}
 	if (size > end - *i)
 		return false;
@@ -649,8 +639,7 @@ int acpi_fadt(struct acpi_fadt_info *out)
 
 	dsdt = acpi_table_at(acpi_fadt_dsdt(f, len), "DSDT");
 	if (dsdt)
-		out->has_s5 = acpi_dsdt_s5(dsdt, acpi_table_len(dsdt), &out->slp_typa,
-					   &out->slp_typb);
+		out->has_s5 = acpi_dsdt_s5(dsdt, acpi_table_len(dsdt), &out->slp_typa, &out->slp_typb);
 	out->valid = true;
 	return 0;
 }

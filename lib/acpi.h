@@ -42,20 +42,20 @@ const void *acpi_find_table(const char sig[4], unsigned instance);
 
 struct acpi_cpu {
 	uint32_t apic_id;
-	uint32_t uid; /* ACPI processor UID */
-	bool enabled; /* usable now: the only ones to start */
+	uint32_t uid;        /* ACPI processor UID */
+	bool enabled;        /* usable now: the only ones to start */
 	bool online_capable; /* disabled, but hardware could enable it later */
 	bool from_x2apic_entry;
 };
 
 struct acpi_madt_info {
-	uint64_t lapic_phys; /* after any Local APIC Address Override */
-	bool pcat_compat;    /* dual 8259s present: mask them */
-	unsigned ncpus;      /* CPUs reported, which may exceed what fit in cpus[] */
+	uint64_t lapic_phys;    /* after any Local APIC Address Override */
+	bool pcat_compat;       /* dual 8259s present: mask them */
+	unsigned ncpus;         /* CPUs reported, which may exceed what fit in cpus[] */
 	unsigned ncpus_skipped; /* entries not reported: disabled and not online
 				 * capable, or an invalid APIC ID */
 	uint32_t ioapic_phys[8];
-	unsigned nioapic; /* entries filled in ioapic_phys (at most 8) */
+	unsigned nioapic;  /* entries filled in ioapic_phys (at most 8) */
 	bool has_nmi_lint; /* a Local (x2)APIC NMI entry names the LINT pin */
 	uint8_t nmi_lint;  /* 0 or 1 */
 	bool malformed;    /* an entry was short or ran past the table: parsing

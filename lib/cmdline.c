@@ -26,8 +26,8 @@ static bool cmdline_is_space(unsigned char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-__attribute__((format(printf, 2, 3)))
-static void cmdline_error(struct cmdline_result *res, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void cmdline_error(struct cmdline_result *res, const char *fmt,
+								...)
 {
 	if (res->nerrors < CMDLINE_MAX_ERRORS) {
 		va_list ap;
@@ -124,14 +124,9 @@ static void cmdline_set_uint(const struct cmdline_opt *opt, const char *val, con
 	uint64_t v;
 
 	switch (parse_u64(val, strlen(val), &v)) {
-	case PARSE_BAD:
-		cmdline_error(res, "%s=%s: not a number", opt->name, shown);
-		return;
-	case PARSE_OVERFLOW:
-		cmdline_error(res, "%s=%s: does not fit in 64 bits", opt->name, shown);
-		return;
-	case PARSE_OK:
-		break;
+	case PARSE_BAD: cmdline_error(res, "%s=%s: not a number", opt->name, shown); return;
+	case PARSE_OVERFLOW: cmdline_error(res, "%s=%s: does not fit in 64 bits", opt->name, shown); return;
+	case PARSE_OK: break;
 	}
 	if (v < opt->min || v > opt->max) {
 		cmdline_error(res, "%s=%s: out of range %llu..%llu", opt->name, shown,
@@ -174,15 +169,14 @@ static void cmdline_set_enum(const struct cmdline_opt *opt, const char *val, con
 	}
 	list[0] = '\0';
 	for (int i = 0; opt->choices && opt->choices[i] && used < sizeof(list); i++) {
-		int n = ksnprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
-				  opt->choices[i]);
+		int n = ksnprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", opt->choices[i]);
 		used += n > 0 ? (size_t)n : 0;
 	}
 	cmdline_error(res, "%s=%s: not one of %s", opt->name, shown, list);
 }
 
-static void cmdline_set_str(const struct cmdline_opt *opt, struct cmdline_tok val,
-			    const char *shown, struct cmdline_result *res)
+static void cmdline_set_str(const struct cmdline_opt *opt, struct cmdline_tok val, const char *shown,
+			    struct cmdline_result *res)
 {
 	size_t len = tok_unquote(val, NULL, 0);
 
@@ -195,8 +189,8 @@ static void cmdline_set_str(const struct cmdline_opt *opt, struct cmdline_tok va
 	tok_unquote(val, opt->dst, opt->dst_size);
 }
 
-static const struct cmdline_opt *cmdline_find(struct cmdline_tok key,
-					      const struct cmdline_opt *opts, size_t nopts)
+static const struct cmdline_opt *cmdline_find(struct cmdline_tok key, const struct cmdline_opt *opts,
+					      size_t nopts)
 {
 	for (size_t i = 0; i < nopts; i++)
 		if (opts[i].name && tok_equals(key, opts[i].name))
@@ -205,8 +199,8 @@ static const struct cmdline_opt *cmdline_find(struct cmdline_tok key,
 }
 
 /* One token whose bytes are all printable and whose quotes are closed. */
-static void cmdline_apply(struct cmdline_tok tok, bool first, const struct cmdline_opt *opts,
-			  size_t nopts, struct cmdline_result *res)
+static void cmdline_apply(struct cmdline_tok tok, bool first, const struct cmdline_opt *opts, size_t nopts,
+			  struct cmdline_result *res)
 {
 	char key_shown[CMDLINE_SHOW_MAX + 1], val_shown[CMDLINE_SHOW_MAX + 1];
 	char val[CMDLINE_VALUE_MAX];
@@ -247,17 +241,10 @@ static void cmdline_apply(struct cmdline_tok tok, bool first, const struct cmdli
 		return;
 	}
 	switch (opt->type) {
-	case CMDLINE_UINT:
-		cmdline_set_uint(opt, val, val_shown, res);
-		break;
-	case CMDLINE_BOOL:
-		cmdline_set_bool(opt, val, val_shown, res);
-		break;
-	case CMDLINE_ENUM:
-		cmdline_set_enum(opt, val, val_shown, res);
-		break;
-	case CMDLINE_STR:
-		break;
+	case CMDLINE_UINT: cmdline_set_uint(opt, val, val_shown, res); break;
+	case CMDLINE_BOOL: cmdline_set_bool(opt, val, val_shown, res); break;
+	case CMDLINE_ENUM: cmdline_set_enum(opt, val, val_shown, res); break;
+	case CMDLINE_STR: break;
 	}
 }
 
@@ -279,8 +266,7 @@ void cmdline_parse(const char *line, size_t len, const struct cmdline_opt *opts,
 		/* A token running across the cut is incomplete: drop it
 		 * rather than apply half a value. */
 		cut_token = !cmdline_is_space((unsigned char)line[n]);
-		cmdline_error(res, "command line longer than %d bytes: the rest is ignored",
-			      CMDLINE_MAX_LEN);
+		cmdline_error(res, "command line longer than %d bytes: the rest is ignored", CMDLINE_MAX_LEN);
 	}
 
 	while (i < n) {

@@ -13,23 +13,23 @@
 enum cmdline_type { CMDLINE_STR, CMDLINE_UINT, CMDLINE_BOOL, CMDLINE_ENUM };
 
 struct cmdline_opt {
-	const char *name;              /* "tests", "cpus", "exit", "pmu.takeover" ... */
+	const char *name; /* "tests", "cpus", "exit", "pmu.takeover" ... */
 	enum cmdline_type type;
-	void *dst;                     /* char[dst_size] | uint64_t* | bool* | int* (enum index) */
-	size_t dst_size;               /* for CMDLINE_STR: buffer size incl. NUL */
-	const char *const *choices;    /* CMDLINE_ENUM: NULL-terminated names; index stored */
-	uint64_t min, max;             /* CMDLINE_UINT: inclusive range */
-	const char *help;              /* one line, for the README/diagnostics */
+	void *dst;                  /* char[dst_size] | uint64_t* | bool* | int* (enum index) */
+	size_t dst_size;            /* for CMDLINE_STR: buffer size incl. NUL */
+	const char *const *choices; /* CMDLINE_ENUM: NULL-terminated names; index stored */
+	uint64_t min, max;          /* CMDLINE_UINT: inclusive range */
+	const char *help;           /* one line, for the README/diagnostics */
 };
 
 #define CMDLINE_MAX_ERRORS 16
 #define CMDLINE_ERROR_LEN 96
 
 struct cmdline_result {
-	unsigned nerrors;              /* may exceed CMDLINE_MAX_ERRORS; only the first are kept */
+	unsigned nerrors; /* may exceed CMDLINE_MAX_ERRORS; only the first are kept */
 	char errors[CMDLINE_MAX_ERRORS][CMDLINE_ERROR_LEN]; /* e.g. "unknown option 'foo'" */
-	bool truncated;                /* input was longer than CMDLINE_MAX_LEN */
-	const char *image;             /* not used by the parser; left NULL */
+	bool truncated;                                     /* input was longer than CMDLINE_MAX_LEN */
+	const char *image;                                  /* not used by the parser; left NULL */
 };
 
 /*

@@ -79,18 +79,20 @@ int cpulist_parse(const char *s, unsigned ncpus, struct cpulist *out, char *err,
 			size_t llen = dash ? (size_t)(dash - item) : len;
 			if (!parse_cpu(item, llen, CPULIST_MAX_CPUS, &lo) ||
 			    (dash && !parse_cpu(dash + 1, len - llen - 1, CPULIST_MAX_CPUS, &hi)))
-				return fail(out, err, errlen,
-					    "CPU list item \"%.*s\" is not N, N-M or all (decimal CPU numbers)",
-					    item_len(len), item);
+				return fail(
+					out, err, errlen,
+					"CPU list item \"%.*s\" is not N, N-M or all (decimal CPU numbers)",
+					item_len(len), item);
 			if (!dash)
 				hi = lo;
 			if (lo > hi)
-				return fail(out, err, errlen, "CPU range \"%.*s\" runs backwards", item_len(len),
-					    item);
+				return fail(out, err, errlen, "CPU range \"%.*s\" runs backwards",
+					    item_len(len), item);
 			if (hi >= ncpus)
-				return fail(out, err, errlen,
-					    "CPU list item \"%.*s\" names a CPU past the last one online (%u CPUs: 0-%u)",
-					    item_len(len), item, ncpus, ncpus - 1);
+				return fail(
+					out, err, errlen,
+					"CPU list item \"%.*s\" names a CPU past the last one online (%u CPUs: 0-%u)",
+					item_len(len), item, ncpus, ncpus - 1);
 		}
 		for (unsigned c = lo; c <= hi; c++)
 			cpulist_set(out, c);

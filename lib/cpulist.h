@@ -49,8 +49,7 @@ unsigned cpulist_next(const struct cpulist *l, unsigned from);
  * the length the whole form needs, like snprintf. */
 int cpulist_format(const struct cpulist *l, char *buf, size_t n);
 
-#define cpulist_for_each(cpu, l)                                              \
-	for ((cpu) = cpulist_next((l), 0); (cpu) < CPULIST_MAX_CPUS;          \
-	     (cpu) = cpulist_next((l), (cpu) + 1))
+#define cpulist_for_each(cpu, l) \
+	for ((cpu) = cpulist_next((l), 0); (cpu) < CPULIST_MAX_CPUS; (cpu) = cpulist_next((l), (cpu) + 1))
 
 #endif

@@ -221,8 +221,7 @@ bool fbcon_init(const struct fbcon_fb *fb)
 	fbcon.fb = *fb;
 	fbcon.bytes_pp = bytes_pp;
 	fbcon.mask = mask;
-	fbcon.fg = fbcon_level(fb->red_pos, fb->red_size) |
-		   fbcon_level(fb->green_pos, fb->green_size) |
+	fbcon.fg = fbcon_level(fb->red_pos, fb->red_size) | fbcon_level(fb->green_pos, fb->green_size) |
 		   fbcon_level(fb->blue_pos, fb->blue_size);
 	fbcon.cols = fb->width / FONT8X16_WIDTH;
 	fbcon.rows = fb->height / FONT8X16_HEIGHT;

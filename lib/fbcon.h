@@ -14,7 +14,7 @@
  * caller passes nothing else (indexed and EGA-text modes have no fields to
  * fill these with, and all-zero sizes are refused). */
 struct fbcon_fb {
-	uint8_t *base; /* first byte of the top-left pixel, directly addressable */
+	uint8_t *base;                 /* first byte of the top-left pixel, directly addressable */
 	uint32_t pitch, width, height; /* pitch in bytes, width/height in pixels */
 	uint8_t bpp;                   /* 32, 24 or 16 */
 	uint8_t red_pos, red_size, green_pos, green_size, blue_pos, blue_size;

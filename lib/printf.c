@@ -19,13 +19,21 @@ enum fmt_flag {
 	FMT_ZERO = 1u << 4,  /* '0' */
 };
 
-enum fmt_length { FMT_LEN_NONE, FMT_LEN_HH, FMT_LEN_H, FMT_LEN_L, FMT_LEN_LL,
-		  FMT_LEN_Z, FMT_LEN_T, FMT_LEN_J };
+enum fmt_length {
+	FMT_LEN_NONE,
+	FMT_LEN_HH,
+	FMT_LEN_H,
+	FMT_LEN_L,
+	FMT_LEN_LL,
+	FMT_LEN_Z,
+	FMT_LEN_T,
+	FMT_LEN_J
+};
 
 struct fmt_spec {
 	unsigned flags;
-	int width;       /* 0 when absent */
-	int prec;        /* -1 when absent */
+	int width; /* 0 when absent */
+	int prec;  /* -1 when absent */
 	enum fmt_length length;
 };
 
@@ -75,22 +83,14 @@ static int parse_count(const char **p)
 static int64_t arg_signed(va_list *ap, enum fmt_length length)
 {
 	switch (length) {
-	case FMT_LEN_HH:
-		return (signed char)va_arg(*ap, int);
-	case FMT_LEN_H:
-		return (short)va_arg(*ap, int);
-	case FMT_LEN_L:
-		return va_arg(*ap, long);
-	case FMT_LEN_LL:
-		return va_arg(*ap, long long);
-	case FMT_LEN_Z:
-		return (int64_t)va_arg(*ap, size_t);
-	case FMT_LEN_T:
-		return va_arg(*ap, ptrdiff_t);
-	case FMT_LEN_J:
-		return va_arg(*ap, intmax_t);
-	case FMT_LEN_NONE:
-		break;
+	case FMT_LEN_HH: return (signed char)va_arg(*ap, int);
+	case FMT_LEN_H: return (short)va_arg(*ap, int);
+	case FMT_LEN_L: return va_arg(*ap, long);
+	case FMT_LEN_LL: return va_arg(*ap, long long);
+	case FMT_LEN_Z: return (int64_t)va_arg(*ap, size_t);
+	case FMT_LEN_T: return va_arg(*ap, ptrdiff_t);
+	case FMT_LEN_J: return va_arg(*ap, intmax_t);
+	case FMT_LEN_NONE: break;
 	}
 	return va_arg(*ap, int);
 }
@@ -98,22 +98,14 @@ static int64_t arg_signed(va_list *ap, enum fmt_length length)
 static uint64_t arg_unsigned(va_list *ap, enum fmt_length length)
 {
 	switch (length) {
-	case FMT_LEN_HH:
-		return (unsigned char)va_arg(*ap, unsigned int);
-	case FMT_LEN_H:
-		return (unsigned short)va_arg(*ap, unsigned int);
-	case FMT_LEN_L:
-		return va_arg(*ap, unsigned long);
-	case FMT_LEN_LL:
-		return va_arg(*ap, unsigned long long);
-	case FMT_LEN_Z:
-		return va_arg(*ap, size_t);
-	case FMT_LEN_T:
-		return (uint64_t)va_arg(*ap, ptrdiff_t);
-	case FMT_LEN_J:
-		return va_arg(*ap, uintmax_t);
-	case FMT_LEN_NONE:
-		break;
+	case FMT_LEN_HH: return (unsigned char)va_arg(*ap, unsigned int);
+	case FMT_LEN_H: return (unsigned short)va_arg(*ap, unsigned int);
+	case FMT_LEN_L: return va_arg(*ap, unsigned long);
+	case FMT_LEN_LL: return va_arg(*ap, unsigned long long);
+	case FMT_LEN_Z: return va_arg(*ap, size_t);
+	case FMT_LEN_T: return (uint64_t)va_arg(*ap, ptrdiff_t);
+	case FMT_LEN_J: return va_arg(*ap, uintmax_t);
+	case FMT_LEN_NONE: break;
 	}
 	return va_arg(*ap, unsigned int);
 }
@@ -124,8 +116,8 @@ static size_t field_pad(const struct fmt_spec *spec, size_t n)
 	return (size_t)spec->width > n ? (size_t)spec->width - n : 0;
 }
 
-static void fmt_integer(struct fmt_out *o, const struct fmt_spec *spec, uint64_t mag,
-			bool negative, bool is_signed, unsigned base, bool upper)
+static void fmt_integer(struct fmt_out *o, const struct fmt_spec *spec, uint64_t mag, bool negative,
+			bool is_signed, unsigned base, bool upper)
 {
 	const char *xdigits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
 	char digits[24]; /* 22 octal digits hold 2^64 - 1 */
@@ -271,8 +263,7 @@ static bool fmt_one(struct fmt_out *o, const char **pp, va_list *ap)
 		spec.length = FMT_LEN_J;
 		p++;
 		break;
-	default:
-		break;
+	default: break;
 	}
 
 	c = *p;
@@ -287,16 +278,10 @@ static bool fmt_one(struct fmt_out *o, const char **pp, va_list *ap)
 		fmt_integer(o, &spec, mag, v < 0, true, 10, false);
 		break;
 	}
-	case 'u':
-		fmt_integer(o, &spec, arg_unsigned(ap, spec.length), false, false, 10, false);
-		break;
-	case 'o':
-		fmt_integer(o, &spec, arg_unsigned(ap, spec.length), false, false, 8, false);
-		break;
+	case 'u': fmt_integer(o, &spec, arg_unsigned(ap, spec.length), false, false, 10, false); break;
+	case 'o': fmt_integer(o, &spec, arg_unsigned(ap, spec.length), false, false, 8, false); break;
 	case 'x':
-	case 'X':
-		fmt_integer(o, &spec, arg_unsigned(ap, spec.length), false, false, 16, c == 'X');
-		break;
+	case 'X': fmt_integer(o, &spec, arg_unsigned(ap, spec.length), false, false, 16, c == 'X'); break;
 	case 'c':
 	case 's':
 	case 'p':
@@ -319,11 +304,8 @@ static bool fmt_one(struct fmt_out *o, const char **pp, va_list *ap)
 			fmt_pointer(o, &spec, (uintptr_t)va_arg(*ap, void *));
 		}
 		break;
-	case '%':
-		out_char(o, '%');
-		break;
-	default:
-		return false;
+	case '%': out_char(o, '%'); break;
+	default: return false;
 	}
 	return true;
 }

@@ -17,10 +17,8 @@
  * int); a NULL %s prints "(null)", cut by the precision like any string.
  * Returns -1 only if the full length would exceed INT_MAX.
  */
-int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-int ksnprintf(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+int ksnprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* How much of a token a message quotes back ("%.*s", kshown(len), s):
  * enough to recognise it, never a whole line of garbage. */

@@ -41,18 +41,26 @@ typedef uint64_t __attribute__((may_alias)) rb_word;
 
 #ifdef PMUTEST_HOST
 void (*rb_test_hook)(struct rb *rb, enum rb_hook_point point);
-#define RB_HOOK(rb, point)                                                    \
-	do {                                                                  \
-		if (rb_test_hook)                                             \
-			rb_test_hook((rb), (point));                          \
+#define RB_HOOK(rb, point)                           \
+	do {                                         \
+		if (rb_test_hook)                    \
+			rb_test_hook((rb), (point)); \
 	} while (0)
 #else
-#define RB_HOOK(rb, point) do { } while (0)
+#define RB_HOOK(rb, point) \
+	do {               \
+	} while (0)
 #endif
 
-static inline uint64_t rb_round8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+static inline uint64_t rb_round8(uint64_t n)
+{
+	return (n + 7) & ~(uint64_t)7;
+}
 
-static inline bool rb_overwrite(const struct rb *rb) { return rb->flags & RB_OVERWRITE; }
+static inline bool rb_overwrite(const struct rb *rb)
+{
+	return rb->flags & RB_OVERWRITE;
+}
 
 /* Copy into the ring at position pos, in two pieces if it straddles the end. */
 static void rb_copy_in(struct rb *rb, uint64_t pos, const void *src, size_t len)
@@ -104,9 +112,8 @@ int rb_init(struct rb *rb, struct rb_control *ctl, void *data, uint64_t data_siz
 
 	if (!params)
 		params = &defaults;
-	if (!rb || !ctl || !data || data_size < RB_MIN_DATA_SIZE ||
-	    (data_size & (data_size - 1)) || ((uintptr_t)data & 7) ||
-	    (params->flags & ~RB_OVERWRITE))
+	if (!rb || !ctl || !data || data_size < RB_MIN_DATA_SIZE || (data_size & (data_size - 1)) ||
+	    ((uintptr_t)data & 7) || (params->flags & ~RB_OVERWRITE))
 		return RB_EINVAL;
 
 	__builtin_memset(ctl, 0, sizeof(*ctl));
@@ -151,8 +158,7 @@ static void rb_stamp(struct rb *rb, uint64_t head)
 	while (pos != head) {
 		uint64_t size = rb_header_at(rb, pos).size;
 
-		if (size < sizeof(struct rb_header) + RB_TRAILER_SIZE || (size & 7) ||
-		    size > head - pos)
+		if (size < sizeof(struct rb_header) + RB_TRAILER_SIZE || (size & 7) || size > head - pos)
 			break; /* cannot happen: our own headers; never loop on garbage */
 		store_relaxed(rb_trailer_at(rb, pos + size), (seq & RB_SEQ_MASK) << 16 | size);
 		seq++;
@@ -207,8 +213,7 @@ static int rb_leave(struct rb *rb)
 	}
 }
 
-int rb_reserve(struct rb *rb, uint32_t type, uint16_t misc, size_t size,
-	       struct rb_handle *h)
+int rb_reserve(struct rb *rb, uint32_t type, uint16_t misc, size_t size, struct rb_handle *h)
 {
 	struct rb_control *ctl = rb->ctl;
 	bool overwrite = rb_overwrite(rb);
@@ -252,8 +257,8 @@ int rb_reserve(struct rb *rb, uint32_t type, uint16_t misc, size_t size,
 				return RB_ENOSPC;
 			}
 		}
-		if (__atomic_compare_exchange_n(&ctl->write_head, &off, off + need, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&ctl->write_head, &off, off + need, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
 			break;
 	}
 	/* An overwrite-mode reader validates a copy by re-reading write_head:
@@ -263,7 +268,8 @@ int rb_reserve(struct rb *rb, uint32_t type, uint16_t misc, size_t size,
 
 	if (lost) {
 		struct rb_lost rec = {
-			.hdr = { .type = RB_RECORD_LOST, .misc = RB_LOST_DROPPED,
+			.hdr = { .type = RB_RECORD_LOST,
+				 .misc = RB_LOST_DROPPED,
 				 .size = sizeof(struct rb_lost) },
 			.id = ctl->id,
 			.lost = lost,
@@ -361,9 +367,9 @@ static int rb_peek_plain(struct rb *rb, void *buf, size_t buflen)
  * floor is the oldest byte the producer has not yet reserved over; from
  * the third attempt of one peek on it is raised by half a ring, so a
  * producer that keeps lapping a slow reader leaves it time to read the
- * record it lands on (liveness; the loss is still counted exactly). The walk may read a trailer the producer is overwriting; then the
- * boundary it finds lies below an overwritten byte, rb_peek's validation
- * of the next record fails, and we come back here. */
+ * record it lands on (liveness; the loss is still counted exactly). The walk may read a trailer the producer
+ * is overwriting; then the boundary it finds lies below an overwritten byte, rb_peek's validation of the next
+ * record fails, and we come back here. */
 static void rb_resync(struct rb *rb, unsigned attempt)
 {
 	struct rb_control *ctl = rb->ctl;
@@ -439,7 +445,8 @@ static int rb_peek_overwrite(struct rb *rb, void *buf, size_t buflen)
 		gap = (seq - rb->rd_seq) & RB_SEQ_MASK;
 		if (gap) {
 			struct rb_lost rec = {
-				.hdr = { .type = RB_RECORD_LOST, .misc = RB_LOST_OVERWRITTEN,
+				.hdr = { .type = RB_RECORD_LOST,
+					 .misc = RB_LOST_OVERWRITTEN,
 					 .size = sizeof(struct rb_lost) },
 				.id = ctl->id,
 				.lost = gap,
@@ -460,8 +467,8 @@ static int rb_peek_overwrite(struct rb *rb, void *buf, size_t buflen)
 			/* The caller sees the record without its trailer. */
 			uint16_t visible = (uint16_t)(size - RB_TRAILER_SIZE);
 
-			__builtin_memcpy((uint8_t *)buf + offsetof(struct rb_header, size),
-					 &visible, sizeof(visible));
+			__builtin_memcpy((uint8_t *)buf + offsetof(struct rb_header, size), &visible,
+					 sizeof(visible));
 		}
 		return (int)(size - RB_TRAILER_SIZE);
 	}
@@ -471,8 +478,7 @@ int rb_peek(struct rb *rb, void *buf, size_t buflen)
 {
 	rb->rd_size = 0;
 	rb->rd_seq_after = rb->rd_seq;
-	return rb_overwrite(rb) ? rb_peek_overwrite(rb, buf, buflen)
-				: rb_peek_plain(rb, buf, buflen);
+	return rb_overwrite(rb) ? rb_peek_overwrite(rb, buf, buflen) : rb_peek_plain(rb, buf, buflen);
 }
 
 void rb_consume(struct rb *rb)

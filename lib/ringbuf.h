@@ -31,9 +31,9 @@
 /* Every record begins with this; size counts the header and is a multiple
  * of 8 (the producer rounds up and zero-fills the padding). */
 struct rb_header {
-	uint32_t type;  /* enum rb_record_type */
-	uint16_t misc;  /* meaning depends on type */
-	uint16_t size;  /* bytes, header included */
+	uint32_t type; /* enum rb_record_type */
+	uint16_t misc; /* meaning depends on type */
+	uint16_t size; /* bytes, header included */
 };
 _Static_assert(sizeof(struct rb_header) == 8, "rb_header is 8 bytes");
 
@@ -98,10 +98,10 @@ struct rb {
 	uint64_t max_record; /* largest record (trailer included) rb_reserve takes */
 	uint32_t flags;
 	/* Producer, touched only from the producing CPU and its interrupts. */
-	_Alignas(64) uint32_t nest;  /* writers inside reserve..commit */
-	uint64_t lost_pending;       /* dropped, not yet reported by a LOST record */
-	uint64_t stamped;            /* overwrite: trailers stamped up to here */
-	uint64_t next_seq;           /* overwrite: seq of the next record stamped */
+	_Alignas(64) uint32_t nest; /* writers inside reserve..commit */
+	uint64_t lost_pending;      /* dropped, not yet reported by a LOST record */
+	uint64_t stamped;           /* overwrite: trailers stamped up to here */
+	uint64_t next_seq;          /* overwrite: seq of the next record stamped */
 	/* Consumer. */
 	_Alignas(64) uint64_t rd_size; /* ring bytes the last peek covered */
 	uint64_t rd_seq;               /* overwrite: expected seq of the next record */
@@ -121,11 +121,11 @@ struct rb_handle {
 
 /* Return values. Negative: nothing was written or read. */
 #define RB_OK 0
-#define RB_WAKEUP 1       /* this publication crossed the watermark */
-#define RB_ENOSPC (-1)    /* dropped and counted as lost (non-overwrite) */
-#define RB_EINVAL (-2)    /* size out of range: not counted as lost */
-#define RB_E2BIG (-3)     /* caller's buffer too small for the next record */
-#define RB_ECORRUPT (-4)  /* a header failed validation (a producer bug) */
+#define RB_WAKEUP 1      /* this publication crossed the watermark */
+#define RB_ENOSPC (-1)   /* dropped and counted as lost (non-overwrite) */
+#define RB_EINVAL (-2)   /* size out of range: not counted as lost */
+#define RB_E2BIG (-3)    /* caller's buffer too small for the next record */
+#define RB_ECORRUPT (-4) /* a header failed validation (a producer bug) */
 
 /* Set up a ring over ctl and data_size bytes at data (a power of two, at
  * least RB_MIN_DATA_SIZE, 8-byte aligned). Returns RB_OK or RB_EINVAL. */
@@ -143,8 +143,7 @@ size_t rb_max_record(const struct rb *rb);
  * Nothing is visible to the consumer before the outermost commit. On
  * RB_ENOSPC / RB_EINVAL, do not commit. Safe to call from an interrupt that
  * interrupted another writer of the same ring on the same CPU. */
-int rb_reserve(struct rb *rb, uint32_t type, uint16_t misc, size_t size,
-	       struct rb_handle *h);
+int rb_reserve(struct rb *rb, uint32_t type, uint16_t misc, size_t size, struct rb_handle *h);
 void rb_handle_write(struct rb_handle *h, size_t offset, const void *src, size_t len);
 int rb_commit(struct rb_handle *h);
 
@@ -187,7 +186,7 @@ enum rb_hook_point {
 	RB_HOOK_PRODUCER_POINTS, /* how many producer points there are */
 	/* Overwrite-mode reader. */
 	RB_HOOK_RESYNC_LOADED = RB_HOOK_PRODUCER_POINTS, /* heads loaded, walk not begun */
-	RB_HOOK_READ_COPIED,     /* record copied, not yet validated */
+	RB_HOOK_READ_COPIED,                             /* record copied, not yet validated */
 };
 extern void (*rb_test_hook)(struct rb *rb, enum rb_hook_point point);
 #endif

@@ -17,7 +17,10 @@ struct spinlock {
 	uint32_t owner; /* holder's cpu + 1; 0 = free, so zeroed memory is unlocked */
 };
 
-#define SPINLOCK_INIT { .owner = 0 }
+#define SPINLOCK_INIT      \
+	{                  \
+		.owner = 0 \
+	}
 #define SPINLOCK_NO_OWNER UINT32_MAX
 
 /* Tell the CPU this is a spin-wait loop: saves power and avoids the
@@ -41,8 +44,8 @@ static inline bool spin_trylock(struct spinlock *l, unsigned cpu)
 {
 	uint32_t expected = 0;
 
-	return __atomic_compare_exchange_n(&l->owner, &expected, (uint32_t)cpu + 1, false,
-					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&l->owner, &expected, (uint32_t)cpu + 1, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
 }
 
 static inline void spin_lock(struct spinlock *l, unsigned cpu)

@@ -30,7 +30,8 @@ const char *mode_status_name(enum mode_kind kind, int status)
 	case MODE_OK: return "ok";
 	case MODE_E_ARGS: return "bad options";
 	case MODE_E_NOPMU: return "no PMU";
-	case MODE_E_EVENTS: return kind == MODE_SAMPLE ? "events could not be sampled" : "events could not be counted";
+	case MODE_E_EVENTS:
+		return kind == MODE_SAMPLE ? "events could not be sampled" : "events could not be counted";
 	case MODE_E_STALLED: return "a CPU stalled";
 	case MODE_E_RECORDS: return "samples do not add up";
 	case MODE_E_RIP: return "sample RIPs outside the workload";

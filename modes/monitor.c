@@ -30,11 +30,11 @@ struct mon_run;
 /* One chosen CPU. Written by that CPU; the coordinator reads the state,
  * the reason and the ring. */
 struct mon_cpu {
-	struct run_cpu rc;         /* first: modes/run.c sees only this */
+	struct run_cpu rc; /* first: modes/run.c sees only this */
 	struct mon_run *mon;
 	bool added;
-	uint64_t writing;          /* the interval whose slot is being (or was last) written */
-	uint64_t published;        /* the last interval whose snapshot is complete */
+	uint64_t writing;   /* the interval whose slot is being (or was last) written */
+	uint64_t published; /* the last interval whose snapshot is complete */
 	struct pmu_event ev[MONITOR_MAX_EVENTS];
 	struct pmu_wl wl;
 	struct mon_snap ring[MON_RING];
@@ -51,7 +51,7 @@ struct mon_run {
 	uint64_t start_us;
 	/* Coordinator only: */
 	struct monitor_cols cols;
-	uint64_t next;             /* the next interval to print */
+	uint64_t next; /* the next interval to print */
 	int status;
 };
 
@@ -199,14 +199,14 @@ static void mon_print_interval(struct mon_run *m, uint64_t k)
 		uint64_t delta[MONITOR_MAX_EVENTS];
 
 		if (!mon_read(mc, k, &now, &prev)) {
-			run_say(&m->run, "cpu %u: interval %llu lost (printing fell %u intervals behind)", mc->rc.cpu,
-				(unsigned long long)k, MON_RING - 1);
+			run_say(&m->run, "cpu %u: interval %llu lost (printing fell %u intervals behind)",
+				mc->rc.cpu, (unsigned long long)k, MON_RING - 1);
 			continue;
 		}
 		for (unsigned i = 0; i < m->nev; i++)
 			delta[i] = now.count[i] - prev.count[i];
-		monitor_format_row(&m->cols, now.t_us - m->start_us, mc->rc.cpu, delta, now.work - prev.work, buf,
-				   sizeof(buf));
+		monitor_format_row(&m->cols, now.t_us - m->start_us, mc->rc.cpu, delta, now.work - prev.work,
+				   buf, sizeof(buf));
 		m->run.line(buf);
 	}
 }
@@ -221,9 +221,10 @@ static void mon_print_ready(struct mon_run *m)
 			if (__atomic_load_n(&mc->published, __ATOMIC_ACQUIRE) >= m->next)
 				continue;
 			if (uptime_us() > mon_boundary(m, m->next) + RUN_LATE_US) {
-				m->status = run_fail(&m->run, MODE_E_STALLED,
-						     "cpu %u did not report interval %llu within %llu ms of its end; stopping",
-						     mc->rc.cpu, (unsigned long long)m->next, RUN_LATE_US / 1000);
+				m->status = run_fail(
+					&m->run, MODE_E_STALLED,
+					"cpu %u did not report interval %llu within %llu ms of its end; stopping",
+					mc->rc.cpu, (unsigned long long)m->next, RUN_LATE_US / 1000);
 				__atomic_store_n(&m->run.go, RUN_ABORT, __ATOMIC_RELEASE);
 			}
 			return;
@@ -261,7 +262,8 @@ static int mon_parse(struct mon_run *m, const struct mode_opts *o, struct cpulis
 	}
 	int kind = pmu_wl_find(wl);
 	if (kind < 0)
-		return run_fail(r, MODE_E_ARGS, "unknown workload '%s' (known: loop chase branchy memcpy)", wl);
+		return run_fail(r, MODE_E_ARGS, "unknown workload '%s' (known: loop chase branchy memcpy)",
+				wl);
 	const struct pmu_wl_desc *d = &pmu_wl_descs[kind];
 	m->kind = (enum pmu_wl_kind)kind;
 	m->size = o->size ? o->size : d->default_size;
@@ -272,11 +274,11 @@ static int mon_parse(struct mon_run *m, const struct mode_opts *o, struct cpulis
 	uint64_t iv = o->interval_ms ? o->interval_ms : MONITOR_DEFAULT_INTERVAL_MS;
 	uint64_t du = o->duration_ms ? o->duration_ms : MONITOR_DEFAULT_DURATION_MS;
 	if (iv < MONITOR_MIN_INTERVAL_MS || iv > MONITOR_MAX_INTERVAL_MS)
-		return run_fail(r, MODE_E_ARGS, "interval %llu ms is outside %u..%llu ms", (unsigned long long)iv,
-				MONITOR_MIN_INTERVAL_MS, MONITOR_MAX_INTERVAL_MS);
+		return run_fail(r, MODE_E_ARGS, "interval %llu ms is outside %u..%llu ms",
+				(unsigned long long)iv, MONITOR_MIN_INTERVAL_MS, MONITOR_MAX_INTERVAL_MS);
 	if (du > MONITOR_MAX_DURATION_MS)
-		return run_fail(r, MODE_E_ARGS, "duration %llu ms is longer than %llu ms", (unsigned long long)du,
-				MONITOR_MAX_DURATION_MS);
+		return run_fail(r, MODE_E_ARGS, "duration %llu ms is longer than %llu ms",
+				(unsigned long long)du, MONITOR_MAX_DURATION_MS);
 	m->interval_us = iv * 1000;
 	m->duration_us = du * 1000;
 	m->nint = (du + iv - 1) / iv;

@@ -12,10 +12,10 @@
 
 #include "modes/modes.h"
 
-#define MONITOR_MAX_EVENTS 16   /* more than any PMU has counters: no multiplexing */
-#define MONITOR_EVENT_LEN 64    /* longest event spec, NUL included */
-#define MONITOR_LINE_LEN 512    /* longest output line, NUL included */
-#define MONITOR_COL_MIN 14      /* narrowest counter column: 10^13 fits */
+#define MONITOR_MAX_EVENTS 16 /* more than any PMU has counters: no multiplexing */
+#define MONITOR_EVENT_LEN 64  /* longest event spec, NUL included */
+#define MONITOR_LINE_LEN 512  /* longest output line, NUL included */
+#define MONITOR_COL_MIN 14    /* narrowest counter column: 10^13 fits */
 
 #define MONITOR_DEFAULT_EVENTS "instructions,cycles,branch-misses"
 #define MONITOR_DEFAULT_INTERVAL_MS 1000
@@ -60,7 +60,7 @@ struct monitor_cols {
 	unsigned n;
 	const char *name[MONITOR_MAX_EVENTS];
 	unsigned width[MONITOR_MAX_EVENTS];
-	const char *work;     /* heading of the work column, NULL for none */
+	const char *work; /* heading of the work column, NULL for none */
 	unsigned work_width;
 };
 void monitor_cols_init(struct monitor_cols *c, const char *const *names, unsigned n, const char *work);

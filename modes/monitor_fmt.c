@@ -33,8 +33,10 @@ int monitor_split_events(const char *s, char names[][MONITOR_EVENT_LEN], unsigne
 			return split_err(err, errlen, "empty event at offset %u of the event list",
 					 (unsigned)(item - s));
 		if (n == max)
-			return split_err(err, errlen, "more than %u events ('%.*s' is one too many; counters are not multiplexed)",
-					 max, kshown(len), item);
+			return split_err(
+				err, errlen,
+				"more than %u events ('%.*s' is one too many; counters are not multiplexed)",
+				max, kshown(len), item);
 		if (len >= MONITOR_EVENT_LEN)
 			return split_err(err, errlen, "event '%.*s...' is longer than %u characters",
 					 kshown(len), item, MONITOR_EVENT_LEN - 1);

@@ -71,7 +71,7 @@ void run_alloc_cpus(struct run *r, const struct cpulist *cpus, size_t stride)
 	r->ncpu = cpulist_count(cpus);
 	r->stride = stride;
 	r->cpus = bootmem_alloc(stride * r->ncpu);
-	cpulist_for_each(cpu, cpus) {
+	cpulist_for_each (cpu, cpus) {
 		struct run_cpu *rc = run_cpu_at(r, i++);
 		rc->cpu = cpu;
 		rc->run = r;
@@ -126,7 +126,8 @@ static int run_check_setup(struct run *r)
 	if (first) {
 		char more[64] = "";
 		if (nopmu > 1)
-			ksnprintf(more, sizeof(more), " (and %u more of the %u chosen CPUs)", nopmu - 1, r->ncpu);
+			ksnprintf(more, sizeof(more), " (and %u more of the %u chosen CPUs)", nopmu - 1,
+				  r->ncpu);
 		return run_fail(r, MODE_E_NOPMU, "no PMU on cpu %u: %s%s", first->cpu, first->why, more);
 	}
 	for (unsigned c = 0; c < r->ncpu; c++) {
@@ -136,8 +137,8 @@ static int run_check_setup(struct run *r)
 			run_fail(r, MODE_E_EVENTS, "cpu %u: %s", rc->cpu, rc->why);
 			failed++;
 		} else if (st == RUN_SETUP) {
-			return run_fail(r, MODE_E_STALLED, "cpu %u did not finish setting up within %llu s", rc->cpu,
-					RUN_SETUP_TIMEOUT_US / 1000000);
+			return run_fail(r, MODE_E_STALLED, "cpu %u did not finish setting up within %llu s",
+					rc->cpu, RUN_SETUP_TIMEOUT_US / 1000000);
 		}
 	}
 	return failed ? MODE_E_EVENTS : MODE_OK;
@@ -154,8 +155,8 @@ int run_start(struct run *r, const struct run_ops *ops)
 		if (rc == r->self)
 			continue;
 		if (!on_cpu_try_async(rc->cpu, run_worker, rc, RUN_CALL_TIMEOUT_US, &rc->ticket)) {
-			status = run_fail(r, MODE_E_STALLED, "cpu %u is still busy with an earlier cross-CPU call",
-					  rc->cpu);
+			status = run_fail(r, MODE_E_STALLED,
+					  "cpu %u is still busy with an earlier cross-CPU call", rc->cpu);
 			break;
 		}
 		rc->launched = true;
@@ -196,7 +197,8 @@ void run_join(struct run *r)
 	for (unsigned c = 0; c < r->ncpu; c++) {
 		struct run_cpu *rc = run_cpu_at(r, c);
 		if (rc->launched && !on_cpu_wait(rc->cpu, rc->ticket, RUN_CALL_TIMEOUT_US + RUN_LATE_US))
-			run_say(r, "cpu %u did not finish its run in time; its counters may still be programmed",
+			run_say(r,
+				"cpu %u did not finish its run in time; its counters may still be programmed",
 				rc->cpu);
 	}
 }

@@ -43,11 +43,11 @@ struct run;
 struct run_cpu {
 	unsigned cpu;
 	struct run *run;
-	int state;                 /* enum run_state */
-	bool done;                 /* the CPU has left its work (or never began it) */
-	bool launched;             /* a cross-CPU call carries it */
+	int state;     /* enum run_state */
+	bool done;     /* the CPU has left its work (or never began it) */
+	bool launched; /* a cross-CPU call carries it */
 	uint64_t ticket;
-	char why[PMU_REASON_LEN];  /* RUN_NOPMU / RUN_FAILED: why */
+	char why[PMU_REASON_LEN]; /* RUN_NOPMU / RUN_FAILED: why */
 };
 
 /* What a mode does on each chosen CPU. */
@@ -61,16 +61,16 @@ struct run_ops {
 };
 
 struct run {
-	const char *prefix;        /* of every line: "# monitor: " */
+	const char *prefix; /* of every line: "# monitor: " */
 	void (*line)(const char *);
 	enum mode_kind kind;
 	const struct run_ops *ops;
 	struct mode_result *res;
-	int go;                    /* enum run_go */
+	int go; /* enum run_go */
 	unsigned ncpu;
-	void *cpus;                /* ncpu of the mode's per-CPU structs, stride bytes apart */
+	void *cpus; /* ncpu of the mode's per-CPU structs, stride bytes apart */
 	size_t stride;
-	struct run_cpu *self;      /* the coordinator's own entry, or NULL */
+	struct run_cpu *self; /* the coordinator's own entry, or NULL */
 };
 
 /* A run printing through line (whole lines, without a newline) with

@@ -28,14 +28,14 @@ struct sm_run;
 /* One chosen CPU. Written by that CPU until `done`; read by the
  * coordinator afterwards. */
 struct sm_cpu {
-	struct run_cpu rc;          /* first: modes/run.c sees only this */
+	struct run_cpu rc; /* first: modes/run.c sees only this */
 	struct sm_run *sm;
 	bool placed;
-	void *mem;                  /* PMU_SAMPLING_CTL_SIZE + ring bytes */
+	void *mem; /* PMU_SAMPLING_CTL_SIZE + ring bytes */
 	struct pmu_event ev[SAMPLE_MODE_MAX_EVENTS];
 	struct pmu_sampling s;
 	struct pmu_wl wl;
-	uint64_t t0_us, t1_us;      /* sampling started / stopped */
+	uint64_t t0_us, t1_us; /* sampling started / stopped */
 	struct sample_mode_cpu res;
 } __attribute__((aligned(64)));
 
@@ -137,7 +137,8 @@ static void sm_setup(struct run_cpu *rc)
 	sm_events(mc, evp);
 	/* Placed now, as a group, so a refusal shows before anything runs. */
 	if (pmu_events_add(evp, m->plan.nev) != PMU_OK) {
-		ksnprintf(rc->why, sizeof(rc->why), "cannot place the %u events: %s", m->plan.nev, evp[0]->reason);
+		ksnprintf(rc->why, sizeof(rc->why), "cannot place the %u events: %s", m->plan.nev,
+			  evp[0]->reason);
 		goto fail;
 	}
 	mc->placed = true;
@@ -240,10 +241,10 @@ static void sm_describe(struct sm_run *m)
 	ev[0] = '\0';
 	for (unsigned i = 0; i < p->nev && len < sizeof(ev); i++)
 		len += (size_t)ksnprintf(ev + len, sizeof(ev) - len, "%s%s", i ? " " : "", p->names[i]);
-	run_say(&m->run, "workload %s, size %llu %s: %s", d->name, (unsigned long long)p->wl_size, d->size_unit,
-		d->what);
-	run_say(&m->run, "cpus %s, events %s, for %llu ms, ring %llu bytes per CPU, overwrite %d, PMI %s", list, ev,
-		(unsigned long long)p->duration_ms, (unsigned long long)p->ring_bytes, p->overwrite,
+	run_say(&m->run, "workload %s, size %llu %s: %s", d->name, (unsigned long long)p->wl_size,
+		d->size_unit, d->what);
+	run_say(&m->run, "cpus %s, events %s, for %llu ms, ring %llu bytes per CPU, overwrite %d, PMI %s",
+		list, ev, (unsigned long long)p->duration_ms, (unsigned long long)p->ring_bytes, p->overwrite,
 		pmi_delivery_name(pmi_delivery()));
 	char buf[SAMPLE_MODE_LINE_LEN];
 	for (unsigned i = 0; i < m->nranges; i++) {
@@ -269,9 +270,10 @@ static int sm_report(struct sm_run *m)
 		struct sm_cpu *mc = sm_cpu_at(m, c);
 		int v;
 		if (!__atomic_load_n(&mc->rc.done, __ATOMIC_ACQUIRE)) {
-			v = run_fail(r, MODE_E_STALLED,
-				     "cpu %u did not finish within %llu ms of the end; its ring is not drained", mc->rc.cpu,
-				     RUN_LATE_US / 1000);
+			v = run_fail(
+				r, MODE_E_STALLED,
+				"cpu %u did not finish within %llu ms of the end; its ring is not drained",
+				mc->rc.cpu, RUN_LATE_US / 1000);
 			status = status ? status : v;
 			continue;
 		}
@@ -346,7 +348,8 @@ int sample_mode_run(const struct mode_opts *o, void (*line)(const char *), struc
 	 * UART's pace never stretches the measurement. */
 	for (unsigned c = 0; c < m->run.ncpu; c++) {
 		struct sm_cpu *mc = sm_cpu_at(m, c);
-		while (!__atomic_load_n(&mc->rc.done, __ATOMIC_ACQUIRE) && uptime_us() < m->end_us + RUN_LATE_US)
+		while (!__atomic_load_n(&mc->rc.done, __ATOMIC_ACQUIRE) &&
+		       uptime_us() < m->end_us + RUN_LATE_US)
 			cpu_relax();
 	}
 	status = sm_report(m);

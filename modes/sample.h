@@ -14,9 +14,9 @@
 #include "lib/cpulist.h"
 #include "modes/modes.h"
 #include "modes/monitor.h"
+#include "modes/workloads.h"
 #include "pmu/pmu.h"
 #include "pmu/sample_record.h"
-#include "modes/workloads.h"
 
 /* A sampling session takes at most this many events (pmu/pmu.h). */
 #define SAMPLE_MODE_MAX_EVENTS PMU_SAMPLING_MAX_EVENTS
@@ -89,7 +89,7 @@ int sample_mode_parse_event(const char *s, struct pmu_event_attr *attr, char *er
 
 /* The options, checked and decoded. */
 struct sample_mode_plan {
-	unsigned nev, nsampling;  /* events; those with a period (>= 1) */
+	unsigned nev, nsampling; /* events; those with a period (>= 1) */
 	char names[SAMPLE_MODE_MAX_EVENTS][MONITOR_EVENT_LEN];
 	struct pmu_event_attr attr[SAMPLE_MODE_MAX_EVENTS]; /* sampling ones have intr set */
 	enum pmu_wl_kind wl_kind;
@@ -97,7 +97,7 @@ struct sample_mode_plan {
 	uint64_t duration_ms;
 	uint64_t ring_bytes;
 	bool overwrite;
-	struct cpulist cpus;      /* filled by the kernel side (sample_mode_run) */
+	struct cpulist cpus; /* filled by the kernel side (sample_mode_run) */
 };
 
 /* Check o and fill p, all but the CPU list (which needs the CPUs online).
@@ -118,23 +118,23 @@ struct sample_mode_range {
 struct sample_mode_cpu {
 	unsigned cpu;
 	uint64_t pmis, spurious;
-	uint64_t overflows;       /* of the sampling counters */
-	uint64_t written;         /* samples the handler put in the ring */
-	uint64_t handler_lost;    /* samples the handler could not put there */
-	uint64_t ring_lost;       /* the ring's own count of dropped records */
+	uint64_t overflows;    /* of the sampling counters */
+	uint64_t written;      /* samples the handler put in the ring */
+	uint64_t handler_lost; /* samples the handler could not put there */
+	uint64_t ring_lost;    /* the ring's own count of dropped records */
 	struct pmu_sampling_tally tally;
-	uint64_t in_range;        /* samples whose RIP lies in a workload range */
-	uint64_t first_out_rip;   /* the first sample RIP outside them */
-	uint64_t bad_fields;      /* samples with the wrong CPU or period */
-	char bad_what[96];        /* the first of those */
+	uint64_t in_range;      /* samples whose RIP lies in a workload range */
+	uint64_t first_out_rip; /* the first sample RIP outside them */
+	uint64_t bad_fields;    /* samples with the wrong CPU or period */
+	char bad_what[96];      /* the first of those */
 };
 
 /* Drain s (the ring of res->cpu) through line() as "# sample: <hex>" lines
  * and fill res's drain fields, checking every sample's CPU and period
  * against p and its RIP against the ranges. Returns the records taken. */
 uint64_t sample_mode_drain(struct pmu_sampling *s, const struct sample_mode_plan *p,
-			   const struct sample_mode_range *ranges, unsigned nranges, void (*line)(const char *),
-			   struct sample_mode_cpu *res);
+			   const struct sample_mode_range *ranges, unsigned nranges,
+			   void (*line)(const char *), struct sample_mode_cpu *res);
 
 /* "# sample-mode: workload rip range 0x...-0x... (what)". */
 int sample_mode_format_range(const struct sample_mode_range *r, char *buf, size_t len);

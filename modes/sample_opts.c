@@ -21,27 +21,30 @@ static int parse_period_terms(const char *ev, const char *t, const char *close, 
 	bool seen = false;
 
 	if (t == close)
-		return kerrf(err, errlen, PMU_E_INVAL, "'%.*s': empty term list between the slashes (NAME/period=N/)",
-			      kshown(strlen(ev)), ev);
+		return kerrf(err, errlen, PMU_E_INVAL,
+			     "'%.*s': empty term list between the slashes (NAME/period=N/)",
+			     kshown(strlen(ev)), ev);
 	while (t <= close) {
 		const char *e = t;
 		while (e < close && *e != ',')
 			e++;
 		size_t len = (size_t)(e - t);
 		if (len < 7 || strncmp(t, "period=", 7) != 0)
-			return kerrf(err, errlen, PMU_E_INVAL,
-				      "term '%.*s' is not supported after a named or raw event (only period=N; other terms need cpu/event=..,umask=..,term/)",
-				      kshown(len), t);
+			return kerrf(
+				err, errlen, PMU_E_INVAL,
+				"term '%.*s' is not supported after a named or raw event (only period=N; other terms need cpu/event=..,umask=..,term/)",
+				kshown(len), t);
 		if (seen)
 			return kerrf(err, errlen, PMU_E_INVAL, "duplicate term 'period'");
 		seen = true;
 		if (parse_u64(t + 7, len - 7, period) != PARSE_OK || *period > (~0ull >> 1))
 			return kerrf(err, errlen, PMU_E_INVAL,
-				      "term '%.*s': '%.*s' is not a number in 1..%#llx (decimal or 0x hex)", kshown(len), t,
-				      kshown(len - 7), t + 7, ~0ull >> 1);
+				     "term '%.*s': '%.*s' is not a number in 1..%#llx (decimal or 0x hex)",
+				     kshown(len), t, kshown(len - 7), t + 7, ~0ull >> 1);
 		if (*period == 0)
-			return kerrf(err, errlen, PMU_E_INVAL,
-				      "term 'period=0' samples nothing (leave the period out to only count the event)");
+			return kerrf(
+				err, errlen, PMU_E_INVAL,
+				"term 'period=0' samples nothing (leave the period out to only count the event)");
 		t = e + 1;
 	}
 	return PMU_OK;
@@ -67,7 +70,8 @@ int sample_mode_parse_event(const char *s, struct pmu_event_attr *attr, char *er
 	/* The event and its modifiers, without the term list. */
 	size_t nlen = (size_t)(open - s), mlen = strlen(close + 1);
 	if (nlen == 0)
-		return kerrf(err, errlen, PMU_E_INVAL, "'%.*s' has no event before the '/'", kshown(strlen(s)), s);
+		return kerrf(err, errlen, PMU_E_INVAL, "'%.*s' has no event before the '/'",
+			     kshown(strlen(s)), s);
 	if (nlen + mlen >= sizeof(base))
 		return kerrf(err, errlen, PMU_E_INVAL, "event '%.*s...' is too long", kshown(nlen), s);
 	memcpy(base, s, nlen);
@@ -97,22 +101,25 @@ static int plan_events(struct sample_mode_plan *p, const char *events, char *err
 	int n = monitor_split_events(events, p->names, SAMPLE_MODE_MAX_EVENTS, why, sizeof(why));
 
 	if (n < 0)
-		return kerrf(err, errlen, MODE_E_ARGS, "events=%.*s: %s", kshown(strlen(events)), events, why);
+		return kerrf(err, errlen, MODE_E_ARGS, "events=%.*s: %s", kshown(strlen(events)), events,
+			     why);
 	p->nev = (unsigned)n;
 	for (unsigned i = 0; i < p->nev; i++) {
 		struct pmu_event_attr *a = &p->attr[i];
 		if (sample_mode_parse_event(p->names[i], a, why, sizeof(why)) != PMU_OK)
 			return kerrf(err, errlen, MODE_E_ARGS, "event '%s': %s", p->names[i], why);
 		if (!a->period && a->intr)
-			return kerrf(err, errlen, MODE_E_ARGS,
-				      "event '%s': int without a period would interrupt at each counter wrap and write nothing (give period=N)",
-				      p->names[i]);
+			return kerrf(
+				err, errlen, MODE_E_ARGS,
+				"event '%s': int without a period would interrupt at each counter wrap and write nothing (give period=N)",
+				p->names[i]);
 		if (!a->period)
 			continue;
 		if (a->period < SAMPLE_MODE_MIN_PERIOD)
-			return kerrf(err, errlen, MODE_E_ARGS,
-				      "event '%s': period %llu is below %llu (each overflow costs a PMI; shorter periods measure the handler)",
-				      p->names[i], (unsigned long long)a->period, SAMPLE_MODE_MIN_PERIOD);
+			return kerrf(
+				err, errlen, MODE_E_ARGS,
+				"event '%s': period %llu is below %llu (each overflow costs a PMI; shorter periods measure the handler)",
+				p->names[i], (unsigned long long)a->period, SAMPLE_MODE_MIN_PERIOD);
 		/* Encoded with its INT/PMI bit from the start, so the events
 		 * can be placed before sampling starts (pmu_sampling_start). */
 		a->intr = true;
@@ -122,12 +129,14 @@ static int plan_events(struct sample_mode_plan *p, const char *events, char *err
 		char names[160];
 		name_list(p, names, sizeof(names));
 		if (p->nev == 1)
-			return kerrf(err, errlen, MODE_E_ARGS,
-				      "event %s has no period: sample mode needs at least one, e.g. " SM_PERIOD_EXAMPLE,
-				      names);
-		return kerrf(err, errlen, MODE_E_ARGS,
-			      "none of the events %s has a period: sample mode needs at least one, e.g. " SM_PERIOD_EXAMPLE,
-			      names);
+			return kerrf(
+				err, errlen, MODE_E_ARGS,
+				"event %s has no period: sample mode needs at least one, e.g. " SM_PERIOD_EXAMPLE,
+				names);
+		return kerrf(
+			err, errlen, MODE_E_ARGS,
+			"none of the events %s has a period: sample mode needs at least one, e.g. " SM_PERIOD_EXAMPLE,
+			names);
 	}
 	return MODE_OK;
 }
@@ -146,29 +155,30 @@ int sample_mode_plan(struct sample_mode_plan *p, const struct mode_opts *o, char
 
 	int kind = pmu_wl_find(wl);
 	if (kind < 0)
-		return kerrf(err, errlen, MODE_E_ARGS, "unknown workload '%.*s' (known: loop chase branchy memcpy)",
-			      kshown(strlen(wl)), wl);
+		return kerrf(err, errlen, MODE_E_ARGS,
+			     "unknown workload '%.*s' (known: loop chase branchy memcpy)", kshown(strlen(wl)),
+			     wl);
 	const struct pmu_wl_desc *d = &pmu_wl_descs[kind];
 	p->wl_kind = (enum pmu_wl_kind)kind;
 	p->wl_size = o->size ? o->size : d->default_size;
 	if (p->wl_size < d->min_size || p->wl_size > d->max_size)
-		return kerrf(err, errlen, MODE_E_ARGS, "workload %s: size %llu %s is outside %llu..%llu", d->name,
-			      (unsigned long long)p->wl_size, d->size_unit, (unsigned long long)d->min_size,
-			      (unsigned long long)d->max_size);
+		return kerrf(err, errlen, MODE_E_ARGS, "workload %s: size %llu %s is outside %llu..%llu",
+			     d->name, (unsigned long long)p->wl_size, d->size_unit,
+			     (unsigned long long)d->min_size, (unsigned long long)d->max_size);
 
 	p->duration_ms = o->duration_ms ? o->duration_ms : SAMPLE_MODE_DEFAULT_DURATION_MS;
 	if (p->duration_ms > SAMPLE_MODE_MAX_DURATION_MS)
 		return kerrf(err, errlen, MODE_E_ARGS, "duration %llu ms is longer than %llu ms",
-			      (unsigned long long)p->duration_ms, SAMPLE_MODE_MAX_DURATION_MS);
+			     (unsigned long long)p->duration_ms, SAMPLE_MODE_MAX_DURATION_MS);
 
 	/* The ring's positions wrap by masking (lib/ringbuf.h). */
 	p->ring_bytes = o->ring_bytes ? o->ring_bytes : SAMPLE_MODE_DEFAULT_RING;
 	if (p->ring_bytes & (p->ring_bytes - 1))
 		return kerrf(err, errlen, MODE_E_ARGS, "ring=%llu: the ring size must be a power of two",
-			      (unsigned long long)p->ring_bytes);
+			     (unsigned long long)p->ring_bytes);
 	if (p->ring_bytes < SAMPLE_MODE_MIN_RING || p->ring_bytes > SAMPLE_MODE_MAX_RING)
 		return kerrf(err, errlen, MODE_E_ARGS, "ring=%llu: outside %u..%u bytes per CPU",
-			      (unsigned long long)p->ring_bytes, SAMPLE_MODE_MIN_RING, SAMPLE_MODE_MAX_RING);
+			     (unsigned long long)p->ring_bytes, SAMPLE_MODE_MIN_RING, SAMPLE_MODE_MAX_RING);
 	p->overwrite = o->overwrite;
 	return MODE_OK;
 }

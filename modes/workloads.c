@@ -5,8 +5,8 @@
 
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/pmu.h"
 #include "pmu/loops.h"
+#include "pmu/pmu.h"
 
 const struct pmu_wl_desc pmu_wl_descs[PMU_WL_NR] = {
 	[PMU_WL_LOOP] = { "loop", "iterations", "iters", 10000, 1, PMU_WL_MAX_ITERS, 1024,
@@ -112,8 +112,7 @@ int pmu_wl_setup(struct pmu_wl *w, const struct pmu_wl_env *env, enum pmu_wl_kin
 		w->pattern_left = size;
 		break;
 	case PMU_WL_LOOP:
-	case PMU_WL_NR:
-		break;
+	case PMU_WL_NR: break;
 	}
 	w->chunk = d->first_chunk;
 	w->target_us = PMU_WL_STEP_TARGET_US;
@@ -200,8 +199,7 @@ void pmu_wl_step(struct pmu_wl *w, uint64_t n)
 			done += m;
 		}
 		break;
-	case PMU_WL_NR:
-		break;
+	case PMU_WL_NR: break;
 	}
 	w->work += done;
 	w->steps++;

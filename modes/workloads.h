@@ -48,12 +48,12 @@ enum pmu_wl_kind {
 #define PMU_WL_MAX_CHUNK (1ull << 32)
 
 struct pmu_wl_desc {
-	const char *name;       /* "loop", "chase", "branchy", "memcpy" */
-	const char *size_unit;  /* what size counts: "iterations" or "bytes" */
-	const char *work_unit;  /* what pmu_wl.work counts: "iters", "hops", "bytes" */
+	const char *name;      /* "loop", "chase", "branchy", "memcpy" */
+	const char *size_unit; /* what size counts: "iterations" or "bytes" */
+	const char *work_unit; /* what pmu_wl.work counts: "iters", "hops", "bytes" */
 	uint64_t default_size, min_size, max_size;
-	uint64_t first_chunk;   /* work units of the first timed step */
-	const char *what;       /* one line for help and the run's header */
+	uint64_t first_chunk; /* work units of the first timed step */
+	const char *what;     /* one line for help and the run's header */
 };
 extern const struct pmu_wl_desc pmu_wl_descs[PMU_WL_NR];
 
@@ -61,18 +61,18 @@ extern const struct pmu_wl_desc pmu_wl_descs[PMU_WL_NR];
 struct pmu_wl {
 	enum pmu_wl_kind kind;
 	uint64_t size;
-	void *buf, *dst;        /* chase nodes / memcpy source; memcpy destination */
-	uint64_t nodes;         /* chase: nodes in the cycle */
-	const void *pos;        /* chase: the node reached so far */
-	uint64_t offset;        /* memcpy: bytes of the current pass copied */
-	uint64_t prng;          /* branchy: xorshift64 state (never 0) */
-	uint64_t prng_start;    /* branchy: the state each pattern starts from */
-	uint64_t pattern_left;  /* branchy: iterations until the pattern starts over */
-	uint64_t work;          /* iterations, hops or bytes done since setup */
-	uint64_t taken;         /* branchy: iterations that took the INC path */
+	void *buf, *dst;       /* chase nodes / memcpy source; memcpy destination */
+	uint64_t nodes;        /* chase: nodes in the cycle */
+	const void *pos;       /* chase: the node reached so far */
+	uint64_t offset;       /* memcpy: bytes of the current pass copied */
+	uint64_t prng;         /* branchy: xorshift64 state (never 0) */
+	uint64_t prng_start;   /* branchy: the state each pattern starts from */
+	uint64_t pattern_left; /* branchy: iterations until the pattern starts over */
+	uint64_t work;         /* iterations, hops or bytes done since setup */
+	uint64_t taken;        /* branchy: iterations that took the INC path */
 	uint64_t steps;
-	uint64_t chunk;         /* work units per timed step, adapted to the CPU's speed */
-	uint64_t target_us;     /* what a timed step aims at */
+	uint64_t chunk;     /* work units per timed step, adapted to the CPU's speed */
+	uint64_t target_us; /* what a timed step aims at */
 };
 
 /* Where a workload's memory and time come from: in the kernel

@@ -204,7 +204,8 @@ static void amd_decode_caps(struct pmu_caps *c)
 	}
 }
 
-static uint32_t amd_gp_allowed(const struct pmu_caps *c, const struct pmu_event_attr *a, const char **constraint)
+static uint32_t amd_gp_allowed(const struct pmu_caps *c, const struct pmu_event_attr *a,
+			       const char **constraint)
 {
 	*constraint = NULL;
 	/* A name with no AMD encoding (pmu_attr_arch left event 0). Family
@@ -222,8 +223,8 @@ static int amd_fixed_for(const struct pmu_caps *c, const struct pmu_event_attr *
 	return -1;
 }
 
-static int amd_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *a, uint64_t *evtsel, char *why,
-			 size_t whylen)
+static int amd_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *a, uint64_t *evtsel,
+			 char *why, size_t whylen)
 {
 	char hint[64];
 	uint64_t v;
@@ -232,32 +233,36 @@ static int amd_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *
 	if (err != PMU_OK)
 		return err;
 	if (a->any)
-		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
-			     "AnyThread (any) does not exist on AMD: PerfEvtSel bit 21 is reserved (APM vol. 2, 13.2)");
+		return kerrf(
+			why, whylen, PMU_E_UNSUPPORTED,
+			"AnyThread (any) does not exist on AMD: PerfEvtSel bit 21 is reserved (APM vol. 2, 13.2)");
 	if (a->offcore_rsp)
-		return kerrf(why, whylen, PMU_E_UNSUPPORTED, "offcore_rsp=%#llx: AMD has no MSR_OFFCORE_RSP registers",
+		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
+			     "offcore_rsp=%#llx: AMD has no MSR_OFFCORE_RSP registers",
 			     (unsigned long long)a->offcore_rsp);
 	if (a->event > 0xfff)
-		return kerrf(why, whylen, PMU_E_INVAL, "event select %#x: PerfEvtSel holds 12 bits (7:0 and 35:32)",
-			     a->event);
+		return kerrf(why, whylen, PMU_E_INVAL,
+			     "event select %#x: PerfEvtSel holds 12 bits (7:0 and 35:32)", a->event);
 	/* The shared bits (pmu_evtsel_common) plus EventSelect[11:8]. */
 	v = pmu_evtsel_common(a) | (uint64_t)(a->event >> 8) << AMD_EVTSEL_EVENT_HI_SHIFT;
 	ksnprintf(hint, sizeof(hint), " (family %#x%s)", c->family,
-		  (v & c->evtsel_reserved & AMD_EVTSEL_EVENT_HI_MASK) ? ": 12-bit events need family 10h" : "");
+		  (v & c->evtsel_reserved & AMD_EVTSEL_EVENT_HI_MASK) ? ": 12-bit events need family 10h"
+								      : "");
 	if ((err = pmu_evtsel_check(c, v, hint, why, whylen)) != PMU_OK)
 		return err;
 	*evtsel = v;
 	return PMU_OK;
 }
 
-static int amd_encode_fixed(const struct pmu_caps *c, const struct pmu_event_attr *a, unsigned i, uint64_t *field,
-			    char *why, size_t whylen)
+static int amd_encode_fixed(const struct pmu_caps *c, const struct pmu_event_attr *a, unsigned i,
+			    uint64_t *field, char *why, size_t whylen)
 {
 	ksnprintf(why, whylen, "fixed counter %u: %s", i, c->no_fixed_why);
 	return PMU_E_UNSUPPORTED;
 }
 
-static bool amd_arch_encoding(const struct pmu_caps *c, enum pmu_arch_event e, uint16_t *event, uint8_t *umask)
+static bool amd_arch_encoding(const struct pmu_caps *c, enum pmu_arch_event e, uint16_t *event,
+			      uint8_t *umask)
 {
 	if ((int)e < 0 || e >= PMU_ARCH_NR || !amd_arch_events[e].valid)
 		return false;

@@ -12,14 +12,14 @@
  * 0x3C/0x01 counts reference cycles at the bus/crystal clock, while
  * FIXED_CTR2 counts at the TSC rate: the two differ by a fixed ratio. */
 const struct pmu_arch_event_desc pmu_arch_events[PMU_ARCH_NR] = {
-	[PMU_ARCH_CYCLES] = { "cycles", 0x3c, 0x00, 1 },                   /* UnHalted Core Cycles */
-	[PMU_ARCH_INSTRUCTIONS] = { "instructions", 0xc0, 0x00, 0 },       /* Instructions Retired */
-	[PMU_ARCH_REF_CYCLES] = { "ref-cycles", 0x3c, 0x01, 2 },           /* UnHalted Reference Cycles */
-	[PMU_ARCH_LLC_REFERENCES] = { "llc-references", 0x2e, 0x4f, -1 },  /* LLC Reference */
-	[PMU_ARCH_LLC_MISSES] = { "llc-misses", 0x2e, 0x41, -1 },          /* LLC Misses */
-	[PMU_ARCH_BRANCHES] = { "branches", 0xc4, 0x00, -1 },              /* Branch Instructions Retired */
-	[PMU_ARCH_BRANCH_MISSES] = { "branch-misses", 0xc5, 0x00, -1 },    /* Branch Misses Retired */
-	[PMU_ARCH_TOPDOWN_SLOTS] = { "topdown-slots", 0xa4, 0x01, 3 },     /* Topdown Slots */
+	[PMU_ARCH_CYCLES] = { "cycles", 0x3c, 0x00, 1 },                  /* UnHalted Core Cycles */
+	[PMU_ARCH_INSTRUCTIONS] = { "instructions", 0xc0, 0x00, 0 },      /* Instructions Retired */
+	[PMU_ARCH_REF_CYCLES] = { "ref-cycles", 0x3c, 0x01, 2 },          /* UnHalted Reference Cycles */
+	[PMU_ARCH_LLC_REFERENCES] = { "llc-references", 0x2e, 0x4f, -1 }, /* LLC Reference */
+	[PMU_ARCH_LLC_MISSES] = { "llc-misses", 0x2e, 0x41, -1 },         /* LLC Misses */
+	[PMU_ARCH_BRANCHES] = { "branches", 0xc4, 0x00, -1 },             /* Branch Instructions Retired */
+	[PMU_ARCH_BRANCH_MISSES] = { "branch-misses", 0xc5, 0x00, -1 },   /* Branch Misses Retired */
+	[PMU_ARCH_TOPDOWN_SLOTS] = { "topdown-slots", 0xa4, 0x01, 3 },    /* Topdown Slots */
 };
 
 const struct pmu_arch_event_desc *pmu_arch_event(enum pmu_arch_event e)

@@ -108,9 +108,10 @@ static int parse_raw(struct parse *p, const char *s, struct pmu_event_attr *a)
 		return perr(p, "raw event '%.*s': bits above 31 are reserved in PERFEVTSEL", kshown(len + 1),
 			    s);
 	if (cfg & owned)
-		return perr(p,
-			    "raw event '%.*s': bits %#llx (USR/OS/PC/INT/EN) are set by the driver; use :u/:k or cpu/usr,os,int/",
-			    kshown(len + 1), s, (unsigned long long)(cfg & owned));
+		return perr(
+			p,
+			"raw event '%.*s': bits %#llx (USR/OS/PC/INT/EN) are set by the driver; use :u/:k or cpu/usr,os,int/",
+			kshown(len + 1), s, (unsigned long long)(cfg & owned));
 	pmu_attr_raw(a, (uint8_t)(cfg & PERFEVTSEL_EVENT_MASK),
 		     (uint8_t)((cfg & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT));
 	a->cmask = (uint8_t)((cfg & PERFEVTSEL_CMASK_MASK) >> PERFEVTSEL_CMASK_SHIFT);
@@ -120,18 +121,36 @@ static int parse_raw(struct parse *p, const char *s, struct pmu_event_attr *a)
 	return parse_mods(p, end, a);
 }
 
-enum term_kind { T_EVENT, T_UMASK, T_CMASK, T_USR, T_OS, T_EDGE, T_INV, T_ANY, T_INT, T_PERIOD, T_OFFCORE, T_NR };
+enum term_kind {
+	T_EVENT,
+	T_UMASK,
+	T_CMASK,
+	T_USR,
+	T_OS,
+	T_EDGE,
+	T_INV,
+	T_ANY,
+	T_INT,
+	T_PERIOD,
+	T_OFFCORE,
+	T_NR
+};
 
 static const struct {
 	const char *name;
-	bool flag;      /* bare name means 1; value must be 0 or 1 */
+	bool flag; /* bare name means 1; value must be 0 or 1 */
 	uint64_t max;
 } terms[T_NR] = {
-	[T_EVENT] = { "event", false, 0xff },   [T_UMASK] = { "umask", false, 0xff },
-	[T_CMASK] = { "cmask", false, 0xff },   [T_USR] = { "usr", true, 1 },
-	[T_OS] = { "os", true, 1 },             [T_EDGE] = { "edge", true, 1 },
-	[T_INV] = { "inv", true, 1 },           [T_ANY] = { "any", true, 1 },
-	[T_INT] = { "int", true, 1 },           [T_PERIOD] = { "period", false, ~0ull >> 1 },
+	[T_EVENT] = { "event", false, 0xff },
+	[T_UMASK] = { "umask", false, 0xff },
+	[T_CMASK] = { "cmask", false, 0xff },
+	[T_USR] = { "usr", true, 1 },
+	[T_OS] = { "os", true, 1 },
+	[T_EDGE] = { "edge", true, 1 },
+	[T_INV] = { "inv", true, 1 },
+	[T_ANY] = { "any", true, 1 },
+	[T_INT] = { "int", true, 1 },
+	[T_PERIOD] = { "period", false, ~0ull >> 1 },
 	[T_OFFCORE] = { "offcore_rsp", false, ~0ull },
 };
 
@@ -154,16 +173,18 @@ static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_eve
 		if (tok_is(t, nlen, terms[k].name))
 			break;
 	if (k == T_NR)
-		return perr(p, "unknown term '%.*s' (known: event umask cmask usr os edge inv any int period offcore_rsp)",
-			    kshown(nlen), t);
+		return perr(
+			p,
+			"unknown term '%.*s' (known: event umask cmask usr os edge inv any int period offcore_rsp)",
+			kshown(nlen), t);
 	if (*seen & (1u << k))
 		return perr(p, "duplicate term '%s'", terms[k].name);
 	*seen |= 1u << k;
 	if (eq) {
 		size_t vlen = len - nlen - 1;
 		if (parse_u64(eq + 1, vlen, &v) != PARSE_OK)
-			return perr(p, "term '%.*s': '%.*s' is not a number (decimal or 0x hex)",
-				    kshown(len), t, kshown(vlen), eq + 1);
+			return perr(p, "term '%.*s': '%.*s' is not a number (decimal or 0x hex)", kshown(len),
+				    t, kshown(vlen), eq + 1);
 	} else if (!terms[k].flag) {
 		return perr(p, "term '%s' needs a value (%s=N)", terms[k].name, terms[k].name);
 	}
@@ -249,9 +270,10 @@ int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_
 			/* Not a name ("ref-cycles" also starts with r and a hex digit). */
 			rc = parse_raw(&p, s, &a);
 		} else {
-			return perr(&p,
-				    "unknown event '%.*s' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots; raw: rUUEE; cpu/event=..,umask=../)",
-				    kshown(nlen), s);
+			return perr(
+				&p,
+				"unknown event '%.*s' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots; raw: rUUEE; cpu/event=..,umask=../)",
+				kshown(nlen), s);
 		}
 	}
 	if (rc == PMU_OK)
@@ -270,7 +292,6 @@ int pmu_attr_format(const struct pmu_event_attr *a, char *buf, size_t n)
 	if (a->offcore_rsp)
 		ksnprintf(rsp, sizeof(rsp), ",offcore_rsp=0x%llx", (unsigned long long)a->offcore_rsp);
 	return ksnprintf(buf, n, "cpu/event=0x%02x,umask=0x%02x%s%s%s%s%s%s%s%s%s/", a->event, a->umask,
-			 cmask, a->usr ? ",usr" : ",usr=0", a->os ? ",os" : ",os=0",
-			 a->edge ? ",edge" : "", a->inv ? ",inv" : "", a->any ? ",any" : "",
-			 a->intr ? ",int" : "", period, rsp);
+			 cmask, a->usr ? ",usr" : ",usr=0", a->os ? ",os" : ",os=0", a->edge ? ",edge" : "",
+			 a->inv ? ",inv" : "", a->any ? ",any" : "", a->intr ? ",int" : "", period, rsp);
 }

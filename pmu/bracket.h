@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "pmu/pmu.h"
 #include "pmu/loops.h"
+#include "pmu/pmu.h"
 
 /*
  * What lies between the enabling WRMSR and the disabling WRMSR:
@@ -41,18 +41,18 @@
 #define PMU_BRACKET_OVERHEAD_INSNS (PMU_BRACKET_EXTRA_INSNS + PMU_BRACKET_COUNTED_WRMSRS)
 #define PMU_BRACKET_OVERHEAD_BRANCHES 0
 
-#define PMU_BRACKET_ASM(k, body)                                              \
-	"wrmsr\n"                                                             \
-	"pmu_bracket_on_k" #k "_%=:\n\t" body                                 \
-	"pmu_bracket_work_end_%=:\n\t"                                        \
-	"mov %k[off_lo], %%eax\n\t"                                           \
-	"mov %k[off_hi], %%edx\n\t"                                           \
-	"wrmsr\n"                                                             \
+#define PMU_BRACKET_ASM(k, body)                                             \
+	"wrmsr\n"                                                            \
+	"pmu_bracket_on_k" #k "_%=:\n\t" body "pmu_bracket_work_end_%=:\n\t" \
+	"mov %k[off_lo], %%eax\n\t"                                          \
+	"mov %k[off_hi], %%edx\n\t"                                          \
+	"wrmsr\n"                                                            \
 	"pmu_bracket_off_%=:\n\t"
 
 /* Expected counts for n iterations of the counted loop inside a bracket. */
 #define PMU_BRACKET_LOOP_INSNS(n) (PMU_LOOP_INSNS_PER_ITER * (uint64_t)(n) + PMU_BRACKET_OVERHEAD_INSNS)
-#define PMU_BRACKET_LOOP_BRANCHES(n) (PMU_LOOP_BRANCHES_PER_ITER * (uint64_t)(n) + PMU_BRACKET_OVERHEAD_BRANCHES)
+#define PMU_BRACKET_LOOP_BRANCHES(n) \
+	(PMU_LOOP_BRANCHES_PER_ITER * (uint64_t)(n) + PMU_BRACKET_OVERHEAD_BRANCHES)
 #define PMU_BRACKET_MEMLOOP_INSNS(n) (PMU_MEMLOOP_INSNS_PER_ITER * (uint64_t)(n) + PMU_BRACKET_OVERHEAD_INSNS)
 
 /* n >= 1 iterations of PMU_LOOP_BODY between br->on and br->off. */
@@ -64,11 +64,11 @@ static inline void pmu_bracket_loop(const struct pmu_bracket_regs *br, uint64_t 
 	if (!n)
 		n = 1;
 	/* Early-clobber outputs keep every input out of their registers. */
-	__asm__ volatile(PMU_BRACKET_ASM(3, PMU_LOOP_BODY)
-		     : [n] "+&r"(n), [acc] "+&r"(acc), "+&a"(lo), "+&d"(hi)
-		     : "c"(br->msr), [off_lo] "r"((uint32_t)br->off),
-		       [off_hi] "r"((uint32_t)(br->off >> 32))
-		     : "cc", "memory");
+	__asm__ volatile(
+		PMU_BRACKET_ASM(3, PMU_LOOP_BODY)
+		: [n] "+&r"(n), [acc] "+&r"(acc), "+&a"(lo), "+&d"(hi)
+		: "c"(br->msr), [off_lo] "r"((uint32_t)br->off), [off_hi] "r"((uint32_t)(br->off >> 32))
+		: "cc", "memory");
 }
 
 /* n >= 1 iterations of PMU_MEMLOOP_BODY over buf (n lines of 64 bytes). */
@@ -80,11 +80,11 @@ static inline void pmu_bracket_memloop(const struct pmu_bracket_regs *br, const 
 
 	if (!n)
 		n = 1;
-	__asm__ volatile(PMU_BRACKET_ASM(4, PMU_MEMLOOP_BODY)
-		     : [n] "+&r"(n), [acc] "+&r"(acc), [p] "+&r"(p), "+&a"(lo), "+&d"(hi)
-		     : "c"(br->msr), [off_lo] "r"((uint32_t)br->off),
-		       [off_hi] "r"((uint32_t)(br->off >> 32))
-		     : "cc", "memory");
+	__asm__ volatile(
+		PMU_BRACKET_ASM(4, PMU_MEMLOOP_BODY)
+		: [n] "+&r"(n), [acc] "+&r"(acc), [p] "+&r"(p), "+&a"(lo), "+&d"(hi)
+		: "c"(br->msr), [off_lo] "r"((uint32_t)br->off), [off_hi] "r"((uint32_t)(br->off >> 32))
+		: "cc", "memory");
 }
 
 #endif

@@ -55,8 +55,11 @@ static void amd_caps_print(const struct pmu_caps *c, const char *prefix, pmu_lin
 		return;
 	}
 	line_add(&l, "%sAMD PMU %s: %u counters x %u bits (mask %#x%s), no fixed counters", prefix,
-		 c->amd_perfmon_v2 ? "PerfMonV2" : c->amd_ext_core ? "PerfCtrExtCore" : "legacy", c->num_gp,
-		 c->gp_width, c->gp_mask, c->counters_assumed ? ", from the family" : ", CPUID 0x80000022");
+		 c->amd_perfmon_v2 ? "PerfMonV2"
+		 : c->amd_ext_core ? "PerfCtrExtCore"
+				   : "legacy",
+		 c->num_gp, c->gp_width, c->gp_mask,
+		 c->counters_assumed ? ", from the family" : ", CPUID 0x80000022");
 	line_emit(&l, out, ctx);
 	line_add(&l, "%sevents available:", prefix);
 	for (int e = 0; e < PMU_ARCH_NR; e++)
@@ -77,8 +80,8 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 {
 	struct caps_line l = { .len = 0 };
 
-	line_add(&l, "%s%s family %#x model %#x stepping %u", prefix, c->vendor_id, c->family,
-		 c->model, c->stepping);
+	line_add(&l, "%s%s family %#x model %#x stepping %u", prefix, c->vendor_id, c->family, c->model,
+		 c->stepping);
 	if (c->uarch)
 		line_add(&l, " (%s)", c->uarch);
 	if (c->hypervisor)
@@ -104,8 +107,8 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 		return;
 	}
 
-	line_add(&l, "%sarchitectural PMU v%u: %u GP counters x %u bits (mask %#x%s)", prefix,
-		 c->version, c->num_gp, c->gp_width, c->gp_mask, c->leaf23 ? ", CPUID.23H" : "");
+	line_add(&l, "%sarchitectural PMU v%u: %u GP counters x %u bits (mask %#x%s)", prefix, c->version,
+		 c->num_gp, c->gp_width, c->gp_mask, c->leaf23 ? ", CPUID.23H" : "");
 	if (c->version >= 2)
 		line_add(&l, ", fixed counters x %u bits (mask %#x, EDX[4:0]=%u%s)", c->fixed_width,
 			 c->fixed_mask, c->num_fixed, c->version >= 5 ? ", v5 ECX bitmap" : "");
@@ -131,14 +134,14 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 	else if (!c->perf_caps_valid)
 		line_add(&l, "%sIA32_PERF_CAPABILITIES unreadable although CPUID.01H:ECX.PDCM=1", prefix);
 	else
-		line_add(&l,
-			 "%sIA32_PERF_CAPABILITIES=%#llx: full-width writes %s, LBR format %u, PEBS format %u%s%s%s%s%s",
-			 prefix, (unsigned long long)c->perf_caps, c->full_width_write ? "yes" : "no",
-			 c->lbr_format, c->pebs_format, c->pebs_trap ? ", PEBS trap" : "",
-			 c->pebs_arch_regs ? ", PEBS arch regs" : "",
-			 c->pebs_baseline ? ", PEBS baseline" : "",
-			 c->perf_metrics ? ", perf metrics" : "",
-			 c->freeze_smm ? ", freeze while SMM" : "");
+		line_add(
+			&l,
+			"%sIA32_PERF_CAPABILITIES=%#llx: full-width writes %s, LBR format %u, PEBS format %u%s%s%s%s%s",
+			prefix, (unsigned long long)c->perf_caps, c->full_width_write ? "yes" : "no",
+			c->lbr_format, c->pebs_format, c->pebs_trap ? ", PEBS trap" : "",
+			c->pebs_arch_regs ? ", PEBS arch regs" : "",
+			c->pebs_baseline ? ", PEBS baseline" : "", c->perf_metrics ? ", perf metrics" : "",
+			c->freeze_smm ? ", freeze while SMM" : "");
 	line_emit(&l, out, ctx);
 
 	line_add(&l, "%sregisters: PERFEVTSEL0 %#x, counter0 %#x (writes via %#x), stride %u", prefix,
@@ -148,8 +151,8 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 	if (c->fixed_ctrl)
 		line_add(&l, ", FIXED_CTR_CTRL %#x", c->fixed_ctrl);
 	if (c->global_ctrl)
-		line_add(&l, ", GLOBAL_CTRL %#x STATUS %#x OVF_CTRL %#x", c->global_ctrl,
-			 c->global_status, c->global_ovf);
+		line_add(&l, ", GLOBAL_CTRL %#x STATUS %#x OVF_CTRL %#x", c->global_ctrl, c->global_status,
+			 c->global_ovf);
 	if (c->global_status_set)
 		line_add(&l, " STATUS_SET %#x", c->global_status_set);
 	if (c->global_inuse)
@@ -161,13 +164,12 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 
 bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b)
 {
-	return a->vendor == b->vendor && strcmp(a->vendor_id, b->vendor_id) == 0 &&
-	       a->family == b->family && a->model == b->model && a->version == b->version &&
-	       a->gp_mask == b->gp_mask && a->gp_width == b->gp_width &&
-	       a->fixed_mask == b->fixed_mask && a->fixed_width == b->fixed_width &&
-	       a->events_len == b->events_len && a->events_unavail == b->events_unavail &&
-	       a->perf_caps_valid == b->perf_caps_valid && a->perf_caps == b->perf_caps &&
-	       a->hybrid == b->hybrid && a->core_type == b->core_type &&
+	return a->vendor == b->vendor && strcmp(a->vendor_id, b->vendor_id) == 0 && a->family == b->family &&
+	       a->model == b->model && a->version == b->version && a->gp_mask == b->gp_mask &&
+	       a->gp_width == b->gp_width && a->fixed_mask == b->fixed_mask &&
+	       a->fixed_width == b->fixed_width && a->events_len == b->events_len &&
+	       a->events_unavail == b->events_unavail && a->perf_caps_valid == b->perf_caps_valid &&
+	       a->perf_caps == b->perf_caps && a->hybrid == b->hybrid && a->core_type == b->core_type &&
 	       a->native_model == b->native_model;
 }
 

@@ -128,9 +128,8 @@ const char *pmu_skip_reason(void)
 /* Two CPUs share a report block when their PMU and verdict are the same. */
 static bool same_block(const struct pmu_cpu *a, const struct pmu_cpu *b)
 {
-	return a->initialised && b->initialised && a->ops == b->ops &&
-	       pmu_caps_same(&a->caps, &b->caps) && a->counting == b->counting &&
-	       strcmp(a->reason, b->reason) == 0;
+	return a->initialised && b->initialised && a->ops == b->ops && pmu_caps_same(&a->caps, &b->caps) &&
+	       a->counting == b->counting && strcmp(a->reason, b->reason) == 0;
 }
 
 /* "0-3,6" for the CPUs in [first, n) that share first's block. */

@@ -48,8 +48,8 @@ static struct pmu_cpu *usable_cpu(struct pmu_event *ev, int *err)
 	 * generation in one CMPXCHG16B; the earliest AMD64/EM64T parts lack
 	 * it (#UD). */
 	if (!pc->caps.cx16) {
-		*err = fail(ev, PMU_E_UNSUPPORTED, "CPU %u has no CMPXCHG16B (CPUID.01H:ECX[13]=0): counter reads need it",
-			    pc->cpu);
+		*err = fail(ev, PMU_E_UNSUPPORTED,
+			    "CPU %u has no CMPXCHG16B (CPUID.01H:ECX[13]=0): counter reads need it", pc->cpu);
 		return NULL;
 	}
 	return pc;
@@ -60,7 +60,8 @@ static struct pmu_cpu *usable_cpu(struct pmu_event *ev, int *err)
 uint64_t pmu_evtsel_common(const struct pmu_event_attr *a)
 {
 	uint64_t v = (uint64_t)(a->event & 0xff) << PERFEVTSEL_EVENT_SHIFT |
-		     (uint64_t)a->umask << PERFEVTSEL_UMASK_SHIFT | (uint64_t)a->cmask << PERFEVTSEL_CMASK_SHIFT;
+		     (uint64_t)a->umask << PERFEVTSEL_UMASK_SHIFT |
+		     (uint64_t)a->cmask << PERFEVTSEL_CMASK_SHIFT;
 
 	if (a->usr)
 		v |= BIT(PERFEVTSEL_USR_BIT);
@@ -78,7 +79,8 @@ uint64_t pmu_evtsel_common(const struct pmu_event_attr *a)
 int pmu_attr_check_rings(const struct pmu_event_attr *a, char *why, size_t whylen)
 {
 	if (!a->usr && !a->os)
-		return kerrf(why, whylen, PMU_E_INVAL, "neither usr nor os set: the counter would count nothing");
+		return kerrf(why, whylen, PMU_E_INVAL,
+			     "neither usr nor os set: the counter would count nothing");
 	return PMU_OK;
 }
 
@@ -86,8 +88,9 @@ int pmu_evtsel_check(const struct pmu_caps *c, uint64_t v, const char *hint, cha
 {
 	if (!(v & c->evtsel_reserved))
 		return PMU_OK;
-	return kerrf(why, whylen, PMU_E_UNSUPPORTED, "%s value %#llx sets reserved bits %#llx%s", pmu_evtsel_name(c),
-		     (unsigned long long)v, (unsigned long long)(v & c->evtsel_reserved), hint);
+	return kerrf(why, whylen, PMU_E_UNSUPPORTED, "%s value %#llx sets reserved bits %#llx%s",
+		     pmu_evtsel_name(c), (unsigned long long)v, (unsigned long long)(v & c->evtsel_reserved),
+		     hint);
 }
 
 /* --- Allocation --- */
@@ -98,7 +101,7 @@ struct alloc_cand {
 	uint32_t gp;        /* GP counters it may use */
 	uint64_t gp_cfg;    /* its PERFEVTSEL value (without EN) */
 	const char *constraint;
-	uint32_t extra;     /* extra MSR */
+	uint32_t extra; /* extra MSR */
 };
 
 /* Work out where one event may go, ignoring what is taken. */
@@ -118,19 +121,22 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 	/* Only a backend with extra MSRs knows offcore events (AMD's 0xB7/0xBB are plain events). */
 	if (pc->ops->extra_msr && (a->event == PMU_OFFCORE_EVENT_0 || a->event == PMU_OFFCORE_EVENT_1) &&
 	    a->umask == PMU_OFFCORE_UMASK && !k->extra)
-		return fail(ev, PMU_E_UNSUPPORTED,
-			    "%s: offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
-			    ev_name(ev), a->event, a->event == PMU_OFFCORE_EVENT_0 ? 0 : 1, c->family, c->model);
+		return fail(
+			ev, PMU_E_UNSUPPORTED,
+			"%s: offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
+			ev_name(ev), a->event, a->event == PMU_OFFCORE_EVENT_0 ? 0 : 1, c->family, c->model);
 	/* The RSP value is checked against the model's valid bits now, so a
 	 * reserved bit never reaches the WRMSR (it would #GP there). */
 	if (k->extra && (err_gp = pmu_offcore_check(c, a, why_gp, sizeof(why_gp))) != PMU_OK)
 		return fail(ev, err_gp, "%s: %s", ev_name(ev), why_gp);
 	if (pc->ops->extra_msr && !k->extra && a->offcore_rsp)
-		return fail(ev, PMU_E_INVAL,
-			    "%s: offcore_rsp=%#llx belongs to events 0xb7/0xbb umask 0x01, not event 0x%02x umask 0x%02x",
-			    ev_name(ev), (unsigned long long)a->offcore_rsp, a->event, a->umask);
+		return fail(
+			ev, PMU_E_INVAL,
+			"%s: offcore_rsp=%#llx belongs to events 0xb7/0xbb umask 0x01, not event 0x%02x umask 0x%02x",
+			ev_name(ev), (unsigned long long)a->offcore_rsp, a->event, a->umask);
 	if (k->fixed >= 0) {
-		err_fx = pc->ops->encode_fixed(c, a, (unsigned)k->fixed, &k->fixed_cfg, why_fx, sizeof(why_fx));
+		err_fx = pc->ops->encode_fixed(c, a, (unsigned)k->fixed, &k->fixed_cfg, why_fx,
+					       sizeof(why_fx));
 		if (err_fx)
 			k->fixed = -1;
 	}
@@ -146,7 +152,8 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 			return fail(ev, err_fx, "%s: %s", ev_name(ev), why_fx);
 		return fail(ev, PMU_E_UNSUPPORTED,
 			    "%s (event 0x%02x umask 0x%02x): no counter can count it on this CPU (%s)",
-			    ev_name(ev), a->event, a->umask, k->constraint ? k->constraint : "no GP counter allowed");
+			    ev_name(ev), a->event, a->umask,
+			    k->constraint ? k->constraint : "no GP counter allowed");
 	}
 	return PMU_OK;
 }
@@ -193,7 +200,8 @@ static bool alloc_rec(struct alloc_search *s, unsigned k, uint32_t gp_used, uint
 /* Offcore events: take the RSP MSRs (pmu/intel_offcore.c), then point each
  * candidate at the MSR it got; an event moved to the other MSR counts as
  * that MSR's event code (0xB7 <-> 0xBB). Nothing is assigned on failure. */
-static int alloc_offcore(struct pmu_cpu *pc, struct pmu_event *const *evs, struct alloc_cand *cand, unsigned n)
+static int alloc_offcore(struct pmu_cpu *pc, struct pmu_event *const *evs, struct alloc_cand *cand,
+			 unsigned n)
 {
 	uint32_t msr[PMU_GROUP_MAX];
 	bool any = false;
@@ -259,11 +267,11 @@ static int alloc_busy_reason(struct pmu_cpu *pc, struct pmu_event *ev, const str
 
 	if (k->fixed >= 0)
 		ksnprintf(fx, sizeof(fx), "IA32_FIXED_CTR%d and ", k->fixed);
-	return fail(ev, PMU_E_BUSY,
-		    "%s: no free counter%s: %sGP counters 0x%x%s%s%s are taken (ours 0x%x, in use at boot 0x%x)",
-		    ev_name(ev), group_n > 1 ? " for the whole group" : "", fx, k->gp,
-		    k->constraint ? " (" : "", k->constraint ? k->constraint : "",
-		    k->constraint ? ")" : "", pc->gp_used, pc->gp_reserved);
+	return fail(
+		ev, PMU_E_BUSY,
+		"%s: no free counter%s: %sGP counters 0x%x%s%s%s are taken (ours 0x%x, in use at boot 0x%x)",
+		ev_name(ev), group_n > 1 ? " for the whole group" : "", fx, k->gp, k->constraint ? " (" : "",
+		k->constraint ? k->constraint : "", k->constraint ? ")" : "", pc->gp_used, pc->gp_reserved);
 }
 
 int pmu_events_add(struct pmu_event *const *evs, unsigned n)
@@ -284,7 +292,8 @@ int pmu_events_add(struct pmu_event *const *evs, unsigned n)
 		return err;
 	for (unsigned i = 0; i < n; i++) {
 		if (evs[i]->hw.idx >= 0)
-			return fail(evs[i], PMU_E_STATE, "%s already holds %d", ev_name(evs[i]), evs[i]->hw.idx);
+			return fail(evs[i], PMU_E_STATE, "%s already holds %d", ev_name(evs[i]),
+				    evs[i]->hw.idx);
 		if ((err = alloc_candidates(pc, evs[i], &cand[i])) != PMU_OK) {
 			if (i)
 				ksnprintf(evs[0]->reason, sizeof(evs[0]->reason), "%s", evs[i]->reason);
@@ -323,7 +332,8 @@ int pmu_events_add(struct pmu_event *const *evs, unsigned n)
 			if (!fx_free && !(c->gp & ~(pc->gp_used | pc->gp_reserved))) {
 				err = alloc_busy_reason(pc, evs[e], c, 1);
 				if (e)
-					ksnprintf(evs[0]->reason, sizeof(evs[0]->reason), "%s", evs[e]->reason);
+					ksnprintf(evs[0]->reason, sizeof(evs[0]->reason), "%s",
+						  evs[e]->reason);
 				return err;
 			}
 		}
@@ -410,8 +420,8 @@ static struct pmu_cpu *owner_cpu(struct pmu_event *ev, int *err)
 		return NULL;
 	}
 	if (!pc || pc->cpu != ev->hw.cpu) {
-		*err = fail(ev, PMU_E_STATE, "%s lives on CPU %u, called on CPU %u", ev_name(ev),
-			    ev->hw.cpu, pmu_hw_cpu());
+		*err = fail(ev, PMU_E_STATE, "%s lives on CPU %u, called on CPU %u", ev_name(ev), ev->hw.cpu,
+			    pmu_hw_cpu());
 		return NULL;
 	}
 	return pc;
@@ -447,9 +457,10 @@ int pmu_event_write_counter(struct pmu_event *ev, uint64_t value)
 		 * Registers"), so only such values can be stored. */
 		uint64_t sx = (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(hw->width);
 		if (sx != v)
-			return fail(ev, PMU_E_UNSUPPORTED,
-				    "%s: %#llx cannot be written through IA32_PMC%d: legacy writes sign-extend bit 31 (IA32_PERF_CAPABILITIES[13]=0)",
-				    ev_name(ev), (unsigned long long)v, hw->idx);
+			return fail(
+				ev, PMU_E_UNSUPPORTED,
+				"%s: %#llx cannot be written through IA32_PMC%d: legacy writes sign-extend bit 31 (IA32_PERF_CAPABILITIES[13]=0)",
+				ev_name(ev), (unsigned long long)v, hw->idx);
 		err = wr(ev, hw->write_base, (uint32_t)v);
 	} else {
 		err = wr(ev, hw->write_base, v);
@@ -574,8 +585,8 @@ static int stop_group(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned
 			err = e;
 		pmu_event_update(evs[i]);
 		if (PMU_IDX_IS_FIXED(hw->idx))
-			pc->fixed_ctrl_shadow &=
-				~(FIXED_CTR_CTRL_FIELD_MASK << FIXED_CTR_CTRL_SHIFT(hw->idx - PMU_IDX_FIXED_BASE));
+			pc->fixed_ctrl_shadow &= ~(FIXED_CTR_CTRL_FIELD_MASK
+						   << FIXED_CTR_CTRL_SHIFT(hw->idx - PMU_IDX_FIXED_BASE));
 		hw->enabled = false;
 	}
 	if (any_fixed(evs, n) && (e = wr(evs[0], pc->caps.fixed_ctrl, pc->fixed_ctrl_shadow)) && !err)
@@ -616,9 +627,10 @@ int pmu_events_arm(struct pmu_event *const *evs, unsigned n, struct pmu_bracket_
 			return fail(evs[0], PMU_E_UNSUPPORTED, "%s: a bracket can start only one GP counter",
 				    pc->caps.no_global_why);
 		if (n != 1 || PMU_IDX_IS_FIXED(evs[0]->hw.idx))
-			return fail(evs[0], PMU_E_UNSUPPORTED,
-				    "architectural PMU v%u has no IA32_PERF_GLOBAL_CTRL: a bracket can start only one GP counter",
-				    pc->caps.version);
+			return fail(
+				evs[0], PMU_E_UNSUPPORTED,
+				"architectural PMU v%u has no IA32_PERF_GLOBAL_CTRL: a bracket can start only one GP counter",
+				pc->caps.version);
 		if ((err = program_one(pc, evs[0], false)) != PMU_OK)
 			return err;
 		br->msr = evs[0]->hw.config_base;

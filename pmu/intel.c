@@ -21,7 +21,7 @@
  * other listed microarchitectures have none that pmutest models. */
 struct intel_constraint {
 	uint8_t event, umask;
-	bool any_umask;       /* the constraint holds for every umask */
+	bool any_umask; /* the constraint holds for every umask */
 	uint32_t gp_mask;
 	const char *name;
 };
@@ -178,8 +178,8 @@ static void intel_decode_caps(struct pmu_caps *c)
 		c->global_ctrl = MSR_IA32_PERF_GLOBAL_CTRL;
 		c->global_status = MSR_IA32_PERF_GLOBAL_STATUS;
 		c->global_ovf = MSR_IA32_PERF_GLOBAL_OVF_CTRL;
-		c->global_ctrl_reserved =
-			~((uint64_t)c->gp_mask | ((uint64_t)c->fixed_mask << PERF_GLOBAL_FIXED_SHIFT));
+		c->global_ctrl_reserved = ~((uint64_t)c->gp_mask |
+					    ((uint64_t)c->fixed_mask << PERF_GLOBAL_FIXED_SHIFT));
 		c->global_ctrl_reset = c->gp_mask;
 	}
 	if (c->version >= 4) {
@@ -233,7 +233,8 @@ static int intel_check_filters(const struct pmu_caps *c, const struct pmu_event_
 
 	if (err == PMU_OK && a->any && c->version < 3)
 		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
-			     "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)", c->version);
+			     "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
+			     c->version);
 	return err;
 }
 
@@ -247,8 +248,10 @@ static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr
 	if (err != PMU_OK)
 		return err;
 	if (a->event > 0xff)
-		return kerrf(why, whylen, PMU_E_INVAL,
-			     "event select %#x: IA32_PERFEVTSELx holds 8 bits (SDM vol. 3B, PERFEVTSEL layout)", a->event);
+		return kerrf(
+			why, whylen, PMU_E_INVAL,
+			"event select %#x: IA32_PERFEVTSELx holds 8 bits (SDM vol. 3B, PERFEVTSEL layout)",
+			a->event);
 	v = pmu_evtsel_common(a) | (a->any ? BIT(PERFEVTSEL_ANY_BIT) : 0);
 	if ((err = pmu_evtsel_check(c, v, "", why, whylen)) != PMU_OK)
 		return err;
@@ -263,14 +266,14 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 
 	if (!pmu_has_fixed(c, i)) {
 		ksnprintf(why, whylen,
-			  "fixed counter %u does not exist (CPUID.0AH: EDX[4:0]=%u, ECX=%#x, mask %#x)",
-			  i, c->num_fixed, c->leaf_0a.ecx, c->fixed_mask);
+			  "fixed counter %u does not exist (CPUID.0AH: EDX[4:0]=%u, ECX=%#x, mask %#x)", i,
+			  c->num_fixed, c->leaf_0a.ecx, c->fixed_mask);
 		return PMU_E_UNSUPPORTED;
 	}
 	if (intel_fixed_for(c, a) != (int)i) {
-		ksnprintf(why, whylen,
-			  "event 0x%02x umask 0x%02x%s is not what IA32_FIXED_CTR%u counts", a->event, a->umask,
-			  (a->edge || a->inv || a->cmask) ? " with edge/inv/cmask" : "", i);
+		ksnprintf(why, whylen, "event 0x%02x umask 0x%02x%s is not what IA32_FIXED_CTR%u counts",
+			  a->event, a->umask, (a->edge || a->inv || a->cmask) ? " with edge/inv/cmask" : "",
+			  i);
 		return PMU_E_INVAL;
 	}
 	int err = intel_check_filters(c, a, why, whylen);

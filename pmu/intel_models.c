@@ -9,9 +9,8 @@
 #include "lib/bits.h"
 
 static const char *const uarch_names[INTEL_UARCH_NR] = {
-	[INTEL_NEHALEM] = "Nehalem",         [INTEL_WESTMERE] = "Westmere",
-	[INTEL_SANDYBRIDGE] = "Sandy Bridge", [INTEL_IVYBRIDGE] = "Ivy Bridge",
-	[INTEL_HASWELL] = "Haswell",         [INTEL_BROADWELL] = "Broadwell",
+	[INTEL_NEHALEM] = "Nehalem",      [INTEL_WESTMERE] = "Westmere", [INTEL_SANDYBRIDGE] = "Sandy Bridge",
+	[INTEL_IVYBRIDGE] = "Ivy Bridge", [INTEL_HASWELL] = "Haswell",   [INTEL_BROADWELL] = "Broadwell",
 	[INTEL_SKYLAKE] = "Skylake",
 };
 

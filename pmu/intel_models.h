@@ -24,12 +24,12 @@ enum intel_uarch {
 };
 
 struct intel_model {
-	uint8_t model;          /* CPUID.01H DisplayModel of family 6 */
+	uint8_t model; /* CPUID.01H DisplayModel of family 6 */
 	enum intel_uarch uarch;
 	/* A server uncore (the EX parts of Nehalem and Westmere, the EP/EX/DE/SP
 	 * parts from Sandy Bridge on): other registers than the client C-boxes. */
 	bool server;
-	const char *name;       /* as Linux's intel-family.h, spelled out */
+	const char *name; /* as Linux's intel-family.h, spelled out */
 };
 
 /* caps' row, or NULL: another vendor or family, or a model not listed. */

@@ -59,11 +59,12 @@ static const struct pmu_offcore_model offcore_models[] = {
 	  SNB_DMND_DATA_RD | (SNB_L3_MISS_RESPONSE & SNB_CLIENT_VALID), false },
 	/* SDM vol. 3B, Sandy Bridge/Haswell off-core response; Linux
 	 * intel_snbep_extra_regs. */
-	{ "Sandy/Ivy Bridge-EP, Haswell, Broadwell", HSW_BDW, SNB_IVB | HSW_BDW, 2, SNB_SERVER_VALID, SNB_REQUEST,
-	  SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false },
+	{ "Sandy/Ivy Bridge-EP, Haswell, Broadwell", HSW_BDW, SNB_IVB | HSW_BDW, 2, SNB_SERVER_VALID,
+	  SNB_REQUEST, SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false },
 	/* SDM vol. 3B, Skylake "Off-core Response Performance Monitoring";
 	 * Linux intel_skl_extra_regs. */
-	{ "Skylake", SKL, SKL, 2, SNB_SERVER_VALID, SNB_REQUEST, SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE, false },
+	{ "Skylake", SKL, SKL, 2, SNB_SERVER_VALID, SNB_REQUEST, SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE,
+	  false },
 };
 
 const struct pmu_offcore_model *pmu_offcore_model(const struct pmu_caps *c)
@@ -88,27 +89,31 @@ int pmu_offcore_check(const struct pmu_caps *c, const struct pmu_event_attr *a, 
 	uint64_t v = a->offcore_rsp;
 
 	if (!m) {
-		ksnprintf(why, whylen, "no offcore response table for family %u model %#x", c->family, c->model);
+		ksnprintf(why, whylen, "no offcore response table for family %u model %#x", c->family,
+			  c->model);
 		return PMU_E_UNSUPPORTED;
 	}
 	/* A reserved bit would #GP at the WRMSR, long after the caller could
 	 * be told why: refuse it here. */
 	if (v & ~m->valid) {
-		ksnprintf(why, whylen,
-			  "offcore_rsp=%#llx sets bits %#llx that MSR_OFFCORE_RSP_x does not have on %s (valid %#llx)",
-			  (unsigned long long)v, (unsigned long long)(v & ~m->valid), m->name,
-			  (unsigned long long)m->valid);
+		ksnprintf(
+			why, whylen,
+			"offcore_rsp=%#llx sets bits %#llx that MSR_OFFCORE_RSP_x does not have on %s (valid %#llx)",
+			(unsigned long long)v, (unsigned long long)(v & ~m->valid), m->name,
+			(unsigned long long)m->valid);
 		return PMU_E_INVAL;
 	}
 	/* The SDM's off-core response sections: a request type and a response
 	 * type must both be selected, or the event counts nothing. */
 	if (!(v & m->request)) {
-		ksnprintf(why, whylen, "offcore_rsp=%#llx selects no request type (bits %#llx): it would count nothing",
+		ksnprintf(why, whylen,
+			  "offcore_rsp=%#llx selects no request type (bits %#llx): it would count nothing",
 			  (unsigned long long)v, (unsigned long long)m->request);
 		return PMU_E_INVAL;
 	}
 	if (!(v & m->valid & ~m->request)) {
-		ksnprintf(why, whylen, "offcore_rsp=%#llx selects no response type (bits %#llx): it would count nothing",
+		ksnprintf(why, whylen,
+			  "offcore_rsp=%#llx selects no response type (bits %#llx): it would count nothing",
 			  (unsigned long long)v, (unsigned long long)(m->valid & ~m->request));
 		return PMU_E_INVAL;
 	}
@@ -214,11 +219,12 @@ static void busy_reason(struct pmu_event *ev, const struct pmu_offcore_view *v, 
 			  ev->name ? ev->name : "event", (unsigned long long)v->val[0], v->users[0], held[0],
 			  (unsigned long long)ev->attr.offcore_rsp);
 	else
-		ksnprintf(ev->reason, sizeof(ev->reason),
-			  "%s: a third offcore value: MSR_OFFCORE_RSP_0 holds %#llx%s, MSR_OFFCORE_RSP_1 holds %#llx%s; "
-			  "this one needs %#llx",
-			  ev->name ? ev->name : "event", (unsigned long long)v->val[0], held[0],
-			  (unsigned long long)v->val[1], held[1], (unsigned long long)ev->attr.offcore_rsp);
+		ksnprintf(
+			ev->reason, sizeof(ev->reason),
+			"%s: a third offcore value: MSR_OFFCORE_RSP_0 holds %#llx%s, MSR_OFFCORE_RSP_1 holds %#llx%s; "
+			"this one needs %#llx",
+			ev->name ? ev->name : "event", (unsigned long long)v->val[0], held[0],
+			(unsigned long long)v->val[1], held[1], (unsigned long long)ev->attr.offcore_rsp);
 }
 
 int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr)

@@ -23,15 +23,15 @@
  * what the MSRs accept; where that comes from is said beside each row in
  * pmu/intel_offcore.c. */
 struct pmu_offcore_model {
-	const char *name;          /* "Sandy/Ivy Bridge client" */
-	uint32_t client, server;   /* INTEL_UARCHS() of the client / server parts it holds for */
-	unsigned nmsrs;            /* 1: RSP_0 only (Nehalem), 2: RSP_0 and RSP_1 */
-	uint64_t valid;            /* bits either MSR accepts; others #GP */
-	uint64_t request;          /* the request-type field (the rest of valid is response) */
+	const char *name;        /* "Sandy/Ivy Bridge client" */
+	uint32_t client, server; /* INTEL_UARCHS() of the client / server parts it holds for */
+	unsigned nmsrs;          /* 1: RSP_0 only (Nehalem), 2: RSP_0 and RSP_1 */
+	uint64_t valid;          /* bits either MSR accepts; others #GP */
+	uint64_t request;        /* the request-type field (the rest of valid is response) */
 	/* Demand data reads that missed the L3 (supplier = DRAM/remote/non-DRAM,
 	 * any snoop result), the value the hardware check counts with. */
 	uint64_t dmnd_rd_l3_miss;
-	bool smt_shared;           /* one MSR pair per core, shared by its hyperthreads */
+	bool smt_shared; /* one MSR pair per core, shared by its hyperthreads */
 };
 
 /* The table row for this CPU, or NULL (then events 0xB7/0xBB are refused). */
@@ -70,7 +70,7 @@ void pmu_offcore_release(struct pmu_cpu *pc, uint32_t msr);
 struct pmu_offcore_view {
 	uint64_t val[2];
 	unsigned users[2];
-	int sibling[2];            /* a sibling CPU holding it, or -1 */
+	int sibling[2]; /* a sibling CPU holding it, or -1 */
 };
 void pmu_offcore_view(struct pmu_cpu *pc, struct pmu_offcore_view *v);
 

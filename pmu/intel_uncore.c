@@ -24,7 +24,7 @@
  *   MSR_UNC_CBO_n_PERFEVTSEL0/1  700H/701H + 10H * n
  *   MSR_UNC_CBO_n_PERFCTR0/1     706H/707H + 10H * n (44 bits)
  */
-#define SNB_CORE_SELECT_ALL 0xfull  /* [3:0] */
+#define SNB_CORE_SELECT_ALL 0xfull   /* [3:0] */
 #define SKL_SLICE_SELECT_ALL 0x1full /* [4:0] */
 
 static const struct pmu_uncore_model uncore_models[] = {
@@ -73,10 +73,12 @@ int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 	uint64_t v;
 	int vec;
 
-	*u = (struct pmu_uncore){ .family = c->family, .model_nr = c->model, .ctrs_per_box = 2,
-				  .width = UNC_CBO_WIDTH };
+	*u = (struct pmu_uncore){
+		.family = c->family, .model_nr = c->model, .ctrs_per_box = 2, .width = UNC_CBO_WIDTH
+	};
 	if (c->vendor != PMU_VENDOR_INTEL) {
-		ksnprintf(u->why, sizeof(u->why), "client uncore C-boxes are Intel-only (vendor %s)", c->vendor_id);
+		ksnprintf(u->why, sizeof(u->why), "client uncore C-boxes are Intel-only (vendor %s)",
+			  c->vendor_id);
 		return PMU_E_UNSUPPORTED;
 	}
 	u->model = pmu_uncore_model(c);
@@ -85,16 +87,19 @@ int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 		/* Listed, but its uncore is another one: a server's, or the
 		 * Nehalem/Westmere client uncore at 391H/3B0H-3C7H. */
 		if (m)
-			return kerrf(u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
-				     "family 6 model %#x is %s%s: its uncore is not implemented (client C-boxes only)",
-				     c->model, m->name, m->server ? " server" : " (Nehalem uncore at 391H/3B0H-3C7H)");
-		return kerrf(u->why, sizeof(u->why), PMU_E_UNSUPPORTED, "no client uncore table for family %u model %#x",
-			     c->family, c->model);
+			return kerrf(
+				u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
+				"family 6 model %#x is %s%s: its uncore is not implemented (client C-boxes only)",
+				c->model, m->name,
+				m->server ? " server" : " (Nehalem uncore at 391H/3B0H-3C7H)");
+		return kerrf(u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
+			     "no client uncore table for family %u model %#x", c->family, c->model);
 	}
 	if ((vec = pmu_hw_rdmsr(MSR_UNC_CBO_CONFIG, &v)) != 0) {
 		ksnprintf(u->why, sizeof(u->why),
-			  "MSR_UNC_CBO_CONFIG (0x396) raised vector %d on %s model %#x%s", vec, u->model->name,
-			  c->model, c->hypervisor ? " (under a hypervisor, which does not expose the uncore)" : "");
+			  "MSR_UNC_CBO_CONFIG (0x396) raised vector %d on %s model %#x%s", vec,
+			  u->model->name, c->model,
+			  c->hypervisor ? " (under a hypervisor, which does not expose the uncore)" : "");
 		return PMU_E_FAULT;
 	}
 	u->cbo_config = v;
@@ -102,8 +107,10 @@ int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 	if (u->model->config_minus_one && u->boxes_reported)
 		u->boxes_reported--;
 	if (!u->boxes_reported) {
-		ksnprintf(u->why, sizeof(u->why), "MSR_UNC_CBO_CONFIG (0x396) reads %#llx: no C-box to count with%s",
-			  (unsigned long long)v, c->hypervisor ? " (under a hypervisor, which does not expose the uncore)" : "");
+		ksnprintf(u->why, sizeof(u->why),
+			  "MSR_UNC_CBO_CONFIG (0x396) reads %#llx: no C-box to count with%s",
+			  (unsigned long long)v,
+			  c->hypervisor ? " (under a hypervisor, which does not expose the uncore)" : "");
 		return PMU_E_UNSUPPORTED;
 	}
 	/* One C-box per core slice: a count above the cores per package is
@@ -129,8 +136,8 @@ int pmu_uncore_program(const struct pmu_uncore *u, unsigned box, unsigned ctr, u
 	int vec;
 
 	if (check_box(u, box, ctr)) {
-		ksnprintf(why, whylen, "C-box %u counter %u: only %u boxes x %u counters", box, ctr, u->nboxes,
-			  u->ctrs_per_box);
+		ksnprintf(why, whylen, "C-box %u counter %u: only %u boxes x %u counters", box, ctr,
+			  u->nboxes, u->ctrs_per_box);
 		return PMU_E_INVAL;
 	}
 	/* Zero first, then the select: the counter starts from 0 when the
@@ -190,9 +197,10 @@ const char *pmu_uncore_probe(struct pmu_uncore *u)
 	}
 	pmu_hw_wrmsr(msr, 0);
 	if (back != pattern) {
-		ksnprintf(u->why, sizeof(u->why),
-			  "C-box counters do not hold writes: wrote %#llx to MSR_UNC_CBO_0_PERFCTR0 (%#x), read back %#llx",
-			  (unsigned long long)pattern, msr, (unsigned long long)back);
+		ksnprintf(
+			u->why, sizeof(u->why),
+			"C-box counters do not hold writes: wrote %#llx to MSR_UNC_CBO_0_PERFCTR0 (%#x), read back %#llx",
+			(unsigned long long)pattern, msr, (unsigned long long)back);
 		return u->why;
 	}
 	return NULL;

@@ -33,24 +33,24 @@
  * pmu/intel_uncore.c. */
 struct pmu_uncore_model {
 	const char *name;
-	uint32_t uarchs;           /* INTEL_UARCHS() of the client parts it holds for */
-	uint32_t global_ctrl;      /* MSR_UNC_PERF_GLOBAL_CTRL or its Skylake address */
-	uint64_t global_enable;    /* EN (bit 29) and the PMI slice/core selects */
-	bool config_minus_one;     /* MSR_UNC_CBO_CONFIG[3:0] holds count + 1 (Haswell, Broadwell) */
-	unsigned max_boxes;        /* C-boxes the table has addresses for */
+	uint32_t uarchs;        /* INTEL_UARCHS() of the client parts it holds for */
+	uint32_t global_ctrl;   /* MSR_UNC_PERF_GLOBAL_CTRL or its Skylake address */
+	uint64_t global_enable; /* EN (bit 29) and the PMI slice/core selects */
+	bool config_minus_one;  /* MSR_UNC_CBO_CONFIG[3:0] holds count + 1 (Haswell, Broadwell) */
+	unsigned max_boxes;     /* C-boxes the table has addresses for */
 };
 
 /* What detection found on this package. */
 struct pmu_uncore {
 	const struct pmu_uncore_model *model;
 	uint32_t family, model_nr;
-	uint64_t cbo_config;       /* MSR_UNC_CBO_CONFIG as read */
-	unsigned boxes_reported;   /* decoded from cbo_config */
-	unsigned cores;            /* cores per package from CPUID.04H (0: unknown) */
-	unsigned nboxes;           /* C-boxes driven: reported, bounded by cores and the table */
-	unsigned ctrs_per_box;     /* 2 */
-	unsigned width;            /* 44 */
-	char why[PMU_REASON_LEN];  /* why detection failed: the SKIP reason */
+	uint64_t cbo_config;      /* MSR_UNC_CBO_CONFIG as read */
+	unsigned boxes_reported;  /* decoded from cbo_config */
+	unsigned cores;           /* cores per package from CPUID.04H (0: unknown) */
+	unsigned nboxes;          /* C-boxes driven: reported, bounded by cores and the table */
+	unsigned ctrs_per_box;    /* 2 */
+	unsigned width;           /* 44 */
+	char why[PMU_REASON_LEN]; /* why detection failed: the SKIP reason */
 };
 
 static inline uint32_t pmu_uncore_evtsel_msr(unsigned box, unsigned ctr)

@@ -12,9 +12,9 @@
  * but instructions-retired counts x86 instructions, not uops. */
 #define PMU_LOOP_INSNS_PER_ITER 3
 #define PMU_LOOP_BRANCHES_PER_ITER 1
-#define PMU_LOOP_BODY                                                         \
-	"1: add $1, %[acc]\n\t"                                               \
-	"dec %[n]\n\t"                                                        \
+#define PMU_LOOP_BODY           \
+	"1: add $1, %[acc]\n\t" \
+	"dec %[n]\n\t"          \
 	"jnz 1b\n"
 
 /* The memory walk: one load per 64-byte line, then ADD, DEC, JNZ:
@@ -22,10 +22,10 @@
 #define PMU_MEMLOOP_INSNS_PER_ITER 4
 #define PMU_MEMLOOP_BRANCHES_PER_ITER 1
 #define PMU_MEMLOOP_STRIDE 64
-#define PMU_MEMLOOP_BODY                                                      \
-	"1: mov (%[p]), %[acc]\n\t"                                           \
-	"add $64, %[p]\n\t"                                                   \
-	"dec %[n]\n\t"                                                        \
+#define PMU_MEMLOOP_BODY            \
+	"1: mov (%[p]), %[acc]\n\t" \
+	"add $64, %[p]\n\t"         \
+	"dec %[n]\n\t"              \
 	"jnz 1b\n"
 
 /* n must be at least 1: DEC of 0 would run 2^64 iterations. */

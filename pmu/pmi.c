@@ -66,7 +66,8 @@ static void write_sample(struct pmi_cpu *p, struct pmu_cpu *pc, struct pmu_event
 	/* Room for the largest sample; values[] lives in the bytes after s. */
 	union {
 		struct pmu_sample s;
-		uint8_t bytes[sizeof(struct pmu_sample) + PMU_SAMPLE_MAX_VALUES * sizeof(struct pmu_sample_value)];
+		uint8_t bytes[sizeof(struct pmu_sample) +
+			      PMU_SAMPLE_MAX_VALUES * sizeof(struct pmu_sample_value)];
 	} rec;
 	uint32_t nv = 0;
 	int r;
@@ -253,12 +254,13 @@ void pmu_pmi_report(unsigned cpu, pmu_line_fn out, void *ctx)
 	char buf[192];
 
 	pmu_pmi_get_stats(cpu, &s);
-	ksnprintf(buf, sizeof(buf),
-		  "pmi cpu %u: pmis %llu spurious %llu unclaimed %llu overflows %llu samples %llu lost %llu frozen %llu faults %llu",
-		  cpu, (unsigned long long)s.pmis, (unsigned long long)s.spurious,
-		  (unsigned long long)s.unclaimed, (unsigned long long)s.overflows,
-		  (unsigned long long)s.samples, (unsigned long long)s.lost, (unsigned long long)s.frozen,
-		  (unsigned long long)s.faults);
+	ksnprintf(
+		buf, sizeof(buf),
+		"pmi cpu %u: pmis %llu spurious %llu unclaimed %llu overflows %llu samples %llu lost %llu frozen %llu faults %llu",
+		cpu, (unsigned long long)s.pmis, (unsigned long long)s.spurious,
+		(unsigned long long)s.unclaimed, (unsigned long long)s.overflows,
+		(unsigned long long)s.samples, (unsigned long long)s.lost, (unsigned long long)s.frozen,
+		(unsigned long long)s.faults);
 	out(ctx, buf);
 	ksnprintf(buf, sizeof(buf), "pmi cpu %u: last status %#llx cleared %#llx rip %#llx%s%s", cpu,
 		  (unsigned long long)s.last_status, (unsigned long long)s.last_cleared,

@@ -89,30 +89,30 @@ struct pmu_caps {
 	bool hypervisor;                  /* CPUID.01H:ECX[31] */
 	bool cx16;                        /* CPUID.01H:ECX[13]: CMPXCHG16B, which reads need */
 
-	struct cpuid_regs leaf_0a;        /* raw, for diagnostics */
-	unsigned version;                 /* 0: no architectural PMU */
+	struct cpuid_regs leaf_0a; /* raw, for diagnostics */
+	unsigned version;          /* 0: no architectural PMU */
 	unsigned num_gp, gp_width;
-	uint32_t gp_mask;                 /* which GP counters exist */
-	unsigned num_fixed;               /* contiguous count, EDX[4:0] */
+	uint32_t gp_mask;   /* which GP counters exist */
+	unsigned num_fixed; /* contiguous count, EDX[4:0] */
 	unsigned fixed_width;
-	uint32_t fixed_mask;              /* which fixed counters exist */
-	unsigned events_len;              /* EAX[31:24] */
-	uint32_t events_unavail;          /* EBX as read */
-	uint32_t events_avail;            /* known events usable on GP counters */
-	uint32_t events_unknown;          /* available bits past the ones we know */
-	bool anythread_deprecated;        /* EDX[15] */
+	uint32_t fixed_mask;       /* which fixed counters exist */
+	unsigned events_len;       /* EAX[31:24] */
+	uint32_t events_unavail;   /* EBX as read */
+	uint32_t events_avail;     /* known events usable on GP counters */
+	uint32_t events_unknown;   /* available bits past the ones we know */
+	bool anythread_deprecated; /* EDX[15] */
 
-	bool pdcm;                        /* CPUID.01H:ECX[15] */
-	bool perf_caps_valid;             /* IA32_PERF_CAPABILITIES was read */
+	bool pdcm;            /* CPUID.01H:ECX[15] */
+	bool perf_caps_valid; /* IA32_PERF_CAPABILITIES was read */
 	uint64_t perf_caps;
-	bool full_width_write;            /* PERF_CAPABILITIES[13] */
+	bool full_width_write; /* PERF_CAPABILITIES[13] */
 	unsigned lbr_format, pebs_format;
 	bool pebs_trap, pebs_arch_regs, pebs_baseline, perf_metrics, freeze_smm;
 
-	bool hybrid;                      /* CPUID.07H.0:EDX[15] */
-	unsigned core_type;               /* CPUID.1AH:EAX[31:24]: 0x20 Atom, 0x40 Core */
-	uint32_t native_model;            /* CPUID.1AH:EAX[23:0] */
-	bool leaf23;                      /* counter bitmaps came from CPUID.23H.1 */
+	bool hybrid;           /* CPUID.07H.0:EDX[15] */
+	unsigned core_type;    /* CPUID.1AH:EAX[31:24]: 0x20 Atom, 0x40 Core */
+	uint32_t native_model; /* CPUID.1AH:EAX[23:0] */
+	bool leaf23;           /* counter bitmaps came from CPUID.23H.1 */
 
 	/* Register map. GP counter x: event select evtsel_base + x*ctr_stride,
 	 * counter ctr_base + x*ctr_stride (read), ctr_write_base + x*stride
@@ -128,17 +128,17 @@ struct pmu_caps {
 	 * (SDM vol. 3A, "Processor State After Reset", table of initial MSR
 	 * values). */
 	uint64_t global_ctrl_reset;
-	unsigned offcore_msrs;            /* MSR_OFFCORE_RSP_x present (model table) */
-	const char *uarch;                /* from the model table, or NULL */
+	unsigned offcore_msrs; /* MSR_OFFCORE_RSP_x present (model table) */
+	const char *uarch;     /* from the model table, or NULL */
 
 	/* Backend wording and facts the Intel fields cannot carry, so that
 	 * generic code and tests never branch on the vendor (NULL/0/false:
 	 * the Intel meaning). */
-	const char *evtsel_name, *ctr_name; /* "PerfEvtSel", "PerfCtr" */
-	const char *global_ctrl_name;     /* "PerfCntrGlobalCtl" */
-	const char *no_pmu_why;           /* why version is 0, when not CPUID.0AH */
-	const char *no_global_why;        /* why global_ctrl is 0 */
-	const char *no_fixed_why;         /* why fixed_mask is 0 */
+	const char *evtsel_name, *ctr_name;     /* "PerfEvtSel", "PerfCtr" */
+	const char *global_ctrl_name;           /* "PerfCntrGlobalCtl" */
+	const char *no_pmu_why;                 /* why version is 0, when not CPUID.0AH */
+	const char *no_global_why;              /* why global_ctrl is 0 */
+	const char *no_fixed_why;               /* why fixed_mask is 0 */
 	const char *global_reset_unchecked_why; /* the RESET value of global_ctrl is not documented */
 	/* Why RDPMC with ECX[31] ("fast" read) has no documented outcome.
 	 * NULL: it is reserved and #GPs with an architectural PMU (SDM
@@ -155,9 +155,9 @@ struct pmu_caps {
 	 * Intel overhead), and why. */
 	unsigned retired_slack;
 	const char *retired_slack_why;
-	bool counters_assumed;            /* counters inferred from the family, not enumerated */
-	bool ctr_write_full;              /* ctr_base writes store the full width (no sign extension) */
-	uint32_t rdpmc_extra_mask;        /* RDPMC indices past the GP counters that read other counters */
+	bool counters_assumed;             /* counters inferred from the family, not enumerated */
+	bool ctr_write_full;               /* ctr_base writes store the full width (no sign extension) */
+	uint32_t rdpmc_extra_mask;         /* RDPMC indices past the GP counters that read other counters */
 	bool amd_ext_core, amd_perfmon_v2; /* CPUID 0x80000001:ECX[23], 0x80000022:EAX[0] */
 };
 
@@ -231,40 +231,40 @@ bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b);
 
 /* What the user asked for (perf's attr.config and flags). */
 struct pmu_event_attr {
-	uint16_t event;             /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
+	uint16_t event; /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
 	uint8_t umask, cmask;
 	bool usr, os, edge, inv, any, intr;
-	uint64_t offcore_rsp;       /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
-	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
-	enum pmu_arch_event arch;   /* the named event it came from, or PMU_ARCH_NONE */
+	uint64_t offcore_rsp;     /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
+	uint64_t period;          /* sampling period; 0 = counting (kept for sampling) */
+	enum pmu_arch_event arch; /* the named event it came from, or PMU_ARCH_NONE */
 };
 
 /* The hardware side of an event once it holds a counter ("hwc"). */
 struct pmu_hwc {
-	int idx;                /* -1: holds no counter */
+	int idx; /* -1: holds no counter */
 	unsigned cpu;
-	uint32_t config_base;   /* PERFEVTSELx, or IA32_FIXED_CTR_CTRL */
-	uint32_t event_base;    /* counter read address: IA32_PMCx / IA32_FIXED_CTRi */
-	uint32_t write_base;    /* counter write address: IA32_A_PMCx or IA32_PMCx / FIXED_CTRi */
-	uint32_t rdpmc_idx;     /* x, or (1 << 30) | i */
-	uint32_t extra_msr;     /* MSR_OFFCORE_RSP_x, or 0 */
-	uint64_t config;        /* GP: PERFEVTSEL without EN; fixed: the 4-bit field */
+	uint32_t config_base; /* PERFEVTSELx, or IA32_FIXED_CTR_CTRL */
+	uint32_t event_base;  /* counter read address: IA32_PMCx / IA32_FIXED_CTRi */
+	uint32_t write_base;  /* counter write address: IA32_A_PMCx or IA32_PMCx / FIXED_CTRi */
+	uint32_t rdpmc_idx;   /* x, or (1 << 30) | i */
+	uint32_t extra_msr;   /* MSR_OFFCORE_RSP_x, or 0 */
+	uint64_t config;      /* GP: PERFEVTSEL without EN; fixed: the 4-bit field */
 	unsigned width;
 	/* lo: raw counter value at the last update; hi: a generation that
 	 * every change of lo bumps. Both move in one CMPXCHG16B, so a reader
 	 * whose snapshot was overtaken by a PMI's reload to the same -period
 	 * value still sees the pair changed (no ABA). */
 	struct u64_pair prev;
-	uint64_t count;         /* accumulated count (atomic add) */
+	uint64_t count; /* accumulated count (atomic add) */
 	bool enabled;
-	bool rdpmc_faulted;     /* reads fell back to RDMSR */
+	bool rdpmc_faulted; /* reads fell back to RDMSR */
 };
 
 struct pmu_event {
 	struct pmu_event_attr attr;
 	struct pmu_hwc hw;
-	const char *name;              /* optional, for messages */
-	char reason[PMU_REASON_LEN];   /* why the last call on it failed */
+	const char *name;            /* optional, for messages */
+	char reason[PMU_REASON_LEN]; /* why the last call on it failed */
 };
 
 /* Counting attr for a named architectural event (usr + os), with the SDM's
@@ -350,10 +350,10 @@ struct pmu_ops {
 	int (*fixed_for)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
 	/* Validate attr for this PMU and encode it for a GP counter / fixed
 	 * counter i (the 4-bit field, unshifted). */
-	int (*encode_gp)(const struct pmu_caps *caps, const struct pmu_event_attr *attr,
-			 uint64_t *evtsel, char *why, size_t whylen);
-	int (*encode_fixed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr,
-			    unsigned i, uint64_t *field, char *why, size_t whylen);
+	int (*encode_gp)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, uint64_t *evtsel,
+			 char *why, size_t whylen);
+	int (*encode_fixed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, unsigned i,
+			    uint64_t *field, char *why, size_t whylen);
 	/* The extra MSR an event needs (offcore response), or 0. */
 	uint32_t (*extra_msr)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
 	/* The encoding of a named architectural event on this PMU (the names
@@ -388,20 +388,20 @@ extern const struct pmu_ops pmu_amd_ops;
 /* Counters found enabled when this kernel started (firmware, hypervisor,
  * an earlier stage), as read. */
 struct pmu_inuse {
-	uint32_t gp;                   /* GP counters with PERFEVTSELx.EN set */
-	uint32_t fixed;                /* fixed counters with an enable in FIXED_CTR_CTRL */
+	uint32_t gp;    /* GP counters with PERFEVTSELx.EN set */
+	uint32_t fixed; /* fixed counters with an enable in FIXED_CTR_CTRL */
 	uint64_t evtsel[PMU_MAX_GP];
 	uint64_t fixed_ctrl, global_ctrl, global_inuse;
 	bool global_ctrl_valid, global_inuse_valid;
-	int read_fault;                /* first faulting read, 0 if none */
+	int read_fault; /* first faulting read, 0 if none */
 	uint32_t read_fault_msr;
-	bool taken_over;               /* pmu.takeover=1 cleared them */
+	bool taken_over; /* pmu.takeover=1 cleared them */
 };
 
 struct pmu_cpu {
 	bool initialised;
 	unsigned cpu;
-	const struct pmu_ops *ops;     /* NULL: no backend for this vendor */
+	const struct pmu_ops *ops; /* NULL: no backend for this vendor */
 	struct pmu_caps caps;
 	struct pmu_inuse inuse;
 
@@ -409,7 +409,7 @@ struct pmu_cpu {
 	uint32_t gp_used, fixed_used;
 	uint32_t gp_reserved, fixed_reserved;
 	struct pmu_event *owner[PMU_IDX_NR];
-	uint64_t extra_val[2];         /* MSR_OFFCORE_RSP_0/1 contents we set */
+	uint64_t extra_val[2]; /* MSR_OFFCORE_RSP_0/1 contents we set */
 	unsigned extra_users[2];
 	/* This CPU's core (x2APIC ID without the SMT bits), for the models
 	 * whose RSP MSRs its hyperthreads share (pmu/intel_offcore.c); set on the
@@ -423,13 +423,13 @@ struct pmu_cpu {
 
 	/* The probe's verdict: counting works, or why not. */
 	bool counting;
-	bool rdpmc_ok;                 /* RDPMC works at CPL 0 */
-	int probe_gp;                  /* the GP counter the probe used, or -1 */
+	bool rdpmc_ok; /* RDPMC works at CPL 0 */
+	int probe_gp;  /* the GP counter the probe used, or -1 */
 	char reason[PMU_REASON_LEN];
 };
 
 struct pmu_init_opts {
-	bool takeover;                 /* pmu.takeover=1: clear counters found in use */
+	bool takeover; /* pmu.takeover=1: clear counters found in use */
 	/* Run during the probe's counting check, with one counter counting
 	 * instructions retired; NULL runs pmu_workload_loop(PMU_PROBE_LOOPS). */
 	void (*workload)(void *ctx);
@@ -485,18 +485,18 @@ struct pmu_sample;
 
 /* Per-CPU handler statistics. Written only by that CPU's handler. */
 struct pmu_pmi_stats {
-	uint64_t pmis;          /* handler entries */
-	uint64_t spurious;      /* entries that found no status bit at all */
-	uint64_t unclaimed;     /* entries whose status held no counter of ours */
-	uint64_t overflows;     /* counter overflows handled */
-	uint64_t samples;       /* sample records written */
-	uint64_t lost;          /* samples that did not fit in the ring */
-	uint64_t frozen;        /* entries that found the counters frozen (v4) */
-	uint64_t faults;        /* register accesses that faulted in the handler */
-	uint64_t last_status;   /* GLOBAL_STATUS as the last entry read it */
-	uint64_t last_cleared;  /* what the last entry wrote to OVF_CTRL */
-	uint64_t last_rip;      /* interrupted RIP of the last entry */
-	unsigned last_from;     /* PMU_PMI_FROM_* of the last entry */
+	uint64_t pmis;            /* handler entries */
+	uint64_t spurious;        /* entries that found no status bit at all */
+	uint64_t unclaimed;       /* entries whose status held no counter of ours */
+	uint64_t overflows;       /* counter overflows handled */
+	uint64_t samples;         /* sample records written */
+	uint64_t lost;            /* samples that did not fit in the ring */
+	uint64_t frozen;          /* entries that found the counters frozen (v4) */
+	uint64_t faults;          /* register accesses that faulted in the handler */
+	uint64_t last_status;     /* GLOBAL_STATUS as the last entry read it */
+	uint64_t last_cleared;    /* what the last entry wrote to OVF_CTRL */
+	uint64_t last_rip;        /* interrupted RIP of the last entry */
+	unsigned last_from;       /* PMU_PMI_FROM_* of the last entry */
 	uint32_t ovf[PMU_IDX_NR]; /* overflows handled, per counter index */
 };
 
@@ -540,9 +540,9 @@ struct pmu_sampling {
 	unsigned cpu;
 	unsigned n;
 	struct pmu_event *evs[PMU_SAMPLING_MAX_EVENTS];
-	struct rb *rb;          /* in the control area */
+	struct rb *rb; /* in the control area */
 	bool running;
-	bool owns_counters;     /* start placed the events; stop frees them */
+	bool owns_counters; /* start placed the events; stop frees them */
 	char reason[PMU_REASON_LEN];
 };
 
@@ -559,10 +559,10 @@ int pmu_sampling_stop(struct pmu_sampling *s);
 
 /* What a drain found. */
 struct pmu_sampling_tally {
-	uint64_t samples;       /* RB_RECORD_SAMPLE records */
-	uint64_t lost_records;  /* RB_RECORD_LOST records */
-	uint64_t lost;          /* the samples they say were lost */
-	uint64_t bad;           /* unreadable or unknown records */
+	uint64_t samples;      /* RB_RECORD_SAMPLE records */
+	uint64_t lost_records; /* RB_RECORD_LOST records */
+	uint64_t lost;         /* the samples they say were lost */
+	uint64_t bad;          /* unreadable or unknown records */
 };
 typedef void (*pmu_sample_fn)(void *ctx, const struct pmu_sample *smp);
 /* From any CPU (the ring's one consumer): take every record, print it as

@@ -8,9 +8,9 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/loops.h"
 
 /* Bit 31 clear, so a legacy (sign-extending) write stores it unchanged;
  * both halves non-zero so a counter that drops high or low bits shows. */
@@ -36,14 +36,14 @@ void pmu_inuse_scan(struct pmu_cpu *pc)
 	if (!pc->ops || c->version == 0)
 		return;
 
-#define SCAN_READ(msr_, dst_)                                                 \
-	do {                                                                  \
-		vec = pmu_hw_rdmsr((msr_), &v);                               \
-		if (vec && !iu->read_fault) {                                 \
-			iu->read_fault = vec;                                 \
-			iu->read_fault_msr = (msr_);                          \
-		}                                                             \
-		dst_ = vec ? 0 : v;                                           \
+#define SCAN_READ(msr_, dst_)                        \
+	do {                                         \
+		vec = pmu_hw_rdmsr((msr_), &v);      \
+		if (vec && !iu->read_fault) {        \
+			iu->read_fault = vec;        \
+			iu->read_fault_msr = (msr_); \
+		}                                    \
+		dst_ = vec ? 0 : v;                  \
 	} while (0)
 
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
@@ -89,8 +89,8 @@ void pmu_inuse_takeover(struct pmu_cpu *pc)
 		return;
 	/* Stop globally first so nothing counts half-reconfigured. */
 	if (c->global_ctrl) {
-		pc->global_ctrl_shadow &= ~((uint64_t)iu->gp |
-					    (uint64_t)iu->fixed << PERF_GLOBAL_FIXED_SHIFT);
+		pc->global_ctrl_shadow &= ~((uint64_t)iu->gp | (uint64_t)iu->fixed
+								       << PERF_GLOBAL_FIXED_SHIFT);
 		pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow);
 	}
 	for (unsigned x = 0; x < PMU_MAX_GP; x++)
@@ -99,7 +99,8 @@ void pmu_inuse_takeover(struct pmu_cpu *pc)
 	if (iu->fixed && c->fixed_ctrl) {
 		for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
 			if ((iu->fixed >> i) & 1)
-				pc->fixed_ctrl_shadow &= ~(FIXED_CTR_CTRL_FIELD_MASK << FIXED_CTR_CTRL_SHIFT(i));
+				pc->fixed_ctrl_shadow &= ~(FIXED_CTR_CTRL_FIELD_MASK
+							   << FIXED_CTR_CTRL_SHIFT(i));
 		pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
 	}
 	pc->gp_reserved = pc->fixed_reserved = 0;
@@ -177,8 +178,9 @@ static int probe_count(struct pmu_cpu *pc, unsigned x, enum pmu_arch_event e,
 	}
 	if (c->global_ctrl && (vec = pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow | BIT(x))) != 0) {
 		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
-		reason(pc, "wrmsr of %#llx to %s raises %s", (unsigned long long)(pc->global_ctrl_shadow | BIT(x)),
-		       pmu_global_ctrl_name(c), vector_name(vec));
+		reason(pc, "wrmsr of %#llx to %s raises %s",
+		       (unsigned long long)(pc->global_ctrl_shadow | BIT(x)), pmu_global_ctrl_name(c),
+		       vector_name(vec));
 		return vec;
 	}
 	if (opts && opts->workload)
@@ -214,15 +216,17 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 		if (c->max_leaf >= 0x0a)
 			pmu_hw_cpuid(0x0a, 0, &r);
 		if (BITS(r.eax, 7, 0) == 0)
-			reason(pc, "no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"%s\" yet",
+			reason(pc,
+			       "no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"%s\" yet",
 			       c->vendor_id);
 		else
-			reason(pc, "no pmutest backend for vendor \"%s\" yet (CPUID.0AH.EAX[7:0]=%u)", c->vendor_id,
-			       (unsigned)BITS(r.eax, 7, 0));
+			reason(pc, "no pmutest backend for vendor \"%s\" yet (CPUID.0AH.EAX[7:0]=%u)",
+			       c->vendor_id, (unsigned)BITS(r.eax, 7, 0));
 		return;
 	}
 	if (c->version == 0) {
-		reason(pc, "%s", c->no_pmu_why ? c->no_pmu_why : "no architectural PMU (CPUID.0AH.EAX[7:0]=0)");
+		reason(pc, "%s",
+		       c->no_pmu_why ? c->no_pmu_why : "no architectural PMU (CPUID.0AH.EAX[7:0]=0)");
 		return;
 	}
 	if (c->gp_mask == 0) {
@@ -259,8 +263,8 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 	}
 	pattern = PMU_PROBE_PATTERN & pmu_width_mask(c->gp_width);
 	if ((vec = pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), pattern)) != 0) {
-		reason(pc, "wrmsr of %#llx to counter %u (MSR %#x) raises %s",
-		       (unsigned long long)pattern, x, pmu_ctr_write_msr(c, x), vector_name(vec));
+		reason(pc, "wrmsr of %#llx to counter %u (MSR %#x) raises %s", (unsigned long long)pattern, x,
+		       pmu_ctr_write_msr(c, x), vector_name(vec));
 		return;
 	}
 	if ((vec = pmu_hw_rdmsr(pmu_ctr_msr(c, x), &back)) != 0) {
@@ -280,8 +284,8 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 		reason(pc, "rdpmc raises %s (vector %d) at CPL 0 for counter %u, which RDMSR reads fine",
 		       vector_name(vec), vec, x);
 	} else if (viapmc != pattern) {
-		reason(pc, "rdpmc(%u) returned 0x%llx but %s%u holds 0x%llx", x,
-		       (unsigned long long)viapmc, pmu_ctr_name(c), x, (unsigned long long)pattern);
+		reason(pc, "rdpmc(%u) returned 0x%llx but %s%u holds 0x%llx", x, (unsigned long long)viapmc,
+		       pmu_ctr_name(c), x, (unsigned long long)pattern);
 	} else {
 		pc->rdpmc_ok = true;
 	}
@@ -306,8 +310,8 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 	if (count == 0) {
 		reason(pc,
 		       "counters do not count: %s%u programmed for %s (%s%u=0x%llx) stayed 0 over the probe workload",
-		       pmu_ctr_name(c), x, pmu_arch_events[e].name, c->evtsel_name ? c->evtsel_name : "PERFEVTSEL", x,
-		       (unsigned long long)sel);
+		       pmu_ctr_name(c), x, pmu_arch_events[e].name,
+		       c->evtsel_name ? c->evtsel_name : "PERFEVTSEL", x, (unsigned long long)sel);
 		return;
 	}
 	pc->counting = true;
@@ -338,32 +342,33 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 		uint64_t v = iu->evtsel[x];
 		if (!((iu->gp >> x) & 1))
 			continue;
-		ksnprintf(line, sizeof(line),
-			  "cpu %u: %s%u (MSR %#x) = 0x%llx: PMC%u %s (event 0x%02x umask 0x%02x) by an earlier owner; %s",
-			  pc->cpu, pmu_evtsel_name(c), x, pmu_evtsel_msr(c, x), (unsigned long long)v, x,
-			  ((v >> PERFEVTSEL_EN_BIT) & 1) ? "enabled" : "claimed (INUSE)",
-			  (unsigned)(v & PERFEVTSEL_EVENT_MASK),
-			  (unsigned)((v & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT), owner_note(iu));
+		ksnprintf(
+			line, sizeof(line),
+			"cpu %u: %s%u (MSR %#x) = 0x%llx: PMC%u %s (event 0x%02x umask 0x%02x) by an earlier owner; %s",
+			pc->cpu, pmu_evtsel_name(c), x, pmu_evtsel_msr(c, x), (unsigned long long)v, x,
+			((v >> PERFEVTSEL_EN_BIT) & 1) ? "enabled" : "claimed (INUSE)",
+			(unsigned)(v & PERFEVTSEL_EVENT_MASK),
+			(unsigned)((v & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT), owner_note(iu));
 		out(ctx, line);
 		any = true;
 	}
 	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
 		if (!((iu->fixed >> i) & 1))
 			continue;
-		ksnprintf(line, sizeof(line),
-			  "cpu %u: IA32_FIXED_CTR_CTRL (MSR %#x) = %#llx: FIXED_CTR%u enabled (field %#llx) by an earlier owner; %s",
-			  pc->cpu, c->fixed_ctrl, (unsigned long long)iu->fixed_ctrl, i,
-			  (unsigned long long)((iu->fixed_ctrl >> FIXED_CTR_CTRL_SHIFT(i)) &
-					       FIXED_CTR_CTRL_FIELD_MASK),
-			  owner_note(iu));
+		ksnprintf(
+			line, sizeof(line),
+			"cpu %u: IA32_FIXED_CTR_CTRL (MSR %#x) = %#llx: FIXED_CTR%u enabled (field %#llx) by an earlier owner; %s",
+			pc->cpu, c->fixed_ctrl, (unsigned long long)iu->fixed_ctrl, i,
+			(unsigned long long)((iu->fixed_ctrl >> FIXED_CTR_CTRL_SHIFT(i)) &
+					     FIXED_CTR_CTRL_FIELD_MASK),
+			owner_note(iu));
 		out(ctx, line);
 		any = true;
 	}
 	if (iu->global_ctrl_valid && iu->global_ctrl != c->global_ctrl_reset) {
-		ksnprintf(line, sizeof(line),
-			  "cpu %u: %s (MSR %#x) = %#llx at boot, RESET value is %#llx",
-			  pc->cpu, pmu_global_ctrl_name(c), c->global_ctrl, (unsigned long long)iu->global_ctrl,
-			  (unsigned long long)c->global_ctrl_reset);
+		ksnprintf(line, sizeof(line), "cpu %u: %s (MSR %#x) = %#llx at boot, RESET value is %#llx",
+			  pc->cpu, pmu_global_ctrl_name(c), c->global_ctrl,
+			  (unsigned long long)iu->global_ctrl, (unsigned long long)c->global_ctrl_reset);
 		out(ctx, line);
 		any = true;
 	}

@@ -66,7 +66,7 @@ static inline size_t pmu_sample_size(uint32_t nr_values)
  * allowed. tools/pmutest-samples decodes these lines. The largest sample
  * (PMU_SAMPLE_MAX_VALUES values, 304 bytes) makes a 618-character line. */
 #define PMU_SAMPLE_LINE_PREFIX "# sample: "
-#define PMU_SAMPLE_HEX_MAX (2 * (sizeof(struct pmu_sample) + \
-			    PMU_SAMPLE_MAX_VALUES * sizeof(struct pmu_sample_value)) + 1)
+#define PMU_SAMPLE_HEX_MAX \
+	(2 * (sizeof(struct pmu_sample) + PMU_SAMPLE_MAX_VALUES * sizeof(struct pmu_sample_value)) + 1)
 
 #endif

@@ -13,7 +13,8 @@
  * ring. */
 #define SAMPLING_HANDLE_OFFSET 2048u
 _Static_assert(sizeof(struct rb_control) <= SAMPLING_HANDLE_OFFSET, "control fits the first half");
-_Static_assert(sizeof(struct rb) <= PMU_SAMPLING_CTL_SIZE - SAMPLING_HANDLE_OFFSET, "handle fits the second half");
+_Static_assert(sizeof(struct rb) <= PMU_SAMPLING_CTL_SIZE - SAMPLING_HANDLE_OFFSET,
+	       "handle fits the second half");
 
 /* Refuse with err, the reason in the session. */
 #define fail(s, err, ...) kerrf((s)->reason, sizeof((s)->reason), (err), __VA_ARGS__)
@@ -39,8 +40,8 @@ static int place_events(struct pmu_sampling *s, unsigned cpu)
 		return PMU_OK;
 	}
 	if (placed != s->n)
-		return fail(s, PMU_E_STATE, "%u of %u events already hold counters: place all or none", placed,
-			    s->n);
+		return fail(s, PMU_E_STATE, "%u of %u events already hold counters: place all or none",
+			    placed, s->n);
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->evs[i]->hw.cpu != cpu)
 			return fail(s, PMU_E_STATE, "event %u lives on CPU %u, session started on CPU %u", i,
@@ -66,9 +67,10 @@ int pmu_sampling_start(struct pmu_sampling *s, struct pmu_event *const *evs, uns
 	if (!pc || !pc->initialised)
 		return fail(s, PMU_E_NOPMU, "PMU driver not initialised on CPU %u", s->cpu);
 	if (!mem || ((uintptr_t)mem & 63) || !is_pow2(data_size) || data_size < RB_MIN_DATA_SIZE)
-		return fail(s, PMU_E_INVAL,
-			    "ring memory of %zu bytes at %p: needs 64-byte alignment, %u bytes of control and a power-of-two data area of at least %u",
-			    mem_size, mem, PMU_SAMPLING_CTL_SIZE, RB_MIN_DATA_SIZE);
+		return fail(
+			s, PMU_E_INVAL,
+			"ring memory of %zu bytes at %p: needs 64-byte alignment, %u bytes of control and a power-of-two data area of at least %u",
+			mem_size, mem, PMU_SAMPLING_CTL_SIZE, RB_MIN_DATA_SIZE);
 	for (unsigned i = 0; i < n; i++) {
 		s->evs[i] = evs[i];
 		if (!evs[i]->attr.period)
@@ -76,9 +78,10 @@ int pmu_sampling_start(struct pmu_sampling *s, struct pmu_event *const *evs, uns
 		/* A placed event's config was encoded at placement: its INT
 		 * bit cannot be added here without the backend. */
 		if (evs[i]->hw.idx >= 0 && !evs[i]->attr.intr)
-			return fail(s, PMU_E_INVAL,
-				    "event %u has a period but holds a counter encoded without its INT/PMI bit: set attr.intr before placing it",
-				    i);
+			return fail(
+				s, PMU_E_INVAL,
+				"event %u has a period but holds a counter encoded without its INT/PMI bit: set attr.intr before placing it",
+				i);
 		/* A period means a PMI at every overflow (INT / PMI bit). */
 		evs[i]->attr.intr = true;
 		sampling++;
@@ -89,7 +92,8 @@ int pmu_sampling_start(struct pmu_sampling *s, struct pmu_event *const *evs, uns
 
 	s->rb = (struct rb *)(base + SAMPLING_HANDLE_OFFSET);
 	params.id = s->cpu;
-	if (rb_init(s->rb, (struct rb_control *)base, base + PMU_SAMPLING_CTL_SIZE, data_size, &params) != RB_OK)
+	if (rb_init(s->rb, (struct rb_control *)base, base + PMU_SAMPLING_CTL_SIZE, data_size, &params) !=
+	    RB_OK)
 		return fail(s, PMU_E_INVAL, "rb_init refused %llu data bytes", (unsigned long long)data_size);
 	if ((err = place_events(s, s->cpu)) != PMU_OK)
 		return err;
@@ -124,7 +128,8 @@ int pmu_sampling_stop(struct pmu_sampling *s)
 	if (!s->running)
 		return fail(s, PMU_E_STATE, "session not running");
 	if (pmu_hw_cpu() != s->cpu)
-		return fail(s, PMU_E_STATE, "session lives on CPU %u, stopped on CPU %u", s->cpu, pmu_hw_cpu());
+		return fail(s, PMU_E_STATE, "session lives on CPU %u, stopped on CPU %u", s->cpu,
+			    pmu_hw_cpu());
 	err = pmu_events_disable(s->evs, s->n);
 	/* After the counters stopped no PMI can come for them. */
 	pmu_pmi_set_ring(NULL, 0);
@@ -144,7 +149,8 @@ uint64_t pmu_sampling_drain(struct pmu_sampling *s, pmu_line_fn out, void *out_c
 		struct rb_header hdr;
 		struct rb_lost lost;
 		struct pmu_sample smp;
-		uint8_t bytes[sizeof(struct pmu_sample) + PMU_SAMPLE_MAX_VALUES * sizeof(struct pmu_sample_value)];
+		uint8_t bytes[sizeof(struct pmu_sample) +
+			      PMU_SAMPLE_MAX_VALUES * sizeof(struct pmu_sample_value)];
 	} rec;
 	/* "sample: " and the hex of the largest record. */
 	char line[sizeof(PMU_SAMPLE_LINE_PREFIX) + PMU_SAMPLE_HEX_MAX];
@@ -172,7 +178,8 @@ uint64_t pmu_sampling_drain(struct pmu_sampling *s, pmu_line_fn out, void *out_c
 		if (out && rb_record_to_hex(&rec, (size_t)len, line + pre, sizeof(line) - pre))
 			out(out_ctx, line);
 		if (rec.hdr.type == RB_RECORD_SAMPLE && (size_t)len >= sizeof(struct pmu_sample) &&
-		    rec.smp.nr_values <= PMU_SAMPLE_MAX_VALUES && (size_t)len >= pmu_sample_size(rec.smp.nr_values)) {
+		    rec.smp.nr_values <= PMU_SAMPLE_MAX_VALUES &&
+		    (size_t)len >= pmu_sample_size(rec.smp.nr_values)) {
 			t->samples++;
 			if (visit)
 				visit(visit_ctx, &rec.smp);

@@ -13,18 +13,30 @@
 #define UNMAPPED_ADDR 0x0000700000000000ull
 #define NONCANONICAL_ADDR 0x8000000000000000ull
 
-static void do_ud(void *arg) { __asm__ volatile("ud2"); }
-static void do_gp(void *arg) { (void)*(volatile uint64_t *)NONCANONICAL_ADDR; }
-static void do_pf(void *arg) { (void)*(volatile uint64_t *)UNMAPPED_ADDR; }
+static void do_ud(void *arg)
+{
+	__asm__ volatile("ud2");
+}
+static void do_gp(void *arg)
+{
+	(void)*(volatile uint64_t *)NONCANONICAL_ADDR;
+}
+static void do_pf(void *arg)
+{
+	(void)*(volatile uint64_t *)UNMAPPED_ADDR;
+}
 static void do_de(void *arg)
 {
 	/* In asm: the compiler turns 1/x into x == 1 and never divides. */
 	uint32_t zero = 0;
 	__asm__ volatile("movl $1, %%eax\n\txorl %%edx, %%edx\n\tdivl %0" : : "r"(zero) : "eax", "edx");
 }
-static void do_nothing(void *arg) {}
+static void do_nothing(void *arg)
+{
+}
 
-KTEST("arch", expect_exception, NULL, KTEST_PER_CPU, "#UD, #GP, #PF (with CR2) and #DE come back with their vectors")
+KTEST("arch", expect_exception, NULL, KTEST_PER_CPU,
+      "#UD, #GP, #PF (with CR2) and #DE come back with their vectors")
 {
 	int v;
 	v = expect_exception(do_ud, NULL);
@@ -32,10 +44,10 @@ KTEST("arch", expect_exception, NULL, KTEST_PER_CPU, "#UD, #GP, #PF (with CR2) a
 	v = expect_exception(do_gp, NULL);
 	check(v == X86_VEC_GP, "non-canonical load: expected vector 13 (#GP), saw %d", v);
 	v = expect_exception(do_pf, NULL);
-	check(v == X86_VEC_PF, "load from unmapped %#llx: expected vector 14 (#PF), saw %d",
-	      UNMAPPED_ADDR, v);
-	check(read_cr2() == UNMAPPED_ADDR, "expected CR2 = %#llx after the #PF, saw %#lx",
-	      UNMAPPED_ADDR, read_cr2());
+	check(v == X86_VEC_PF, "load from unmapped %#llx: expected vector 14 (#PF), saw %d", UNMAPPED_ADDR,
+	      v);
+	check(read_cr2() == UNMAPPED_ADDR, "expected CR2 = %#llx after the #PF, saw %#lx", UNMAPPED_ADDR,
+	      read_cr2());
 	v = expect_exception(do_de, NULL);
 	check(v == X86_VEC_DE, "divide by zero: expected vector 0 (#DE), saw %d", v);
 	v = expect_exception(do_nothing, NULL);
@@ -52,8 +64,7 @@ KTEST("arch", msr_safe, NULL, KTEST_PER_CPU, "rdmsr_safe reads IA32_APIC_BASE; R
 	/* RDPMC with an index no PMU has: #GP on hardware and KVM; TCG, which
 	 * has no PMU at all, raises #UD for every RDPMC. */
 	v = rdpmc_safe(0x3fffffff, &val);
-	check(v == X86_VEC_GP || v == X86_VEC_UD,
-	      "rdpmc 0x3fffffff: expected #GP or #UD, saw %d", v);
+	check(v == X86_VEC_GP || v == X86_VEC_UD, "rdpmc 0x3fffffff: expected #GP or #UD, saw %d", v);
 }
 
 static bool under_tcg(void)
@@ -70,7 +81,8 @@ static const char *needs_msr_faults(void)
 	return under_tcg() ? "TCG raises no #GP for invalid MSR accesses" : NULL;
 }
 
-KTEST("arch", msr_safe_fault, needs_msr_faults, KTEST_PER_CPU, "x2APIC MSRs in the wrong mode #GP; a faulting read gives 0")
+KTEST("arch", msr_safe_fault, needs_msr_faults, KTEST_PER_CPU,
+      "x2APIC MSRs in the wrong mode #GP; a faulting read gives 0")
 {
 	uint64_t val = 1;
 	int v;
@@ -83,8 +95,7 @@ KTEST("arch", msr_safe_fault, needs_msr_faults, KTEST_PER_CPU, "x2APIC MSRs in t
 		      version_msr, v);
 	} else {
 		v = rdmsr_safe(version_msr, &val);
-		check(v == X86_VEC_GP, "rdmsr %#x in xAPIC mode: expected #GP (13), saw %d",
-		      version_msr, v);
+		check(v == X86_VEC_GP, "rdmsr %#x in xAPIC mode: expected #GP (13), saw %d", version_msr, v);
 		check(val == 0, "a faulting rdmsr_safe must return 0, saw %#lx", val);
 	}
 }
@@ -108,13 +119,22 @@ KTEST("arch", self_ipi, NULL, KTEST_PER_CPU, "a fixed IPI to itself arrives exac
 	while (self_ipi_seen[cpu] == before && rdtsc() < end)
 		cpu_relax();
 	check(self_ipi_seen[cpu] == before + 1,
-	      "expected one fixed IPI to self (vector %#x) within 100 ms, saw %lu",
-	      VEC_SELFTEST_IPI, self_ipi_seen[cpu] - before);
+	      "expected one fixed IPI to self (vector %#x) within 100 ms, saw %lu", VEC_SELFTEST_IPI,
+	      self_ipi_seen[cpu] - before);
 }
 
-static void user_add(void *arg) { (*(volatile uint64_t *)arg) += 1; }
-static void user_ud(void *arg) { __asm__ volatile("ud2"); }
-static void user_cli(void *arg) { __asm__ volatile("cli"); }
+static void user_add(void *arg)
+{
+	(*(volatile uint64_t *)arg) += 1;
+}
+static void user_ud(void *arg)
+{
+	__asm__ volatile("ud2");
+}
+static void user_cli(void *arg)
+{
+	__asm__ volatile("cli");
+}
 
 KTEST("arch", usermode, NULL, KTEST_PER_CPU, "a ring-3 payload runs and returns; its #UD and #GP come back")
 {

@@ -1,11 +1,11 @@
 /* Boot checks: what the loader handed over and how the kernel read it. */
-#include "lib/acpi.h"
+#include "boot/boot.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/sections.h"
 #include "arch/x86/timer.h"
-#include "boot/boot.h"
 #include "boot/bootinfo.h"
 #include "boot/options.h"
+#include "lib/acpi.h"
 #include "lib/string.h"
 #include "tests/ktest.h"
 
@@ -14,24 +14,22 @@ KTEST("boot", cmdline, NULL, 0, "the command line has no unknown option, bad val
 	size_t n;
 	const struct cmdline_opt *opt = options_table(&n);
 	diag("command line (%zu bytes%s): \"%.*s\"", boot_info.cmdline_len,
-	     boot_info.cmdline_truncated ? ", truncated" : "", (int)boot_info.cmdline_len,
-	     boot_info.cmdline);
+	     boot_info.cmdline_truncated ? ", truncated" : "", (int)boot_info.cmdline_len, boot_info.cmdline);
 	for (size_t i = 0; i < n; i++)
 		diag("option %s: %s", opt[i].name, opt[i].help);
 	unsigned shown = options_result.nerrors < CMDLINE_MAX_ERRORS ? options_result.nerrors
-								       : CMDLINE_MAX_ERRORS;
+								     : CMDLINE_MAX_ERRORS;
 	for (unsigned i = 0; i < shown; i++)
 		check(false, "command line: %s", options_result.errors[i]);
-	check(options_result.nerrors == 0, "expected no command-line errors, saw %u",
-	      options_result.nerrors);
+	check(options_result.nerrors == 0, "expected no command-line errors, saw %u", options_result.nerrors);
 }
 
 KTEST("boot", boot_info, NULL, 0, "the loader's info parses cleanly; multiboot1 or 2")
 {
-	check(boot_info_status == 0, "expected the loader's info to parse cleanly, bootinfo_parse returned %d",
-	      boot_info_status);
-	check(boot_info.protocol == 1 || boot_info.protocol == 2,
-	      "expected multiboot1 or 2, saw protocol %d", boot_info.protocol);
+	check(boot_info_status == 0,
+	      "expected the loader's info to parse cleanly, bootinfo_parse returned %d", boot_info_status);
+	check(boot_info.protocol == 1 || boot_info.protocol == 2, "expected multiboot1 or 2, saw protocol %d",
+	      boot_info.protocol);
 	if (boot_info.has_fb)
 		diag("framebuffer: %ux%u, %u bpp, type %u, pitch %u, at %#lx", boot_info.fb.width,
 		     boot_info.fb.height, boot_info.fb.bpp, boot_info.fb.type, boot_info.fb.pitch,
@@ -67,9 +65,8 @@ KTEST("boot", acpi, NULL, 0, "RSDP and RSDT/XSDT with good checksums, a MADT and
 	check(acpi_find_table("APIC", 0) != NULL, "expected a MADT (signature APIC)");
 	struct acpi_fadt_info f;
 	if (check(acpi_fadt(&f) == 0, "expected a valid FADT"))
-		diag("FADT: PM1a_CNT %#x, \\_S5 %s, reset register %s, PM timer port %#x",
-		     f.pm1a_cnt, f.has_s5 ? "found" : "absent", f.has_reset ? "present" : "absent",
-		     f.pm_tmr_port);
+		diag("FADT: PM1a_CNT %#x, \\_S5 %s, reset register %s, PM timer port %#x", f.pm1a_cnt,
+		     f.has_s5 ? "found" : "absent", f.has_reset ? "present" : "absent", f.pm_tmr_port);
 }
 
 KTEST("boot", tsc_calibration, NULL, 0, "a 100 MHz..10 GHz TSC, a ticking LAPIC timer, udelay() on time")

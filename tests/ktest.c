@@ -10,10 +10,10 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
+#include "arch/x86/pc/console.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/traps.h"
-#include "arch/x86/pc/console.h"
 #include "lib/glob.h"
 #include "lib/muldiv.h"
 #include "lib/printf.h"
@@ -169,7 +169,8 @@ static void watchdog_arm(const struct ktest_run *r)
 		return;
 	uint64_t left = r->deadline_tsc - rdtsc();
 	uint64_t lapic_hz = timer_info()->lapic_hz;
-	uint64_t count = (int64_t)left > 0 && lapic_hz ? mul_div_u64(left, lapic_hz, timer_info()->tsc_hz) : 1;
+	uint64_t count = (int64_t)left > 0 && lapic_hz ? mul_div_u64(left, lapic_hz, timer_info()->tsc_hz)
+						       : 1;
 	lapic_timer_oneshot(count > 0xffffffffu ? 0xffffffffu : (count ? (uint32_t)count : 1));
 }
 
@@ -208,8 +209,7 @@ static void ktest_execute(void *arg)
 		if (why) {
 			strlcpy(r->skip_reason, why, sizeof(r->skip_reason));
 			fold_newlines(r->skip_reason);
-		}
-		else
+		} else
 			r->test->body();
 	}
 	lapic_timer_stop();
@@ -266,12 +266,12 @@ static struct ktest_run *run_on(const struct ktest *t, unsigned cpu, uint32_t bu
 	if (!on_cpu_try_async(cpu, ktest_execute, r, UNRESPONSIVE_GRACE_US, &ticket) ||
 	    !on_cpu_wait(cpu, ticket, (uint64_t)r->budget_ms * 1000 + UNRESPONSIVE_GRACE_US)) {
 		/* Its watchdog could not fire (interrupts off?): give up on it. */
-		ksnprintf(cpu_dead_buf[cpu], sizeof(cpu_dead_buf[cpu]),
-			  "cpu %u stopped responding in %s.%s", cpu, t->suite, t->name);
+		ksnprintf(cpu_dead_buf[cpu], sizeof(cpu_dead_buf[cpu]), "cpu %u stopped responding in %s.%s",
+			  cpu, t->suite, t->name);
 		cpu_dead_reason[cpu] = cpu_dead_buf[cpu];
 		r->result = KTEST_TIMEOUT;
-		log_printf(r, "# ", "cpu %u did not take or finish the test within %u ms + %u ms grace",
-			   cpu, r->budget_ms, UNRESPONSIVE_GRACE_US / 1000);
+		log_printf(r, "# ", "cpu %u did not take or finish the test within %u ms + %u ms grace", cpu,
+			   r->budget_ms, UNRESPONSIVE_GRACE_US / 1000);
 	}
 	return r;
 }
@@ -458,8 +458,8 @@ static enum ktest_result report(const struct ktest_run *r, unsigned level, unsig
 }
 
 /* A block is not ok if any child failed, SKIP if every child skipped. */
-static void print_parent(unsigned level, unsigned num, const char *name, unsigned fails,
-			 unsigned skips, unsigned n)
+static void print_parent(unsigned level, unsigned num, const char *name, unsigned fails, unsigned skips,
+			 unsigned n)
 {
 	if (fails)
 		print_indented(level, "not ok %u %s", num, name);
@@ -469,8 +469,8 @@ static void print_parent(unsigned level, unsigned num, const char *name, unsigne
 		print_indented(level, "ok %u %s", num, name);
 }
 
-static void run_block(const struct suite *s, unsigned cpu, unsigned level, uint32_t budget,
-		      unsigned *fails, unsigned *skips, unsigned *n)
+static void run_block(const struct suite *s, unsigned cpu, unsigned level, uint32_t budget, unsigned *fails,
+		      unsigned *skips, unsigned *n)
 {
 	unsigned num = 0;
 	for (unsigned i = 0; i < s->ntests; i++) {

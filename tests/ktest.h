@@ -21,33 +21,32 @@ struct ktest {
 	const char *desc;           /* what it asserts, one line: tests=list prints it */
 	const char *(*needs)(void); /* NULL when always runnable, else SKIP reason or NULL */
 	void (*body)(void);
-	uint32_t line;              /* a suite is one file: its tests run in source order */
+	uint32_t line; /* a suite is one file: its tests run in source order */
 	uint16_t flags;
-	uint16_t budget_ms;         /* 0: the timeout= default */
+	uint16_t budget_ms; /* 0: the timeout= default */
 };
 
 /* The symbols carry the line, so that two suites of one file may each
  * have a test of the same name (monitor.run and sample.run). */
 #define KTEST_CAT_(a, b) a##b
 #define KTEST_CAT(a, b) KTEST_CAT_(a, b)
-#define KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_, what_, body_, reg_) \
-	static void body_(void);                                              \
-	static const struct ktest reg_                                        \
-		__attribute__((used, section(".ktests"), aligned(8))) = {     \
-			.suite = suite_,                                      \
-			.name = #name_,                                       \
-			.desc = what_,                                        \
-			.needs = needs_,                                      \
-			.body = body_,                                        \
-			.line = __LINE__,                                     \
-			.flags = flags_,                                      \
-			.budget_ms = budget_,                                 \
-	};                                                                    \
+#define KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_, what_, body_, reg_)                \
+	static void body_(void);                                                                 \
+	static const struct ktest reg_ __attribute__((used, section(".ktests"), aligned(8))) = { \
+		.suite = suite_,                                                                 \
+		.name = #name_,                                                                  \
+		.desc = what_,                                                                   \
+		.needs = needs_,                                                                 \
+		.body = body_,                                                                   \
+		.line = __LINE__,                                                                \
+		.flags = flags_,                                                                 \
+		.budget_ms = budget_,                                                            \
+	};                                                                                       \
 	static void body_(void)
 /* A test with its own time budget in ms (at most 65535). */
-#define KTEST_BUDGET(suite_, name_, needs_, flags_, budget_, what_)           \
-	KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_, what_,          \
-		      KTEST_CAT(ktest_body_##name_##_, __LINE__),             \
+#define KTEST_BUDGET(suite_, name_, needs_, flags_, budget_, what_)  \
+	KTEST_DEFINE_(suite_, name_, needs_, flags_, budget_, what_, \
+		      KTEST_CAT(ktest_body_##name_##_, __LINE__),    \
 		      KTEST_CAT(ktest_desc_##name_##_, __LINE__))
 
 /* KTEST("pmu.count", gp_instructions, pmu_needs_counting, KTEST_PER_CPU,

@@ -28,8 +28,8 @@ KTEST("list", tests, NULL, KTEST_EXPLICIT, "prints every test with its one-line 
 		/* Two spaces of indent put the lines inside the suite's block. */
 		console_printf("  # test: %s.%s: %s\n", t->suite, t->name, t->desc ? t->desc : "");
 		check(len > 0 && len <= KTEST_DESC_MAX && printable_ascii(t->desc),
-		      "%s.%s: expected a description of 1..%u printable ASCII characters, saw %zu", t->suite, t->name,
-		      KTEST_DESC_MAX, len);
+		      "%s.%s: expected a description of 1..%u printable ASCII characters, saw %zu", t->suite,
+		      t->name, KTEST_DESC_MAX, len);
 	}
 	diag("%u tests", n);
 }

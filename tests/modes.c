@@ -20,5 +20,6 @@ void mode_test_judge(enum mode_kind kind, const struct mode_result *res)
 	if (res->status == MODE_E_NOPMU)
 		ktest_skip("%s", res->reason);
 	check(res->status == MODE_OK, "the %s run ended with status %d (%s), see the lines above",
-	      kind == MODE_SAMPLE ? "sample-mode" : "monitor", res->status, mode_status_name(kind, res->status));
+	      kind == MODE_SAMPLE ? "sample-mode" : "monitor", res->status,
+	      mode_status_name(kind, res->status));
 }

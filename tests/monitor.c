@@ -4,14 +4,14 @@
  * the probe's reason and no table without a PMU, and with one give a row
  * per interval with non-zero counts that fit the workload; events=none
  * works everywhere; bad options are refused naming the bad item. */
+#include "modes/monitor.h"
 #include "arch/x86/smp.h"
 #include "lib/bits.h"
 #include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "modes/monitor.h"
-#include "pmu/pmu.h"
 #include "pmu/loops.h"
+#include "pmu/pmu.h"
 #include "tests/ktest.h"
 #include "tests/modes.h"
 #include "tests/pmu_common.h"
@@ -23,7 +23,8 @@ static const char *needs_monitor_mode(void)
 	return mode_requested(MODE_MONITOR) ? NULL : "not in monitor mode (boot with mode=monitor)";
 }
 
-KTEST("monitor", run, needs_monitor_mode, KTEST_EXPLICIT, "mode=monitor: the run completes (SKIP without a PMU)")
+KTEST("monitor", run, needs_monitor_mode, KTEST_EXPLICIT,
+      "mode=monitor: the run completes (SKIP without a PMU)")
 {
 	struct mode_result res;
 
@@ -122,17 +123,19 @@ KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of coun
 		const char *l = cap_find("# monitor: no PMU on cpu");
 		check(st == MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
 		      MODE_E_NOPMU, st, mode_status_name(MODE_MONITOR, st));
-		check(l && strcmp(l, want) == 0, "expected the line \"%s\", saw \"%s\"", want, l ? l : "(none)");
+		check(l && strcmp(l, want) == 0, "expected the line \"%s\", saw \"%s\"", want,
+		      l ? l : "(none)");
 		check(res.status == st && strcmp(res.reason, want + strlen("# monitor: ")) == 0,
-		      "expected the result %d \"%s\", saw %d \"%s\"", st, want + strlen("# monitor: "), res.status,
-		      res.reason);
+		      "expected the result %d \"%s\", saw %d \"%s\"", st, want + strlen("# monitor: "),
+		      res.status, res.reason);
 		check(!cap_find("time(ms)"), "no table header may be printed without a PMU");
 		if (l)
 			diag("%s", l + 2);
 		return;
 	}
-	if (!check(st == MODE_OK && res.status == MODE_OK, "cpu %u counts: expected status 0, got %d (%s): %s", last,
-		   st, mode_status_name(MODE_MONITOR, st), res.reason)) {
+	if (!check(st == MODE_OK && res.status == MODE_OK,
+		   "cpu %u counts: expected status 0, got %d (%s): %s", last, st,
+		   mode_status_name(MODE_MONITOR, st), res.reason)) {
 		cap_dump();
 		return;
 	}
@@ -145,13 +148,13 @@ KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of coun
 		uint64_t cpu = f[0], ins = f[1], cyc = f[2], work = f[3];
 		rows++;
 		check(cpu == last, "row %u is for cpu %lu, expected %u", rows, cpu, last);
-		check(ins > 0 && cyc > 0, "row %u: instructions %lu and cycles %lu must both be non-zero", rows, ins,
-		      cyc);
+		check(ins > 0 && cyc > 0, "row %u: instructions %lu and cycles %lu must both be non-zero",
+		      rows, ins, cyc);
 		/* The loop retires exactly 3 instructions per iteration; the
 		 * rest (clock reads, snapshots, interrupts) only adds. */
 		check(ins >= PMU_LOOP_INSNS_PER_ITER * work,
-		      "row %u: %lu instructions for %lu loop iterations, fewer than %u per iteration", rows, ins, work,
-		      PMU_LOOP_INSNS_PER_ITER);
+		      "row %u: %lu instructions for %lu loop iterations, fewer than %u per iteration", rows,
+		      ins, work, PMU_LOOP_INSNS_PER_ITER);
 		diag("%s", cap[i] + 2);
 	}
 	check(rows == 4, "expected 4 rows (200 ms in 50 ms intervals), saw %u", rows);
@@ -176,12 +179,17 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 
 	ksnprintf(list, sizeof(list), "0-%u", cpus - 1);
 	struct mode_opts o = {
-		.events = "none", .interval_ms = 50, .duration_ms = 200, .cpus = list, .workload = "branchy",
+		.events = "none",
+		.interval_ms = 50,
+		.duration_ms = 200,
+		.cpus = list,
+		.workload = "branchy",
 	};
 	cap_reset();
 	int st = monitor_run(&o, cap_line, &res);
-	if (!check(st == MODE_OK && res.status == MODE_OK, "events=none on cpus %s: expected status 0, got %d (%s): %s",
-		   list, st, mode_status_name(MODE_MONITOR, st), res.reason)) {
+	if (!check(st == MODE_OK && res.status == MODE_OK,
+		   "events=none on cpus %s: expected status 0, got %d (%s): %s", list, st,
+		   mode_status_name(MODE_MONITOR, st), res.reason)) {
 		cap_dump();
 		return;
 	}
@@ -200,8 +208,9 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 		 * vCPUs on 2 host cores) takes two snapshots back to back, which
 		 * the 0.1 ms column can show as the same time: not before is the
 		 * property, not strictly after. */
-		check(t >= k * 500 && t >= last_t[cpu], "cpu %u interval %u at %lu.%lu ms: expected >= %u ms, not before %lu.%lu",
-		      cpu, k, t / 10, t % 10, k * 50, last_t[cpu] / 10, last_t[cpu] % 10);
+		check(t >= k * 500 && t >= last_t[cpu],
+		      "cpu %u interval %u at %lu.%lu ms: expected >= %u ms, not before %lu.%lu", cpu, k,
+		      t / 10, t % 10, k * 50, last_t[cpu] / 10, last_t[cpu] % 10);
 		work[cpu] += f[1];
 		last_t[cpu] = t;
 	}
@@ -209,8 +218,9 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 	/* One interval may show no work where a single step outlasts it (a
 	 * slow emulator), but every CPU must have worked. */
 	for (unsigned c = 0; c < cpus; c++)
-		check(rows_of[c] == 4 && work[c] > 0, "cpu %u: %u rows, %lu iterations; expected 4 rows and some work",
-		      c, rows_of[c], work[c]);
+		check(rows_of[c] == 4 && work[c] > 0,
+		      "cpu %u: %u rows, %lu iterations; expected 4 rows and some work", c, rows_of[c],
+		      work[c]);
 	if (rows != 4 * cpus)
 		cap_dump();
 	else
@@ -231,7 +241,8 @@ KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused
 	ksnprintf(past, sizeof(past), "0,%u", n);
 	ksnprintf(want_past, sizeof(want_past), "\"%u\" names a CPU past the last one online", n);
 	const struct bad_case cases[] = {
-		{ { .events = "instructions,instrucions" }, "event 'instrucions': unknown event 'instrucions'" },
+		{ { .events = "instructions,instrucions" },
+		  "event 'instrucions': unknown event 'instrucions'" },
 		{ { .events = "cycles,cpu/event=0xc0,umask=0" }, "has no closing '/'" },
 		{ { .events = "cpu/event=0xc0,umsk=1/" }, "unknown term 'umsk'" },
 		{ { .events = "cycles,,instructions" }, "empty event at offset 7" },
@@ -247,10 +258,12 @@ KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused
 		cap_reset();
 		int st = monitor_run(&cases[i].o, cap_line, &res);
 		const char *l = cap_find(cases[i].want);
-		check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d", i, MODE_E_ARGS, st);
-		check(res.status == st && strstr(res.reason, cases[i].want) && l && strcmp(l + 11, res.reason) == 0,
-		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st, res.status,
-		      res.reason);
+		check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d", i, MODE_E_ARGS,
+		      st);
+		check(res.status == st && strstr(res.reason, cases[i].want) && l &&
+			      strcmp(l + 11, res.reason) == 0,
+		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st,
+		      res.status, res.reason);
 		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
 		      ncap ? cap[0] : "(none)");
 		check(ncap == 1 && strncmp(cap[0], "# monitor: ", 11) == 0,

@@ -21,7 +21,8 @@ bool pmu_cache_geom(struct pmu_cache_geom *g)
 		cpuid_count(4, sub, &r);
 		unsigned type = (unsigned)BITS(r.eax, 4, 0), level = (unsigned)BITS(r.eax, 7, 5);
 		uint64_t line = BITS(r.ebx, 11, 0) + 1;
-		uint64_t size = (BITS(r.ebx, 31, 22) + 1) * (BITS(r.ebx, 21, 12) + 1) * line * ((uint64_t)r.ecx + 1);
+		uint64_t size = (BITS(r.ebx, 31, 22) + 1) * (BITS(r.ebx, 21, 12) + 1) * line *
+				((uint64_t)r.ecx + 1);
 
 		if (type == 0) /* no more caches */
 			break;

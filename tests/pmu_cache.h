@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 struct pmu_cache_geom {
-	uint64_t l1d, l2, llc;  /* bytes; 0 when CPUID.04H does not list it */
+	uint64_t l1d, l2, llc; /* bytes; 0 when CPUID.04H does not list it */
 	unsigned llc_level;
-	unsigned line;          /* line size of the LLC (bytes) */
+	unsigned line; /* line size of the LLC (bytes) */
 };
 
 /* The calling CPU's data/unified caches (SDM vol. 2A, CPUID leaf 04H:

@@ -14,7 +14,8 @@ static void diag_line(void *ctx, const char *line)
 	diag("%s", line);
 }
 
-KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU, "caps printed; widths 1..64, hybrid core type, full-width flag")
+KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU,
+      "caps printed; widths 1..64, hybrid core type, full-width flag")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 
@@ -32,9 +33,12 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU, "caps printed; widths 1..64, hyb
 	check(c->gp_width >= 1 && c->gp_width <= 64, "expected a GP width of 1..64 bits, CPUID.0AH says %u",
 	      c->gp_width);
 	check(!c->fixed_mask || (c->fixed_width >= 1 && c->fixed_width <= 64),
-	      "expected a fixed width of 1..64 bits with fixed counters present, CPUID.0AH says %u", c->fixed_width);
-	check(!c->hybrid || c->core_type == CPUID_1A_CORE_TYPE_ATOM || c->core_type == CPUID_1A_CORE_TYPE_CORE,
-	      "hybrid part: expected core type 0x20 (Atom) or 0x40 (Core) in CPUID.1AH, saw %#x", c->core_type);
+	      "expected a fixed width of 1..64 bits with fixed counters present, CPUID.0AH says %u",
+	      c->fixed_width);
+	check(!c->hybrid || c->core_type == CPUID_1A_CORE_TYPE_ATOM ||
+		      c->core_type == CPUID_1A_CORE_TYPE_CORE,
+	      "hybrid part: expected core type 0x20 (Atom) or 0x40 (Core) in CPUID.1AH, saw %#x",
+	      c->core_type);
 	check(c->full_width_write == (c->perf_caps_valid && ((c->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1)),
 	      "full-width flag must follow IA32_PERF_CAPABILITIES[13] (%#lx)", c->perf_caps);
 }

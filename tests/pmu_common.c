@@ -186,12 +186,13 @@ void pmu_test_check_count(const struct pmu_event *ev, bool mem, uint64_t tsc)
 		if (!k) {
 			check(v == insns,
 			      "%s on %s: expected exactly %lu instructions (%lu iterations x %u + %u bracket), saw %lu",
-			      ev->name, where, insns, iters, mem ? PMU_MEMLOOP_INSNS_PER_ITER : PMU_LOOP_INSNS_PER_ITER,
+			      ev->name, where, insns, iters,
+			      mem ? PMU_MEMLOOP_INSNS_PER_ITER : PMU_LOOP_INSNS_PER_ITER,
 			      PMU_BRACKET_OVERHEAD_INSNS, v);
 			break;
 		}
-		diag("%s on %s: %lu instructions (workload + bracket MOVs %lu, +%ld)", ev->name, where, v, insns_lo,
-		     (long)(v - insns_lo));
+		diag("%s on %s: %lu instructions (workload + bracket MOVs %lu, +%ld)", ev->name, where, v,
+		     insns_lo, (long)(v - insns_lo));
 		check(v >= insns_lo && v <= insns_lo + k,
 		      "%s on %s: expected %lu..%lu instructions (%lu iterations x %u + %u MOVs, + up to %lu: %s), saw %lu",
 		      ev->name, where, insns_lo, insns_lo + k, iters,
@@ -200,23 +201,26 @@ void pmu_test_check_count(const struct pmu_event *ev, bool mem, uint64_t tsc)
 		break;
 	case PMU_ARCH_BRANCHES:
 		if (!k) {
-			check(v == br, "%s on %s: expected exactly %lu retired branches (one JNZ per iteration), saw %lu",
+			check(v == br,
+			      "%s on %s: expected exactly %lu retired branches (one JNZ per iteration), saw %lu",
 			      ev->name, where, br, v);
 			break;
 		}
-		diag("%s on %s: %lu retired branches (workload %lu, +%ld)", ev->name, where, v, br, (long)(v - br));
+		diag("%s on %s: %lu retired branches (workload %lu, +%ld)", ev->name, where, v, br,
+		     (long)(v - br));
 		check(v >= br && v <= br + k,
 		      "%s on %s: expected %lu..%lu retired branches (one JNZ per iteration, + up to %lu: %s), saw %lu",
 		      ev->name, where, br, br + k, k, c->retired_slack_why, v);
 		break;
 	case PMU_ARCH_BRANCH_MISSES:
-		check(v <= br, "%s on %s: expected at most %lu mispredicted branches (the branches retired), saw %lu",
+		check(v <= br,
+		      "%s on %s: expected at most %lu mispredicted branches (the branches retired), saw %lu",
 		      ev->name, where, br, v);
 		break;
 	case PMU_ARCH_CYCLES:
 		check(v >= cyc_min && v <= cyc_max,
-		      "%s on %s: expected %lu..%lu core cycles (>= 1 per dependent iteration), saw %lu", ev->name,
-		      where, cyc_min, cyc_max, v);
+		      "%s on %s: expected %lu..%lu core cycles (>= 1 per dependent iteration), saw %lu",
+		      ev->name, where, cyc_min, cyc_max, v);
 		break;
 	case PMU_ARCH_REF_CYCLES:
 		/* Reference cycles tick at the TSC rate (FIXED_CTR2) or slower
@@ -228,8 +232,8 @@ void pmu_test_check_count(const struct pmu_event *ev, bool mem, uint64_t tsc)
 		break;
 	case PMU_ARCH_TOPDOWN_SLOTS:
 		/* At least one slot per cycle, at most 16 (widest issue known: 8). */
-		check(v >= cyc_min && v <= 16 * cyc_max, "%s on %s: expected %lu..%lu slots, saw %lu", ev->name,
-		      where, cyc_min, 16 * cyc_max, v);
+		check(v >= cyc_min && v <= 16 * cyc_max, "%s on %s: expected %lu..%lu slots, saw %lu",
+		      ev->name, where, cyc_min, 16 * cyc_max, v);
 		break;
 	case PMU_ARCH_LLC_REFERENCES:
 	case PMU_ARCH_LLC_MISSES:
@@ -240,8 +244,8 @@ void pmu_test_check_count(const struct pmu_event *ev, bool mem, uint64_t tsc)
 			      "%s on %s: expected 1..%lu over %lu flushed lines, saw %lu", ev->name, where,
 			      4 * iters + 1000, iters, v);
 		else
-			check(v <= 4 * iters + 1000, "%s on %s: expected at most %lu, saw %lu", ev->name, where,
-			      4 * iters + 1000, v);
+			check(v <= 4 * iters + 1000, "%s on %s: expected at most %lu, saw %lu", ev->name,
+			      where, 4 * iters + 1000, v);
 		break;
 	default:
 		/* No bound is known: report the figure, claim nothing. */

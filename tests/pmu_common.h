@@ -24,9 +24,9 @@
 /* needs() predicates. Each first makes sure the calling CPU went through
  * pmu_cpu_init (once: pmu_cpu_ensure), then returns NULL or the precise
  * SKIP reason. */
-const char *pmu_needs_counting(void);        /* the probe found counters that count */
-const char *pmu_needs_global_ctrl(void);     /* ... and IA32_PERF_GLOBAL_CTRL (v2+) */
-const char *pmu_needs_fixed(void);           /* ... and at least one fixed counter */
+const char *pmu_needs_counting(void);    /* the probe found counters that count */
+const char *pmu_needs_global_ctrl(void); /* ... and IA32_PERF_GLOBAL_CTRL (v2+) */
+const char *pmu_needs_fixed(void);       /* ... and at least one fixed counter */
 /* ... global control and PMIs reach this CPU (the LVT entry holds what is
  * programmed); no sample ring or observer left from an earlier test. */
 const char *pmu_needs_pmi(void);

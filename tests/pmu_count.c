@@ -6,9 +6,9 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "pmu/bracket.h"
+#include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/loops.h"
 #include "tests/ktest.h"
 #include "tests/pmu_common.h"
 
@@ -17,7 +17,8 @@ static bool is_mem_event(enum pmu_arch_event e)
 	return e == PMU_ARCH_LLC_REFERENCES || e == PMU_ARCH_LLC_MISSES;
 }
 
-KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU, "each architectural event on each GP counter, exact or bounded")
+KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU,
+      "each architectural event on each GP counter, exact or bounded")
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint32_t gp = pmu_test_free_gp();
@@ -78,7 +79,8 @@ KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU, "each fixed c
  * the same window. Instructions must agree exactly; cycles within
  * PMU_CYCLES_TOLERANCE (same WRMSR starts and stops both, but the counters
  * may latch it a few cycles apart). */
-KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU, "GP and fixed instructions equal and exact; cycles within 1% + 64")
+KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU,
+      "GP and fixed instructions equal and exact; cycles within 1% + 64")
 {
 	struct pmu_event gi, fi, gc, fc;
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
@@ -86,7 +88,8 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU, "GP and fixed in
 	unsigned x1 = pmu_test_first_absent(~(gp & ~(1u << x0)), PMU_MAX_GP);
 
 	if (!((fx >> 0) & 1) || !((fx >> 1) & 1) || x1 >= PMU_MAX_GP)
-		ktest_skip("needs FIXED_CTR0, FIXED_CTR1 and two GP counters free (fixed %#x, GP %#x)", fx, gp);
+		ktest_skip("needs FIXED_CTR0, FIXED_CTR1 and two GP counters free (fixed %#x, GP %#x)", fx,
+			   gp);
 	pmu_test_event(&gi, PMU_ARCH_INSTRUCTIONS);
 	pmu_test_event(&fi, PMU_ARCH_INSTRUCTIONS);
 	pmu_test_event(&gc, PMU_ARCH_CYCLES);
@@ -105,7 +108,8 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU, "GP and fixed in
 		uint64_t a = pmu_event_count(&gi), b = pmu_event_count(&fi);
 		uint64_t p = pmu_event_count(&gc), q = pmu_event_count(&fc);
 		uint64_t d = p > q ? p - q : q - p;
-		check(a == b, "instructions: IA32_PMC%u counted %lu, IA32_FIXED_CTR0 %lu; expected equal (both %lu)",
+		check(a == b,
+		      "instructions: IA32_PMC%u counted %lu, IA32_FIXED_CTR0 %lu; expected equal (both %lu)",
 		      x0, a, b, pmu_test_expected_insns(false));
 		check(a == pmu_test_expected_insns(false), "instructions: expected %lu, saw %lu",
 		      pmu_test_expected_insns(false), a);
@@ -119,7 +123,8 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU, "GP and fixed in
 
 /* Every free counter in one window: GP counters alternate instructions and
  * branches, each fixed counter counts its own event. */
-KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU, "every free counter in one window, each exact or bounded")
+KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU,
+      "every free counter in one window, each exact or bounded")
 {
 	/* ~15 KiB of events: per CPU in .bss, not on the 64 KiB test stack. */
 	static struct pmu_event all_evs[MAX_CPUS][PMU_IDX_NR];
@@ -168,7 +173,8 @@ KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU, "every free 
  * cycles where retiring starts again, at least once and at most as often
  * as CMASK=1 counts; CMASK=255 never triggers (no core retires 255
  * instructions in a cycle). */
-KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU, "cmask=1 + cmask=1,inv = cycles; edge and cmask=255 bounded")
+KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU,
+      "cmask=1 + cmask=1,inv = cycles; edge and cmask=255 bounded")
 {
 	struct pmu_event ge1, inv, cyc, edge, big;
 	uint32_t gp = pmu_test_free_gp();
@@ -190,15 +196,18 @@ KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU, "cmask=
 	struct pmu_event *g1[] = { &ge1, &inv, &cyc };
 	if (check(pmu_events_add(g1, 3) == PMU_OK, "cmask/inv/cycles group: %s", ge1.reason)) {
 		if (pmu_test_measure(g1, 3, false, NULL)) {
-			uint64_t a = pmu_event_count(&ge1), b = pmu_event_count(&inv), c = pmu_event_count(&cyc);
+			uint64_t a = pmu_event_count(&ge1), b = pmu_event_count(&inv),
+				 c = pmu_event_count(&cyc);
 			uint64_t s = a + b, d = s > c ? s - c : c - s;
 			uint64_t insns = pmu_test_expected_insns(false);
 			check(d <= PMU_CYCLES_TOLERANCE(c),
 			      "cycles retiring >= 1 (%lu) + cycles retiring 0 (%lu) = %lu; expected the core cycles %lu within %lu",
 			      a, b, s, c, PMU_CYCLES_TOLERANCE(c));
-			check(a <= c + PMU_CYCLES_TOLERANCE(c), "cycles retiring >= 1: %lu, more than the %lu cycles", a, c);
+			check(a <= c + PMU_CYCLES_TOLERANCE(c),
+			      "cycles retiring >= 1: %lu, more than the %lu cycles", a, c);
 			/* No core retires more than 16 instructions a cycle. */
-			check(a >= insns / 16, "cycles retiring >= 1: expected at least %lu (%lu instructions / 16), saw %lu",
+			check(a >= insns / 16,
+			      "cycles retiring >= 1: expected at least %lu (%lu instructions / 16), saw %lu",
 			      insns / 16, insns, a);
 			diag("cmask=1 %lu, cmask=1,inv %lu, cycles %lu", a, b, c);
 		}
@@ -218,8 +227,10 @@ KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU, "cmask=
 	struct pmu_event *g2[] = { &edge, &big, &ge1 };
 	if (check(pmu_events_add(g2, 3) == PMU_OK, "edge/cmask group: %s", edge.reason)) {
 		if (pmu_test_measure(g2, 3, false, NULL)) {
-			uint64_t e = pmu_event_count(&edge), z = pmu_event_count(&big), a = pmu_event_count(&ge1);
-			check(e >= 1 && e <= a, "edge: expected 1..%lu (the cycles retiring >= 1), saw %lu", a, e);
+			uint64_t e = pmu_event_count(&edge), z = pmu_event_count(&big),
+				 a = pmu_event_count(&ge1);
+			check(e >= 1 && e <= a, "edge: expected 1..%lu (the cycles retiring >= 1), saw %lu",
+			      a, e);
 			check(z == 0, "cmask=255: expected 0 cycles retiring 255 instructions, saw %lu", z);
 			diag("edge %lu, cmask=255 %lu, cmask=1 %lu", e, z, a);
 		}
@@ -230,7 +241,8 @@ KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU, "cmask=
 /* A counter preloaded with -P overflows after P events: its GLOBAL_STATUS
  * bit sets, the count across the wrap is exact, OVF_CTRL clears the bit
  * (SDM vol. 3B, "Architectural Performance Monitoring Version 2"). */
-KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU, "preset -1000: status bit set, exact count, OVF_CTRL clears it")
+KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU,
+      "preset -1000: status bit set, exact count, OVF_CTRL clears it")
 {
 	const struct pmu_caps *c = pmu_caps();
 	struct pmu_event ev;
@@ -248,15 +260,16 @@ KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU, "prese
 	pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(ev.hw.idx));
 	if (pmu_test_measure(g, 1, false, NULL)) {
 		pmu_hw_rdmsr(c->global_status, &st);
-		check((st >> x) & 1, "IA32_PERF_GLOBAL_STATUS: expected bit %u set after the counter wrapped, read %#lx", x,
+		check((st >> x) & 1,
+		      "IA32_PERF_GLOBAL_STATUS: expected bit %u set after the counter wrapped, read %#lx", x,
 		      st);
 		check(pmu_event_count(&ev) == pmu_test_expected_insns(false),
 		      "count across the wrap: expected %lu, saw %lu", pmu_test_expected_insns(false),
 		      pmu_event_count(&ev));
 		pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(ev.hw.idx));
 		pmu_hw_rdmsr(c->global_status, &st);
-		check(!((st >> x) & 1), "IA32_PERF_GLOBAL_STATUS: expected bit %u clear after OVF_CTRL, read %#lx", x,
-		      st);
+		check(!((st >> x) & 1),
+		      "IA32_PERF_GLOBAL_STATUS: expected bit %u clear after OVF_CTRL, read %#lx", x, st);
 	}
 	pmu_event_del(&ev);
 }

@@ -62,8 +62,8 @@ static void cross_measure(void *arg)
 	if (!PMU_IDX_IS_FIXED(fi.hw.idx) || !PMU_IDX_IS_FIXED(fc.hw.idx) || PMU_IDX_IS_FIXED(gi.hw.idx) ||
 	    PMU_IDX_IS_FIXED(gc.hw.idx)) {
 		r->err = PMU_E_BUSY;
-		ksnprintf(r->why, sizeof(r->why), "placement: instructions on %d/%d, cycles on %d/%d", fi.hw.idx,
-			  gi.hw.idx, fc.hw.idx, gc.hw.idx);
+		ksnprintf(r->why, sizeof(r->why), "placement: instructions on %d/%d, cycles on %d/%d",
+			  fi.hw.idx, gi.hw.idx, fc.hw.idx, gc.hw.idx);
 	} else if ((r->err = pmu_events_arm(g, 4, &br)) != PMU_OK) {
 		ksnprintf(r->why, sizeof(r->why), "%s", fi.reason);
 	} else {
@@ -79,7 +79,8 @@ static void cross_measure(void *arg)
 	pmu_events_del(g, 4);
 }
 
-KTEST("pmu.cross", instructions_cycles_on_other_cpu, needs_cross, 0, "on another CPU, GP and fixed instructions equal and exact")
+KTEST("pmu.cross", instructions_cycles_on_other_cpu, needs_cross, 0,
+      "on another CPU, GP and fixed instructions equal and exact")
 {
 	struct cross r = { .cpu = ~0u };
 	unsigned t = cross_target();
@@ -89,10 +90,11 @@ KTEST("pmu.cross", instructions_cycles_on_other_cpu, needs_cross, 0, "on another
 	if (!check(r.err == PMU_OK, "cpu %u (APIC ID %u): %s", t, r.apic_id, r.why))
 		return;
 	uint64_t want = pmu_test_expected_insns(false), d = r.gc > r.fc ? r.gc - r.fc : r.fc - r.gc;
-	diag("cpu %u (APIC ID %u), from cpu %u: instructions GP %lu / fixed %lu, cycles GP %lu / fixed %lu", t,
-	     r.apic_id, this_cpu()->cpu, r.gi, r.fi, r.gc, r.fc);
-	check(r.gi == r.fi && r.gi == want, "instructions on cpu %u: expected GP = fixed = %lu, saw %lu and %lu", t,
-	      want, r.gi, r.fi);
-	check(d <= PMU_CYCLES_TOLERANCE(r.fc), "cycles on cpu %u: GP %lu and fixed %lu differ by %lu, more than %lu",
-	      t, r.gc, r.fc, d, PMU_CYCLES_TOLERANCE(r.fc));
+	diag("cpu %u (APIC ID %u), from cpu %u: instructions GP %lu / fixed %lu, cycles GP %lu / fixed %lu",
+	     t, r.apic_id, this_cpu()->cpu, r.gi, r.fi, r.gc, r.fc);
+	check(r.gi == r.fi && r.gi == want,
+	      "instructions on cpu %u: expected GP = fixed = %lu, saw %lu and %lu", t, want, r.gi, r.fi);
+	check(d <= PMU_CYCLES_TOLERANCE(r.fc),
+	      "cycles on cpu %u: GP %lu and fixed %lu differ by %lu, more than %lu", t, r.gc, r.fc, d,
+	      PMU_CYCLES_TOLERANCE(r.fc));
 }

@@ -3,10 +3,10 @@
  * buffer four times the LLC, and near zero over a buffer inside L1. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
+#include "modes/workloads.h"
 #include "pmu/intel_offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "modes/workloads.h"
 #include "tests/ktest.h"
 #include "tests/pmu_cache.h"
 #include "tests/pmu_common.h"
@@ -40,8 +40,9 @@ static const char *offcore_needs(void)
 		return ktest_reason("no offcore response table for family %u model %#x", c->family, c->model);
 	/* A hypervisor may run the core PMU but not expose the RSP MSRs. */
 	if ((vec = pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &v)) != 0)
-		return ktest_reason("MSR_OFFCORE_RSP_0 (0x1a6) raised vector %d on family %u model %#x%s", vec,
-				    c->family, c->model, c->hypervisor ? " (hypervisor does not expose it)" : "");
+		return ktest_reason("MSR_OFFCORE_RSP_0 (0x1a6) raised vector %d on family %u model %#x%s",
+				    vec, c->family, c->model,
+				    c->hypervisor ? " (hypervisor does not expose it)" : "");
 	return NULL;
 }
 
@@ -71,8 +72,8 @@ static bool measure(const void *p, uint64_t hops, uint64_t *count)
 	check(err == PMU_OK, "enable/disable failed (%d): %s", err, ev.reason);
 	*count = pmu_event_count(&ev);
 	diag("%s (offcore_rsp=%#llx on %s via %s) over %lu hops: %lu", ev.name,
-	     (unsigned long long)a.offcore_rsp, m->name, ev.hw.extra_msr == MSR_OFFCORE_RSP_1 ? "RSP_1" : "RSP_0",
-	     hops, *count);
+	     (unsigned long long)a.offcore_rsp, m->name,
+	     ev.hw.extra_msr == MSR_OFFCORE_RSP_1 ? "RSP_1" : "RSP_0", hops, *count);
 	pmu_event_del(&ev);
 	return err == PMU_OK;
 }
@@ -89,7 +90,8 @@ static bool measure(const void *p, uint64_t hops, uint64_t *count)
  * build left dirty in the LLC), and at most one miss per hop plus the
  * control code's own.
  */
-KTEST("pmu.offcore", dmnd_rd_l3_miss_over_big_buffer, offcore_needs, KTEST_PER_CPU, "L3-miss demand reads over a chase of 4 x LLC, bounded by the hops")
+KTEST("pmu.offcore", dmnd_rd_l3_miss_over_big_buffer, offcore_needs, KTEST_PER_CPU,
+      "L3-miss demand reads over a chase of 4 x LLC, bounded by the hops")
 {
 	const struct pmu_offcore_model *m = pmu_offcore_model(pmu_caps());
 	struct pmu_cache_geom g;
@@ -106,23 +108,26 @@ KTEST("pmu.offcore", dmnd_rd_l3_miss_over_big_buffer, offcore_needs, KTEST_PER_C
 	hops = bytes / PMU_CHASE_NODE;
 	lo = hops / 4;
 	diag("L%u %lu KiB, line %u, buffer %lu KiB (%lu hops); RSP MSRs %s", g.llc_level, g.llc >> 10, g.line,
-	     bytes >> 10, hops, m->smt_shared ? "shared with the SMT sibling (idle during the test)" : "per thread");
+	     bytes >> 10, hops,
+	     m->smt_shared ? "shared with the SMT sibling (idle during the test)" : "per thread");
 	if (bytes < g.llc * OFFCORE_BIG_FACTOR)
 		diag("buffer capped at %llu MiB: below %u x LLC, the 1/4 bound is not guaranteed",
 		     OFFCORE_BIG_MAX >> 20, OFFCORE_BIG_FACTOR);
 	if (!measure(buf, hops, &count))
 		return;
-	check(count >= lo, "demand-data-read L3 misses: expected >= %lu (1/4 of %lu hops over %lu KiB, 4 x LLC), saw %lu",
+	check(count >= lo,
+	      "demand-data-read L3 misses: expected >= %lu (1/4 of %lu hops over %lu KiB, 4 x LLC), saw %lu",
 	      lo, hops, bytes >> 10, count);
 	check(count <= hops + OFFCORE_BIG_SLACK,
-	      "demand-data-read L3 misses: expected <= %lu (one per hop + %u), saw %lu", hops + OFFCORE_BIG_SLACK,
-	      OFFCORE_BIG_SLACK, count);
+	      "demand-data-read L3 misses: expected <= %lu (one per hop + %u), saw %lu",
+	      hops + OFFCORE_BIG_SLACK, OFFCORE_BIG_SLACK, count);
 }
 
 /* Half the L1D, walked twice before the window: every line is in L1 when
  * the window opens and stays there (the chase touches nothing else), so no
  * demand read goes off the core; the slack is the control code's. */
-KTEST("pmu.offcore", dmnd_rd_l3_miss_inside_l1, offcore_needs, KTEST_PER_CPU, "DMND_DATA_RD.L3_MISS over a warm half of L1D: at most 64")
+KTEST("pmu.offcore", dmnd_rd_l3_miss_inside_l1, offcore_needs, KTEST_PER_CPU,
+      "DMND_DATA_RD.L3_MISS over a warm half of L1D: at most 64")
 {
 	struct pmu_cache_geom g;
 	uint64_t bytes, nodes, count;

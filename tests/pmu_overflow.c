@@ -6,15 +6,15 @@
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
-#include "pmu/kernel/pmi_lvt.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/usermode.h"
 #include "lib/printf.h"
 #include "pmu/bracket.h"
+#include "pmu/kernel/pmi_lvt.h"
+#include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/loops.h"
 #include "tests/ktest.h"
 #include "tests/pmu_common.h"
 
@@ -93,7 +93,8 @@ static bool ovf_window(struct pmu_event *const *evs, unsigned n, uint32_t preset
 		return false;
 	for (unsigned i = 0; i < n; i++)
 		if (((preset >> i) & 1) &&
-		    !check(pmu_event_write_counter(evs[i], (0 - OVF_N) & pmu_width_mask(evs[i]->hw.width)) == PMU_OK,
+		    !check(pmu_event_write_counter(evs[i], (0 - OVF_N) & pmu_width_mask(evs[i]->hw.width)) ==
+				   PMU_OK,
 			   "presetting %s to -%lu: %s", evs[i]->name, OVF_N, evs[i]->reason)) {
 			pmu_events_disarm(evs, n);
 			return false;
@@ -148,7 +149,7 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	enum pmi_delivery d = pmi_delivery();
 	unsigned cpu = this_cpu()->cpu, n = 1;
 	int ridx = e == PMU_ARCH_INSTRUCTIONS ? reference_idx(idx) : -1;
-	uint64_t tsc = 0, path0 = pmi_count(cpu, d), other0 = pmi_count(cpu, (enum pmi_delivery)!d);
+	uint64_t tsc = 0, path0 = pmi_count(cpu, d), other0 = pmi_count(cpu, (enum pmi_delivery) !d);
 	struct pmu_pmi_stats s0 = my_stats(), s1;
 	bool ok = true;
 
@@ -174,14 +175,16 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 		    s1.ovf[idx] - s0.ovf[idx]);
 	ok &= check(s1.pmis - s0.pmis == 1, "%s: expected exactly 1 PMI, the handler ran %lu times", name,
 		    s1.pmis - s0.pmis);
-	ok &= check(pmi_count(cpu, d) - path0 == 1 && pmi_count(cpu, (enum pmi_delivery)!d) == other0,
-		    "%s: expected the PMI through %s delivery only: %s %lu, %s %lu", name, pmi_delivery_name(d),
-		    pmi_delivery_name(d), pmi_count(cpu, d) - path0, pmi_delivery_name((enum pmi_delivery)!d),
-		    pmi_count(cpu, (enum pmi_delivery)!d) - other0);
-	ok &= check((s1.last_status & ctr_bits) == bit, "%s: expected GLOBAL_STATUS counter bits %#lx at the PMI, read %#lx",
-		    name, bit, s1.last_status);
-	ok &= check((s1.last_cleared & ctr_bits) == bit, "%s: expected OVF_CTRL <- %#lx, handler wrote %#lx", name,
-		    bit, s1.last_cleared);
+	ok &= check(pmi_count(cpu, d) - path0 == 1 && pmi_count(cpu, (enum pmi_delivery) !d) == other0,
+		    "%s: expected the PMI through %s delivery only: %s %lu, %s %lu", name,
+		    pmi_delivery_name(d), pmi_delivery_name(d), pmi_count(cpu, d) - path0,
+		    pmi_delivery_name((enum pmi_delivery) !d),
+		    pmi_count(cpu, (enum pmi_delivery) !d) - other0);
+	ok &= check((s1.last_status & ctr_bits) == bit,
+		    "%s: expected GLOBAL_STATUS counter bits %#lx at the PMI, read %#lx", name, bit,
+		    s1.last_status);
+	ok &= check((s1.last_cleared & ctr_bits) == bit, "%s: expected OVF_CTRL <- %#lx, handler wrote %#lx",
+		    name, bit, s1.last_cleared);
 	ok &= check(!(st & bit), "%s: GLOBAL_STATUS bit still set after the handler: %#lx", name, st);
 	ok &= check((pmi_lvt_read() & LAPIC_LVT_WRITABLE) == pmi_lvt_value(d),
 		    "%s: LVT entry %#x after the PMI, expected %#x (unmasked)", name, pmi_lvt_read(),
@@ -190,13 +193,15 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 		uint64_t want = pmu_test_expected_insns(false), v = pmu_event_count(&a);
 		/* The handler's own instructions count on top (interrupts on,
 		 * OS mode); a handler longer than 20000 is broken. */
-		ok &= check(v >= want && v <= want + 20000,
-			    "%s: expected %lu..%lu instructions across the wrap (workload + handler), saw %lu", name,
-			    want, want + 20000, v);
+		ok &= check(
+			v >= want && v <= want + 20000,
+			"%s: expected %lu..%lu instructions across the wrap (workload + handler), saw %lu",
+			name, want, want + 20000, v);
 		if (n == 2)
-			ok &= check(v == pmu_event_count(&r),
-				    "%s: preset counter counted %lu, reference counter %d counted %lu: expected equal",
-				    name, v, ridx, pmu_event_count(&r));
+			ok &= check(
+				v == pmu_event_count(&r),
+				"%s: preset counter counted %lu, reference counter %d counted %lu: expected equal",
+				name, v, ridx, pmu_event_count(&r));
 	} else {
 		pmu_test_check_count(&a, false, tsc);
 	}
@@ -205,7 +210,8 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	pmu_events_del(g, n);
 }
 
-KTEST("pmu.overflow", every_counter_one_pmi, pmu_needs_pmi, KTEST_PER_CPU, "each counter preset to -1000 raises one PMI, its status bit only")
+KTEST("pmu.overflow", every_counter_one_pmi, pmu_needs_pmi, KTEST_PER_CPU,
+      "each counter preset to -1000 raises one PMI, its status bit only")
 {
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 
@@ -229,7 +235,8 @@ KTEST("pmu.overflow", every_counter_one_pmi, pmu_needs_pmi, KTEST_PER_CPU, "each
  * no PMI comes; OVF_CTRL clears the bit. The window runs with interrupts
  * off for an exact count; a wrongly raised fixed-vector PMI is taken when
  * they come back on, and an NMI one at once: both are counted. */
-KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU, "without INT/PMI the status bit sets and no PMI arrives")
+KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU,
+      "without INT/PMI the status bit sets and no PMI arrives")
 {
 	struct pmu_event a, f;
 	struct pmu_event *g[2];
@@ -257,9 +264,11 @@ KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU, "without
 		udelay(1000); /* interrupts on again: a pending PMI would run now */
 		s1 = my_stats();
 		uint64_t st = status_now();
-		check(s1.pmis == s0.pmis, "expected no PMI with INT/PMI clear, the handler ran %lu times (last status %#lx)",
+		check(s1.pmis == s0.pmis,
+		      "expected no PMI with INT/PMI clear, the handler ran %lu times (last status %#lx)",
 		      s1.pmis - s0.pmis, s1.last_status);
-		check((st & bits) == bits, "expected GLOBAL_STATUS bits %#lx set after the wrap, read %#lx", bits, st);
+		check((st & bits) == bits, "expected GLOBAL_STATUS bits %#lx set after the wrap, read %#lx",
+		      bits, st);
 		for (unsigned i = 0; i < n; i++)
 			check(pmu_event_count(g[i]) == pmu_test_expected_insns(false),
 			      "%s: expected exactly %lu instructions across the wrap, saw %lu", g[i]->name,
@@ -273,7 +282,8 @@ KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU, "without
 }
 
 /* The same overflow through both delivery paths, switched here. */
-KTEST("pmu.overflow", fixed_and_nmi_delivery, pmu_needs_pmi, KTEST_PER_CPU, "one overflow each as a fixed-vector PMI and as an NMI")
+KTEST("pmu.overflow", fixed_and_nmi_delivery, pmu_needs_pmi, KTEST_PER_CPU,
+      "one overflow each as a fixed-vector PMI and as an NMI")
 {
 	enum pmi_delivery was = pmi_delivery();
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
@@ -317,7 +327,8 @@ static void observe_frozen(void *ctx, uint64_t status)
 		pmu_hw_rdmsr(v->evs[i]->hw.event_base, &v->second[i]);
 }
 
-KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU, "FREEZE_PERFMON_ON_PMI stops every counter until the status clears")
+KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU,
+      "FREEZE_PERFMON_ON_PMI stops every counter until the status clears")
 {
 	struct pmu_event a, c, f;
 	struct pmu_event *g[3];
@@ -330,7 +341,9 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU, "FREEZE_PERFMO
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
 	if ((err = pmu_pmi_set_freeze(true)) != PMU_OK) {
 		if (pmu_caps()->hypervisor)
-			ktest_skip("IA32_DEBUGCTL refused FREEZE_PERFMON_ON_PMI (error %d) under a hypervisor", err);
+			ktest_skip(
+				"IA32_DEBUGCTL refused FREEZE_PERFMON_ON_PMI (error %d) under a hypervisor",
+				err);
 		ktest_fail("IA32_DEBUGCTL refused FREEZE_PERFMON_ON_PMI (error %d) on a v%u PMU", err,
 			   pmu_caps()->version);
 	}
@@ -343,7 +356,8 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU, "FREEZE_PERFMO
 		if (!((fx >> (i ? 0 : 1)) & 1))
 			continue;
 		pmu_test_event(e, i ? PMU_ARCH_INSTRUCTIONS : PMU_ARCH_CYCLES);
-		if (check(pmu_event_add_idx(e, PMU_IDX_FIXED(i ? 0 : 1)) == PMU_OK, "%s: %s", e->name, e->reason))
+		if (check(pmu_event_add_idx(e, PMU_IDX_FIXED(i ? 0 : 1)) == PMU_OK, "%s: %s", e->name,
+			  e->reason))
 			g[n++] = e;
 	}
 	v.evs = g;
@@ -356,8 +370,8 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU, "FREEZE_PERFMO
 		      "expected CTR_FRZ (bit 59) in GLOBAL_STATUS at the PMI, read %#lx", v.status);
 		for (unsigned i = 0; i < n && v.calls; i++) {
 			check(v.first[i] == v.second[i],
-			      "%s kept counting while frozen: %#lx then %#lx across 10000 loop iterations", g[i]->name,
-			      v.first[i], v.second[i]);
+			      "%s kept counting while frozen: %#lx then %#lx across 10000 loop iterations",
+			      g[i]->name, v.first[i], v.second[i]);
 			/* Unfrozen by the handler: the rest of the window counted. */
 			uint64_t start = g[i] == &a ? (0 - OVF_N) & pmu_width_mask(a.hw.width) : 0;
 			uint64_t at_pmi = pmu_delta(start, v.first[i], g[i]->hw.width);
@@ -365,7 +379,8 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU, "FREEZE_PERFMO
 			      "%s: %lu at the PMI, %lu at the end: expected it to count the rest of the window after unfreezing",
 			      g[i]->name, at_pmi, pmu_event_count(g[i]));
 		}
-		check(!((st >> PERF_GLOBAL_STATUS_CTR_FRZ_BIT) & 1), "CTR_FRZ still set after the handler: %#lx", st);
+		check(!((st >> PERF_GLOBAL_STATUS_CTR_FRZ_BIT) & 1),
+		      "CTR_FRZ still set after the handler: %#lx", st);
 	}
 	pmu_pmi_set_observer(NULL, NULL);
 	check(pmu_pmi_set_freeze(false) == PMU_OK, "clearing FREEZE_PERFMON_ON_PMI failed");
@@ -374,7 +389,8 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU, "FREEZE_PERFMO
 
 /* STATUS_SET raises a counter's status bit with no overflow; the bit of
  * a counter no event holds is not the handler's to clear; OVF_CTRL is. */
-KTEST("pmu.overflow", status_set, needs_pmi_v4, KTEST_PER_CPU, "GLOBAL_STATUS_SET raises a status bit; OVF_CTRL clears it")
+KTEST("pmu.overflow", status_set, needs_pmi_v4, KTEST_PER_CPU,
+      "GLOBAL_STATUS_SET raises a status bit; OVF_CTRL clears it")
 {
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	uint64_t bit, st;
@@ -389,7 +405,8 @@ KTEST("pmu.overflow", status_set, needs_pmi_v4, KTEST_PER_CPU, "GLOBAL_STATUS_SE
 	st = status_now();
 	s1 = my_stats();
 	check(st & bit, "STATUS_SET <- %#lx: expected the bit in GLOBAL_STATUS, read %#lx", bit, st);
-	diag("PMIs while the bit was set: %lu (unclaimed %lu)", s1.pmis - s0.pmis, s1.unclaimed - s0.unclaimed);
+	diag("PMIs while the bit was set: %lu (unclaimed %lu)", s1.pmis - s0.pmis,
+	     s1.unclaimed - s0.unclaimed);
 	pmu_hw_wrmsr(pmu_caps()->global_ovf, bit);
 	st = status_now();
 	check(!(st & bit), "OVF_CTRL <- %#lx: expected the bit clear, read %#lx", bit, st);
@@ -404,7 +421,8 @@ static void user_payload(void *arg)
  * with a RIP inside the payload loop, and the counts of two payload
  * lengths differ by exactly 3 per iteration (the handler, at CPL 0, is
  * never counted). */
-KTEST("pmu.overflow", usr_only_in_ring3, pmu_needs_pmi, KTEST_PER_CPU, "a USR-only overflow in ring 3: the PMI reports CPL 3 and its RIP")
+KTEST("pmu.overflow", usr_only_in_ring3, pmu_needs_pmi, KTEST_PER_CPU,
+      "a USR-only overflow in ring 3: the PMI reports CPL 3 and its RIP")
 {
 	static const uint64_t iters[2] = { 2000, 12000 };
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
@@ -435,18 +453,18 @@ KTEST("pmu.overflow", usr_only_in_ring3, pmu_needs_pmi, KTEST_PER_CPU, "a USR-on
 		count[k] = pmu_event_count(&u) - OVF_N;
 		check(vec == -1, "ring-3 payload: expected a normal return, saw vector %d", vec);
 		check(s1.ovf[x] - s0.ovf[x] == 1 && s1.pmis - s0.pmis == 1,
-		      "%lu ring-3 iterations: expected 1 PMI / 1 overflow, saw %lu / %u", iters[k], s1.pmis - s0.pmis,
-		      s1.ovf[x] - s0.ovf[x]);
-		check(s1.last_from & PMU_PMI_FROM_USER, "PMI origin %#x: expected CPL 3 (the counter counts only there)",
-		      s1.last_from);
+		      "%lu ring-3 iterations: expected 1 PMI / 1 overflow, saw %lu / %u", iters[k],
+		      s1.pmis - s0.pmis, s1.ovf[x] - s0.ovf[x]);
+		check(s1.last_from & PMU_PMI_FROM_USER,
+		      "PMI origin %#x: expected CPL 3 (the counter counts only there)", s1.last_from);
 		check(s1.last_rip >= (uint64_t)pmu_ovf_loop && s1.last_rip <= (uint64_t)pmu_ovf_loop_end,
 		      "PMI RIP %#lx outside the ring-3 loop [%p, %p]", s1.last_rip, (void *)pmu_ovf_loop,
 		      (const void *)pmu_ovf_loop_end);
 		pmu_event_del(&u);
 	}
 	check(count[1] - count[0] == PMU_LOOP_INSNS_PER_ITER * (iters[1] - iters[0]),
-	      "USR-only counts after the wrap: %lu and %lu, expected to differ by exactly %lu", count[0], count[1],
-	      PMU_LOOP_INSNS_PER_ITER * (iters[1] - iters[0]));
+	      "USR-only counts after the wrap: %lu and %lu, expected to differ by exactly %lu", count[0],
+	      count[1], PMU_LOOP_INSNS_PER_ITER * (iters[1] - iters[0]));
 	diag("USR-only instructions after -%lu: %lu (%lu iterations), %lu (%lu iterations)", OVF_N, count[0],
 	     iters[0], count[1], iters[1]);
 }
@@ -561,7 +579,8 @@ static void iso_init(void *arg)
 		pmi_init_cpu();
 }
 
-KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0, "one CPU's counters and overflows change nothing on another")
+KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0,
+      "one CPU's counters and overflows change nothing on another")
 {
 	unsigned pairs[2][2] = { { 1, 0 }, { 0, 1 } };
 
@@ -580,9 +599,11 @@ KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0, "one CPU's coun
 			continue;
 		check(job.pmis == 1, "cpu %u: expected 1 PMI from its own overflow, saw %lu", a, job.pmis);
 		check(after.pmis == before.pmis && after.overflows == before.overflows,
-		      "cpu %u took PMIs (%lu -> %lu) when cpu %u's counter overflowed", b, before.pmis, after.pmis, a);
+		      "cpu %u took PMIs (%lu -> %lu) when cpu %u's counter overflowed", b, before.pmis,
+		      after.pmis, a);
 		for (unsigned k = 0; k < before.n && k < after.n; k++)
-			check(before.v[k] == after.v[k], "cpu %u: MSR %#x changed from %#lx to %#lx while cpu %u worked",
-			      b, before.msr[k], before.v[k], after.v[k], a);
+			check(before.v[k] == after.v[k],
+			      "cpu %u: MSR %#x changed from %#lx to %#lx while cpu %u worked", b,
+			      before.msr[k], before.v[k], after.v[k], a);
 	}
 }

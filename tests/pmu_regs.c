@@ -21,7 +21,8 @@ static uint64_t sext32(uint64_t v, unsigned width)
  * "KVM: x86/pmu: Disallow 'fast' RDPMC for architectural Intel PMUs",
  * citing the SDM and bare metal); where the backend's manual leaves it
  * undefined the outcome is only reported. */
-KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU, "RDPMC = RDMSR = the value written; bad indices #GP")
+KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU,
+      "RDPMC = RDMSR = the value written; bad indices #GP")
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint32_t gp = pmu_test_free_gp(), fx = c->global_ctrl ? pmu_test_free_fixed() : 0;
@@ -36,14 +37,15 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU, "RDPMC = RD
 		pmu_hw_rdmsr(pmu_ctr_msr(c, x), &m);
 		vec = pmu_hw_rdpmc(x, &v);
 		check(vec == 0 && v == m && m == want,
-		      "IA32_PMC%u: wrote %#lx, RDMSR %#lx, RDPMC %#lx (vector %d); expected all equal", x, want, m, v,
-		      vec);
+		      "IA32_PMC%u: wrote %#lx, RDMSR %#lx, RDPMC %#lx (vector %d); expected all equal", x,
+		      want, m, v, vec);
 		vec = pmu_hw_rdpmc(PMU_RDPMC_FAST | x, &v);
 		if (c->rdpmc_fast_unchecked_why)
-			diag("fast RDPMC(%u): vector %d, value %#lx (counter %#lx); not checked: %s", x, vec, v, want,
-			     c->rdpmc_fast_unchecked_why);
+			diag("fast RDPMC(%u): vector %d, value %#lx (counter %#lx); not checked: %s", x, vec,
+			     v, want, c->rdpmc_fast_unchecked_why);
 		else
-			check(vec == 13, "fast RDPMC(%u) (ECX[31] reserved, PMU v%u): expected #GP, saw vector %d (value %#lx)",
+			check(vec == 13,
+			      "fast RDPMC(%u) (ECX[31] reserved, PMU v%u): expected #GP, saw vector %d (value %#lx)",
 			      x, c->version, vec, v);
 		pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), 0);
 	}
@@ -55,8 +57,8 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU, "RDPMC = RD
 		pmu_hw_rdmsr(pmu_fixed_msr(c, i), &m);
 		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | i, &v);
 		check(vec == 0 && v == m && m == want,
-		      "IA32_FIXED_CTR%u: wrote %#lx, RDMSR %#lx, RDPMC %#lx (vector %d); expected all equal", i, want, m,
-		      v, vec);
+		      "IA32_FIXED_CTR%u: wrote %#lx, RDMSR %#lx, RDPMC %#lx (vector %d); expected all equal",
+		      i, want, m, v, vec);
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
 	}
 	/* Past the GP counters and the other counters RDPMC reads (AMD's
@@ -64,8 +66,8 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU, "RDPMC = RD
 	unsigned past = pmu_test_first_absent(c->gp_mask | c->rdpmc_extra_mask, PMU_MAX_GP);
 	if (past < PMU_MAX_GP) {
 		vec = pmu_hw_rdpmc(past, &v);
-		check(vec == 13, "RDPMC(%u), past the GP counters (mask %#x): expected #GP, saw vector %d", past,
-		      c->gp_mask, vec);
+		check(vec == 13, "RDPMC(%u), past the GP counters (mask %#x): expected #GP, saw vector %d",
+		      past, c->gp_mask, vec);
 	}
 	past = pmu_test_first_absent(c->fixed_mask, PMU_MAX_FIXED);
 	if (c->version >= 2 && past < PMU_MAX_FIXED) {
@@ -85,7 +87,8 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU, "RDPMC = RD
  * only under a hypervisor, whose vCPU RESET is what it checks (KVM commit
  * "KVM: x86/pmu: Set enable bits for GP counters in PERF_GLOBAL_CTRL at
  * RESET"); on bare metal it is reported. */
-KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER_CPU, "GLOBAL_CTRL's RESET value; no count without its GLOBAL_CTRL bit")
+KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER_CPU,
+      "GLOBAL_CTRL's RESET value; no count without its GLOBAL_CTRL bit")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;
@@ -131,7 +134,8 @@ KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER
 		uint64_t k = c->retired_slack, lo = k ? want - PMU_BRACKET_COUNTED_WRMSRS : want;
 		check(v >= lo && v <= lo + k, "%s%u (enabled): expected %lu..%lu instructions%s%s, saw %lu",
 		      pmu_ctr_name(c), a, lo, lo + k, k ? ": " : "", k ? c->retired_slack_why : "", v);
-		check(pmu_event_count(&off) == 0, "IA32_PMC%u (EN set, GLOBAL_CTRL bit clear): expected 0, saw %lu", b,
+		check(pmu_event_count(&off) == 0,
+		      "IA32_PMC%u (EN set, GLOBAL_CTRL bit clear): expected 0, saw %lu", b,
 		      pmu_event_count(&off));
 	}
 	if (on.hw.idx >= 0)
@@ -148,7 +152,8 @@ struct wr_try {
 static void try_wrmsr(void *arg)
 {
 	struct wr_try *t = arg;
-	__asm__ volatile("wrmsr" ::"c"(t->msr), "a"((uint32_t)t->val), "d"((uint32_t)(t->val >> 32)) : "memory");
+	__asm__ volatile("wrmsr" ::"c"(t->msr), "a"((uint32_t)t->val), "d"((uint32_t)(t->val >> 32))
+			 : "memory");
 }
 
 /* Write val to msr and report the outcome where the backend's manual does
@@ -158,8 +163,8 @@ static void report_wr(const struct pmu_caps *c, uint32_t msr, uint64_t val, uint
 {
 	struct wr_try t = { msr, val };
 	int v = expect_exception(try_wrmsr, &t);
-	diag("%s: wrmsr %#x <- %#lx: %s %d; not checked: %s", what, msr, val, v < 0 ? "no fault" : "vector", v,
-	     c->reserved_gp_unchecked_why);
+	diag("%s: wrmsr %#x <- %#lx: %s %d; not checked: %s", what, msr, val, v < 0 ? "no fault" : "vector",
+	     v, c->reserved_gp_unchecked_why);
 	if (v < 0)
 		pmu_hw_wrmsr(msr, old);
 }
@@ -176,7 +181,8 @@ static void expect_gp(uint32_t msr, uint64_t val, uint64_t old, const char *what
 
 /* Reserved bits and absent counters raise #GP (SDM vol. 3B,
  * "Architectural Performance Monitoring Version 1/2/5"; vol. 4 table 2-2). */
-KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU, "reserved bits, absent counters and read-only MSRs raise #GP")
+KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
+      "reserved bits, absent counters and read-only MSRs raise #GP")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;
@@ -203,25 +209,32 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU, "reserved
 	if (c->fixed_ctrl) {
 		unsigned fx_past = pmu_test_first_absent(c->fixed_mask, PMU_MAX_FIXED);
 		if (fx_past < PMU_MAX_FIXED) {
-			expect_gp(c->fixed_ctrl, pc->fixed_ctrl_shadow | (FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(fx_past)),
+			expect_gp(c->fixed_ctrl,
+				  pc->fixed_ctrl_shadow |
+					  (FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(fx_past)),
 				  pc->fixed_ctrl_shadow, "FIXED_CTR_CTRL field of an absent fixed counter");
-			expect_gp(c->global_ctrl, pc->global_ctrl_shadow | BIT(PERF_GLOBAL_FIXED_SHIFT + fx_past),
+			expect_gp(c->global_ctrl,
+				  pc->global_ctrl_shadow | BIT(PERF_GLOBAL_FIXED_SHIFT + fx_past),
 				  pc->global_ctrl_shadow, "GLOBAL_CTRL enable of an absent fixed counter");
 			int vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + fx_past, &v);
-			check(vec == 13, "rdmsr IA32_FIXED_CTR%u (absent, mask %#x): expected #GP, saw vector %d", fx_past,
-			      c->fixed_mask, vec);
+			check(vec == 13,
+			      "rdmsr IA32_FIXED_CTR%u (absent, mask %#x): expected #GP, saw vector %d",
+			      fx_past, c->fixed_mask, vec);
 			vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | fx_past, &v);
-			check(vec == 13, "RDPMC(fixed %u) (absent): expected #GP, saw vector %d", fx_past, vec);
+			check(vec == 13, "RDPMC(fixed %u) (absent): expected #GP, saw vector %d", fx_past,
+			      vec);
 			/* A hole below the highest fixed counter is the v5 bitmap case. */
 			if (c->fixed_mask >> fx_past)
-				diag("fixed-counter bitmap %#x has a hole at %u (CPUID.0AH:ECX, v5)", c->fixed_mask, fx_past);
+				diag("fixed-counter bitmap %#x has a hole at %u (CPUID.0AH:ECX, v5)",
+				     c->fixed_mask, fx_past);
 		}
 		if (c->version < 3 && (c->fixed_mask & 1))
-			expect_gp(c->fixed_ctrl, pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_ANY_BIT), pc->fixed_ctrl_shadow,
-				  "FIXED_CTR_CTRL AnyThread before version 3");
+			expect_gp(c->fixed_ctrl, pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_ANY_BIT),
+				  pc->fixed_ctrl_shadow, "FIXED_CTR_CTRL AnyThread before version 3");
 	}
 	if (c->perf_caps_valid)
-		expect_gp(MSR_IA32_PERF_CAPABILITIES, c->perf_caps, c->perf_caps, "IA32_PERF_CAPABILITIES (read-only)");
+		expect_gp(MSR_IA32_PERF_CAPABILITIES, c->perf_caps, c->perf_caps,
+			  "IA32_PERF_CAPABILITIES (read-only)");
 	if (c->global_status && c->reserved_gp_unchecked_why)
 		report_wr(c, c->global_status, 0, 0, "global status (read-only)");
 	else if (c->global_status)
@@ -232,7 +245,8 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU, "reserved
  * stores the full width and exists only with IA32_PERF_CAPABILITIES[13]
  * (SDM vol. 3B, "Full-Width Writes to Performance Counter Registers");
  * bits past a fixed counter's width must be zero. */
-KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU, "IA32_PMCx writes sign-extend; A_PMCx and fixed ones take every bit")
+KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU,
+      "IA32_PMCx writes sign-extend; A_PMCx and fixed ones take every bit")
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint32_t gp = pmu_test_free_gp();
@@ -262,19 +276,22 @@ KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU, "IA32_PMCx 
 	      sext32(0x80000001ull, c->gp_width), v);
 	pmu_hw_wrmsr(legacy, 0xffffff0012345678ull);
 	pmu_hw_rdmsr(legacy, &v);
-	check(v == 0x12345678, "IA32_PMC%u <- 0xffffff0012345678: expected EDX ignored, 0x12345678, read %#lx", x, v);
+	check(v == 0x12345678,
+	      "IA32_PMC%u <- 0xffffff0012345678: expected EDX ignored, 0x12345678, read %#lx", x, v);
 
 	if (c->full_width_write) {
 		uint64_t want = 0xffffff0123456789ull & pmu_width_mask(c->gp_width);
 		vec = pmu_hw_wrmsr(alias, want);
 		pmu_hw_rdmsr(legacy, &v);
-		check(vec == 0 && v == want, "IA32_A_PMC%u <- %#lx: expected it stored whole, read %#lx (vector %d)", x,
-		      want, v, vec);
+		check(vec == 0 && v == want,
+		      "IA32_A_PMC%u <- %#lx: expected it stored whole, read %#lx (vector %d)", x, want, v,
+		      vec);
 		if (c->gp_width < 64)
 			expect_gp(alias, BIT(c->gp_width), 0, "IA32_A_PMC bit past the counter width");
 	} else {
 		vec = pmu_hw_rdmsr(alias, &v);
-		check(vec == 13, "IA32_A_PMC%u without IA32_PERF_CAPABILITIES[13]: expected #GP on rdmsr, saw vector %d",
+		check(vec == 13,
+		      "IA32_A_PMC%u without IA32_PERF_CAPABILITIES[13]: expected #GP on rdmsr, saw vector %d",
 		      x, vec);
 	}
 	pmu_hw_wrmsr(c->ctr_write_base + x * c->ctr_stride, 0);
@@ -286,10 +303,11 @@ fixed:;
 		uint64_t want = pmu_width_mask(c->fixed_width);
 		vec = pmu_hw_wrmsr(pmu_fixed_msr(c, i), want);
 		pmu_hw_rdmsr(pmu_fixed_msr(c, i), &v);
-		check(vec == 0 && v == want, "IA32_FIXED_CTR%u <- %#lx (full width): read %#lx (vector %d)", i, want, v,
-		      vec);
+		check(vec == 0 && v == want, "IA32_FIXED_CTR%u <- %#lx (full width): read %#lx (vector %d)",
+		      i, want, v, vec);
 		if (c->fixed_width < 64)
-			expect_gp(pmu_fixed_msr(c, i), BIT(c->fixed_width), 0, "FIXED_CTR bit past the counter width");
+			expect_gp(pmu_fixed_msr(c, i), BIT(c->fixed_width), 0,
+				  "FIXED_CTR bit past the counter width");
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
 	}
 }

@@ -2,9 +2,9 @@
  * instructions retired, and RDPMC at CPL 3 gated by CR4.PCE. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/usermode.h"
+#include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/loops.h"
 #include "tests/ktest.h"
 #include "tests/pmu_common.h"
 
@@ -42,7 +42,8 @@ static bool ring3_counts(struct pmu_event *const *g, uint64_t n, uint64_t *usr, 
 			return false;
 		int v = usermode_call(user_loop, (void *)(uintptr_t)n);
 		pmu_events_disable(g, 2);
-		if (!check(v == -1, "ring-3 loop of %lu iterations: expected a normal return, saw vector %d", n, v))
+		if (!check(v == -1, "ring-3 loop of %lu iterations: expected a normal return, saw vector %d",
+			   n, v))
 			return false;
 		if (pmu_event_count(g[0]) < *usr)
 			*usr = pmu_event_count(g[0]);
@@ -56,7 +57,8 @@ static bool ring3_counts(struct pmu_event *const *g, uint64_t n, uint64_t *usr, 
  * counter none of them: between a short and a long ring-3 loop the USR
  * count grows by exactly 3 per extra iteration and the OS count does not
  * move (the kernel path around the call is the same both times). */
-KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU, "a USR-only counter counts exactly the ring-3 loop; OS-only none of it")
+KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU,
+      "a USR-only counter counts exactly the ring-3 loop; OS-only none of it")
 {
 	struct pmu_event u, k;
 	uint64_t u1, k1, u2, k2;
@@ -78,19 +80,21 @@ KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU, "a USR-o
 		      "USR-only: %lu iterations more at CPL 3 should add exactly %lu instructions, added %lu (%lu -> %lu)",
 		      RING3_N2 - RING3_N1, want, u2 - u1, u1, u2);
 		check(u1 >= PMU_LOOP_INSNS_PER_ITER * RING3_N1,
-		      "USR-only: expected at least the %lu loop instructions, saw %lu", PMU_LOOP_INSNS_PER_ITER * RING3_N1,
-		      u1);
-		check(k2 == k1, "OS-only: expected the same count whatever the ring-3 loop length, saw %lu and %lu", k1,
+		      "USR-only: expected at least the %lu loop instructions, saw %lu",
+		      PMU_LOOP_INSNS_PER_ITER * RING3_N1, u1);
+		check(k2 == k1,
+		      "OS-only: expected the same count whatever the ring-3 loop length, saw %lu and %lu", k1,
 		      k2);
-		diag("USR %lu / %lu, OS %lu / %lu (minimum of %d trials, %lu / %lu iterations)", u1, u2, k1, k2,
-		     RING3_TRIALS, RING3_N1, RING3_N2);
+		diag("USR %lu / %lu, OS %lu / %lu (minimum of %d trials, %lu / %lu iterations)", u1, u2, k1,
+		     k2, RING3_TRIALS, RING3_N1, RING3_N2);
 	}
 	pmu_events_del(g, 2);
 }
 
 /* RDPMC at CPL 3 raises #GP unless CR4.PCE is set (SDM vol. 3A, "CR4",
  * and vol. 2B, RDPMC); with PCE it reads the counter like CPL 0 does. */
-KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU, "RDPMC at CPL 3: #GP with CR4.PCE clear, the counter with it set")
+KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU,
+      "RDPMC at CPL 3: #GP with CR4.PCE clear, the counter with it set")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = &pc->caps;

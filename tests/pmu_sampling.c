@@ -7,14 +7,14 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/percpu.h"
-#include "pmu/kernel/pmi_lvt.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
 #include "lib/printf.h"
 #include "lib/ringbuf.h"
+#include "pmu/kernel/pmi_lvt.h"
+#include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/sample_record.h"
-#include "pmu/loops.h"
 #include "tests/ktest.h"
 #include "tests/pmu_common.h"
 
@@ -69,7 +69,7 @@ struct samp_run {
 	char why[PMU_REASON_LEN];
 	int idx, vidx;
 	uint64_t t0, t1;
-	uint64_t count;                 /* the sampled event's total */
+	uint64_t count; /* the sampled event's total */
 	uint64_t ovf, pmis, handler_lost, ring_lost;
 	struct pmu_sampling_tally tally;
 	uint32_t lvt_after;
@@ -115,7 +115,8 @@ static void visit(void *ctx, const struct pmu_sample *s)
 	if (s->tsc < r->t0 || s->tsc > r->t1)
 		field_bad(r, "TSC %lu outside the window starting %lu", s->tsc, r->t0);
 	if (s->nr_values != 1 || s->values[0].idx != (uint32_t)r->vidx)
-		field_bad(r, "%lu values, expected 1 (the cycles counter %lu)", s->nr_values, (uint64_t)r->vidx);
+		field_bad(r, "%lu values, expected 1 (the cycles counter %lu)", s->nr_values,
+			  (uint64_t)r->vidx);
 	else if (s->values[0].value < r->last_value)
 		r->value_order++;
 	else
@@ -183,41 +184,44 @@ static void samp_check(const struct samp_run *r)
 		return;
 	check(absdiff(r->tally.samples, SAMP_K) <= 1,
 	      "cpu %u: expected %u +-1 samples (%lu instructions / period %lu), drained %lu (PMIs %lu, overflows %lu)",
-	      r->cpu, SAMP_K, SAMP_LOOPS * PMU_LOOP_INSNS_PER_ITER, SAMP_PERIOD, r->tally.samples, r->pmis, r->ovf);
-	check(r->tally.samples == r->ovf, "cpu %u: %lu overflows handled but %lu samples drained", r->cpu, r->ovf,
-	      r->tally.samples);
-	check(r->pmis == r->ovf, "cpu %u: %lu PMIs for %lu overflows (spurious or foreign PMIs in the window)", r->cpu,
-	      r->pmis, r->ovf);
+	      r->cpu, SAMP_K, SAMP_LOOPS * PMU_LOOP_INSNS_PER_ITER, SAMP_PERIOD, r->tally.samples, r->pmis,
+	      r->ovf);
+	check(r->tally.samples == r->ovf, "cpu %u: %lu overflows handled but %lu samples drained", r->cpu,
+	      r->ovf, r->tally.samples);
+	check(r->pmis == r->ovf,
+	      "cpu %u: %lu PMIs for %lu overflows (spurious or foreign PMIs in the window)", r->cpu, r->pmis,
+	      r->ovf);
 	check(r->handler_lost == 0 && r->ring_lost == 0 && r->tally.lost == 0,
-	      "cpu %u: expected no lost samples, handler %lu, ring %lu, LOST records %lu", r->cpu, r->handler_lost,
-	      r->ring_lost, r->tally.lost);
+	      "cpu %u: expected no lost samples, handler %lu, ring %lu, LOST records %lu", r->cpu,
+	      r->handler_lost, r->ring_lost, r->tally.lost);
 	check(r->tally.bad == 0, "cpu %u: %lu unreadable records", r->cpu, r->tally.bad);
 	check(r->bad_rip == 0, "cpu %u: %lu samples with RIP outside the loop [%p, %p], first %#lx", r->cpu,
 	      r->bad_rip, (void *)pmu_sampling_loop, (const void *)pmu_sampling_loop_end, r->first_bad_rip);
 	check(r->bad_field == 0, "cpu %u: %lu samples with a wrong field, first: %s", r->cpu, r->bad_field,
 	      r->bad_what);
 	check(r->tsc_order == 0 && r->value_order == 0,
-	      "cpu %u: TSC went backwards %lu times, cycle values %lu times between samples", r->cpu, r->tsc_order,
-	      r->value_order);
+	      "cpu %u: TSC went backwards %lu times, cycle values %lu times between samples", r->cpu,
+	      r->tsc_order, r->value_order);
 	check(r->count >= SAMP_LOOPS * PMU_LOOP_INSNS_PER_ITER,
-	      "cpu %u: the sampled counter counted %lu instructions, fewer than the loop's %lu", r->cpu, r->count,
-	      SAMP_LOOPS * PMU_LOOP_INSNS_PER_ITER);
+	      "cpu %u: the sampled counter counted %lu instructions, fewer than the loop's %lu", r->cpu,
+	      r->count, SAMP_LOOPS * PMU_LOOP_INSNS_PER_ITER);
 	check((r->lvt_after & LAPIC_LVT_WRITABLE) == pmi_lvt_value(r->mode),
-	      "cpu %u: LVT entry %#x after %lu PMIs, expected %#x (a missed unmask)", r->cpu, r->lvt_after, r->pmis,
-	      pmi_lvt_value(r->mode));
+	      "cpu %u: LVT entry %#x after %lu PMIs, expected %#x (a missed unmask)", r->cpu, r->lvt_after,
+	      r->pmis, pmi_lvt_value(r->mode));
 	diag("cpu %u, %s delivery: %lu samples in %lu us (%lu samples/s), lost 0 at that rate", r->cpu,
 	     pmi_delivery_name(r->mode), r->tally.samples, us, us ? r->tally.samples * 1000000 / us : 0);
 }
 
-KTEST("pmu.sampling", period_on_each_cpu, pmu_needs_pmi, KTEST_PER_CPU, "C/P +-1 samples over C events, none lost, every RIP in the loop")
+KTEST("pmu.sampling", period_on_each_cpu, pmu_needs_pmi, KTEST_PER_CPU,
+      "C/P +-1 samples over C events, none lost, every RIP in the loop")
 {
 	static const enum pmi_delivery modes[] = { PMI_DELIVERY_FIXED, PMI_DELIVERY_NMI };
 	enum pmi_delivery was = pmi_delivery();
 	struct samp_run run, *r = &run;
 
 	for (unsigned m = 0; m < 2; m++) {
-		if (!check(pmi_set_delivery(modes[m]) == 0, "%s delivery: LVT reads %#x", pmi_delivery_name(modes[m]),
-			   pmi_lvt_read()))
+		if (!check(pmi_set_delivery(modes[m]) == 0, "%s delivery: LVT reads %#x",
+			   pmi_delivery_name(modes[m]), pmi_lvt_read()))
 			continue;
 		*r = (struct samp_run){ 0 };
 		samp_run(r, cpu_ring(), PMU_SAMPLING_CTL_SIZE + SAMP_RING_DATA);
@@ -244,7 +248,8 @@ static void samp_on_this_cpu(void *arg)
 
 /* Every CPU samples at once: per CPU the same count, nothing lost, every
  * LVT entry re-armed. */
-KTEST("pmu.sampling", all_cpus_at_once, pmu_needs_pmi, 0, "every CPU sampling at once: per-CPU counts add up, LVTs re-armed")
+KTEST("pmu.sampling", all_cpus_at_once, pmu_needs_pmi, 0,
+      "every CPU sampling at once: per-CPU counts add up, LVTs re-armed")
 {
 	unsigned n = smp_num_cpus();
 	uint64_t lo = ~0ull, hi = 0;
@@ -265,13 +270,15 @@ KTEST("pmu.sampling", all_cpus_at_once, pmu_needs_pmi, 0, "every CPU sampling at
 		}
 	}
 	if (hi >= lo)
-		check(hi - lo <= 2, "samples per CPU range %lu..%lu for the same workload: expected within 2", lo, hi);
+		check(hi - lo <= 2, "samples per CPU range %lu..%lu for the same workload: expected within 2",
+		      lo, hi);
 }
 
 /* A ring with room for four samples: the rest are dropped, counted by
  * the handler and the ring alike, and reported by one LOST record before
  * the next sample that fits; drained + lost = overflows, exactly. */
-KTEST("pmu.sampling", lost_when_ring_full, pmu_needs_pmi, KTEST_PER_CPU, "a ring too small: samples drained + lost = overflows, exactly")
+KTEST("pmu.sampling", lost_when_ring_full, pmu_needs_pmi, KTEST_PER_CPU,
+      "a ring too small: samples drained + lost = overflows, exactly")
 {
 	struct pmu_event ins, cyc;
 	struct pmu_event *g[] = { &ins, &cyc };
@@ -300,14 +307,16 @@ KTEST("pmu.sampling", lost_when_ring_full, pmu_needs_pmi, KTEST_PER_CPU, "a ring
 	pmu_pmi_get_stats(cpu, &s1);
 	uint64_t ovf = s1.ovf[idx] - s0.ovf[idx], lost = s1.lost - s0.lost;
 	check(first == SAMP_SMALL_DATA / pmu_sample_size(1),
-	      "expected the %u-byte ring to hold exactly %lu samples of %lu bytes, drained %lu", SAMP_SMALL_DATA,
-	      (uint64_t)(SAMP_SMALL_DATA / pmu_sample_size(1)), (uint64_t)pmu_sample_size(1), first);
+	      "expected the %u-byte ring to hold exactly %lu samples of %lu bytes, drained %lu",
+	      SAMP_SMALL_DATA, (uint64_t)(SAMP_SMALL_DATA / pmu_sample_size(1)), (uint64_t)pmu_sample_size(1),
+	      first);
 	check(lost == pmu_sampling_ring_lost(&s), "handler counted %lu lost, the ring %lu", lost,
 	      pmu_sampling_ring_lost(&s));
-	check(t.lost_records == 1 && t.lost == lost, "expected one LOST record for %lu, saw %lu records for %lu", lost,
-	      t.lost_records, t.lost);
-	check(t.samples + lost == ovf, "drained %lu + lost %lu = %lu, expected the %lu overflows handled", t.samples,
-	      lost, t.samples + lost, ovf);
+	check(t.lost_records == 1 && t.lost == lost,
+	      "expected one LOST record for %lu, saw %lu records for %lu", lost, t.lost_records, t.lost);
+	check(t.samples + lost == ovf, "drained %lu + lost %lu = %lu, expected the %lu overflows handled",
+	      t.samples, lost, t.samples + lost, ovf);
 	check(absdiff(ovf, SAMP_K + 1) <= 1, "expected %u +-1 overflows, saw %lu", SAMP_K + 1, ovf);
-	diag("ring of %u bytes: %lu samples drained, %lu lost, %lu overflows", SAMP_SMALL_DATA, t.samples, lost, ovf);
+	diag("ring of %u bytes: %lu samples drained, %lu lost, %lu overflows", SAMP_SMALL_DATA, t.samples,
+	     lost, ovf);
 }

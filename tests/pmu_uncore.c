@@ -2,9 +2,9 @@
  * by all C-boxes over a chase that misses L2 and hits the LLC, against the
  * core's architectural LLC-references count over the same window. */
 #include "arch/x86/cpu.h"
-#include "pmu/pmu.h"
-#include "pmu/intel_uncore.h"
 #include "modes/workloads.h"
+#include "pmu/intel_uncore.h"
+#include "pmu/pmu.h"
 #include "tests/ktest.h"
 #include "tests/pmu_cache.h"
 #include "tests/pmu_common.h"
@@ -29,8 +29,9 @@ static const char *uncore_needs(void)
 	if ((why = pmu_needs_counting()) != NULL)
 		return why;
 	if (!((pmu_caps()->events_avail >> PMU_ARCH_LLC_REFERENCES) & 1))
-		return ktest_reason("LLC references (0x2E/0x4F) not available on GP counters (CPUID.0AH:EBX %#x)",
-				    pmu_caps()->events_unavail);
+		return ktest_reason(
+			"LLC references (0x2E/0x4F) not available on GP counters (CPUID.0AH:EBX %#x)",
+			pmu_caps()->events_unavail);
 	if ((why = pmu_uncore_probe(&uncore)) != NULL)
 		return ktest_reason("%s", why);
 	return NULL;
@@ -57,7 +58,8 @@ static const char *uncore_needs(void)
  * consecutive lines over all n slices (a box counting nothing would mean
  * a wrong address or a dead slice).
  */
-KTEST("pmu.uncore", cbox_lookups_vs_llc_references, uncore_needs, 0, "C-box lookups agree with LLC references; every box counts")
+KTEST("pmu.uncore", cbox_lookups_vs_llc_references, uncore_needs, 0,
+      "C-box lookups agree with LLC references; every box counts")
 {
 	struct pmu_cache_geom g;
 	struct pmu_event ref;
@@ -74,8 +76,9 @@ KTEST("pmu.uncore", cbox_lookups_vs_llc_references, uncore_needs, 0, "C-box look
 		bytes = g.llc / 2;
 	bytes &= ~(uint64_t)(PMU_CHASE_NODE - 1);
 	if (bytes <= g.l2)
-		ktest_skip("LLC %lu KiB is not larger than 2 x L2 %lu KiB: no buffer misses L2 and fits the LLC",
-			   g.llc >> 10, g.l2 >> 10);
+		ktest_skip(
+			"LLC %lu KiB is not larger than 2 x L2 %lu KiB: no buffer misses L2 and fits the LLC",
+			g.llc >> 10, g.l2 >> 10);
 	hops = UNCORE_PASSES * (bytes / PMU_CHASE_NODE);
 	diag("%s, MSR_UNC_CBO_CONFIG %#llx: %u C-boxes reported, %u cores, %u driven; buffer %lu KiB (L2 %lu, L%u %lu KiB), %lu hops",
 	     uncore.model->name, (unsigned long long)uncore.cbo_config, uncore.boxes_reported, uncore.cores,
@@ -89,8 +92,9 @@ KTEST("pmu.uncore", cbox_lookups_vs_llc_references, uncore_needs, 0, "C-box look
 	if (!check(err == PMU_OK, "LLC references (%d): %s", err, ref.reason))
 		return;
 	for (unsigned b = 0; b < uncore.nboxes; b++)
-		if (!check(pmu_uncore_program(&uncore, b, 0, UNC_CBO_LOOKUP_EVENT, UNC_CBO_LOOKUP_ANY_UMASK, why,
-					      sizeof(why)) == PMU_OK, "%s", why))
+		if (!check(pmu_uncore_program(&uncore, b, 0, UNC_CBO_LOOKUP_EVENT, UNC_CBO_LOOKUP_ANY_UMASK,
+					      why, sizeof(why)) == PMU_OK,
+			   "%s", why))
 			goto out;
 	irq = irq_save();
 	err = pmu_uncore_enable(&uncore);
@@ -109,14 +113,16 @@ KTEST("pmu.uncore", cbox_lookups_vs_llc_references, uncore_needs, 0, "C-box look
 		diag("C-box %u: %lu lookups", b, box[b]);
 	}
 	diag("LLC references (core) %lu, C-box lookups (sum) %lu", refs, sum);
-	check(refs >= hops / 2, "LLC references: expected >= %lu (half of %lu hops miss L2 at least), saw %lu", hops / 2,
-	      hops, refs);
+	check(refs >= hops / 2,
+	      "LLC references: expected >= %lu (half of %lu hops miss L2 at least), saw %lu", hops / 2, hops,
+	      refs);
 	check(sum >= refs / 2, "C-box lookups: expected >= %lu (references / 2), saw %lu", refs / 2, sum);
 	check(sum <= 3 * refs + UNCORE_SLACK, "C-box lookups: expected <= %lu (3 x references + %u), saw %lu",
 	      3 * refs + UNCORE_SLACK, UNCORE_SLACK, sum);
 	for (unsigned b = 0; b < uncore.nboxes; b++)
-		check(box[b] >= sum / (4 * uncore.nboxes), "C-box %u: expected >= %lu (1/%u of the sum), saw %lu", b,
-		      sum / (4 * uncore.nboxes), 4 * uncore.nboxes, box[b]);
+		check(box[b] >= sum / (4 * uncore.nboxes),
+		      "C-box %u: expected >= %lu (1/%u of the sum), saw %lu", b, sum / (4 * uncore.nboxes),
+		      4 * uncore.nboxes, box[b]);
 out:
 	for (unsigned b = 0; b < uncore.nboxes; b++)
 		pmu_uncore_clear(&uncore, b, 0);

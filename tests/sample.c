@@ -2,13 +2,13 @@
  * runs the command line's options; the other tests run by default: bad
  * options are refused naming the bad item, and a short run on the last CPU
  * either samples correctly or refuses with the probe's reason. */
+#include "modes/sample.h"
 #include "arch/x86/smp.h"
 #include "lib/bits.h"
 #include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
-#include "modes/sample.h"
 #include "tests/ktest.h"
 #include "tests/modes.h"
 #include "tests/pmu_common.h"
@@ -96,8 +96,10 @@ KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused 
 		{ { .events = "cycles,instructions" },
 		  "none of the events 'cycles', 'instructions' has a period" },
 		{ { .events = "cpu/event=0x3c,umask=0/" }, "event 'cpu/event=0x3c,umask=0/' has no period" },
-		{ { .events = "cycles/period=100/" }, "event 'cycles/period=100/': period 100 is below 10000" },
-		{ { .events = "cycles/cmask=1/" }, "term 'cmask=1' is not supported after a named or raw event" },
+		{ { .events = "cycles/period=100/" },
+		  "event 'cycles/period=100/': period 100 is below 10000" },
+		{ { .events = "cycles/cmask=1/" },
+		  "term 'cmask=1' is not supported after a named or raw event" },
 		{ { .events = "cycles/period=0/" }, "term 'period=0' samples nothing" },
 		{ { .events = "cycles/period=100000" }, "has no closing '/'" },
 		{ { .events = "cycls/period=100000/" }, "unknown event 'cycls'" },
@@ -118,13 +120,13 @@ KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused 
 		      MODE_E_ARGS, st, mode_status_name(MODE_SAMPLE, st));
 		check(res.status == st && strstr(res.reason, cases[i].want) && l &&
 			      strcmp(l + strlen(SM_PREFIX), res.reason) == 0,
-		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st, res.status,
-		      res.reason);
+		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st,
+		      res.status, res.reason);
 		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
 		      ncap ? cap[0] : "(none)");
 		check(ncap == 1 && nsample_lines == 0 && strncmp(cap[0], SM_PREFIX, strlen(SM_PREFIX)) == 0,
-		      "case %u: expected one \"" SM_PREFIX "\" line, saw %u lines and %lu sample lines", i, ncap,
-		      nsample_lines);
+		      "case %u: expected one \"" SM_PREFIX "\" line, saw %u lines and %lu sample lines", i,
+		      ncap, nsample_lines);
 	}
 }
 
@@ -140,7 +142,8 @@ static bool field_after(const char *s, const char *needle, uint64_t *v)
 
 /* 200 ms of the loop on the last CPU, cycles sampled every 10^6 with
  * instructions carried in each sample. */
-KTEST("sample", short_run_on_last_cpu, NULL, 0, "200 ms on the last CPU: samples add up, or the probe's reason")
+KTEST("sample", short_run_on_last_cpu, NULL, 0,
+      "200 ms on the last CPU: samples add up, or the probe's reason")
 {
 	unsigned last = smp_num_cpus() - 1;
 	struct pmu_cpu *pc = pmu_cpu_of(last);
@@ -166,11 +169,12 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0, "200 ms on the last CPU: samples
 		ksnprintf(want, sizeof(want), SM_PREFIX "no PMU on cpu %u: %s", last, pc->reason);
 		check(st == MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
 		      MODE_E_NOPMU, st, mode_status_name(MODE_SAMPLE, st));
-		check(ncap == 1 && strcmp(cap[0], want) == 0, "expected exactly the line \"%s\", saw %u lines, first \"%s\"",
-		      want, ncap, ncap ? cap[0] : "(none)");
+		check(ncap == 1 && strcmp(cap[0], want) == 0,
+		      "expected exactly the line \"%s\", saw %u lines, first \"%s\"", want, ncap,
+		      ncap ? cap[0] : "(none)");
 		check(res.status == st && strcmp(res.reason, want + strlen(SM_PREFIX)) == 0,
-		      "expected the result %d \"%s\", saw %d \"%s\"", st, want + strlen(SM_PREFIX), res.status,
-		      res.reason);
+		      "expected the result %d \"%s\", saw %d \"%s\"", st, want + strlen(SM_PREFIX),
+		      res.status, res.reason);
 		check(nsample_lines == 0, "no sample lines without a PMU, saw %lu", nsample_lines);
 		if (ncap)
 			diag("%s", cap[0] + 2);
@@ -180,8 +184,9 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0, "200 ms on the last CPU: samples
 	 * hypervisors): a refusal that says so is the right outcome. */
 	if (st == MODE_E_NOPMU && strstr(res.reason, "no PMI delivery"))
 		ktest_skip("%s", res.reason);
-	if (!check(st == MODE_OK && res.status == MODE_OK, "cpu %u counts: expected status 0, got %d (%s): %s", last,
-		   st, mode_status_name(MODE_SAMPLE, st), res.reason)) {
+	if (!check(st == MODE_OK && res.status == MODE_OK,
+		   "cpu %u counts: expected status 0, got %d (%s): %s", last, st,
+		   mode_status_name(MODE_SAMPLE, st), res.reason)) {
 		cap_dump();
 		return;
 	}
@@ -194,9 +199,10 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0, "200 ms on the last CPU: samples
 	/* The loop at 200 ms is hundreds of millions of cycles: at 10^6 per
 	 * sample there must be samples, and each drained one printed. */
 	check(samples > 0, "cpu %u: no samples in 200 ms at period 10^6 cycles", last);
-	check(samples == nsample_records, "summary says %lu samples, %lu sample records were printed", samples,
+	check(samples == nsample_records, "summary says %lu samples, %lu sample records were printed",
+	      samples, nsample_records);
+	check(nsample_lines >= nsample_records, "%lu lines for %lu sample records", nsample_lines,
 	      nsample_records);
-	check(nsample_lines >= nsample_records, "%lu lines for %lu sample records", nsample_lines, nsample_records);
 	if (sum)
 		diag("%s", sum + 2);
 	if (!samples || samples != nsample_records)

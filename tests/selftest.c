@@ -10,7 +10,8 @@ KTEST("selftest", pass_check, NULL, KTEST_SELFTEST, "a passing check is ok")
 	check(1 + 1 == 2, "arithmetic");
 }
 
-KTEST("selftest", check_fails, NULL, KTEST_SELFTEST, "a failing check is not ok; a later passing one does not hide it")
+KTEST("selftest", check_fails, NULL, KTEST_SELFTEST,
+      "a failing check is not ok; a later passing one does not hide it")
 {
 	int seen = 3;
 	check(seen == 4, "expected 4 widgets, saw %d", seen);
@@ -27,7 +28,8 @@ static const char *needs_impossible(void)
 	return ktest_reason("needs %d CPUs (selftest of the SKIP path)", 100000);
 }
 
-KTEST("selftest", skip_from_needs, needs_impossible, KTEST_SELFTEST, "needs() returning a reason is a SKIP with it")
+KTEST("selftest", skip_from_needs, needs_impossible, KTEST_SELFTEST,
+      "needs() returning a reason is a SKIP with it")
 {
 	check(false, "must not run: needs() said skip");
 }
@@ -59,8 +61,8 @@ KTEST("selftest", ud, NULL, KTEST_SELFTEST, "#UD in a test is not ok with a regi
 KTEST("selftest", de, NULL, KTEST_SELFTEST, "#DE in a test is not ok with a register dump")
 {
 	check(true, "about to raise #DE");
-	__asm__ volatile("xorl %%ecx, %%ecx\n\tmovl $1, %%eax\n\txorl %%edx, %%edx\n\tdivl %%ecx"
-			 ::: "eax", "ecx", "edx");
+	__asm__ volatile("xorl %%ecx, %%ecx\n\tmovl $1, %%eax\n\txorl %%edx, %%edx\n\tdivl %%ecx" ::
+				 : "eax", "ecx", "edx");
 }
 
 KTEST_BUDGET("selftest", hang, NULL, KTEST_SELFTEST, 300, "a test past its budget is a TIMEOUT")
@@ -83,7 +85,8 @@ static const char *needs_an_ap(void)
 
 /* Runs on every CPU: on each AP the #UD must be charged to this test on
  * that CPU's block, like on the BSP. */
-KTEST("selftest.smp", exception_on_each_cpu, needs_an_ap, KTEST_SELFTEST | KTEST_PER_CPU, "#UD on every CPU is charged to that CPU's block")
+KTEST("selftest.smp", exception_on_each_cpu, needs_an_ap, KTEST_SELFTEST | KTEST_PER_CPU,
+      "#UD on every CPU is charged to that CPU's block")
 {
 	check(true, "about to raise #UD on cpu %u", this_cpu()->cpu);
 	__asm__ volatile("ud2");
@@ -99,7 +102,8 @@ static void spin_with_irqs_off(void *arg)
 		cpu_relax();
 }
 
-KTEST_BUDGET("selftest.zz_lost_cpu", ap_hang_irqs_off, needs_an_ap, KTEST_SELFTEST, 300, "an AP hung with interrupts off is given up on")
+KTEST_BUDGET("selftest.zz_lost_cpu", ap_hang_irqs_off, needs_an_ap, KTEST_SELFTEST, 300,
+	     "an AP hung with interrupts off is given up on")
 {
 	unsigned last = smp_num_cpus() - 1;
 	check(true, "cpu %u is about to hang with interrupts off", last);

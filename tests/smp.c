@@ -1,14 +1,15 @@
 /* SMP checks: every enabled CPU came up, cross-CPU calls reach the right
  * CPU from any CPU, and each CPU's private state is its own. */
+#include "arch/x86/smp.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
 #include "tests/ktest.h"
 
 static const char *const ap_state_names[] = {
-	[AP_NOT_TRIED] = "not tried", [AP_ONLINE] = "online",
+	[AP_NOT_TRIED] = "not tried",
+	[AP_ONLINE] = "online",
 	[AP_TIMED_OUT] = "did not start within its timeout",
 	[AP_OVER_LIMIT] = "not started: over the cpus= / MAX_CPUS limit",
 };
@@ -55,10 +56,10 @@ KTEST("smp", on_cpu_reaches_target, NULL, 0, "on_cpu(n) runs on CPU n: CPU numbe
 		on_cpu(c, who_am_i, &w);
 		check(w.cpu == c, "on_cpu(%u): ran on cpu %u", c, w.cpu);
 		check(w.apic_id == w.lapic_id && w.apic_id == smp_cpu(c)->apic_id,
-		      "cpu %u: expected APIC ID %u, percpu says %u, LAPIC says %u", c,
-		      smp_cpu(c)->apic_id, w.apic_id, w.lapic_id);
-		check(w.gs_self == (uint64_t)smp_cpu(c), "cpu %u: GS base points to %#lx, expected %p",
-		      c, w.gs_self, (void *)smp_cpu(c));
+		      "cpu %u: expected APIC ID %u, percpu says %u, LAPIC says %u", c, smp_cpu(c)->apic_id,
+		      w.apic_id, w.lapic_id);
+		check(w.gs_self == (uint64_t)smp_cpu(c), "cpu %u: GS base points to %#lx, expected %p", c,
+		      w.gs_self, (void *)smp_cpu(c));
 	}
 }
 
@@ -130,8 +131,8 @@ KTEST("smp", ipi_round_trip, NULL, 0, "9 cross-CPU calls complete; prints the me
 			t[j] = t[j - 1];
 			t[j - 1] = x;
 		}
-	diag("on_cpu round trip to cpu %u: median %lu ns (min %lu, max %lu)", n - 1,
-	     tsc_to_us(t[4] * 1000), tsc_to_us(t[0] * 1000), tsc_to_us(t[8] * 1000));
+	diag("on_cpu round trip to cpu %u: median %lu ns (min %lu, max %lu)", n - 1, tsc_to_us(t[4] * 1000),
+	     tsc_to_us(t[0] * 1000), tsc_to_us(t[8] * 1000));
 }
 
 KTEST("smp", cpu_state, NULL, KTEST_PER_CPU, "GS self pointer, LAPIC ID, IF set, CR4.PCE clear, APIC mode")
@@ -154,7 +155,8 @@ static void note_cpu(void *arg)
 /* A CPU calling itself, also from inside a call it serves (every AP runs
  * its tests as one): the call runs at once instead of waiting for a slot
  * that the caller itself keeps busy. */
-KTEST("smp", on_cpu_to_self, NULL, KTEST_PER_CPU, "on_cpu to the calling CPU runs at once, from a served call too")
+KTEST("smp", on_cpu_to_self, NULL, KTEST_PER_CPU,
+      "on_cpu to the calling CPU runs at once, from a served call too")
 {
 	unsigned me = this_cpu()->cpu, seen = ~0u;
 	on_cpu(me, note_cpu, &seen);

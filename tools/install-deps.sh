@@ -42,6 +42,11 @@ for what in "$@"; do
 	clang)
 		need clang clang
 		;;
+	format)
+		# make format / format-check: .clang-format is for version 14,
+		# Debian 12's.
+		need clang-format clang-format
+		;;
 	pytest-deps)
 		# ci-examples' tests read YAML and drive a LAVA-like pexpect monitor.
 		need_py yaml python3-yaml

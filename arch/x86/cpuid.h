@@ -11,8 +11,8 @@ struct cpuid_regs {
 };
 
 /* CPUID.01H:ECX/EDX and friends (SDM vol. 2A, CPUID, tables 3-10/3-11). */
-#define CPUID_1_ECX_CX16_BIT 13   /* CMPXCHG16B */
-#define CPUID_1_ECX_PDCM_BIT 15   /* IA32_PERF_CAPABILITIES exists */
+#define CPUID_1_ECX_CX16_BIT 13 /* CMPXCHG16B */
+#define CPUID_1_ECX_PDCM_BIT 15 /* IA32_PERF_CAPABILITIES exists */
 #define CPUID_1_ECX_X2APIC_BIT 21
 #define CPUID_1_ECX_TSC_DEADLINE_BIT 24
 #define CPUID_1_ECX_HYPERVISOR_BIT 31

@@ -52,8 +52,8 @@ void gdt_init_cpu(struct percpu *pc)
 	t->gdt[GDT_UDATA / 8] = data_segment(3);
 	t->gdt[GDT_UCODE / 8] = code_segment(3);
 	/* 16-byte available 64-bit TSS descriptor, type 9 (SDM vol. 3A, 8.2.3). */
-	t->gdt[GDT_TSS / 8] = (tss_limit & 0xffff) | ((tss_base & 0xffffff) << 16) |
-			      (0x89ull << 40) | (((tss_base >> 24) & 0xff) << 56);
+	t->gdt[GDT_TSS / 8] = (tss_limit & 0xffff) | ((tss_base & 0xffffff) << 16) | (0x89ull << 40) |
+			      (((tss_base >> 24) & 0xff) << 56);
 	t->gdt[GDT_TSS / 8 + 1] = tss_base >> 32;
 
 	uint8_t *stacks = bootmem_alloc(TRAP_STACK_SIZE + 3 * IST_STACK_SIZE);
@@ -69,17 +69,17 @@ void gdt_init_cpu(struct percpu *pc)
 	} __attribute__((packed)) desc = { sizeof(t->gdt) - 1, (uint64_t)t->gdt };
 
 	__asm__ volatile("lgdt %0\n\t"
-		     "pushq %[cs]\n\t"
-		     "leaq 1f(%%rip), %%rax\n\t"
-		     "pushq %%rax\n\t"
-		     "lretq\n"
-		     "1:\n\t"
-		     "movl %[ds], %%eax\n\t"
-		     "movl %%eax, %%ds\n\t"
-		     "movl %%eax, %%es\n\t"
-		     "movl %%eax, %%ss\n\t"
-		     "ltr %w[tss]"
-		     :
-		     : "m"(desc), [cs] "i"(GDT_KCODE), [ds] "i"(GDT_KDATA), [tss] "r"(GDT_TSS)
-		     : "rax", "memory");
+			 "pushq %[cs]\n\t"
+			 "leaq 1f(%%rip), %%rax\n\t"
+			 "pushq %%rax\n\t"
+			 "lretq\n"
+			 "1:\n\t"
+			 "movl %[ds], %%eax\n\t"
+			 "movl %%eax, %%ds\n\t"
+			 "movl %%eax, %%es\n\t"
+			 "movl %%eax, %%ss\n\t"
+			 "ltr %w[tss]"
+			 :
+			 : "m"(desc), [cs] "i"(GDT_KCODE), [ds] "i"(GDT_KDATA), [tss] "r"(GDT_TSS)
+			 : "rax", "memory");
 }

@@ -98,7 +98,7 @@ void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low)
 
 void lapic_timer_oneshot(uint32_t count)
 {
-	lapic_write(LAPIC_TIMER_DIVIDE, 0x3); /* divide by 16 */
+	lapic_write(LAPIC_TIMER_DIVIDE, 0x3);    /* divide by 16 */
 	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER); /* one-shot, unmasked */
 	lapic_write(LAPIC_TIMER_INIT, count);
 }

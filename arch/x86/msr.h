@@ -35,21 +35,21 @@
  * "Performance Monitoring"; vol. 4 table 2-2 "IA-32 Architectural MSRs").
  * Sections are cited by title: their numbers move between SDM editions.
  * Linux's names (msr-index.h) are given where ours differ. --- */
-#define MSR_IA32_PMC0 0x000000c1             /* + x; 32-bit write, sign-extended (Linux MSR_IA32_PERFCTR0) */
-#define MSR_IA32_PERFEVTSEL0 0x00000186      /* + x (Linux MSR_ARCH_PERFMON_EVENTSEL0) */
-#define MSR_IA32_A_PMC0 0x000004c1           /* + x; full-width alias (PERF_CAPABILITIES[13]) */
-#define MSR_IA32_FIXED_CTR0 0x00000309       /* + i (Linux MSR_CORE_PERF_FIXED_CTR0) */
+#define MSR_IA32_PMC0 0x000000c1        /* + x; 32-bit write, sign-extended (Linux MSR_IA32_PERFCTR0) */
+#define MSR_IA32_PERFEVTSEL0 0x00000186 /* + x (Linux MSR_ARCH_PERFMON_EVENTSEL0) */
+#define MSR_IA32_A_PMC0 0x000004c1      /* + x; full-width alias (PERF_CAPABILITIES[13]) */
+#define MSR_IA32_FIXED_CTR0 0x00000309  /* + i (Linux MSR_CORE_PERF_FIXED_CTR0) */
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345
-#define MSR_IA32_FIXED_CTR_CTRL 0x0000038d   /* Linux MSR_CORE_PERF_FIXED_CTR_CTRL */
+#define MSR_IA32_FIXED_CTR_CTRL 0x0000038d /* Linux MSR_CORE_PERF_FIXED_CTR_CTRL */
 #define MSR_IA32_PERF_GLOBAL_STATUS 0x0000038e
 #define MSR_IA32_PERF_GLOBAL_CTRL 0x0000038f
-#define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390    /* v4: PERF_GLOBAL_STATUS_RESET */
+#define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390 /* v4: PERF_GLOBAL_STATUS_RESET */
 #define MSR_IA32_PERF_GLOBAL_STATUS_RESET MSR_IA32_PERF_GLOBAL_OVF_CTRL
-#define MSR_IA32_PERF_GLOBAL_STATUS_SET 0x00000391  /* v4 */
-#define MSR_IA32_PERF_GLOBAL_INUSE 0x00000392       /* v4 */
+#define MSR_IA32_PERF_GLOBAL_STATUS_SET 0x00000391 /* v4 */
+#define MSR_IA32_PERF_GLOBAL_INUSE 0x00000392      /* v4 */
 #define MSR_IA32_DEBUGCTL 0x000001d9
-#define MSR_OFFCORE_RSP_0 0x000001a6  /* model-specific, pairs with event 0xB7 umask 0x01 */
-#define MSR_OFFCORE_RSP_1 0x000001a7  /* model-specific, pairs with event 0xBB umask 0x01 */
+#define MSR_OFFCORE_RSP_0 0x000001a6 /* model-specific, pairs with event 0xB7 umask 0x01 */
+#define MSR_OFFCORE_RSP_1 0x000001a7 /* model-specific, pairs with event 0xBB umask 0x01 */
 /* Version 6 alternative layout (SDM vol. 3B, "Architectural Performance
  * Monitoring Version 6"): GP counter x at 0x1900 + 4x with its event select
  * at 0x1901 + 4x; fixed counter i at 0x1980 + 4i. Named for reference: the
@@ -72,7 +72,7 @@
 #define PERFEVTSEL_INT_BIT 20  /* APIC interrupt (PMI) on overflow */
 #define PERFEVTSEL_ANY_BIT 21  /* AnyThread, version 3+ only; reserved before */
 #define PERFEVTSEL_EN_BIT 22
-#define PERFEVTSEL_INV_BIT 23  /* invert the CMASK comparison */
+#define PERFEVTSEL_INV_BIT 23 /* invert the CMASK comparison */
 #define PERFEVTSEL_CMASK_SHIFT 24
 #define PERFEVTSEL_CMASK_MASK 0x00000000ff000000ull
 /* Bits 63:32 are reserved unless a model defines them: TSX parts count
@@ -105,7 +105,7 @@
 #define PERF_GLOBAL_STATUS_OVF_UNCORE_BIT 61 /* v3+ */
 #define PERF_GLOBAL_STATUS_OVF_BUF_BIT 62    /* DS save area buffer overflow */
 #define PERF_GLOBAL_STATUS_COND_CHGD_BIT 63
-#define PERF_GLOBAL_INUSE_PMI_BIT 63          /* some INT/PMI bit is set */
+#define PERF_GLOBAL_INUSE_PMI_BIT 63 /* some INT/PMI bit is set */
 
 /* IA32_DEBUGCTL (SDM vol. 3B, "IA32_DEBUGCTL MSR"; "Architectural
  * Performance Monitoring Version 4" for the streamlined freeze). */
@@ -131,16 +131,16 @@
  * 10th generation Core processors; Linux uncore_snb.c names). The global
  * control moved to 0xE01 on Skylake, when 0x391 became
  * IA32_PERF_GLOBAL_STATUS_SET of the version-4 core PMU. */
-#define MSR_UNC_PERF_GLOBAL_CTRL 0x00000391     /* Sandy Bridge .. Broadwell */
-#define MSR_SKL_UNC_PERF_GLOBAL_CTL 0x00000e01  /* Skylake .. Comet Lake */
-#define MSR_UNC_CBO_CONFIG 0x00000396           /* [3:0] number of C-boxes */
-#define MSR_UNC_CBO_0_PERFEVTSEL0 0x00000700    /* + 0x10 * box + counter */
-#define MSR_UNC_CBO_0_PERFCTR0 0x00000706       /* + 0x10 * box + counter */
+#define MSR_UNC_PERF_GLOBAL_CTRL 0x00000391    /* Sandy Bridge .. Broadwell */
+#define MSR_SKL_UNC_PERF_GLOBAL_CTL 0x00000e01 /* Skylake .. Comet Lake */
+#define MSR_UNC_CBO_CONFIG 0x00000396          /* [3:0] number of C-boxes */
+#define MSR_UNC_CBO_0_PERFEVTSEL0 0x00000700   /* + 0x10 * box + counter */
+#define MSR_UNC_CBO_0_PERFCTR0 0x00000706      /* + 0x10 * box + counter */
 #define MSR_UNC_CBO_STRIDE 0x10
 
 /* --- AMD (APM vol. 2, "Performance Monitoring Counters") --- */
-#define MSR_K7_EVNTSEL0 0xc0010000 /* + n, n < 4 */
-#define MSR_K7_PERFCTR0 0xc0010004 /* + n, n < 4 */
+#define MSR_K7_EVNTSEL0 0xc0010000    /* + n, n < 4 */
+#define MSR_K7_PERFCTR0 0xc0010004    /* + n, n < 4 */
 #define MSR_F15H_PERF_CTL0 0xc0010200 /* + 2n (PerfCtrExtCore) */
 #define MSR_F15H_PERF_CTR0 0xc0010201 /* + 2n */
 #define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS 0xc0000300

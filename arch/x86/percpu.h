@@ -13,14 +13,14 @@ struct trap_frame;
 #define MAX_CPUS 256
 
 struct percpu {
-	struct percpu *self;     /* must stay first: this_cpu() reads %gs:0 */
-	uint32_t cpu;            /* dense index, BSP = 0 */
+	struct percpu *self; /* must stay first: this_cpu() reads %gs:0 */
+	uint32_t cpu;        /* dense index, BSP = 0 */
 	uint32_t apic_id;
-	int fault_vector;        /* last vector recovered through the fixup table */
+	int fault_vector; /* last vector recovered through the fixup table */
 	uint64_t fault_error_code;
 	uint64_t stack_top;
 	bool online;
-	uint32_t nmi_count;      /* NMIs that no handler claimed */
+	uint32_t nmi_count; /* NMIs that no handler claimed */
 	uint64_t irq_count;
 	unsigned irq_depth;      /* interrupt/NMI handlers running on this CPU */
 	struct ctx *recover;     /* expect_exception(): where an exception returns to */

@@ -6,17 +6,17 @@
  * every INIT, one 10 ms wait, every SIPI (SDM vol. 3A, 9.4.4.1). */
 #include "arch/x86/smp.h"
 
-#include "lib/acpi.h"
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/sections.h"
+#include "arch/x86/pc/console.h"
 #include "arch/x86/pc/platform_exit.h"
+#include "arch/x86/sections.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/traps.h"
-#include "arch/x86/pc/console.h"
+#include "lib/acpi.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
@@ -94,8 +94,7 @@ void smp_serve_calls(void)
 	}
 }
 
-bool on_cpu_try_async(unsigned cpu, void (*fn)(void *), void *arg, uint64_t timeout_us,
-		      uint64_t *ticket_out)
+bool on_cpu_try_async(unsigned cpu, void (*fn)(void *), void *arg, uint64_t timeout_us, uint64_t *ticket_out)
 {
 	struct call_slot *s = &call_slots[cpu];
 	unsigned self = this_cpu()->cpu;

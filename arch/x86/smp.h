@@ -65,8 +65,7 @@ void on_cpu(unsigned cpu, void (*fn)(void *), void *arg);
 uint64_t on_cpu_async(unsigned cpu, void (*fn)(void *), void *arg);
 /* Like on_cpu_async, but give up (false) if the target's previous call
  * has not finished within timeout_us. */
-bool on_cpu_try_async(unsigned cpu, void (*fn)(void *), void *arg, uint64_t timeout_us,
-		      uint64_t *ticket);
+bool on_cpu_try_async(unsigned cpu, void (*fn)(void *), void *arg, uint64_t timeout_us, uint64_t *ticket);
 /* Wait for a ticket; false if timeout_us (0 = forever) passed first. */
 bool on_cpu_wait(unsigned cpu, uint64_t ticket, uint64_t timeout_us);
 /* Run on every online CPU (others first, then this one) and wait. */

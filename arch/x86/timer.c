@@ -5,9 +5,9 @@
 
 #include <stdbool.h>
 
-#include "lib/acpi.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
+#include "lib/acpi.h"
 #include "lib/muldiv.h"
 
 #define PIT_HZ 1193182u
@@ -91,7 +91,7 @@ static uint64_t tsc_over_pit(uint16_t pit_ticks)
 {
 	uint8_t gate = inb(PIT_GATE_PORT);
 	outb(PIT_GATE_PORT, (gate & ~0x02) & ~0x01); /* speaker off, gate low */
-	outb(PIT_MODE_CMD, 0xb0); /* channel 2, lobyte/hibyte, mode 0, binary */
+	outb(PIT_MODE_CMD, 0xb0);                    /* channel 2, lobyte/hibyte, mode 0, binary */
 	outb(PIT_CH2_DATA, pit_ticks & 0xff);
 	outb(PIT_CH2_DATA, pit_ticks >> 8);
 	/* Mode 0 drives OUT2 low as soon as the count is written: a port

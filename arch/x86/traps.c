@@ -50,20 +50,20 @@ void trap_dump(const struct trap_frame *f, void (*line)(void *ctx, const char *s
 		  x86_vector_name((unsigned)f->vector), f->vector, f->error_code, this_cpu()->cpu,
 		  this_cpu()->apic_id, whose ? " in " : "", whose ? whose : "");
 	line(ctx, buf);
-	ksnprintf(buf, sizeof(buf), "RIP %04lx:%016lx RSP %04lx:%016lx RFLAGS %08lx CR2 %016lx",
-		  f->cs, f->rip, f->ss, f->rsp, f->rflags, read_cr2());
+	ksnprintf(buf, sizeof(buf), "RIP %04lx:%016lx RSP %04lx:%016lx RFLAGS %08lx CR2 %016lx", f->cs,
+		  f->rip, f->ss, f->rsp, f->rflags, read_cr2());
 	line(ctx, buf);
-	ksnprintf(buf, sizeof(buf), "RAX %016lx RBX %016lx RCX %016lx RDX %016lx", f->rax,
-		  f->rbx, f->rcx, f->rdx);
+	ksnprintf(buf, sizeof(buf), "RAX %016lx RBX %016lx RCX %016lx RDX %016lx", f->rax, f->rbx, f->rcx,
+		  f->rdx);
 	line(ctx, buf);
-	ksnprintf(buf, sizeof(buf), "RSI %016lx RDI %016lx RBP %016lx R8  %016lx", f->rsi,
-		  f->rdi, f->rbp, f->r8);
+	ksnprintf(buf, sizeof(buf), "RSI %016lx RDI %016lx RBP %016lx R8  %016lx", f->rsi, f->rdi, f->rbp,
+		  f->r8);
 	line(ctx, buf);
-	ksnprintf(buf, sizeof(buf), "R9  %016lx R10 %016lx R11 %016lx R12 %016lx", f->r9,
-		  f->r10, f->r11, f->r12);
+	ksnprintf(buf, sizeof(buf), "R9  %016lx R10 %016lx R11 %016lx R12 %016lx", f->r9, f->r10, f->r11,
+		  f->r12);
 	line(ctx, buf);
-	ksnprintf(buf, sizeof(buf), "R13 %016lx R14 %016lx R15 %016lx CR0 %08lx CR4 %08lx",
-		  f->r13, f->r14, f->r15, read_cr0(), read_cr4());
+	ksnprintf(buf, sizeof(buf), "R13 %016lx R14 %016lx R15 %016lx CR0 %08lx CR4 %08lx", f->r13, f->r14,
+		  f->r15, read_cr0(), read_cr4());
 	line(ctx, buf);
 }
 

@@ -20,8 +20,8 @@ typedef void (*irq_handler_fn)(struct trap_frame *f);
 /* NMI handlers return true when the NMI was theirs (e.g. a PMI). */
 typedef bool (*nmi_handler_fn)(struct trap_frame *f);
 
-void idt_init(void);      /* once, on the BSP */
-void idt_load(void);      /* on every CPU */
+void idt_init(void); /* once, on the BSP */
+void idt_load(void); /* on every CPU */
 void irq_set_handler(unsigned vector, irq_handler_fn fn);
 void nmi_register(nmi_handler_fn fn);
 

@@ -22,22 +22,22 @@ void usermode_enter(void (*fn)(void *), void *arg, uint64_t stack_top);
 
 /* In ring 3: call fn(arg), then trap back. */
 __asm__(".text\n"
-    "usermode_trampoline:\n\t"
-    "movq %rdi, %rax\n\t"
-    "movq %rsi, %rdi\n\t"
-    "callq *%rax\n"
-    ".globl usermode_exit\n"
-    "usermode_exit:\n\t"
-    "ud2\n"
-    ".globl usermode_enter\n"
-    "usermode_enter:\n\t"
-    "pushq $0x23\n\t"      /* SS = USER_DS */
-    "pushq %rdx\n\t"       /* RSP */
-    "pushq $0x202\n\t"     /* RFLAGS: IF on */
-    "pushq $0x2b\n\t"      /* CS = USER_CS */
-    "leaq usermode_trampoline(%rip), %rax\n\t"
-    "pushq %rax\n\t"
-    "iretq\n");
+	"usermode_trampoline:\n\t"
+	"movq %rdi, %rax\n\t"
+	"movq %rsi, %rdi\n\t"
+	"callq *%rax\n"
+	".globl usermode_exit\n"
+	"usermode_exit:\n\t"
+	"ud2\n"
+	".globl usermode_enter\n"
+	"usermode_enter:\n\t"
+	"pushq $0x23\n\t"  /* SS = USER_DS */
+	"pushq %rdx\n\t"   /* RSP */
+	"pushq $0x202\n\t" /* RFLAGS: IF on */
+	"pushq $0x2b\n\t"  /* CS = USER_CS */
+	"leaq usermode_trampoline(%rip), %rax\n\t"
+	"pushq %rax\n\t"
+	"iretq\n");
 _Static_assert(USER_DS == 0x23 && USER_CS == 0x2b, "selectors hard-coded in usermode_enter");
 
 int usermode_call(void (*fn)(void *), void *arg)

@@ -10,7 +10,6 @@
 #include "lib/printf.h"
 #include "pmu/pmu.h"
 
-
 struct pmi_percpu {
 	bool ready;
 	enum pmi_delivery mode;

@@ -111,7 +111,7 @@ int main(void)
 	       (unsigned long long)w[RUNS - 1] / 1000, (unsigned long long)w[RUNS - 1] % 1000 / 100,
 	       (unsigned long long)d[RUNS / 2] / 1000, (unsigned long long)d[RUNS / 2] % 1000 / 100,
 	       (unsigned long long)d[0] / 1000, (unsigned long long)d[0] % 1000 / 100,
-	       (unsigned long long)d[RUNS - 1] / 1000, (unsigned long long)d[RUNS - 1] % 1000 / 100,
-	       RUNS, records_per_run, pmu_sample_size(NR_VALUES), RING_BYTES / 1024, note);
+	       (unsigned long long)d[RUNS - 1] / 1000, (unsigned long long)d[RUNS - 1] % 1000 / 100, RUNS,
+	       records_per_run, pmu_sample_size(NR_VALUES), RING_BYTES / 1024, note);
 	return checksum == 0; /* all tsc fields were summed: never 0 */
 }

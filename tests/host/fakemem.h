@@ -22,8 +22,7 @@ static int nfake;
 static inline const void *fake_phys(uint64_t phys, size_t len)
 {
 	for (int i = 0; i < nfake; i++)
-		if (phys >= fake[i].phys && len <= fake[i].len &&
-		    phys - fake[i].phys <= fake[i].len - len)
+		if (phys >= fake[i].phys && len <= fake[i].len && phys - fake[i].phys <= fake[i].len - len)
 			return fake[i].buf + (phys - fake[i].phys);
 	return NULL;
 }

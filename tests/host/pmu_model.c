@@ -53,7 +53,9 @@ static uint64_t wmask(unsigned w)
 /* Family 6 signatures: 0x0006_06e8 Core Duo (model 0xE), 0x0000_06f6 Core 2
  * (0xF), 0x0005_06e3 Skylake (0x5E), 0x0009_06a3 Alder Lake (0x9A). */
 static const struct model_cpu_config base_cfg = {
-	.vendor = "GenuineIntel", .signature = 0x000506e3, .max_leaf = 0x16,
+	.vendor = "GenuineIntel",
+	.signature = 0x000506e3,
+	.max_leaf = 0x16,
 };
 
 static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, bool full_width)
@@ -61,9 +63,7 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 	struct model_cpu_config c = base_cfg;
 
 	switch (p) {
-	case MODEL_NO_PMU:
-		c.max_leaf = 0x0d;
-		break;
+	case MODEL_NO_PMU: c.max_leaf = 0x0d; break;
 	case MODEL_IGNORES_WRITES:
 		c.version = 2, c.num_gp = 2, c.gp_width = 40, c.ebx_len = 7;
 		c.num_fixed = 3, c.fixed_width = 40, c.hypervisor = true;
@@ -121,8 +121,7 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 		c.offcore_shared = true;
 		c.leaf_0b = true, c.smt_bits = 1, c.x2apic_id = cpu, c.cores_per_pkg = 6;
 		break;
-	case MODEL_PROFILE_NR:
-		break;
+	case MODEL_PROFILE_NR: break;
 	}
 	if (c.pdcm && full_width)
 		c.perf_caps |= BIT(PERF_CAP_FW_WRITE_BIT);
@@ -134,10 +133,15 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 const char *model_profile_name(enum model_profile p)
 {
 	static const char *const names[MODEL_PROFILE_NR] = {
-		[MODEL_NO_PMU] = "no-pmu", [MODEL_IGNORES_WRITES] = "ignores-writes",
-		[MODEL_V1] = "v1", [MODEL_V2] = "v2", [MODEL_V4] = "v4",
-		[MODEL_V5_GAP] = "v5-gap", [MODEL_HYBRID] = "hybrid",
-		[MODEL_SNB_CLIENT] = "snb-client", [MODEL_WESTMERE] = "westmere",
+		[MODEL_NO_PMU] = "no-pmu",
+		[MODEL_IGNORES_WRITES] = "ignores-writes",
+		[MODEL_V1] = "v1",
+		[MODEL_V2] = "v2",
+		[MODEL_V4] = "v4",
+		[MODEL_V5_GAP] = "v5-gap",
+		[MODEL_HYBRID] = "hybrid",
+		[MODEL_SNB_CLIENT] = "snb-client",
+		[MODEL_WESTMERE] = "westmere",
 	};
 	return p < MODEL_PROFILE_NR ? names[p] : "?";
 }
@@ -225,8 +229,14 @@ void model_set_cpu(unsigned cpu)
 {
 	cur = cpu < ncpus ? cpu : 0;
 }
-unsigned model_cpu(void) { return cur; }
-unsigned model_ncpus(void) { return ncpus; }
+unsigned model_cpu(void)
+{
+	return cur;
+}
+unsigned model_ncpus(void)
+{
+	return ncpus;
+}
 
 void model_run_on(unsigned cpu, void (*fn)(void *), void *arg)
 {
@@ -236,17 +246,44 @@ void model_run_on(unsigned cpu, void (*fn)(void *), void *arg)
 	model_set_cpu(was);
 }
 
-void model_set_cpl(unsigned cpl) { cur_cpl = cpl; }
-void model_set_cr4_pce(bool on) { cur_pce = on; }
-unsigned model_cpl(void) { return cur_cpl; }
-bool model_cr4_pce(void) { return cur_pce; }
+void model_set_cpl(unsigned cpl)
+{
+	cur_cpl = cpl;
+}
+void model_set_cr4_pce(bool on)
+{
+	cur_pce = on;
+}
+unsigned model_cpl(void)
+{
+	return cur_cpl;
+}
+bool model_cr4_pce(void)
+{
+	return cur_pce;
+}
 
 /* --- MSR decoding --- */
 
 enum reg_kind {
-	R_NONE, R_PMC, R_APMC, R_EVTSEL, R_FIXED, R_FIXED_CTRL, R_GLOBAL_STATUS, R_GLOBAL_CTRL,
-	R_OVF_CTRL, R_STATUS_SET, R_INUSE, R_PERF_CAPS, R_DEBUGCTL, R_OFFCORE,
-	R_UNC_GLOBAL, R_UNC_CONFIG, R_UNC_EVTSEL, R_UNC_CTR,
+	R_NONE,
+	R_PMC,
+	R_APMC,
+	R_EVTSEL,
+	R_FIXED,
+	R_FIXED_CTRL,
+	R_GLOBAL_STATUS,
+	R_GLOBAL_CTRL,
+	R_OVF_CTRL,
+	R_STATUS_SET,
+	R_INUSE,
+	R_PERF_CAPS,
+	R_DEBUGCTL,
+	R_OFFCORE,
+	R_UNC_GLOBAL,
+	R_UNC_CONFIG,
+	R_UNC_EVTSEL,
+	R_UNC_CTR,
 };
 
 /* Client uncore addresses (pmu/intel_uncore.c; SDM vol. 4 client uncore MSRs). */
@@ -496,8 +533,7 @@ static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 		return 0;
 	case R_GLOBAL_STATUS:
 	case R_INUSE:
-	case R_PERF_CAPS:
-		return MODEL_VEC_GP; /* read-only */
+	case R_PERF_CAPS: return MODEL_VEC_GP; /* read-only */
 	case R_DEBUGCTL:
 		if (val & ~MODEL_DEBUGCTL_VALID)
 			return MODEL_VEC_GP;
@@ -516,8 +552,7 @@ static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 			return MODEL_VEC_GP;
 		unc.global_ctrl = val;
 		return 0;
-	case R_UNC_CONFIG:
-		return MODEL_VEC_GP; /* read-only */
+	case R_UNC_CONFIG: return MODEL_VEC_GP; /* read-only */
 	case R_UNC_EVTSEL:
 		/* Approximation: every bit outside the documented fields #GPs. */
 		if (val & ~0x1fd4ffffull)
@@ -529,8 +564,7 @@ static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 			return MODEL_VEC_GP;
 		unc.ctr[i / 2][i % 2] = val;
 		return 0;
-	case R_NONE:
-		break;
+	case R_NONE: break;
 	}
 	return MODEL_VEC_GP;
 }
@@ -672,17 +706,31 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 		else if (subleaf == 1)
 			r->eax = c->leaf23_gp, r->ebx = c->leaf23_fixed;
 		break;
-	default:
-		break;
+	default: break;
 	}
 }
 
-unsigned pmu_hw_cpu(void) { return cur; }
-unsigned pmu_hw_ncpus(void) { return ncpus; }
-uint64_t pmu_hw_tsc(void) { return cpus[cur].tsc; }
+unsigned pmu_hw_cpu(void)
+{
+	return cur;
+}
+unsigned pmu_hw_ncpus(void)
+{
+	return ncpus;
+}
+uint64_t pmu_hw_tsc(void)
+{
+	return cpus[cur].tsc;
+}
 
-uint64_t model_tsc(unsigned cpu) { return cpus[cpu < ncpus ? cpu : 0].tsc; }
-void model_set_tsc(unsigned cpu, uint64_t tsc) { cpus[cpu < ncpus ? cpu : 0].tsc = tsc; }
+uint64_t model_tsc(unsigned cpu)
+{
+	return cpus[cpu < ncpus ? cpu : 0].tsc;
+}
+void model_set_tsc(unsigned cpu, uint64_t tsc)
+{
+	cpus[cpu < ncpus ? cpu : 0].tsc = tsc;
+}
 
 void model_set_pmi_handler(void (*fn)(void *), void *arg)
 {
@@ -745,9 +793,18 @@ void model_poke(unsigned cpu, uint32_t msr, uint64_t val)
 	}
 }
 
-void model_trace_clear(void) { trace_len = 0; }
-size_t model_trace_len(void) { return trace_len; }
-const struct model_write *model_trace_at(size_t i) { return i < trace_len ? &trace[i] : NULL; }
+void model_trace_clear(void)
+{
+	trace_len = 0;
+}
+size_t model_trace_len(void)
+{
+	return trace_len;
+}
+const struct model_write *model_trace_at(size_t i)
+{
+	return i < trace_len ? &trace[i] : NULL;
+}
 
 void model_trace_format(char *buf, size_t n)
 {
@@ -764,8 +821,14 @@ void model_trace_format(char *buf, size_t n)
 	}
 }
 
-unsigned model_pmi_count(unsigned cpu) { return cpus[cpu < ncpus ? cpu : 0].pmi_count; }
-void model_pmi_clear(unsigned cpu) { cpus[cpu < ncpus ? cpu : 0].pmi_count = 0; }
+unsigned model_pmi_count(unsigned cpu)
+{
+	return cpus[cpu < ncpus ? cpu : 0].pmi_count;
+}
+void model_pmi_clear(unsigned cpu)
+{
+	cpus[cpu < ncpus ? cpu : 0].pmi_count = 0;
+}
 
 /* --- Counting --- */
 
@@ -775,8 +838,12 @@ enum model_ev { EV_NONE, EV_CYCLES, EV_INSTR, EV_REF, EV_LLC_REF, EV_LLC_MISS, E
  * Performance Events"); CPUID.0AH:EBX-unavailable events count nothing. */
 static enum model_ev gp_event(const struct model_cpu *m, uint64_t sel)
 {
-	static const struct { uint8_t ev, um; enum model_ev e; unsigned bit; } map[] = {
-		{ 0x3c, 0x00, EV_CYCLES, 0 }, { 0xc0, 0x00, EV_INSTR, 1 }, { 0x3c, 0x01, EV_REF, 2 },
+	static const struct {
+		uint8_t ev, um;
+		enum model_ev e;
+		unsigned bit;
+	} map[] = {
+		{ 0x3c, 0x00, EV_CYCLES, 0 },  { 0xc0, 0x00, EV_INSTR, 1 },    { 0x3c, 0x01, EV_REF, 2 },
 		{ 0x2e, 0x4f, EV_LLC_REF, 3 }, { 0x2e, 0x41, EV_LLC_MISS, 4 }, { 0xc4, 0x00, EV_BR, 5 },
 		{ 0xc5, 0x00, EV_BR_MISS, 6 }, { 0xa4, 0x01, EV_SLOTS, 7 },
 	};
@@ -880,7 +947,8 @@ void model_tick(const struct model_work *w)
 			for (unsigned k = 0; k < 2; k++)
 				if (((unc.evtsel[b][k] >> 22) & 1) && (unc.evtsel[b][k] & 0xff) == 0x34)
 					unc.ctr[b][k] = (unc.ctr[b][k] + w->llc_lookups * (b + 1) / nb -
-							 w->llc_lookups * b / nb) & wmask(44);
+							 w->llc_lookups * b / nb) &
+							wmask(44);
 	}
 	if (c->version == 0 || c->ignores_writes || c->no_count || frozen)
 		return;
@@ -897,7 +965,8 @@ void model_tick(const struct model_work *w)
 		/* OFFCORE_RESPONSE_0/1 (0xB7/0xBB umask 1) count through their
 		 * RSP MSR: demand data reads with an L3-miss response, when the
 		 * value selects both (approximation: no other request types). */
-		if (c->offcore && ((sel & 0xff) == 0xb7 || (sel & 0xff) == 0xbb) && ((sel >> 8) & 0xff) == 1) {
+		if (c->offcore && ((sel & 0xff) == 0xb7 || (sel & 0xff) == 0xbb) &&
+		    ((sel >> 8) & 0xff) == 1) {
 			uint64_t rsp = *offcore_reg(m, (sel & 0xff) == 0xbb);
 			delta = (rsp & 1) && (rsp & c->offcore_l3_miss) ? w->dmnd_rd_l3_miss : 0;
 		}
@@ -911,7 +980,8 @@ void model_tick(const struct model_work *w)
 	for (unsigned i = 0; i < 16; i++) {
 		static const enum model_ev fixed_ev[4] = { EV_INSTR, EV_CYCLES, EV_REF, EV_SLOTS };
 		uint64_t f = (m->fixed_ctrl >> FIXED_CTR_CTRL_SHIFT(i)) & FIXED_CTR_CTRL_FIELD_MASK;
-		bool ring = cur_cpl == 0 ? (f >> FIXED_CTR_CTRL_OS_BIT) & 1 : (f >> FIXED_CTR_CTRL_USR_BIT) & 1;
+		bool ring = cur_cpl == 0 ? (f >> FIXED_CTR_CTRL_OS_BIT) & 1
+					 : (f >> FIXED_CTR_CTRL_USR_BIT) & 1;
 		if (!fixed_exists(m, i) || !ring || !((m->global_ctrl >> (32 + i)) & 1))
 			continue;
 		uint64_t delta = i < 4 ? work_total(w, fixed_ev[i]) : 0;
@@ -945,7 +1015,11 @@ void model_tick(const struct model_work *w)
 
 void model_tick_loop(uint64_t n)
 {
-	struct model_work w = { .instructions = 3 * n, .branches = n, .cycles = 2 * n,
-				.ref_cycles = 2 * n, .slots = 8 * n, .branch_misses = n ? 1 : 0 };
+	struct model_work w = { .instructions = 3 * n,
+				.branches = n,
+				.cycles = 2 * n,
+				.ref_cycles = 2 * n,
+				.slots = 8 * n,
+				.branch_misses = n ? 1 : 0 };
 	model_tick(&w);
 }

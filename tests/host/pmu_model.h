@@ -44,16 +44,16 @@ enum model_uncore { MODEL_UNCORE_NONE, MODEL_UNCORE_SNB, MODEL_UNCORE_HSW, MODEL
 
 /* What one modelled CPU looks like (CPUID and the MSRs it implements). */
 struct model_cpu_config {
-	const char *vendor;       /* 12 characters */
-	uint32_t signature;       /* CPUID.01H:EAX */
-	bool hypervisor;          /* CPUID.01H:ECX[31] */
+	const char *vendor; /* 12 characters */
+	uint32_t signature; /* CPUID.01H:EAX */
+	bool hypervisor;    /* CPUID.01H:ECX[31] */
 	uint32_t max_leaf;
 	uint8_t version, num_gp, gp_width, ebx_len, num_fixed, fixed_width;
-	uint32_t ebx_unavail;     /* CPUID.0AH:EBX */
-	uint32_t fixed_bitmap;    /* CPUID.0AH:ECX (v5) */
+	uint32_t ebx_unavail;  /* CPUID.0AH:EBX */
+	uint32_t fixed_bitmap; /* CPUID.0AH:ECX (v5) */
 	bool anythread_deprecated;
 	bool pdcm;
-	uint64_t perf_caps;       /* IA32_PERF_CAPABILITIES */
+	uint64_t perf_caps; /* IA32_PERF_CAPABILITIES */
 	bool hybrid;
 	uint8_t core_type;
 	uint32_t native_model;

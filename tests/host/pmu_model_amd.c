@@ -37,23 +37,16 @@ struct model_amd_config model_amd_profile_config(enum model_amd_profile p)
 	struct model_amd_config c = { .vendor = "AuthenticAMD" };
 
 	switch (p) {
-	case MODEL_AMD_K8:
-		c.signature = 0x00000f51;
-		break;
-	case MODEL_AMD_LEGACY:
-		c.signature = 0x00100f22;
-		break;
-	case MODEL_AMD_EXTCORE:
-		c.signature = 0x00600f12, c.ext_core = true;
-		break;
+	case MODEL_AMD_K8: c.signature = 0x00000f51; break;
+	case MODEL_AMD_LEGACY: c.signature = 0x00100f22; break;
+	case MODEL_AMD_EXTCORE: c.signature = 0x00600f12, c.ext_core = true; break;
 	case MODEL_AMD_PERFMON_V2:
 		c.signature = 0x00a10f11, c.ext_core = true, c.perfmon_v2 = true, c.v2_counters = 6;
 		break;
 	case MODEL_AMD_KVM_HERE:
 		c.signature = 0x00800f12, c.hypervisor = true, c.ignores_writes = true;
 		break;
-	case MODEL_AMD_PROFILE_NR:
-		break;
+	case MODEL_AMD_PROFILE_NR: break;
 	}
 	return c;
 }
@@ -61,8 +54,10 @@ struct model_amd_config model_amd_profile_config(enum model_amd_profile p)
 const char *model_amd_profile_name(enum model_amd_profile p)
 {
 	static const char *const names[MODEL_AMD_PROFILE_NR] = {
-		[MODEL_AMD_K8] = "amd-k8", [MODEL_AMD_LEGACY] = "amd-legacy",
-		[MODEL_AMD_EXTCORE] = "amd-extcore", [MODEL_AMD_PERFMON_V2] = "amd-perfmon-v2",
+		[MODEL_AMD_K8] = "amd-k8",
+		[MODEL_AMD_LEGACY] = "amd-legacy",
+		[MODEL_AMD_EXTCORE] = "amd-extcore",
+		[MODEL_AMD_PERFMON_V2] = "amd-perfmon-v2",
 		[MODEL_AMD_KVM_HERE] = "amd-kvm-here",
 	};
 	return p < MODEL_AMD_PROFILE_NR ? names[p] : "?";
@@ -226,10 +221,8 @@ static int amd_wrmsr(unsigned cpu, uint32_t msr, uint64_t val)
 			return MODEL_VEC_GP;
 		a->global_status &= ~val;
 		return 0;
-	case A_GSTATUS:
-		return MODEL_VEC_GP; /* read-only */
-	case A_NONE:
-		break;
+	case A_GSTATUS: return MODEL_VEC_GP; /* read-only */
+	case A_NONE: break;
 	}
 	return MODEL_VEC_GP;
 }
@@ -270,9 +263,7 @@ static void amd_cpuid(unsigned cpu, uint32_t leaf, uint32_t subleaf, struct cpui
 		r->eax = c->signature;
 		r->ecx = BIT(CPUID_1_ECX_CX16_BIT) | (c->hypervisor ? BIT(CPUID_1_ECX_HYPERVISOR_BIT) : 0);
 		break;
-	case 0x80000000u:
-		r->eax = max_ext;
-		break;
+	case 0x80000000u: r->eax = max_ext; break;
 	case 0x80000001u:
 		r->ecx = c->ext_core ? BIT(CPUID_80000001_ECX_PERFCTR_CORE_BIT) : 0;
 		r->edx = BIT(CPUID_80000001_EDX_LM_BIT);
@@ -281,8 +272,7 @@ static void amd_cpuid(unsigned cpu, uint32_t leaf, uint32_t subleaf, struct cpui
 		if (c->perfmon_v2)
 			r->eax = 1, r->ebx = c->v2_counters & 0xf;
 		break;
-	default:
-		break;
+	default: break;
 	}
 	(void)subleaf;
 }
@@ -319,7 +309,8 @@ static bool amd_tick(unsigned cpu, const struct model_work *w)
 		return false;
 	for (unsigned n = 0; n < a->nctr; n++) {
 		uint64_t sel = a->ctl[n], old, delta;
-		bool ring = model_cpl() == 0 ? (sel >> PERFEVTSEL_OS_BIT) & 1 : (sel >> PERFEVTSEL_USR_BIT) & 1;
+		bool ring = model_cpl() == 0 ? (sel >> PERFEVTSEL_OS_BIT) & 1
+					     : (sel >> PERFEVTSEL_USR_BIT) & 1;
 
 		if (!((sel >> PERFEVTSEL_EN_BIT) & 1) || !ring)
 			continue;

@@ -1,15 +1,12 @@
 /* Host tests for lib/acpi.c: synthetic RSDP/RSDT/XSDT/MADT/FADT/DSDT
  * images built byte by byte from ACPI 6.5 §5.2, checksums included. */
 #include "lib/acpi.h"
-#include "tests/host/hosttest.h"
 #include "tests/host/fakemem.h"
+#include "tests/host/hosttest.h"
 
 #include <stdint.h>
 
 /* ---- fake physical memory ---------------------------------------------- */
-
-
-
 
 static void fake_reset(void)
 {
@@ -18,14 +15,6 @@ static void fake_reset(void)
 }
 
 /* ---- byte builders ----------------------------------------------------- */
-
-
-
-
-
-
-
-
 
 static uint8_t sum8(const uint8_t *p, size_t n)
 {
@@ -38,8 +27,7 @@ static uint8_t sum8(const uint8_t *p, size_t n)
 
 /* Table = 36-byte header (ACPI 6.5 §5.2.6) + body, checksum fixed, placed
  * at phys. Returns the placed copy for later corruption. */
-static uint8_t *place_table(uint64_t phys, const char sig[4], uint8_t rev, const void *body,
-			    size_t blen)
+static uint8_t *place_table(uint64_t phys, const char sig[4], uint8_t rev, const void *body, size_t blen)
 {
 	size_t len = 36 + blen;
 	uint8_t *t = calloc(1, len);
@@ -62,8 +50,7 @@ static uint8_t *place_table(uint64_t phys, const char sig[4], uint8_t rev, const
 
 static void fix_checksum(uint8_t *t)
 {
-	uint32_t len = (uint32_t)t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 |
-		       (uint32_t)t[7] << 24;
+	uint32_t len = (uint32_t)t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 24;
 
 	t[9] = 0;
 	t[9] = (uint8_t)(0 - sum8(t, len));
@@ -263,9 +250,9 @@ static size_t rsdp_len;
 /* AML of QEMU's q35 \_S5: Name (_S5, Package (4) { Zero, Zero, Zero, Zero })
  * preceded by some unrelated AML. */
 static const uint8_t aml_s5_zero[] = {
-	0x10, 0x03, 0x5C, 0x00,                          /* Scope (\) {} */
+	0x10, 0x03, 0x5C, 0x00,                         /* Scope (\) {} */
 	0x08, 0x5F, 0x53, 0x35, 0x5F, 0x12, 0x06, 0x04, /* Name (_S5_, Package 4 */
-	0x00, 0x01, 0x00, 0x00,                          /* { Zero, One, Zero, Zero } */
+	0x00, 0x01, 0x00, 0x00,                         /* { Zero, One, Zero, Zero } */
 };
 
 /* Name (\_S5, Package (2) { 0x05, 0x07 }) with BytePrefix integers. */
@@ -285,8 +272,8 @@ static void build_qemu_madt(struct buf *b)
 }
 
 /* RSDP v2 -> XSDT and RSDT -> {MADT, FADT}; FADT -> DSDT. */
-static void build_machine(const struct buf *madt, const struct fadt_spec *fs,
-			  const uint8_t *aml, size_t aml_len)
+static void build_machine(const struct buf *madt, const struct fadt_spec *fs, const uint8_t *aml,
+			  size_t aml_len)
 {
 	uint64_t tables[] = { PHYS_FADT, PHYS_MADT };
 
@@ -302,11 +289,22 @@ static void build_machine(const struct buf *madt, const struct fadt_spec *fs,
 static struct fadt_spec qemu_fadt(void)
 {
 	return (struct fadt_spec){
-		.len = 244, .rev = 3, .dsdt = PHYS_DSDT, .x_dsdt = PHYS_DSDT,
-		.pm1a = 0x604, .pm_tmr = 0x608, .pm_tmr_len = 4,
-		.x_pm1a_space = 1, .x_pm1a = 0x604, .x_pm_tmr = 0x608,
-		.flags = (1u << 10), .reset_space = 1, .reset_addr = 0xCF9,
-		.reset_value = 0x0F, .century = 0x32, .boot_arch = 0x0002,
+		.len = 244,
+		.rev = 3,
+		.dsdt = PHYS_DSDT,
+		.x_dsdt = PHYS_DSDT,
+		.pm1a = 0x604,
+		.pm_tmr = 0x608,
+		.pm_tmr_len = 4,
+		.x_pm1a_space = 1,
+		.x_pm1a = 0x604,
+		.x_pm_tmr = 0x608,
+		.flags = (1u << 10),
+		.reset_space = 1,
+		.reset_addr = 0xCF9,
+		.reset_value = 0x0F,
+		.century = 0x32,
+		.boot_arch = 0x0002,
 	};
 }
 
@@ -414,8 +412,8 @@ HT_TEST(rsdp_rejections)
 
 HT_TEST(find_table_instances_and_checksums)
 {
-	uint64_t tables[] = { PHYS_SSDT, PHYS_SSDT + 0x100, PHYS_SSDT + 0x200, 0,
-			      PHYS_SSDT + 0x300, 0x99990000u };
+	uint64_t tables[] = { PHYS_SSDT, PHYS_SSDT + 0x100, PHYS_SSDT + 0x200,
+			      0,         PHYS_SSDT + 0x300, 0x99990000u };
 	static const uint8_t aml[] = { 0xA3 };
 	uint8_t *bad, *huge, *cut;
 
@@ -591,20 +589,20 @@ HT_TEST(madt_mixture)
 	fs.rev = 6;
 	fs.minor = 0x35; /* ACPI 6.5 (errata nibble 3): Online Capable defined */
 	madt_begin(&madt, 0xFEE00000u, 0);
-	madt_lapic(&madt, 0, 0, 1);           /* cpu 0 */
-	madt_lapic(&madt, 1, 1, 0);           /* disabled: skipped */
-	madt_lapic(&madt, 2, 0xFF, 1);        /* invalid id: skipped */
-	madt_lapic(&madt, 3, 2, 2);           /* online capable */
-	madt_lapic(&madt, 4, 3, 3);           /* enabled; bit 1 reserved then */
-	madt_x2apic(&madt, 0, 1, 100);        /* duplicate of cpu 0 */
-	madt_x2apic(&madt, 300, 1, 300);      /* x2APIC-only cpu */
-	madt_x2apic(&madt, 0xFFFFFFFFu, 1, 5);/* invalid: skipped */
-	madt_x2apic(&madt, 1, 1, 101);        /* id 1 was disabled as type 0: reported */
-	madt_lapic(&madt, 6, 3, 1);           /* duplicate of id 3 */
+	madt_lapic(&madt, 0, 0, 1);            /* cpu 0 */
+	madt_lapic(&madt, 1, 1, 0);            /* disabled: skipped */
+	madt_lapic(&madt, 2, 0xFF, 1);         /* invalid id: skipped */
+	madt_lapic(&madt, 3, 2, 2);            /* online capable */
+	madt_lapic(&madt, 4, 3, 3);            /* enabled; bit 1 reserved then */
+	madt_x2apic(&madt, 0, 1, 100);         /* duplicate of cpu 0 */
+	madt_x2apic(&madt, 300, 1, 300);       /* x2APIC-only cpu */
+	madt_x2apic(&madt, 0xFFFFFFFFu, 1, 5); /* invalid: skipped */
+	madt_x2apic(&madt, 1, 1, 101);         /* id 1 was disabled as type 0: reported */
+	madt_lapic(&madt, 6, 3, 1);            /* duplicate of id 3 */
 	madt_ioapic(&madt, 0, 0xFEC00000u, 0);
 	madt_ioapic(&madt, 1, 0xFEC01000u, 24);
-	madt_nmi(&madt, 0, 0);                /* one CPU, LINT0 */
-	madt_x2nmi(&madt, 0xFFFFFFFFu, 1);    /* all CPUs, LINT1: preferred */
+	madt_nmi(&madt, 0, 0);             /* one CPU, LINT0 */
+	madt_x2nmi(&madt, 0xFFFFFFFFu, 1); /* all CPUs, LINT1: preferred */
 	madt_override(&madt, 0x1FEE00000ull);
 	build_machine(&madt, &fs, aml_s5_zero, sizeof(aml_s5_zero));
 	HT_CHECK_EQ(acpi_init(rsdp, rsdp_len), 0);
@@ -806,11 +804,23 @@ HT_TEST(fadt_full_prefers_x_fields)
 {
 	struct buf madt = { 0 };
 	struct fadt_spec fs = {
-		.len = FADT_FULL_LEN, .rev = 6, .minor = 5, .dsdt = PHYS_DSDT,
-		.pm1a = 0x1004, .pm1b = 0x2004, .pm_tmr = 0x1008, .pm_tmr_len = 4,
-		.x_pm1a_space = 1, .x_pm1a = 0x404, .x_pm1b = 0x504, .x_pm_tmr = 0x408,
-		.flags = (1u << 8) | (1u << 10), .reset_space = 0,
-		.reset_addr = 0xFED80000ull, .reset_value = 0x06, .boot_arch = 0x0023,
+		.len = FADT_FULL_LEN,
+		.rev = 6,
+		.minor = 5,
+		.dsdt = PHYS_DSDT,
+		.pm1a = 0x1004,
+		.pm1b = 0x2004,
+		.pm_tmr = 0x1008,
+		.pm_tmr_len = 4,
+		.x_pm1a_space = 1,
+		.x_pm1a = 0x404,
+		.x_pm1b = 0x504,
+		.x_pm_tmr = 0x408,
+		.flags = (1u << 8) | (1u << 10),
+		.reset_space = 0,
+		.reset_addr = 0xFED80000ull,
+		.reset_value = 0x06,
+		.boot_arch = 0x0023,
 	};
 	struct acpi_fadt_info fi;
 
@@ -860,8 +870,8 @@ HT_TEST(fadt_full_prefers_x_fields)
 	HT_CHECK_EQ(acpi_fadt(&fi), 0);
 	HT_CHECK(fi.hw_reduced, "HW_REDUCED_ACPI ignored");
 	HT_CHECK(fi.pm1a_cnt == 0 && fi.pm1b_cnt == 0 && fi.pm_tmr_port == 0,
-		 "fixed registers on a hw-reduced platform: %#x %#x %#x", fi.pm1a_cnt,
-		 fi.pm1b_cnt, fi.pm_tmr_port);
+		 "fixed registers on a hw-reduced platform: %#x %#x %#x", fi.pm1a_cnt, fi.pm1b_cnt,
+		 fi.pm_tmr_port);
 	free(madt.b);
 }
 
@@ -869,8 +879,15 @@ HT_TEST(fadt_revision1)
 {
 	struct buf madt = { 0 };
 	struct fadt_spec fs = {
-		.len = 116, .rev = 1, .dsdt = PHYS_DSDT, .pm1a = 0xB004, .pm_tmr = 0xB008,
-		.pm_tmr_len = 4, .flags = (1u << 10), .century = 0, .boot_arch = 0x0003,
+		.len = 116,
+		.rev = 1,
+		.dsdt = PHYS_DSDT,
+		.pm1a = 0xB004,
+		.pm_tmr = 0xB008,
+		.pm_tmr_len = 4,
+		.flags = (1u << 10),
+		.century = 0,
+		.boot_arch = 0x0003,
 	};
 	struct acpi_fadt_info fi;
 
@@ -941,8 +958,8 @@ HT_TEST(s5_encodings_and_decoys)
 		static const uint8_t aml[] = {
 			0x0D, 0x5F, 0x53, 0x35, 0x5F, 0x00,       /* String "_S5_" */
 			0x08, 0x5F, 0x53, 0x35, 0x5F, 0x0A, 0x05, /* Name (_S5_, 5) */
-			0x08, 0x5F, 0x53, 0x35, 0x5F, 0x12, 0x04, 0x01, 0x0A, 0x02,
-			0x08, 0x5F, 0x53, 0x35, 0x5F, 0x12, 0x05, 0x02, 0x0A, 0x06, 0x01,
+			0x08, 0x5F, 0x53, 0x35, 0x5F, 0x12, 0x04, 0x01, 0x0A, 0x02, 0x08,
+			0x5F, 0x53, 0x35, 0x5F, 0x12, 0x05, 0x02, 0x0A, 0x06, 0x01,
 		};
 		HT_CHECK(s5_of(aml, sizeof(aml), &a, &b), "real \\_S5 behind decoys missed");
 		HT_CHECK_EQ(a, 6);
@@ -995,8 +1012,7 @@ HT_TEST(s5_encodings_and_decoys)
 		((uint8_t *)fake_phys(PHYS_DSDT, 36))[40] ^= 1;
 		HT_CHECK_EQ(acpi_init(rsdp, rsdp_len), 0);
 		HT_CHECK_EQ(acpi_fadt(&fi), 0);
-		HT_CHECK(fi.valid && !fi.has_s5, "corrupt DSDT used (valid=%d s5=%d)", fi.valid,
-			 fi.has_s5);
+		HT_CHECK(fi.valid && !fi.has_s5, "corrupt DSDT used (valid=%d s5=%d)", fi.valid, fi.has_s5);
 		HT_CHECK_EQ(fi.pm1a_cnt, 0x604);
 		free(madt.b);
 	}
@@ -1084,8 +1100,8 @@ HT_TEST(fuzz_madt)
 			 "iter %d: nioapic %u nmi %u", iter, mi.nioapic, mi.nmi_lint);
 		for (int i = 0; i < n; i++) {
 			HT_CHECK(cpus[i].enabled != cpus[i].online_capable,
-				 "iter %d cpu %d: enabled %d online_capable %d", iter, i,
-				 cpus[i].enabled, cpus[i].online_capable);
+				 "iter %d cpu %d: enabled %d online_capable %d", iter, i, cpus[i].enabled,
+				 cpus[i].online_capable);
 			HT_CHECK(cpus[i].from_x2apic_entry ? cpus[i].apic_id != 0xFFFFFFFFu
 							   : cpus[i].apic_id < 0xFF,
 				 "iter %d cpu %d: invalid id %#x reported", iter, i, cpus[i].apic_id);
@@ -1101,8 +1117,7 @@ HT_TEST(fuzz_madt)
 		free(cpus);
 		free(body.b);
 	}
-	printf("    # fuzz_madt: %u CPUs reported, %u malformed tables\n", total_cpus,
-	       total_malformed);
+	printf("    # fuzz_madt: %u CPUs reported, %u malformed tables\n", total_cpus, total_malformed);
 	HT_CHECK(total_cpus > 0 && total_malformed > 0, "fuzz never reached both paths");
 }
 

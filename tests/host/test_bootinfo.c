@@ -1,15 +1,12 @@
 /* Host tests for boot/multiboot.c: synthetic Multiboot1/2 images built byte
  * by byte from the specs, truncations, garbage, and the memory-map helpers. */
 #include "boot/bootinfo.h"
-#include "tests/host/hosttest.h"
 #include "tests/host/fakemem.h"
+#include "tests/host/hosttest.h"
 
 #include <stdint.h>
 
 /* ---- fake physical memory for Multiboot1 pointers ---------------------- */
-
-
-
 
 static void fake_reset(void)
 {
@@ -18,11 +15,6 @@ static void fake_reset(void)
 }
 
 /* ---- little-endian builders -------------------------------------------- */
-
-
-
-
-
 
 /* ---- Multiboot2 image builder (Multiboot2 spec §3.6) ------------------- */
 
@@ -108,14 +100,12 @@ static void check_invariants(const struct boot_info *b)
 	for (size_t i = 1; i < b->mmap_count; i++)
 		HT_CHECK(b->mmap[i - 1].base <= b->mmap[i].base, "mmap unsorted at %zu", i);
 	for (size_t i = 0; i < b->mmap_count; i++) {
-		HT_CHECK(b->mmap[i].type >= MEM_AVAILABLE && b->mmap[i].type <= MEM_BAD,
-			 "type %u", b->mmap[i].type);
+		HT_CHECK(b->mmap[i].type >= MEM_AVAILABLE && b->mmap[i].type <= MEM_BAD, "type %u",
+			 b->mmap[i].type);
 		HT_CHECK(b->mmap[i].len <= UINT64_MAX - b->mmap[i].base, "region %zu wraps", i);
 	}
-	HT_CHECK(b->rsdp_len == 0 || (b->rsdp_len >= 20 && b->rsdp_len <= 36), "rsdp_len %zu",
-		 b->rsdp_len);
-	HT_CHECK((b->rsdp_len == 0) == (b->rsdp_tag == 0), "rsdp_len %zu tag %d", b->rsdp_len,
-		 b->rsdp_tag);
+	HT_CHECK(b->rsdp_len == 0 || (b->rsdp_len >= 20 && b->rsdp_len <= 36), "rsdp_len %zu", b->rsdp_len);
+	HT_CHECK((b->rsdp_len == 0) == (b->rsdp_tag == 0), "rsdp_len %zu tag %d", b->rsdp_len, b->rsdp_tag);
 }
 
 /* ---- Multiboot2 -------------------------------------------------------- */
@@ -125,14 +115,10 @@ HT_TEST(mb2_every_tag)
 	struct buf w = { 0 };
 	uint8_t meminfo[8], efi64[8], fb[30], rsdp1[20], rsdp2[36];
 	const struct mmap_ent map[] = {
-		{ 0x100000, 0x7EE0000, 1 },  /* listed out of order on purpose */
-		{ 0x0, 0x9FC00, 1 },
-		{ 0x9FC00, 0x400, 2 },
-		{ 0xF0000, 0x10000, 2 },
-		{ 0x7FE0000, 0x20000, 3 },
-		{ 0xFEFFC000, 0x4000, 4 },
-		{ 0x200000000ull, 0x1000, 5 },
-		{ 0xFFFC0000, 0x40000, 7 },  /* unknown type: reserved */
+		{ 0x100000, 0x7EE0000, 1 }, /* listed out of order on purpose */
+		{ 0x0, 0x9FC00, 1 },        { 0x9FC00, 0x400, 2 },     { 0xF0000, 0x10000, 2 },
+		{ 0x7FE0000, 0x20000, 3 },  { 0xFEFFC000, 0x4000, 4 }, { 0x200000000ull, 0x1000, 5 },
+		{ 0xFFFC0000, 0x40000, 7 }, /* unknown type: reserved */
 	};
 	uint8_t *img;
 	int rc;
@@ -156,7 +142,12 @@ HT_TEST(mb2_every_tag)
 	set32(fb + 16, 768);
 	fb[20] = 32;
 	fb[21] = 1;
-	fb[24] = 16; fb[25] = 8; fb[26] = 8; fb[27] = 8; fb[28] = 0; fb[29] = 8;
+	fb[24] = 16;
+	fb[25] = 8;
+	fb[26] = 8;
+	fb[27] = 8;
+	fb[28] = 0;
+	fb[29] = 8;
 	mb2_tag(&w, 8, fb, sizeof(fb));
 	set32(efi64, 0x7F9E0018u);
 	set32(efi64 + 4, 0x1);
@@ -235,8 +226,8 @@ HT_TEST(mb2_minimal_image)
 	HT_CHECK_EQ(bi.cmdline_len, 0);
 	HT_CHECK_STR(bi.cmdline, "");
 	HT_CHECK_EQ(bi.mmap_count, 0);
-	HT_CHECK(!bi.has_fb && !bi.has_basic_meminfo && bi.rsdp_tag == 0 &&
-			 bi.efi_systab_bits == 0 && !bi.efi_boot_services_not_exited,
+	HT_CHECK(!bi.has_fb && !bi.has_basic_meminfo && bi.rsdp_tag == 0 && bi.efi_systab_bits == 0 &&
+			 !bi.efi_boot_services_not_exited,
 		 "empty image produced data");
 	free(img);
 	free(w.b);
@@ -305,10 +296,9 @@ HT_TEST(mb2_mmap_unsorted_overlapping)
 {
 	struct buf w = { 0 };
 	const struct mmap_ent map[] = {
-		{ 0x500000, 0x100000, 1 },
-		{ 0x100000, 0x800000, 1 }, /* overlaps the one above */
-		{ 0x400000, 0x1000, 2 },   /* reserved hole inside both */
-		{ 0x100000, 0x10, 2 },     /* same base as #2: stable order */
+		{ 0x500000, 0x100000, 1 }, { 0x100000, 0x800000, 1 }, /* overlaps the one above */
+		{ 0x400000, 0x1000, 2 },                              /* reserved hole inside both */
+		{ 0x100000, 0x10, 2 },                                /* same base as #2: stable order */
 		{ 0x0, 0x1000, 1 },
 	};
 	uint8_t *img;
@@ -515,8 +505,7 @@ HT_TEST(mb2_garbled_structure)
 		img = mb2_finish(&w, true);
 		HT_CHECK(bootinfo_parse(BOOTINFO_MB2_MAGIC, img, &bi) == BOOTINFO_EGARBLED,
 			 "3-byte tag type %u accepted", types[i]);
-		HT_CHECK(!bi.has_basic_meminfo && bi.mmap_count == 0 && !bi.has_fb &&
-				 bi.efi_systab_bits == 0,
+		HT_CHECK(!bi.has_basic_meminfo && bi.mmap_count == 0 && !bi.has_fb && bi.efi_systab_bits == 0,
 			 "short tag type %u produced data", types[i]);
 		free(img);
 	}
@@ -561,8 +550,7 @@ HT_TEST(mb2_garbled_structure)
 #define MB1_LOADER_PHYS 0x11000u
 #define MB1_MMAP_PHYS 0x12000u
 
-static void mb1_mmap_entry(struct buf *w, uint32_t size, uint64_t base, uint64_t len,
-			   uint32_t type)
+static void mb1_mmap_entry(struct buf *w, uint32_t size, uint64_t base, uint64_t len, uint32_t type)
 {
 	put32(w, size);
 	put64(w, base);
@@ -601,7 +589,12 @@ HT_TEST(mb1_every_field)
 	set32(info + 104, 600);
 	info[108] = 32;
 	info[109] = 1;
-	info[110] = 16; info[111] = 8; info[112] = 8; info[113] = 8; info[114] = 0; info[115] = 8;
+	info[110] = 16;
+	info[111] = 8;
+	info[112] = 8;
+	info[113] = 8;
+	info[114] = 0;
+	info[115] = 8;
 
 	rc = bootinfo_parse(BOOTINFO_MB1_MAGIC, info, &bi);
 	HT_CHECK_EQ(rc, 0);
@@ -741,12 +734,9 @@ static void set_map(const struct mem_region *r, size_t n)
 
 /* The map QEMU's SeaBIOS hands over for -m 128M, as E820 reports it. */
 static const struct mem_region qemu_map[] = {
-	{ 0x0, 0x9FC00, MEM_AVAILABLE },
-	{ 0x9FC00, 0x400, MEM_RESERVED },
-	{ 0xF0000, 0x10000, MEM_RESERVED },
-	{ 0x100000, 0x7EE0000, MEM_AVAILABLE },
-	{ 0x7FE0000, 0x20000, MEM_RESERVED },
-	{ 0xFFFC0000, 0x40000, MEM_RESERVED },
+	{ 0x0, 0x9FC00, MEM_AVAILABLE },      { 0x9FC00, 0x400, MEM_RESERVED },
+	{ 0xF0000, 0x10000, MEM_RESERVED },   { 0x100000, 0x7EE0000, MEM_AVAILABLE },
+	{ 0x7FE0000, 0x20000, MEM_RESERVED }, { 0xFFFC0000, 0x40000, MEM_RESERVED },
 };
 
 HT_TEST(usable_max)
@@ -803,8 +793,8 @@ HT_TEST(find_low_page)
 	HT_CHECK(bootinfo_find_low_page(&bi, 0x100000, 0x0, 0x9E000, &page), "none");
 	HT_CHECK_EQ(page, 0x9E000);
 	/* ...and one page more leaves only a partial page: nothing below 1 MiB. */
-	HT_CHECK(!bootinfo_find_low_page(&bi, 0x100000, 0x0, 0x9E001, &page),
-		 "found %#llx in a partial page", (unsigned long long)page);
+	HT_CHECK(!bootinfo_find_low_page(&bi, 0x100000, 0x0, 0x9E001, &page), "found %#llx in a partial page",
+		 (unsigned long long)page);
 	/* `below` bounds the page's end, not its start. */
 	HT_CHECK(!bootinfo_find_low_page(&bi, 0x1FFF, 0, 0, &page), "page past below");
 	HT_CHECK(bootinfo_find_low_page(&bi, 0x2000, 0, 0, &page), "exact fit refused");
@@ -863,8 +853,8 @@ HT_TEST(find_low_page)
 		};
 
 		set_map(r, 1);
-		HT_CHECK(bootinfo_find_low_page(&bi, UINT64_MAX, 0xFFFFFFFFFFFF0000ull,
-						UINT64_MAX, &page) == false,
+		HT_CHECK(bootinfo_find_low_page(&bi, UINT64_MAX, 0xFFFFFFFFFFFF0000ull, UINT64_MAX, &page) ==
+				 false,
 			 "page inside avoid range");
 		HT_CHECK(bootinfo_find_low_page(&bi, UINT64_MAX, 0, 0, &page), "none at top");
 		HT_CHECK_EQ(page, 0xFFFFFFFFFFFF0000ull);
@@ -938,15 +928,9 @@ HT_TEST(fuzz_mb2)
 		/* total_size must describe memory the caller owns (that is the
 		 * contract); beyond that, anything. */
 		switch (rng() % 8) {
-		case 0:
-			set32(img, (uint32_t)(rng() % (len + 1)));
-			break;
-		case 1:
-			set32(img, (uint32_t)(BOOTINFO_MB2_MAX_SIZE + 1 + rng() % 0x7FFFFFFF));
-			break;
-		default:
-			set32(img, (uint32_t)len);
-			break;
+		case 0: set32(img, (uint32_t)(rng() % (len + 1))); break;
+		case 1: set32(img, (uint32_t)(BOOTINFO_MB2_MAX_SIZE + 1 + rng() % 0x7FFFFFFF)); break;
+		default: set32(img, (uint32_t)len); break;
 		}
 		if (bootinfo_parse(BOOTINFO_MB2_MAGIC, img, &bi) == 0)
 			ok++;
@@ -958,8 +942,7 @@ HT_TEST(fuzz_mb2)
 		free(img);
 	}
 	printf("    # fuzz_mb2: %d parsed cleanly, %d garbled\n", ok, garbled);
-	HT_CHECK(ok > 0 && garbled > 0, "fuzz never reached one of the outcomes (%d/%d)", ok,
-		 garbled);
+	HT_CHECK(ok > 0 && garbled > 0, "fuzz never reached one of the outcomes (%d/%d)", ok, garbled);
 	free(seed);
 }
 

@@ -110,8 +110,9 @@ HT_TEST(iteration_across_words)
 		cpulist_set(&l, want[k]);
 	cpulist_set(&l, 256); /* out of range: ignored */
 	HT_CHECK_EQ(cpulist_count(&l), 7);
-	cpulist_for_each(cpu, &l) {
-		HT_CHECK(i < 7 && cpu == want[i], "step %u: expected cpu %u, saw %u", i, i < 7 ? want[i] : 0, cpu);
+	cpulist_for_each (cpu, &l) {
+		HT_CHECK(i < 7 && cpu == want[i], "step %u: expected cpu %u, saw %u", i, i < 7 ? want[i] : 0,
+			 cpu);
 		i++;
 	}
 	HT_CHECK_EQ(i, 7);
@@ -152,13 +153,16 @@ HT_TEST(round_trip_random)
 		for (int w = 0; w < 4; w++) {
 			s ^= s << 13, s ^= s >> 7, s ^= s << 17;
 			/* Sparse, dense and run-heavy words alike. */
-			a.bits[w] = iter % 3 == 0 ? s : iter % 3 == 1 ? s & (s >> 1) & (s >> 2) : s | (s << 1);
+			a.bits[w] = iter % 3 == 0   ? s
+				    : iter % 3 == 1 ? s & (s >> 1) & (s >> 2)
+						    : s | (s << 1);
 		}
 		for (unsigned c = 0; c < CPULIST_MAX_CPUS; c++)
 			ref += (a.bits[c / 64] >> (c % 64)) & 1;
 		cpulist_format(&a, buf, sizeof(buf));
 		int rc = cpulist_parse(buf, CPULIST_MAX_CPUS, &b, NULL, 0);
-		if ((ref && rc != 0) || (rc == 0 && memcmp(&a, &b, sizeof(a)) != 0) || cpulist_count(&a) != ref) {
+		if ((ref && rc != 0) || (rc == 0 && memcmp(&a, &b, sizeof(a)) != 0) ||
+		    cpulist_count(&a) != ref) {
 			if (bad++ < 3)
 				HT_CHECK(0, "round trip of \"%s\" failed (rc %d)", buf, rc);
 		}

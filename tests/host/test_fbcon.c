@@ -170,8 +170,8 @@ HT_TEST(font_glyphs_distinct_and_drawn)
 		for (int j = 0; j < i; j++)
 			if (memcmp(font8x16[i], font8x16[j], 16) == 0) {
 				dup++;
-				printf("    # glyphs '%c' and '%c' are identical\n",
-				       FONT8X16_FIRST + j, FONT8X16_FIRST + i);
+				printf("    # glyphs '%c' and '%c' are identical\n", FONT8X16_FIRST + j,
+				       FONT8X16_FIRST + i);
 			}
 	}
 	HT_CHECK_EQ(empty, 0);
@@ -222,8 +222,8 @@ HT_TEST(refuses_unsupported_formats)
 		uint32_t pitch = bad[i].w * ((f->bpp + 7) / 8) + (uint32_t)bad[i].pad;
 		size_t size = (size_t)bad[i].w * 4 * bad[i].h;
 		uint8_t *mem = malloc(size);
-		struct fbcon_fb b = { mem,     pitch, bad[i].w, bad[i].h, f->bpp, f->rp,
-				      f->rs,   f->gp, f->gs,    f->bp,    f->bs };
+		struct fbcon_fb b = { mem,   pitch, bad[i].w, bad[i].h, f->bpp, f->rp,
+				      f->rs, f->gp, f->gs,    f->bp,    f->bs };
 
 		/* Start from an active console: a refusal must switch it off. */
 		HT_CHECK(fb_open(&XRGB8888, 16, 16, 0), "good format refused");
@@ -283,8 +283,8 @@ static void check_glyph_at(const struct fmt *f, uint32_t pad)
 			uint32_t want = (g[y] & (0x80u >> x)) ? f->fg : 0;
 			uint32_t seen = px(5 * 8 + x, 16 + y);
 			if (seen != want && wrong++ < 4)
-				printf("    # %u bpp: pixel (%u,%u) of 'H' is %#x, expected %#x\n",
-				       f->bpp, x, y, seen, want);
+				printf("    # %u bpp: pixel (%u,%u) of 'H' is %#x, expected %#x\n", f->bpp, x,
+				       y, seen, want);
 		}
 	HT_CHECK_EQ(wrong, 0);
 	/* 'H' as drawn for pmutest: two stems, the bar on cell row 6. */
@@ -312,10 +312,8 @@ HT_TEST(glyph_pixels_24bpp)
 	HT_CHECK(fb_open(&RGB888, 16, 16, 1), "RGB888 refused");
 	put("|");
 	const uint8_t *p = fb.base + 2 * fb.pitch + 3 * 3; /* '|' stem: x 3, y 2 */
-	HT_CHECK(p[0] == 0xaa && p[1] == 0xaa && p[2] == 0xaa, "bytes %02x %02x %02x", p[0],
-		 p[1], p[2]);
-	HT_CHECK(p[3] == 0 && p[4] == 0 && p[5] == 0, "right of the stem: %02x %02x %02x",
-		 p[3], p[4], p[5]);
+	HT_CHECK(p[0] == 0xaa && p[1] == 0xaa && p[2] == 0xaa, "bytes %02x %02x %02x", p[0], p[1], p[2]);
+	HT_CHECK(p[3] == 0 && p[4] == 0 && p[5] == 0, "right of the stem: %02x %02x %02x", p[3], p[4], p[5]);
 	fb_close();
 }
 
@@ -438,9 +436,14 @@ HT_TEST(shadow_matches_direct_drawing)
 {
 	/* Piece by piece: each write flushes only what it changed, so a
 	 * scroll that forgot to mark the lines it moved shows up. */
-	static const char *const text[] = { "first line\n", "\tTabbed and a line long enough to ",
-					     "wrap around the edge\n", "x\n", "y\n", "z\n",
-					     "scrolled \x01 control\n", "last" };
+	static const char *const text[] = { "first line\n",
+					    "\tTabbed and a line long enough to ",
+					    "wrap around the edge\n",
+					    "x\n",
+					    "y\n",
+					    "z\n",
+					    "scrolled \x01 control\n",
+					    "last" };
 	size_t visible = (size_t)8 * 9 * 3;
 
 	HT_CHECK(fb_open(&RGB888, 8 * 9, 16 * 4, 5), "refused");

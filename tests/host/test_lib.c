@@ -36,10 +36,10 @@
 
 /* Report at most a few mismatches of a large loop one by one, then the
  * total, so that a broken routine does not flood the log. */
-#define LOOP_CHECK(bad, cond, ...)                                            \
-	do {                                                                  \
-		if (!(cond) && (bad)++ < 5)                                   \
-			HT_CHECK(cond, __VA_ARGS__);                          \
+#define LOOP_CHECK(bad, cond, ...)                   \
+	do {                                         \
+		if (!(cond) && (bad)++ < 5)          \
+			HT_CHECK(cond, __VA_ARGS__); \
 	} while (0)
 
 /* Deterministic xorshift64*: the fuzz and random tables are repeatable. */
@@ -87,10 +87,12 @@ HT_TEST(memcpy_sizes_and_alignments)
 				for (size_t k = 0; k < n; k++)
 					want[dof + k] = src[so + k];
 				ret = kstr_memcpy(dst + dof, src + so, n);
-				LOOP_CHECK(bad, ret == dst + dof, "n=%zu so=%d do=%d: returned %p, not dst %p",
-					   n, so, dof, ret, (void *)(dst + dof));
+				LOOP_CHECK(bad, ret == dst + dof,
+					   "n=%zu so=%d do=%d: returned %p, not dst %p", n, so, dof, ret,
+					   (void *)(dst + dof));
 				LOOP_CHECK(bad, memcmp(dst, want, sizeof(dst)) == 0,
-					   "n=%zu src+%d dst+%d: copy or surrounding bytes wrong", n, so, dof);
+					   "n=%zu src+%d dst+%d: copy or surrounding bytes wrong", n, so,
+					   dof);
 			}
 		}
 	}
@@ -120,7 +122,9 @@ HT_TEST(memmove_overlap_both_directions)
 				LOOP_CHECK(bad, ret == buf + dof, "returned %p, not dst", ret);
 				LOOP_CHECK(bad, memcmp(buf, want, sizeof(buf)) == 0,
 					   "n=%zu src=%d dst=%d (%s): wrong bytes", n, so, dof,
-					   dof > so ? "dst above src" : dof < so ? "dst below src" : "same");
+					   dof > so   ? "dst above src"
+					   : dof < so ? "dst below src"
+						      : "same");
 			}
 		}
 	}
@@ -171,8 +175,8 @@ HT_TEST(memcmp_sign_and_unsigned_bytes)
 		if (n && rng_below(4))
 			b[diff] = (unsigned char)rng_next();
 		LOOP_CHECK(bad, sign(kstr_memcmp(a, b, n)) == sign(memcmp(a, b, n)),
-			   "n=%zu diff at %zu: %#x vs %#x: got %d, libc %d", n, diff, a[diff],
-			   b[diff], kstr_memcmp(a, b, n), memcmp(a, b, n));
+			   "n=%zu diff at %zu: %#x vs %#x: got %d, libc %d", n, diff, a[diff], b[diff],
+			   kstr_memcmp(a, b, n), memcmp(a, b, n));
 	}
 	HT_CHECK(bad == 0, "%d memcmp cases wrong", bad);
 	/* Bytes compare as unsigned char (C11 7.24.4p1): 0x80 > 0x7f. */
@@ -199,8 +203,8 @@ HT_TEST(strlen_strnlen)
 }
 
 static const char *const str_samples[] = {
-	"", "a", "b", "ab", "abc", "abd", "abcd", "abcabc", "b\x80", "b\x7f", "\xff",
-	"\x01", "hello", "hell", "hello world", "pmu.count", "pmu.counting", "pmu",
+	"",      "a",    "b",    "ab",    "abc",  "abd",         "abcd",      "abcabc",       "b\x80",
+	"b\x7f", "\xff", "\x01", "hello", "hell", "hello world", "pmu.count", "pmu.counting", "pmu",
 };
 #define NSAMPLES (sizeof(str_samples) / sizeof(str_samples[0]))
 
@@ -301,8 +305,8 @@ HT_TEST(strlcpy_truncation)
 			for (size_t i = size; i < sizeof(dst); i++)
 				if (dst[i] != '#')
 					ok = false;
-			LOOP_CHECK(bad, ok, "strlcpy(\"%s\", size %zu): returned %zu, dst \"%.*s\"",
-				   srcs[s], size, ret, (int)sizeof(dst), dst);
+			LOOP_CHECK(bad, ok, "strlcpy(\"%s\", size %zu): returned %zu, dst \"%.*s\"", srcs[s],
+				   size, ret, (int)sizeof(dst), dst);
 		}
 	}
 	HT_CHECK(bad == 0, "%d strlcpy cases wrong", bad);
@@ -327,8 +331,7 @@ HT_TEST(str_starts_with)
 
 /* Format with both implementations; returns true when return values and
  * output bytes agree (compared as bytes: %c may print a NUL). */
-__attribute__((format(printf, 2, 3)))
-static bool pf_compare(char *why, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static bool pf_compare(char *why, const char *fmt, ...)
 {
 	char want[PF_BUF], got[PF_BUF + 16];
 	va_list ap, ap2;
@@ -353,42 +356,60 @@ static bool pf_compare(char *why, const char *fmt, ...)
 enum pf_len { PF_HH, PF_H, PF_NONE, PF_L, PF_LL, PF_Z, PF_T, PF_J, PF_NLEN };
 static const char *const pf_len_text[PF_NLEN] = {
 	[PF_HH] = "hh", [PF_H] = "h", [PF_NONE] = "", [PF_L] = "l",
-	[PF_LL] = "ll", [PF_Z] = "z", [PF_T] = "t", [PF_J] = "j",
+	[PF_LL] = "ll", [PF_Z] = "z", [PF_T] = "t",   [PF_J] = "j",
 };
 
 /* Pass v as the type the length modifier names, so that both sides read
  * an argument of the right type. */
-static bool pf_compare_int(char *why, const char *fmt, enum pf_len len, bool is_signed,
-			   uint64_t v)
+static bool pf_compare_int(char *why, const char *fmt, enum pf_len len, bool is_signed, uint64_t v)
 {
 	int64_t s = (int64_t)v;
 
 	switch (len) {
 	case PF_HH:
 	case PF_H:
-	case PF_NONE:
-		return is_signed ? pf_compare(why, fmt, (int)s) : pf_compare(why, fmt, (unsigned)v);
-	case PF_L:
-		return is_signed ? pf_compare(why, fmt, (long)s) : pf_compare(why, fmt, (unsigned long)v);
+	case PF_NONE: return is_signed ? pf_compare(why, fmt, (int)s) : pf_compare(why, fmt, (unsigned)v);
+	case PF_L: return is_signed ? pf_compare(why, fmt, (long)s) : pf_compare(why, fmt, (unsigned long)v);
 	case PF_LL:
 		return is_signed ? pf_compare(why, fmt, (long long)s)
 				 : pf_compare(why, fmt, (unsigned long long)v);
-	case PF_Z:
-		return pf_compare(why, fmt, (size_t)v);
-	case PF_T:
-		return pf_compare(why, fmt, (ptrdiff_t)s);
-	case PF_J:
-		return is_signed ? pf_compare(why, fmt, (intmax_t)s) : pf_compare(why, fmt, (uintmax_t)v);
-	case PF_NLEN:
-		break;
+	case PF_Z: return pf_compare(why, fmt, (size_t)v);
+	case PF_T: return pf_compare(why, fmt, (ptrdiff_t)s);
+	case PF_J: return is_signed ? pf_compare(why, fmt, (intmax_t)s) : pf_compare(why, fmt, (uintmax_t)v);
+	case PF_NLEN: break;
 	}
 	return false;
 }
 
 static const uint64_t pf_values[] = {
-	0, 1, (uint64_t)-1, 7, 8, 9, 10, 15, 16, 42, 127, 128, 255, 256, (uint64_t)-128,
-	(uint64_t)-129, 32767, 32768, 65535, 65536, 0x7fffffff, (uint64_t)INT32_MIN, 0xffffffff,
-	0x100000000ull, 123456789012345ull, 0xdeadbeefcafeull, INT64_MAX, (uint64_t)INT64_MIN,
+	0,
+	1,
+	(uint64_t)-1,
+	7,
+	8,
+	9,
+	10,
+	15,
+	16,
+	42,
+	127,
+	128,
+	255,
+	256,
+	(uint64_t)-128,
+	(uint64_t)-129,
+	32767,
+	32768,
+	65535,
+	65536,
+	0x7fffffff,
+	(uint64_t)INT32_MIN,
+	0xffffffff,
+	0x100000000ull,
+	123456789012345ull,
+	0xdeadbeefcafeull,
+	INT64_MAX,
+	(uint64_t)INT64_MIN,
 	UINT64_MAX,
 };
 
@@ -411,19 +432,23 @@ HT_TEST(printf_integers_match_libc)
 				fl[nf++] = flag_chars[b];
 		fl[nf] = '\0';
 		for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++)
-		for (size_t p = 0; p < sizeof(precs) / sizeof(precs[0]); p++)
-		for (size_t c = 0; convs[c]; c++)
-		for (int len = 0; len < PF_NLEN; len++) {
-			snprintf(fmt, sizeof(fmt), "<%%%s%s%s%s%c>", fl, widths[w], precs[p],
-				 pf_len_text[len], convs[c]);
-			for (size_t v = 0; v < sizeof(pf_values) / sizeof(pf_values[0]); v++) {
-				compared++;
-				LOOP_CHECK(bad, pf_compare_int(why, fmt, (enum pf_len)len,
-							       convs[c] == 'd' || convs[c] == 'i',
-							       pf_values[v]),
-					   "value %#llx: %s", (unsigned long long)pf_values[v], why);
-			}
-		}
+			for (size_t p = 0; p < sizeof(precs) / sizeof(precs[0]); p++)
+				for (size_t c = 0; convs[c]; c++)
+					for (int len = 0; len < PF_NLEN; len++) {
+						snprintf(fmt, sizeof(fmt), "<%%%s%s%s%s%c>", fl, widths[w],
+							 precs[p], pf_len_text[len], convs[c]);
+						for (size_t v = 0;
+						     v < sizeof(pf_values) / sizeof(pf_values[0]); v++) {
+							compared++;
+							LOOP_CHECK(bad,
+								   pf_compare_int(why, fmt, (enum pf_len)len,
+										  convs[c] == 'd' ||
+											  convs[c] == 'i',
+										  pf_values[v]),
+								   "value %#llx: %s",
+								   (unsigned long long)pf_values[v], why);
+						}
+					}
 	}
 	HT_CHECK_EQ(compared, 32L * 4 * 6 * 6 * 8 * (long)(sizeof(pf_values) / sizeof(pf_values[0])));
 	HT_CHECK(bad == 0, "%d of %ld formats differ from libc", bad, compared);
@@ -475,16 +500,17 @@ HT_TEST(printf_strings_and_chars_match_libc)
 	int bad = 0;
 
 	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
-	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
-		for (size_t p = 0; p < sizeof(precs) / sizeof(precs[0]); p++) {
-			snprintf(fmt, sizeof(fmt), "|%%%s%s%ss|", flags[f], widths[w], precs[p]);
-			for (size_t s = 0; s < sizeof(strs) / sizeof(strs[0]); s++)
-				LOOP_CHECK(bad, pf_compare(why, fmt, strs[s]), "%s", why);
+		for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+			for (size_t p = 0; p < sizeof(precs) / sizeof(precs[0]); p++) {
+				snprintf(fmt, sizeof(fmt), "|%%%s%s%ss|", flags[f], widths[w], precs[p]);
+				for (size_t s = 0; s < sizeof(strs) / sizeof(strs[0]); s++)
+					LOOP_CHECK(bad, pf_compare(why, fmt, strs[s]), "%s", why);
+			}
+			snprintf(fmt, sizeof(fmt), "|%%%s%sc|", flags[f], widths[w]);
+			for (size_t c = 0; c < sizeof(chars) / sizeof(chars[0]); c++)
+				LOOP_CHECK(bad, pf_compare(why, fmt, chars[c]), "char %#x: %s", chars[c],
+					   why);
 		}
-		snprintf(fmt, sizeof(fmt), "|%%%s%sc|", flags[f], widths[w]);
-		for (size_t c = 0; c < sizeof(chars) / sizeof(chars[0]); c++)
-			LOOP_CHECK(bad, pf_compare(why, fmt, chars[c]), "char %#x: %s", chars[c], why);
-	}
 	HT_CHECK(bad == 0, "%d string/char formats differ from libc", bad);
 }
 
@@ -492,13 +518,12 @@ HT_TEST(printf_mixed_formats_match_libc)
 {
 	char why[PF_WHY];
 
-	HT_CHECK(pf_compare(why, "cpu %u: %s at %#010llx (%c) %%done %ld", 3u, "PMC0",
-			    0xc1ull, 'x', -5L), "%s", why);
+	HT_CHECK(pf_compare(why, "cpu %u: %s at %#010llx (%c) %%done %ld", 3u, "PMC0", 0xc1ull, 'x', -5L),
+		 "%s", why);
 	HT_CHECK(pf_compare(why, "%d%d%d%s%x%%", 1, -2, 3, "", 0xabc), "%s", why);
 	/* Odd but valid spellings the format checker would refuse. */
-	const char *volatile odd[] = { "%%%%|%%", "%+d % d %+ d % +d %+u",
-				       "%---5d|%00005d|%-+-+5d", "%5%|%-5%",
-				       "%hhd %hhu %hd %hu %hhx" };
+	const char *volatile odd[] = { "%%%%|%%", "%+d % d %+ d % +d %+u", "%---5d|%00005d|%-+-+5d",
+				       "%5%|%-5%", "%hhd %hhu %hd %hu %hhx" };
 	char buf[16];
 
 	/* The unused trailing 0 keeps -Wformat-security quiet. */
@@ -511,13 +536,14 @@ HT_TEST(printf_mixed_formats_match_libc)
 	HT_CHECK(pf_compare(why, odd[2], 1, 2, 3), "%s", why);
 	/* hh and h narrow a promoted int (C11 7.21.6.1p7). */
 	HT_CHECK(pf_compare(why, odd[4], 300, 300, 70000, 70000, -129), "%s", why);
-	HT_CHECK(pf_compare(why, "%zu %zd %td %jd %ju", (size_t)-1, (size_t)5, (ptrdiff_t)-9,
-			    INTMAX_MIN, UINTMAX_MAX), "%s", why);
-	HT_CHECK(pf_compare(why, "%lld %llu %llx %llo", (long long)INT64_MIN,
-			    (unsigned long long)UINT64_MAX, 0x8000000000000000ull,
-			    (unsigned long long)UINT64_MAX), "%s", why);
-	HT_CHECK(pf_compare(why, "%.0d|%.0x|%#.0x|%#.0o|%#o|%#x|%#X", 0, 0u, 0u, 0u, 0u, 0u, 255u),
+	HT_CHECK(pf_compare(why, "%zu %zd %td %jd %ju", (size_t)-1, (size_t)5, (ptrdiff_t)-9, INTMAX_MIN,
+			    UINTMAX_MAX),
 		 "%s", why);
+	HT_CHECK(pf_compare(why, "%lld %llu %llx %llo", (long long)INT64_MIN, (unsigned long long)UINT64_MAX,
+			    0x8000000000000000ull, (unsigned long long)UINT64_MAX),
+		 "%s", why);
+	HT_CHECK(pf_compare(why, "%.0d|%.0x|%#.0x|%#.0o|%#o|%#x|%#X", 0, 0u, 0u, 0u, 0u, 0u, 255u), "%s",
+		 why);
 	HT_CHECK(pf_compare(why, "%s", ""), "%s", why);
 	HT_CHECK(pf_compare(why, "no conversions at all"), "%s", why);
 }
@@ -531,8 +557,8 @@ HT_TEST(printf_truncation_every_size)
 
 	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
 		char want[128];
-		int wn = f == 0 ? snprintf(want, sizeof(want), fmts[0], "head", INT32_MIN, 0xbeefu,
-					   "ab", (unsigned long long)UINT64_MAX)
+		int wn = f == 0 ? snprintf(want, sizeof(want), fmts[0], "head", INT32_MIN, 0xbeefu, "ab",
+					   (unsigned long long)UINT64_MAX)
 				: snprintf(want, sizeof(want), fmts[1], 'x', 'y', "abcdef");
 
 		for (size_t size = 0; size <= (size_t)wn + 3; size++) {
@@ -541,8 +567,8 @@ HT_TEST(printf_truncation_every_size)
 			bool ok = true;
 
 			memset(buf, 0x5A, size + 8);
-			gn = f == 0 ? ksnprintf(buf, size, "%s|%d|%08x|%-6s|%llu", "head", INT32_MIN,
-						0xbeefu, "ab", (unsigned long long)UINT64_MAX)
+			gn = f == 0 ? ksnprintf(buf, size, "%s|%d|%08x|%-6s|%llu", "head", INT32_MIN, 0xbeefu,
+						"ab", (unsigned long long)UINT64_MAX)
 				    : ksnprintf(buf, size, "%%%c%c%5.3s", 'x', 'y', "abcdef");
 			sizes++;
 			if (gn != wn)
@@ -556,8 +582,8 @@ HT_TEST(printf_truncation_every_size)
 			for (size_t i = size; i < size + 8; i++)
 				if ((unsigned char)buf[i] != 0x5A)
 					ok = false;
-			LOOP_CHECK(bad, ok, "fmt %zu size %zu: returned %d (want %d), buf \"%.*s\"", f,
-				   size, gn, wn, (int)size, buf);
+			LOOP_CHECK(bad, ok, "fmt %zu size %zu: returned %d (want %d), buf \"%.*s\"", f, size,
+				   gn, wn, (int)size, buf);
 			free(buf);
 		}
 	}
@@ -630,18 +656,21 @@ static void cfg_init(struct cfg *c)
 	c->cpus = 1;
 	c->seed = 7;
 	c->exit = 1;
-	c->opts[0] = (struct cmdline_opt){ .name = "tests", .type = CMDLINE_STR, .dst = c->tests,
-					   .dst_size = sizeof(c->tests) };
-	c->opts[1] = (struct cmdline_opt){ .name = "cpus", .type = CMDLINE_UINT, .dst = &c->cpus,
-					   .min = 1, .max = 256 };
-	c->opts[2] = (struct cmdline_opt){ .name = "verbose", .type = CMDLINE_BOOL,
-					   .dst = &c->verbose };
-	c->opts[3] = (struct cmdline_opt){ .name = "exit", .type = CMDLINE_ENUM, .dst = &c->exit,
-					   .choices = exit_choices };
-	c->opts[4] = (struct cmdline_opt){ .name = "pmu.takeover", .type = CMDLINE_BOOL,
-					   .dst = &c->takeover };
-	c->opts[5] = (struct cmdline_opt){ .name = "seed", .type = CMDLINE_UINT, .dst = &c->seed,
-					   .min = 0, .max = UINT64_MAX };
+	c->opts[0] = (struct cmdline_opt){
+		.name = "tests", .type = CMDLINE_STR, .dst = c->tests, .dst_size = sizeof(c->tests)
+	};
+	c->opts[1] = (struct cmdline_opt){
+		.name = "cpus", .type = CMDLINE_UINT, .dst = &c->cpus, .min = 1, .max = 256
+	};
+	c->opts[2] = (struct cmdline_opt){ .name = "verbose", .type = CMDLINE_BOOL, .dst = &c->verbose };
+	c->opts[3] = (struct cmdline_opt){
+		.name = "exit", .type = CMDLINE_ENUM, .dst = &c->exit, .choices = exit_choices
+	};
+	c->opts[4] =
+		(struct cmdline_opt){ .name = "pmu.takeover", .type = CMDLINE_BOOL, .dst = &c->takeover };
+	c->opts[5] = (struct cmdline_opt){
+		.name = "seed", .type = CMDLINE_UINT, .dst = &c->seed, .min = 0, .max = UINT64_MAX
+	};
 }
 
 /* Parse from a heap copy of exactly len bytes, so that ASan flags any read
@@ -795,8 +824,8 @@ HT_TEST(cmdline_unknown_and_bare)
 
 struct uint_case {
 	const char *line;
-	uint64_t cpus, seed;   /* expected after the parse */
-	const char *error;     /* NULL: no error */
+	uint64_t cpus, seed; /* expected after the parse */
+	const char *error;   /* NULL: no error */
 };
 
 HT_TEST(cmdline_uint_values)
@@ -837,8 +866,8 @@ HT_TEST(cmdline_uint_values)
 		cfg_parse(&c, t->line);
 		HT_CHECK(c.cpus == t->cpus && c.seed == t->seed,
 			 "\"%s\": cpus %llu seed %llu, expected %llu %llu", t->line,
-			 (unsigned long long)c.cpus, (unsigned long long)c.seed,
-			 (unsigned long long)t->cpus, (unsigned long long)t->seed);
+			 (unsigned long long)c.cpus, (unsigned long long)c.seed, (unsigned long long)t->cpus,
+			 (unsigned long long)t->seed);
 		HT_CHECK(c.res.nerrors == (t->error ? 1u : 0u), "\"%s\": %u errors (first: %s)", t->line,
 			 c.res.nerrors, c.res.errors[0]);
 		if (t->error)
@@ -897,8 +926,9 @@ HT_TEST(cmdline_enum_values)
 HT_TEST(cmdline_enum_long_choice_list)
 {
 	static const char *const many[] = {
-		"alpha-choice", "beta-choice", "gamma-choice", "delta-choice", "epsilon-choice",
-		"zeta-choice", "eta-choice", "theta-choice", "iota-choice", "kappa-choice", NULL,
+		"alpha-choice",   "beta-choice",  "gamma-choice", "delta-choice",
+		"epsilon-choice", "zeta-choice",  "eta-choice",   "theta-choice",
+		"iota-choice",    "kappa-choice", NULL,
 	};
 	int v = -1;
 	struct cmdline_opt opt = { .name = "mode", .type = CMDLINE_ENUM, .dst = &v, .choices = many };
@@ -1078,9 +1108,28 @@ HT_TEST(cmdline_error_count_exceeds_kept_messages)
 static size_t fuzz_line(char *buf, size_t cap)
 {
 	static const char *const pieces[] = {
-		"tests=", "cpus=", "verbose", "exit=", "pmu.takeover=", "seed=", "0x", "=", "\"",
-		" ", "\t", "\n", "halt", "yes", "999", "18446744073709551616", "/x.elf", "*",
-		"abcdefghijklmnopqrstuvwxyz0123456789", "\x01", "\xff", "\x7f",
+		"tests=",
+		"cpus=",
+		"verbose",
+		"exit=",
+		"pmu.takeover=",
+		"seed=",
+		"0x",
+		"=",
+		"\"",
+		" ",
+		"\t",
+		"\n",
+		"halt",
+		"yes",
+		"999",
+		"18446744073709551616",
+		"/x.elf",
+		"*",
+		"abcdefghijklmnopqrstuvwxyz0123456789",
+		"\x01",
+		"\xff",
+		"\x7f",
 	};
 	size_t len = rng_below((unsigned)cap + 1), i = 0;
 	int mode = (int)rng_below(4);
@@ -1237,8 +1286,8 @@ HT_TEST(glob_match_agrees_with_fnmatch)
 		want = fnmatch(pat, name, 0) == 0;
 		got = glob_match(pat, name);
 		matches += want;
-		LOOP_CHECK(bad, got == want, "glob_match(\"%s\", \"%s\") = %d, fnmatch says %d", pat,
-			   name, got, want);
+		LOOP_CHECK(bad, got == want, "glob_match(\"%s\", \"%s\") = %d, fnmatch says %d", pat, name,
+			   got, want);
 	}
 	/* The oracle must also say "match" often enough to mean something. */
 	HT_CHECK(matches > 2000, "only %d matches in the random table", matches);
@@ -1319,8 +1368,8 @@ HT_TEST(glob_select_table)
 		const struct select_case *t = &cases[i];
 
 		HT_CHECK(glob_select(t->selector, t->name, t->default_on) == t->selected,
-			 "glob_select(\"%s\", \"%s\", %d) should be %d",
-			 t->selector ? t->selector : "(null)", t->name, t->default_on, t->selected);
+			 "glob_select(\"%s\", \"%s\", %d) should be %d", t->selector ? t->selector : "(null)",
+			 t->name, t->default_on, t->selected);
 	}
 }
 
@@ -1373,8 +1422,8 @@ enum { SPIN_THREADS = 4, SPIN_ITERS = 200000 };
 
 struct spin_shared {
 	struct spinlock lock;
-	uint64_t counter;    /* plain, non-atomic: protected by lock only */
-	int inside;          /* threads in the critical section right now */
+	uint64_t counter; /* plain, non-atomic: protected by lock only */
+	int inside;       /* threads in the critical section right now */
 	int max_inside;
 	int wrong_owner;
 };

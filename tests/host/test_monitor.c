@@ -115,10 +115,12 @@ HT_TEST(header_and_row_exact)
 	monitor_cols_init(&c, ev, 3, "loop.iters");
 	HT_CHECK_EQ(c.width[0], MONITOR_COL_MIN);
 	int n = monitor_format_header(&c, buf, sizeof(buf));
-	HT_CHECK_STR(buf, "#     time(ms)  cpu    instructions          cycles   branch-misses      loop.iters");
+	HT_CHECK_STR(buf,
+		     "#     time(ms)  cpu    instructions          cycles   branch-misses      loop.iters");
 	HT_CHECK_EQ(n, strlen(buf));
 	n = monitor_format_row(&c, 1000049, 1, d, 41152263, buf, sizeof(buf));
-	HT_CHECK_STR(buf, "#       1000.0    1       123456789       987654321              42        41152263");
+	HT_CHECK_STR(buf,
+		     "#       1000.0    1       123456789       987654321              42        41152263");
 	HT_CHECK_EQ(n, strlen(buf));
 
 	monitor_format_row(&c, 0, 255, d, 0, buf, sizeof(buf));
@@ -147,7 +149,8 @@ HT_TEST(columns_line_up)
 		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
 		d[0] = s % 100000000000000ull;
 		d[1] = (s >> 20) % (i + 1);
-		monitor_format_row(&c, s % 100000000000ull, (unsigned)(s % 256), d, s % 1000, row, sizeof(row));
+		monitor_format_row(&c, s % 100000000000ull, (unsigned)(s % 256), d, s % 1000, row,
+				   sizeof(row));
 		size_t end0 = strstr(head, ev[0]) - head + strlen(ev[0]);
 		bad += strlen(row) != strlen(head) || row[end0 - 1] == ' ' || row[end0] != ' ';
 	}

@@ -13,7 +13,10 @@ struct def {
 	unsigned long long have, sdm;
 };
 
-#define D(name, sdm) { #name, (unsigned long long)(name), (sdm) }
+#define D(name, sdm)                                     \
+	{                                                \
+#name, (unsigned long long)(name), (sdm) \
+	}
 
 /* Addresses, typed in from the SDM's MSR table, not from msr.h. */
 static const struct def addrs[] = {
@@ -49,22 +52,14 @@ static const struct def addrs[] = {
 /* IA32_PERFEVTSELx layout: [7:0] event, [15:8] umask, 16 USR, 17 OS, 18 E,
  * 19 PC, 20 INT, 21 AnyThread, 22 EN, 23 INV, [31:24] CMASK; TSX 32/33. */
 static const struct def evtsel[] = {
-	D(PERFEVTSEL_EVENT_SHIFT, 0),
-	D(PERFEVTSEL_EVENT_MASK, 0xff),
-	D(PERFEVTSEL_UMASK_SHIFT, 8),
-	D(PERFEVTSEL_UMASK_MASK, 0xff00),
-	D(PERFEVTSEL_USR_BIT, 16),
-	D(PERFEVTSEL_OS_BIT, 17),
-	D(PERFEVTSEL_EDGE_BIT, 18),
-	D(PERFEVTSEL_PC_BIT, 19),
-	D(PERFEVTSEL_INT_BIT, 20),
-	D(PERFEVTSEL_ANY_BIT, 21),
-	D(PERFEVTSEL_EN_BIT, 22),
-	D(PERFEVTSEL_INV_BIT, 23),
-	D(PERFEVTSEL_CMASK_SHIFT, 24),
-	D(PERFEVTSEL_CMASK_MASK, 0xff000000),
-	D(PERFEVTSEL_IN_TX_BIT, 32),
-	D(PERFEVTSEL_IN_TXCP_BIT, 33),
+	D(PERFEVTSEL_EVENT_SHIFT, 0),  D(PERFEVTSEL_EVENT_MASK, 0xff),
+	D(PERFEVTSEL_UMASK_SHIFT, 8),  D(PERFEVTSEL_UMASK_MASK, 0xff00),
+	D(PERFEVTSEL_USR_BIT, 16),     D(PERFEVTSEL_OS_BIT, 17),
+	D(PERFEVTSEL_EDGE_BIT, 18),    D(PERFEVTSEL_PC_BIT, 19),
+	D(PERFEVTSEL_INT_BIT, 20),     D(PERFEVTSEL_ANY_BIT, 21),
+	D(PERFEVTSEL_EN_BIT, 22),      D(PERFEVTSEL_INV_BIT, 23),
+	D(PERFEVTSEL_CMASK_SHIFT, 24), D(PERFEVTSEL_CMASK_MASK, 0xff000000),
+	D(PERFEVTSEL_IN_TX_BIT, 32),   D(PERFEVTSEL_IN_TXCP_BIT, 33),
 };
 
 /* FIXED_CTR_CTRL: 4 bits per counter: 0 ring 0, 1 ring > 0, 2 AnyThread,
@@ -144,7 +139,8 @@ HT_TEST(fixed_global_debugctl_perfcaps_bits)
 {
 	CHECK_TABLE(bits);
 	/* FIXED_CTR2 enabled for all rings with PMI: 0xb in field 2. */
-	HT_CHECK_EQ((FIXED_CTR_CTRL_EN_MASK | 1ull << FIXED_CTR_CTRL_PMI_BIT) << FIXED_CTR_CTRL_SHIFT(2), 0xb00);
+	HT_CHECK_EQ((FIXED_CTR_CTRL_EN_MASK | 1ull << FIXED_CTR_CTRL_PMI_BIT) << FIXED_CTR_CTRL_SHIFT(2),
+		    0xb00);
 }
 
 HT_MAIN("msr_defs")

@@ -56,8 +56,8 @@ static void check_write(size_t i, uint32_t msr, uint64_t val)
 {
 	const struct model_write *w = model_trace_at(i);
 
-	HT_CHECK(w && w->msr == msr && w->val == val && !w->fault, "write %zu: expected %#x<-%#llx, trace: %s", i,
-		 msr, (unsigned long long)val, trace());
+	HT_CHECK(w && w->msr == msr && w->val == val && !w->fault,
+		 "write %zu: expected %#x<-%#llx, trace: %s", i, msr, (unsigned long long)val, trace());
 }
 
 static uint32_t arch_mask(void)
@@ -178,7 +178,8 @@ HT_TEST(caps_k8_and_hygon_and_pre_amd64)
 	boot_cfg(&cfg);
 	HT_CHECK_EQ(pmu_caps()->version, 0);
 	HT_CHECK_EQ(pmu_caps()->gp_mask, 0);
-	HT_CHECK_STR(pmu_skip_reason(), "AMD family below 0Fh (pre-AMD64): no performance counters pmutest knows");
+	HT_CHECK_STR(pmu_skip_reason(),
+		     "AMD family below 0Fh (pre-AMD64): no performance counters pmutest knows");
 	HT_CHECK_EQ(model_trace_len(), 0);
 }
 
@@ -207,8 +208,9 @@ HT_TEST(probe_kvm_here_skips_with_reason)
 	pmu_init_all(&opts, model_run_on);
 	for (unsigned cpu = 0; cpu < 2; cpu++) {
 		model_set_cpu(cpu);
-		HT_CHECK_STR(pmu_skip_reason(),
-			     "counters do not count: wrote 0x2a5b3c4d to PerfCtr0 (MSR 0xc0010004), read back 0x0");
+		HT_CHECK_STR(
+			pmu_skip_reason(),
+			"counters do not count: wrote 0x2a5b3c4d to PerfCtr0 (MSR 0xc0010004), read back 0x0");
 		HT_CHECK(pmu_caps()->counters_assumed, "legacy counters are assumed");
 	}
 	/* The probe wrote the pattern, then put the counter back (0). */
@@ -243,9 +245,14 @@ HT_TEST(probe_v2_trace_uses_global_ctl)
 
 HT_TEST(event_names_map_to_amd_encodings)
 {
-	static const struct { enum pmu_arch_event e; uint16_t event; } want[] = {
-		{ PMU_ARCH_INSTRUCTIONS, 0xc0 }, { PMU_ARCH_CYCLES, 0x76 },
-		{ PMU_ARCH_BRANCHES, 0xc2 }, { PMU_ARCH_BRANCH_MISSES, 0xc3 },
+	static const struct {
+		enum pmu_arch_event e;
+		uint16_t event;
+	} want[] = {
+		{ PMU_ARCH_INSTRUCTIONS, 0xc0 },
+		{ PMU_ARCH_CYCLES, 0x76 },
+		{ PMU_ARCH_BRANCHES, 0xc2 },
+		{ PMU_ARCH_BRANCH_MISSES, 0xc3 },
 	};
 	struct pmu_event_attr a;
 	char err[128];
@@ -263,8 +270,8 @@ HT_TEST(event_names_map_to_amd_encodings)
 		pmu_event_init(&ev, &a, pmu_arch_events[want[i].e].name);
 		HT_CHECK_EQ(pmu_event_add(&ev), PMU_OK);
 		HT_CHECK(BITS(ev.hw.config, 7, 0) == want[i].event && BITS(ev.hw.config, 15, 8) == 0,
-			 "%s: expected PerfEvtSel event %#x umask 0, got %#llx", pmu_arch_events[want[i].e].name,
-			 want[i].event, (unsigned long long)ev.hw.config);
+			 "%s: expected PerfEvtSel event %#x umask 0, got %#llx",
+			 pmu_arch_events[want[i].e].name, want[i].event, (unsigned long long)ev.hw.config);
 		pmu_event_del(&ev);
 	}
 	/* The parser's names are placed the same way. */
@@ -396,8 +403,10 @@ HT_TEST(group_enable_legacy_uses_per_counter_en)
 	HT_CHECK_EQ(pmu_events_arm(g, 2, &br), PMU_E_UNSUPPORTED);
 	HT_CHECK(strstr(i.reason, "PerfMonV2 absent") != NULL, "reason: %s", i.reason);
 	HT_CHECK_EQ(pmu_events_arm(g, 1, &br), PMU_OK);
-	HT_CHECK(br.msr == 0xc0010000 && br.on == (SEL_EN | SEL_USR_OS | 0xc0) && br.off == (SEL_USR_OS | 0xc0),
-		 "bracket %#x on %#llx off %#llx", br.msr, (unsigned long long)br.on, (unsigned long long)br.off);
+	HT_CHECK(br.msr == 0xc0010000 && br.on == (SEL_EN | SEL_USR_OS | 0xc0) &&
+			 br.off == (SEL_USR_OS | 0xc0),
+		 "bracket %#x on %#llx off %#llx", br.msr, (unsigned long long)br.on,
+		 (unsigned long long)br.off);
 	pmu_events_disarm(g, 1);
 	pmu_events_del(g, 2);
 }
@@ -431,8 +440,8 @@ HT_TEST(group_enable_v2_uses_global_ctl)
 	/* A bracket: GlobalCtl is the one register to write. */
 	struct pmu_bracket_regs br;
 	HT_CHECK_EQ(pmu_events_arm(g, 2, &br), PMU_OK);
-	HT_CHECK(br.msr == 0xc0000301 && br.on == 0x3 && br.off == 0, "bracket %#x on %#llx off %#llx", br.msr,
-		 (unsigned long long)br.on, (unsigned long long)br.off);
+	HT_CHECK(br.msr == 0xc0000301 && br.on == 0x3 && br.off == 0, "bracket %#x on %#llx off %#llx",
+		 br.msr, (unsigned long long)br.on, (unsigned long long)br.off);
 	pmu_events_disarm(g, 2);
 	pmu_events_del(g, 2);
 }
@@ -483,7 +492,8 @@ HT_TEST(encoding_12_bit_event_and_flags)
 	HT_CHECK_EQ(pmu_event_add(&ev), PMU_OK);
 	/* EventSelect[7:0]=0xC0, UnitMask 0x5A, OS 17, Edge 18, Int 20, Inv 23,
 	 * CntMask 2 at 31:24, EventSelect[11:8]=1 at 35:32. */
-	HT_CHECK_EQ(ev.hw.config, 0x100000000ull | 0x02000000 | 0x800000 | 0x100000 | 0x40000 | 0x20000 | 0x5a00 | 0xc0);
+	HT_CHECK_EQ(ev.hw.config,
+		    0x100000000ull | 0x02000000 | 0x800000 | 0x100000 | 0x40000 | 0x20000 | 0x5a00 | 0xc0);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_enable(&ev), PMU_OK);
 	check_write(1, 0xc0010200, ev.hw.config | SEL_EN);
@@ -505,8 +515,8 @@ HT_TEST(reserved_bits_refused_before_the_write)
 	pmu_attr_raw(&a, 0x1c0, 0);
 	pmu_event_init(&ev, &a, "wide");
 	HT_CHECK_EQ(pmu_event_add(&ev), PMU_E_UNSUPPORTED);
-	HT_CHECK(strstr(ev.reason, "reserved bits 0x100000000") && strstr(ev.reason, "family 10h"), "reason: %s",
-		 ev.reason);
+	HT_CHECK(strstr(ev.reason, "reserved bits 0x100000000") && strstr(ev.reason, "family 10h"),
+		 "reason: %s", ev.reason);
 	HT_CHECK_EQ(model_trace_len(), 0);
 	/* ... and the model would have raised #GP on that write. */
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 0x1004300c0ull), 13);
@@ -539,24 +549,24 @@ HT_TEST(model_layouts_and_kvm_here)
 	HT_CHECK_EQ(v, 0x1234);
 	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 0);
 	HT_CHECK_EQ(v, 0x1234);
-	HT_CHECK_EQ(pmu_hw_rdpmc(6, &v), 13);                    /* past the core counters */
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010201, 1ull << 48), 13);   /* past 48 bits */
-	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0000301, &v), 13);           /* no PerfMonV2 */
+	HT_CHECK_EQ(pmu_hw_rdpmc(6, &v), 13);                  /* past the core counters */
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010201, 1ull << 48), 13); /* past 48 bits */
+	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0000301, &v), 13);         /* no PerfMonV2 */
 	model_set_cpl(3);
-	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 13);                    /* CPL 3 without CR4.PCE */
+	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 13); /* CPL 3 without CR4.PCE */
 	model_set_cr4_pce(true);
 	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 0);
 	model_set_cpl(0);
 
 	model_amd_init(MODEL_AMD_LEGACY, 1);
-	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), 13);           /* no ExtCore */
+	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), 13); /* no ExtCore */
 	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), 13);
 
 	model_amd_init(MODEL_AMD_KVM_HERE, 1);
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010004, 0x2a5b3c4d), 0);
 	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010004, &v), 0);
 	HT_CHECK_EQ(v, 0);
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 1ull << 63), 0);    /* no reserved-bit check either */
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 1ull << 63), 0); /* no reserved-bit check either */
 	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 13);
 	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), 13);
 }
@@ -578,27 +588,36 @@ HT_TEST(boot_report_names_amd_layout_and_verdict)
 	printed[0] = '\0';
 	pmu_boot_report(collect, NULL);
 	HT_CHECK(strstr(printed, "pmu: cpu 0-1:\n") != NULL, "%s", printed);
-	HT_CHECK(strstr(printed, "AuthenticAMD family 0x17 model 0x1 stepping 2 (Zen/Zen 2), under a hypervisor") != NULL,
-		 "%s", printed);
-	HT_CHECK(strstr(printed, "AMD PMU legacy: 4 counters x 48 bits (mask 0xf, from the family), no fixed counters") !=
-			 NULL,
-		 "%s", printed);
-	HT_CHECK(strstr(printed, "registers: PerfEvtSel0 0xc0010000, PerfCtr0 0xc0010004, stride 1; no PerfCntrGlobalCtl") !=
-			 NULL,
-		 "%s", printed);
 	HT_CHECK(strstr(printed,
-			"counting checks SKIP: counters do not count: wrote 0x2a5b3c4d to PerfCtr0 (MSR 0xc0010004), read back 0x0") !=
+			"AuthenticAMD family 0x17 model 0x1 stepping 2 (Zen/Zen 2), under a hypervisor") !=
 			 NULL,
 		 "%s", printed);
+	HT_CHECK(
+		strstr(printed,
+		       "AMD PMU legacy: 4 counters x 48 bits (mask 0xf, from the family), no fixed counters") !=
+			NULL,
+		"%s", printed);
+	HT_CHECK(
+		strstr(printed,
+		       "registers: PerfEvtSel0 0xc0010000, PerfCtr0 0xc0010004, stride 1; no PerfCntrGlobalCtl") !=
+			NULL,
+		"%s", printed);
+	HT_CHECK(
+		strstr(printed,
+		       "counting checks SKIP: counters do not count: wrote 0x2a5b3c4d to PerfCtr0 (MSR 0xc0010004), read back 0x0") !=
+			NULL,
+		"%s", printed);
 
 	model_amd_init(MODEL_AMD_PERFMON_V2, 1);
 	pmu_init_all(&opts, model_run_on);
 	printed[0] = '\0';
 	pmu_boot_report(collect, NULL);
-	HT_CHECK(strstr(printed, "AMD PMU PerfMonV2: 6 counters x 48 bits (mask 0x3f, CPUID 0x80000022)") != NULL, "%s",
-		 printed);
-	HT_CHECK(strstr(printed, "PerfCntrGlobalCtl 0xc0000301 STATUS 0xc0000300 STATUS_CLR 0xc0000302") != NULL, "%s",
-		 printed);
+	HT_CHECK(strstr(printed, "AMD PMU PerfMonV2: 6 counters x 48 bits (mask 0x3f, CPUID 0x80000022)") !=
+			 NULL,
+		 "%s", printed);
+	HT_CHECK(strstr(printed, "PerfCntrGlobalCtl 0xc0000301 STATUS 0xc0000300 STATUS_CLR 0xc0000302") !=
+			 NULL,
+		 "%s", printed);
 	HT_CHECK(strstr(printed, "counters count (probe on PerfCtr0)") != NULL, "%s", printed);
 }
 

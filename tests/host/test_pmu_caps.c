@@ -214,14 +214,16 @@ HT_TEST(other_vendor_has_no_backend)
 	pmu_cpu_init(NULL);
 	HT_CHECK(pmu_cpu_of(0)->ops == NULL, "no ops");
 	HT_CHECK_EQ(caps_of(0)->vendor, PMU_VENDOR_UNKNOWN);
-	HT_CHECK_STR(pmu_skip_reason(), "no pmutest backend for vendor \"CentaurHauls\" yet (CPUID.0AH.EAX[7:0]=4)");
+	HT_CHECK_STR(pmu_skip_reason(),
+		     "no pmutest backend for vendor \"CentaurHauls\" yet (CPUID.0AH.EAX[7:0]=4)");
 	/* A vendor without a backend and CPUID.0AH all zero. */
 	cfg = *(model_init(MODEL_NO_PMU, false), model_config(0));
 	cfg.vendor = "CentaurHauls";
 	model_init_custom(&cfg, 1);
 	pmu_cpu_init(NULL);
-	HT_CHECK_STR(pmu_skip_reason(),
-		     "no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"CentaurHauls\" yet");
+	HT_CHECK_STR(
+		pmu_skip_reason(),
+		"no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"CentaurHauls\" yet");
 }
 
 HT_TEST(caps_print_lines)
@@ -231,13 +233,23 @@ HT_TEST(caps_print_lines)
 	pmu_caps_print(caps_of(0), "> ", collect, NULL);
 	HT_CHECK(strstr(printed, "> GenuineIntel family 0x6 model 0x5e stepping 3 (Skylake)\n") != NULL,
 		 "vendor line in:\n%s", printed);
-	HT_CHECK(strstr(printed, "> architectural PMU v4: 4 GP counters x 48 bits (mask 0xf), fixed counters x 48 bits (mask 0x7, EDX[4:0]=3)\n") != NULL,
-		 "counter line in:\n%s", printed);
-	HT_CHECK(strstr(printed, "available: cycles instructions ref-cycles llc-references llc-misses branches branch-misses; not available: topdown-slots") != NULL,
-		 "events line in:\n%s", printed);
-	HT_CHECK(strstr(printed, "IA32_PERF_CAPABILITIES=0x33c5: full-width writes yes, LBR format 5, PEBS format 3") != NULL,
-		 "perf caps line in:\n%s", printed);
-	HT_CHECK(strstr(printed, "counter0 0xc1 (writes via 0x4c1)") != NULL, "registers line in:\n%s", printed);
+	HT_CHECK(
+		strstr(printed,
+		       "> architectural PMU v4: 4 GP counters x 48 bits (mask 0xf), fixed counters x 48 bits (mask 0x7, EDX[4:0]=3)\n") !=
+			NULL,
+		"counter line in:\n%s", printed);
+	HT_CHECK(
+		strstr(printed,
+		       "available: cycles instructions ref-cycles llc-references llc-misses branches branch-misses; not available: topdown-slots") !=
+			NULL,
+		"events line in:\n%s", printed);
+	HT_CHECK(
+		strstr(printed,
+		       "IA32_PERF_CAPABILITIES=0x33c5: full-width writes yes, LBR format 5, PEBS format 3") !=
+			NULL,
+		"perf caps line in:\n%s", printed);
+	HT_CHECK(strstr(printed, "counter0 0xc1 (writes via 0x4c1)") != NULL, "registers line in:\n%s",
+		 printed);
 
 	boot(MODEL_NO_PMU, false);
 	printed[0] = '\0';
@@ -255,9 +267,10 @@ HT_TEST(boot_report_one_block_per_cpu_type)
 	HT_CHECK(strstr(printed, "pmu: cpu 2-3:\n") != NULL, "E-core block in:\n%s", printed);
 	HT_CHECK(strstr(printed, "core type 0x40 (Core)") && strstr(printed, "core type 0x20 (Atom)"),
 		 "both core types in:\n%s", printed);
-	HT_CHECK(strstr(printed, "pmu:   counters count (probe on IA32_PMC0)") != NULL, "verdict in:\n%s", printed);
-	HT_CHECK(strstr(printed, "pmu: no counter in use at boot on 4 CPU(s)") != NULL, "in-use summary in:\n%s",
+	HT_CHECK(strstr(printed, "pmu:   counters count (probe on IA32_PMC0)") != NULL, "verdict in:\n%s",
 		 printed);
+	HT_CHECK(strstr(printed, "pmu: no counter in use at boot on 4 CPU(s)") != NULL,
+		 "in-use summary in:\n%s", printed);
 
 	boot(MODEL_V2, false);
 	printed[0] = '\0';

@@ -60,9 +60,11 @@ HT_TEST(delta_every_width_across_wrap)
 				uint64_t got = pmu_delta(prev, now, w);
 				if (got != dd) {
 					if (bad++ < 5)
-						HT_CHECK(0, "width %u prev %#llx now %#llx: delta %#llx, expected %#llx",
-							 w, (unsigned long long)prev, (unsigned long long)now,
-							 (unsigned long long)got, (unsigned long long)dd);
+						HT_CHECK(
+							0,
+							"width %u prev %#llx now %#llx: delta %#llx, expected %#llx",
+							w, (unsigned long long)prev, (unsigned long long)now,
+							(unsigned long long)got, (unsigned long long)dd);
 				}
 			}
 		/* The largest delta the width can express: mask. */

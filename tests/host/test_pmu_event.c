@@ -147,7 +147,8 @@ HT_TEST(refusal_when_full_and_group_all_or_nothing)
 	HT_CHECK_EQ(pmu_events_add(g, 3), PMU_E_BUSY);
 	HT_CHECK_EQ(pmu_this_cpu()->gp_used, 0);
 	HT_CHECK_EQ(e[0].hw.idx, -1);
-	HT_CHECK(strstr(e[0].reason, "no free counter for the whole group") != NULL, "reason: %s", e[0].reason);
+	HT_CHECK(strstr(e[0].reason, "no free counter for the whole group") != NULL, "reason: %s",
+		 e[0].reason);
 }
 
 HT_TEST(constraints_skylake_prec_dist_and_mem)
@@ -164,7 +165,8 @@ HT_TEST(constraints_skylake_prec_dist_and_mem)
 	HT_CHECK(strstr(pd2.reason, "GP counters 0x2 (INST_RETIRED.PREC_DIST (PMC1 only)) are taken") != NULL,
 		 "reason: %s", pd2.reason);
 	HT_CHECK_EQ(pmu_event_add_idx(&pd2, 0), PMU_E_UNSUPPORTED);
-	HT_CHECK_STR(pd2.reason, "INST_RETIRED.PREC_DIST#2: IA32_PMC0 not allowed (INST_RETIRED.PREC_DIST (PMC1 only))");
+	HT_CHECK_STR(pd2.reason,
+		     "INST_RETIRED.PREC_DIST#2: IA32_PMC0 not allowed (INST_RETIRED.PREC_DIST (PMC1 only))");
 	pmu_event_del(&pd);
 
 	/* A group whose only arrangement puts PREC_DIST on PMC1 and the three
@@ -216,7 +218,9 @@ HT_TEST(refusals_with_reasons)
 	a.any = true;
 	pmu_event_init(&e, &a, "branches:any");
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_UNSUPPORTED);
-	HT_CHECK_STR(e.reason, "branches:any: AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=2)");
+	HT_CHECK_STR(
+		e.reason,
+		"branches:any: AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=2)");
 	a.any = false;
 	a.usr = a.os = false;
 	pmu_event_init(&e, &a, "branches:none");
@@ -241,7 +245,9 @@ HT_TEST(add_idx_checks)
 	HT_CHECK_EQ(pmu_event_add_idx(&f, 5), PMU_E_BUSY);
 	HT_CHECK_STR(f.reason, "instructions: IA32_PMC5 is taken (by another event)");
 	HT_CHECK_EQ(pmu_event_add_idx(&f, PMU_IDX_FIXED(1)), PMU_E_INVAL);
-	HT_CHECK_STR(f.reason, "instructions on IA32_FIXED_CTR1: event 0xc0 umask 0x00 is not what IA32_FIXED_CTR1 counts");
+	HT_CHECK_STR(
+		f.reason,
+		"instructions on IA32_FIXED_CTR1: event 0xc0 umask 0x00 is not what IA32_FIXED_CTR1 counts");
 	arch_ev(&f, PMU_ARCH_REF_CYCLES);
 	HT_CHECK_EQ(pmu_event_add_idx(&f, PMU_IDX_FIXED(2)), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(f.reason, "ref-cycles on IA32_FIXED_CTR2: fixed counter 2 does not exist "
@@ -480,7 +486,9 @@ HT_TEST(bracket_arm_v4_and_v1)
 	arch_ev(&br, PMU_ARCH_BRANCHES);
 	HT_CHECK_EQ(pmu_event_add(&br), PMU_OK);
 	HT_CHECK_EQ(pmu_events_arm(g, 2, &r), PMU_E_UNSUPPORTED);
-	HT_CHECK_STR(ins.reason, "architectural PMU v1 has no IA32_PERF_GLOBAL_CTRL: a bracket can start only one GP counter");
+	HT_CHECK_STR(
+		ins.reason,
+		"architectural PMU v1 has no IA32_PERF_GLOBAL_CTRL: a bracket can start only one GP counter");
 	pmu_events_del(g, 2);
 }
 
@@ -522,7 +530,9 @@ HT_TEST(offcore_response_msrs)
 
 	boot(MODEL_V2, false); /* Core 2: not in the offcore model table */
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_E_UNSUPPORTED);
-	HT_CHECK_STR(a.reason, "offcore0: offcore-response event 0xb7 needs MSR_OFFCORE_RSP_0, unknown on family 0x6 model 0xf");
+	HT_CHECK_STR(
+		a.reason,
+		"offcore0: offcore-response event 0xb7 needs MSR_OFFCORE_RSP_0, unknown on family 0x6 model 0xf");
 }
 
 HT_TEST(per_cpu_hybrid_and_wrong_cpu)

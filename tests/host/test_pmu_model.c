@@ -47,7 +47,7 @@ HT_TEST(legacy_write_sign_extends_bit31)
 {
 	model_init(MODEL_V4, false);
 	HT_CHECK_EQ(wr(MSR_IA32_PMC0, 0x80000001ull), 0);
-	HT_CHECK_EQ(rd(MSR_IA32_PMC0), 0xffff80000001ull); /* 48 bits */
+	HT_CHECK_EQ(rd(MSR_IA32_PMC0), 0xffff80000001ull);        /* 48 bits */
 	HT_CHECK_EQ(wr(MSR_IA32_PMC0, 0xffffff0012345678ull), 0); /* EDX ignored */
 	HT_CHECK_EQ(rd(MSR_IA32_PMC0), 0x12345678);
 	model_init(MODEL_V2, false);
@@ -75,14 +75,14 @@ HT_TEST(reserved_bits_fault)
 	HT_CHECK_EQ(wr(MSR_IA32_PERFEVTSEL0, 1ull << PERFEVTSEL_ANY_BIT), 13); /* v2: AnyThread reserved */
 	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0x4), 13);                     /* ANY in field 0 */
 	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0xbbb), 0);
-	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0xb000), 13);                  /* field 3: no FIXED_CTR3 */
+	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0xb000), 13); /* field 3: no FIXED_CTR3 */
 	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 0x700000003ull), 0);
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 0x4), 13);                   /* PMC2 absent */
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << 35), 13);            /* FIXED_CTR3 absent */
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS, 0), 13);                   /* read-only */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 0x4), 13);        /* PMC2 absent */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << 35), 13); /* FIXED_CTR3 absent */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS, 0), 13);        /* read-only */
 	HT_CHECK_EQ(wr(MSR_IA32_PERF_CAPABILITIES, 0), 13);
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS_SET, 1), 13);               /* v4 only */
-	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR0, 1ull << 40), 13);                  /* past the width */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS_SET, 1), 13); /* v4 only */
+	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR0, 1ull << 40), 13);    /* past the width */
 	model_init(MODEL_V4, false);
 	HT_CHECK_EQ(wr(MSR_IA32_PERFEVTSEL0, 1ull << PERFEVTSEL_ANY_BIT), 0);
 	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0xfff), 0);
@@ -138,7 +138,7 @@ HT_TEST(ring_filtering)
 	model_init(MODEL_V4, false);
 	wr(MSR_IA32_PERF_GLOBAL_CTRL, 0x3);
 	wr(MSR_IA32_PERFEVTSEL0, 0x4100c0 | (0ull << 17)); /* USR only */
-	wr((MSR_IA32_PERFEVTSEL0 + 1), 0x4200c0);                /* OS only */
+	wr((MSR_IA32_PERFEVTSEL0 + 1), 0x4200c0);          /* OS only */
 	model_set_cpl(3);
 	model_tick_loop(10);
 	model_set_cpl(0);
@@ -202,7 +202,7 @@ HT_TEST(inuse_follows_evtsel_and_fixed_ctrl)
 	model_init(MODEL_V4, false);
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_INUSE), 0);
 	wr((MSR_IA32_PERFEVTSEL0 + 2), 0x3c); /* event code only, EN clear: in use */
-	wr(MSR_IA32_FIXED_CTR_CTRL, 0x20); /* FIXED_CTR1 USR */
+	wr(MSR_IA32_FIXED_CTR_CTRL, 0x20);    /* FIXED_CTR1 USR */
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_INUSE), 0x4 | (1ull << 33));
 	wr((MSR_IA32_PERFEVTSEL0 + 2), 0x10003c); /* INT */
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_INUSE), 0x4 | (1ull << 33) | (1ull << 63));
@@ -217,7 +217,7 @@ HT_TEST(rdpmc_index_and_pce)
 	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 0);
 	HT_CHECK_EQ(v, 0x1234);
 	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdpmc(0x100, &v), 13);      /* ECX[15:8] must be 0 */
+	HT_CHECK_EQ(pmu_hw_rdpmc(0x100, &v), 13); /* ECX[15:8] must be 0 */
 	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 30) | 3, &v), 13);
 	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 31) | 3, &v), 13); /* ECX[31] reserved: architectural PMU */
 	model_set_cpl(3);
@@ -243,9 +243,9 @@ HT_TEST(cmask_inv_edge_per_cycle)
 	struct model_work w = { .instructions = 10, .cycles = 8, .retire_per_cycle = per, .ncycles = 8 };
 	model_init(MODEL_V4, false);
 	wr(MSR_IA32_PERF_GLOBAL_CTRL, 0xf);
-	wr(MSR_IA32_PERFEVTSEL0, 0x024300c0);               /* cmask 2: cycles with >= 2 */
-	wr((MSR_IA32_PERFEVTSEL0 + 1), 0x01c300c0);               /* cmask 1 inv: cycles with 0 */
-	wr((MSR_IA32_PERFEVTSEL0 + 2), 0x014700c0);               /* cmask 1 edge: starts of retiring runs */
+	wr(MSR_IA32_PERFEVTSEL0, 0x024300c0);       /* cmask 2: cycles with >= 2 */
+	wr((MSR_IA32_PERFEVTSEL0 + 1), 0x01c300c0); /* cmask 1 inv: cycles with 0 */
+	wr((MSR_IA32_PERFEVTSEL0 + 2), 0x014700c0); /* cmask 1 edge: starts of retiring runs */
 	wr((MSR_IA32_PERFEVTSEL0 + 3), 0x4300c0);
 	model_tick(&w);
 	HT_CHECK_EQ(rd(MSR_IA32_PMC0), 3);

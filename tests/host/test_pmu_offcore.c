@@ -91,22 +91,26 @@ HT_TEST(invalid_bits_refused_before_any_write)
 	/* Bit 23 is a remote supplier: valid on Sandy Bridge-EP, not client. */
 	offcore_ev(&e, 0xb7, 0x800001ull, "remote");
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
-	HT_CHECK_STR(e.reason, "remote: offcore_rsp=0x800001 sets bits 0x800000 that MSR_OFFCORE_RSP_x does not "
-			       "have on Sandy/Ivy Bridge client (valid 0x3f807f8fff)");
+	HT_CHECK_STR(e.reason,
+		     "remote: offcore_rsp=0x800001 sets bits 0x800000 that MSR_OFFCORE_RSP_x does not "
+		     "have on Sandy/Ivy Bridge client (valid 0x3f807f8fff)");
 	HT_CHECK_EQ(e.hw.idx, -1);
 	offcore_ev(&e, 0xb7, 0x10000ull, "no-request");
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
-	HT_CHECK_STR(e.reason, "no-request: offcore_rsp=0x10000 selects no request type (bits 0x8fff): it would "
-			       "count nothing");
+	HT_CHECK_STR(e.reason,
+		     "no-request: offcore_rsp=0x10000 selects no request type (bits 0x8fff): it would "
+		     "count nothing");
 	offcore_ev(&e, 0xbb, 0x1ull, "no-response");
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
-	HT_CHECK_STR(e.reason, "no-response: offcore_rsp=0x1 selects no response type (bits 0x3f807f0000): it "
-			       "would count nothing");
+	HT_CHECK_STR(e.reason,
+		     "no-response: offcore_rsp=0x1 selects no response type (bits 0x3f807f0000): it "
+		     "would count nothing");
 	offcore_ev(&e, 0xc0, SNB_DMND_RD_ANY, "not-offcore");
 	e.attr.umask = 0;
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
-	HT_CHECK_STR(e.reason, "not-offcore: offcore_rsp=0x10001 belongs to events 0xb7/0xbb umask 0x01, not event "
-			       "0xc0 umask 0x00");
+	HT_CHECK_STR(e.reason,
+		     "not-offcore: offcore_rsp=0x10001 belongs to events 0xb7/0xbb umask 0x01, not event "
+		     "0xc0 umask 0x00");
 	HT_CHECK_EQ(model_trace_len(), 0);
 	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0] + pmu_this_cpu()->extra_users[1], 0);
 
@@ -192,8 +196,9 @@ HT_TEST(third_value_refused_group_all_or_nothing)
 	offcore_ev(&b, 0xb7, SNB_DMND_RD_L3_MISS, "b");
 	offcore_ev(&c, 0xbb, 0x20001ull, "c");
 	HT_CHECK_EQ(pmu_events_add(g, 3), PMU_E_BUSY);
-	HT_CHECK_STR(c.reason, "c: a third offcore value: MSR_OFFCORE_RSP_0 holds 0x10001, MSR_OFFCORE_RSP_1 holds "
-			       "0x3f80400001; this one needs 0x20001");
+	HT_CHECK_STR(c.reason,
+		     "c: a third offcore value: MSR_OFFCORE_RSP_0 holds 0x10001, MSR_OFFCORE_RSP_1 holds "
+		     "0x3f80400001; this one needs 0x20001");
 	HT_CHECK_STR(a.reason, c.reason); /* the group's reason is in evs[0] too */
 	HT_CHECK_EQ(a.hw.idx, -1);
 	HT_CHECK_EQ(pmu_this_cpu()->gp_used, 0);
@@ -230,8 +235,9 @@ HT_TEST(nehalem_has_one_msr)
 	HT_CHECK_EQ(a.hw.config & 0xff, 0xb7);
 	offcore_ev(&b, 0xb7, 0x0101ull, "b");
 	HT_CHECK_EQ(pmu_event_add(&b), PMU_E_BUSY);
-	HT_CHECK_STR(b.reason, "b: MSR_OFFCORE_RSP_0 (0x1a6) holds 0xf001 for 1 event(s) and this model has no "
-			       "MSR_OFFCORE_RSP_1; this one needs 0x101");
+	HT_CHECK_STR(b.reason,
+		     "b: MSR_OFFCORE_RSP_0 (0x1a6) holds 0xf001 for 1 event(s) and this model has no "
+		     "MSR_OFFCORE_RSP_1; this one needs 0x101");
 	pmu_event_del(&a);
 }
 
@@ -265,8 +271,9 @@ HT_TEST(smt_siblings_share_the_msrs_on_westmere)
 	HT_CHECK_EQ(b.hw.extra_msr, MSR_OFFCORE_RSP_1);
 	model_run_on(1, add_on, &c);
 	HT_CHECK_EQ(c.hw.idx, -1);
-	HT_CHECK_STR(c.reason, "c: a third offcore value: MSR_OFFCORE_RSP_0 holds 0x101 (also by SMT sibling CPU 0), "
-			       "MSR_OFFCORE_RSP_1 holds 0xf001; this one needs 0x201");
+	HT_CHECK_STR(c.reason,
+		     "c: a third offcore value: MSR_OFFCORE_RSP_0 holds 0x101 (also by SMT sibling CPU 0), "
+		     "MSR_OFFCORE_RSP_1 holds 0xf001; this one needs 0x201");
 	model_run_on(2, add_on, &d); /* another core: its own pair */
 	HT_CHECK_EQ(d.hw.extra_msr, MSR_OFFCORE_RSP_0);
 	model_run_on(0, del_on, &a);

@@ -14,10 +14,10 @@ static int parse(const char *s)
 }
 
 /* Parse must fail with exactly this message. */
-#define CHECK_BAD(s, msg)                                                     \
-	do {                                                                  \
-		HT_CHECK_EQ(parse(s), PMU_E_INVAL);                           \
-		HT_CHECK_STR(err, msg);                                       \
+#define CHECK_BAD(s, msg)                           \
+	do {                                        \
+		HT_CHECK_EQ(parse(s), PMU_E_INVAL); \
+		HT_CHECK_STR(err, msg);             \
 	} while (0)
 
 static bool attr_eq(const struct pmu_event_attr *a, const struct pmu_event_attr *b)
@@ -82,8 +82,9 @@ HT_TEST(raw_events)
 	CHECK_BAD("rxyz", "raw event 'rxyz': 'x' is not a hex digit");
 	CHECK_BAD("r12345678901234567", "raw event 'r12345678901234567': more than 16 hex digits");
 	CHECK_BAD("r1000000c0", "raw event 'r1000000c0': bits above 31 are reserved in PERFEVTSEL");
-	CHECK_BAD("r4300c0",
-		  "raw event 'r4300c0': bits 0x430000 (USR/OS/PC/INT/EN) are set by the driver; use :u/:k or cpu/usr,os,int/");
+	CHECK_BAD(
+		"r4300c0",
+		"raw event 'r4300c0': bits 0x430000 (USR/OS/PC/INT/EN) are set by the driver; use :u/:k or cpu/usr,os,int/");
 	CHECK_BAD("r00c0:x", "bad modifier 'x' in ':x' (known: u, k, each once)");
 }
 
@@ -127,8 +128,9 @@ HT_TEST(cpu_term_errors_name_the_token)
 	CHECK_BAD("cpu/usr=2,event=1/", "term 'usr=2': value out of range 0..0x1");
 	CHECK_BAD("cpu/event/", "term 'event' needs a value (event=N)");
 	CHECK_BAD("cpu/event=0xc0/x", "unexpected 'x' after the event");
-	CHECK_BAD("cpu/event=1,period=99999999999999999999999/",
-		  "term 'period=99999999999999999999999': '99999999999999999999999' is not a number (decimal or 0x hex)");
+	CHECK_BAD(
+		"cpu/event=1,period=99999999999999999999999/",
+		"term 'period=99999999999999999999999': '99999999999999999999999' is not a number (decimal or 0x hex)");
 	CHECK_BAD("cpu/event=1,period=0x8000000000000000/",
 		  "term 'period=0x8000000000000000': value out of range 0..0x7fffffffffffffff");
 }
@@ -138,8 +140,9 @@ HT_TEST(other_errors)
 	CHECK_BAD("", "empty event string");
 	CHECK_BAD("cycles u", "character 0x20 at offset 6 is not allowed in an event string");
 	CHECK_BAD("cyc\xc3\xa9", "character 0xc3 at offset 3 is not allowed in an event string");
-	CHECK_BAD("instructionz",
-		  "unknown event 'instructionz' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots; raw: rUUEE; cpu/event=..,umask=../)");
+	CHECK_BAD(
+		"instructionz",
+		"unknown event 'instructionz' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots; raw: rUUEE; cpu/event=..,umask=../)");
 	/* The attr is untouched on error. */
 	struct pmu_event_attr before;
 	memset(&before, 0x5a, sizeof(before));
@@ -160,8 +163,12 @@ HT_TEST(other_errors)
 HT_TEST(format_parses_back)
 {
 	static const char *const in[] = {
-		"instructions", "cycles:u", "r018401a3:k", "cpu/event=0xc0,any,int,period=100000/",
-		"cpu/event=0xb7,umask=0x01,offcore_rsp=0x3fffc00001/", "cpu/event=0x2e,umask=0x41,cmask=255,inv/",
+		"instructions",
+		"cycles:u",
+		"r018401a3:k",
+		"cpu/event=0xc0,any,int,period=100000/",
+		"cpu/event=0xb7,umask=0x01,offcore_rsp=0x3fffc00001/",
+		"cpu/event=0x2e,umask=0x41,cmask=255,inv/",
 	};
 	char buf[256];
 	for (unsigned i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
@@ -192,9 +199,41 @@ static unsigned rnd(unsigned n)
 HT_TEST(fuzz)
 {
 	static const char *const pieces[] = {
-		"cpu/", "/", ",", "=", ":", "event", "umask", "cmask", "usr", "os", "inv", "edge", "any", "int",
-		"period", "offcore_rsp", "0x", "0", "1", "ff", "c0", "3c", "99999999999999999999", "r", "u", "k",
-		"cycles", "instructions", "ref-cycles", "branches", "topdown-slots", "-", " ", "\x01", "\xff",
+		"cpu/",
+		"/",
+		",",
+		"=",
+		":",
+		"event",
+		"umask",
+		"cmask",
+		"usr",
+		"os",
+		"inv",
+		"edge",
+		"any",
+		"int",
+		"period",
+		"offcore_rsp",
+		"0x",
+		"0",
+		"1",
+		"ff",
+		"c0",
+		"3c",
+		"99999999999999999999",
+		"r",
+		"u",
+		"k",
+		"cycles",
+		"instructions",
+		"ref-cycles",
+		"branches",
+		"topdown-slots",
+		"-",
+		" ",
+		"\x01",
+		"\xff",
 	};
 	char s[128];
 	unsigned ok = 0, bad = 0, broken = 0;
@@ -227,7 +266,8 @@ HT_TEST(fuzz)
 			pmu_attr_format(&a, buf, sizeof(buf));
 			if (pmu_event_parse(buf, &b, err, sizeof(err)) != PMU_OK || !attr_eq(&a, &b)) {
 				if (broken++ < 3)
-					HT_CHECK(0, "'%s' parsed but its format '%s' does not parse back", s, buf);
+					HT_CHECK(0, "'%s' parsed but its format '%s' does not parse back", s,
+						 buf);
 			}
 		} else {
 			bad++;

@@ -106,8 +106,8 @@ static void tick_bulk(uint64_t insns)
 static void check_write(size_t i, uint32_t msr, uint64_t val)
 {
 	const struct model_write *w = model_trace_at(i);
-	HT_CHECK(w && w->msr == msr && w->val == val && !w->fault, "write %zu: expected %#x<-%#llx, trace %s", i,
-		 msr, (unsigned long long)val, trace());
+	HT_CHECK(w && w->msr == msr && w->val == val && !w->fault, "write %zu: expected %#x<-%#llx, trace %s",
+		 i, msr, (unsigned long long)val, trace());
 }
 
 /* The handler's writes for one GP overflow: reload through the full-width
@@ -463,7 +463,8 @@ HT_TEST(samples_land_in_ring_with_fields)
 	arch_ev(&ins, PMU_ARCH_INSTRUCTIONS, P, true);
 	HT_CHECK_EQ(pmu_event_add_idx(&ins, 0), PMU_OK);
 	HT_CHECK_EQ(pmu_event_add_idx(&cyc, PMU_IDX_FIXED(1)), PMU_OK);
-	HT_CHECK(pmu_sampling_start(&s, g, 2, ring_mem, sizeof(ring_mem), false) == PMU_OK, "start: %s", s.reason);
+	HT_CHECK(pmu_sampling_start(&s, g, 2, ring_mem, sizeof(ring_mem), false) == PMU_OK, "start: %s",
+		 s.reason);
 	HT_CHECK_EQ(s.cpu, 2);
 	cur_from = PMU_PMI_FROM_USER;
 	for (unsigned k = 1; k <= 5; k++) {
@@ -520,8 +521,8 @@ HT_TEST(lost_when_ring_full)
 	boot(MODEL_V4, true);
 	arch_ev(&ins, PMU_ARCH_INSTRUCTIONS, P, true);
 	struct pmu_event *g[] = { &ins };
-	HT_CHECK(pmu_sampling_start(&s, g, 1, ring_mem, PMU_SAMPLING_CTL_SIZE + 256, false) == PMU_OK, "start: %s",
-		 s.reason);
+	HT_CHECK(pmu_sampling_start(&s, g, 1, ring_mem, PMU_SAMPLING_CTL_SIZE + 256, false) == PMU_OK,
+		 "start: %s", s.reason);
 	HT_CHECK(ins.hw.idx >= 0, "placed by start");
 	tick_insns(10 * P);
 	HT_CHECK_EQ(stats(0).overflows, 10);
@@ -551,8 +552,13 @@ HT_TEST(per_cpu_isolation)
 	struct pmu_event a0, a1;
 	struct pmu_sampling s0, s1;
 	struct pmu_sampling_tally t0 = { 0 }, t1 = { 0 };
-	uint32_t regs[] = { MSR_IA32_PMC0, MSR_IA32_PMC0 + 1, MSR_IA32_PERFEVTSEL0, MSR_IA32_FIXED_CTR0,
-			    MSR_IA32_FIXED_CTR_CTRL, MSR_IA32_PERF_GLOBAL_CTRL, MSR_IA32_PERF_GLOBAL_STATUS };
+	uint32_t regs[] = { MSR_IA32_PMC0,
+			    MSR_IA32_PMC0 + 1,
+			    MSR_IA32_PERFEVTSEL0,
+			    MSR_IA32_FIXED_CTR0,
+			    MSR_IA32_FIXED_CTR_CTRL,
+			    MSR_IA32_PERF_GLOBAL_CTRL,
+			    MSR_IA32_PERF_GLOBAL_STATUS };
 	uint64_t before[7];
 
 	boot(MODEL_V4, true);
@@ -562,7 +568,8 @@ HT_TEST(per_cpu_isolation)
 	arch_ev(&a1, PMU_ARCH_INSTRUCTIONS, P, true);
 	struct pmu_event *g0[] = { &a0 }, *g1[] = { &a1 };
 	model_set_cpu(0);
-	HT_CHECK(pmu_sampling_start(&s0, g0, 1, ring_mem, sizeof(ring_mem), false) == PMU_OK, "%s", s0.reason);
+	HT_CHECK(pmu_sampling_start(&s0, g0, 1, ring_mem, sizeof(ring_mem), false) == PMU_OK, "%s",
+		 s0.reason);
 	model_set_cpu(1);
 	HT_CHECK(pmu_sampling_start(&s1, g1, 1, mem1, sizeof(mem1), false) == PMU_OK, "%s", s1.reason);
 	tick_insns(3 * P);
@@ -582,8 +589,8 @@ HT_TEST(per_cpu_isolation)
 	HT_CHECK_EQ(model_pmi_count(1), 3);
 	HT_CHECK_EQ(stats(3).pmis, 0);
 	for (int i = 0; i < 7; i++)
-		HT_CHECK(model_peek(3, regs[i]) == before[i], "CPU 3 MSR %#x changed: %#llx -> %#llx", regs[i],
-			 (unsigned long long)before[i], (unsigned long long)model_peek(3, regs[i]));
+		HT_CHECK(model_peek(3, regs[i]) == before[i], "CPU 3 MSR %#x changed: %#llx -> %#llx",
+			 regs[i], (unsigned long long)before[i], (unsigned long long)model_peek(3, regs[i]));
 }
 
 HT_TEST(sampling_start_refusals)

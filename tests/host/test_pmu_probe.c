@@ -74,14 +74,15 @@ HT_TEST(reason_counters_hold_but_do_not_count)
 	struct model_cpu_config c = cfg_of(MODEL_V4, false);
 	c.no_count = true;
 	boot_cfg(&c, &opts);
-	HT_CHECK_STR(pmu_skip_reason(),
-		     "counters do not count: IA32_PMC0 programmed for instructions (PERFEVTSEL0=0x4300c0) stayed 0 over the probe workload");
+	HT_CHECK_STR(
+		pmu_skip_reason(),
+		"counters do not count: IA32_PMC0 programmed for instructions (PERFEVTSEL0=0x4300c0) stayed 0 over the probe workload");
 	/* The default workload runs on the host CPU, which the model does not
 	 * see: the probe must not pretend it counted. */
 	c.no_count = false;
 	boot_cfg(&c, NULL);
-	HT_CHECK(pmu_skip_reason() != NULL && strstr(pmu_skip_reason(), "stayed 0") != NULL,
-		 "reason: %s", pmu_skip_reason() ? pmu_skip_reason() : "(none)");
+	HT_CHECK(pmu_skip_reason() != NULL && strstr(pmu_skip_reason(), "stayed 0") != NULL, "reason: %s",
+		 pmu_skip_reason() ? pmu_skip_reason() : "(none)");
 }
 
 HT_TEST(reason_other_limits)
@@ -175,12 +176,13 @@ HT_TEST(inuse_reported_and_left_alone)
 	HT_CHECK_EQ(model_peek(0, MSR_IA32_PERF_GLOBAL_CTRL), 0x200000006ull);
 	printed[0] = '\0';
 	pmu_inuse_report(pc, collect, NULL);
-	HT_CHECK_STR(printed,
-		     "cpu 0: IA32_PERFEVTSEL1 (MSR 0x187) = 0x53003c: PMC1 enabled (event 0x3c umask 0x00) by an earlier owner; left alone\n"
-		     "cpu 0: IA32_PERFEVTSEL2 (MSR 0x188) = 0x3c: PMC2 claimed (INUSE) (event 0x3c umask 0x00) by an earlier owner; left alone\n"
-		     "cpu 0: IA32_FIXED_CTR_CTRL (MSR 0x38d) = 0x30: FIXED_CTR1 enabled (field 0x3) by an earlier owner; left alone\n"
-		     "cpu 0: IA32_PERF_GLOBAL_CTRL (MSR 0x38f) = 0x20000000f at boot, RESET value is 0xf\n"
-		     "cpu 0: IA32_PERF_GLOBAL_INUSE (MSR 0x392) = 0x8000000200000006 at boot\n");
+	HT_CHECK_STR(
+		printed,
+		"cpu 0: IA32_PERFEVTSEL1 (MSR 0x187) = 0x53003c: PMC1 enabled (event 0x3c umask 0x00) by an earlier owner; left alone\n"
+		"cpu 0: IA32_PERFEVTSEL2 (MSR 0x188) = 0x3c: PMC2 claimed (INUSE) (event 0x3c umask 0x00) by an earlier owner; left alone\n"
+		"cpu 0: IA32_FIXED_CTR_CTRL (MSR 0x38d) = 0x30: FIXED_CTR1 enabled (field 0x3) by an earlier owner; left alone\n"
+		"cpu 0: IA32_PERF_GLOBAL_CTRL (MSR 0x38f) = 0x20000000f at boot, RESET value is 0xf\n"
+		"cpu 0: IA32_PERF_GLOBAL_INUSE (MSR 0x392) = 0x8000000200000006 at boot\n");
 	/* Allocation keeps off them: FIXED_CTR1 (cycles' own) is taken, so
 	 * cycles lands on PMC0 and the next GP event on PMC3. */
 	struct pmu_event_attr a;
@@ -202,8 +204,9 @@ HT_TEST(all_gp_in_use_skips_with_reason)
 	model_poke(0, MSR_IA32_PERFEVTSEL0, 0x43003c);
 	model_poke(0, MSR_IA32_PERFEVTSEL0 + 1, 0x4300c0);
 	pmu_cpu_init(&opts);
-	HT_CHECK_STR(pmu_skip_reason(),
-		     "all GP counters (mask 0x3) are in use by an earlier owner; boot with pmu.takeover=1 to take them");
+	HT_CHECK_STR(
+		pmu_skip_reason(),
+		"all GP counters (mask 0x3) are in use by an earlier owner; boot with pmu.takeover=1 to take them");
 	HT_CHECK_EQ(model_peek(0, MSR_IA32_PERFEVTSEL0), 0x43003c);
 }
 
@@ -225,8 +228,11 @@ HT_TEST(takeover_clears_and_reports)
 	HT_CHECK_EQ(model_peek(0, MSR_IA32_PERF_GLOBAL_CTRL), 0);
 	printed[0] = '\0';
 	pmu_inuse_report(pc, collect, NULL);
-	HT_CHECK(strstr(printed, "IA32_PERFEVTSEL0 (MSR 0x186) = 0x43003c: PMC0 enabled (event 0x3c umask 0x00) by an earlier owner; taken over (pmu.takeover=1)") != NULL,
-		 "report:\n%s", printed);
+	HT_CHECK(
+		strstr(printed,
+		       "IA32_PERFEVTSEL0 (MSR 0x186) = 0x43003c: PMC0 enabled (event 0x3c umask 0x00) by an earlier owner; taken over (pmu.takeover=1)") !=
+			NULL,
+		"report:\n%s", printed);
 	HT_CHECK(strstr(printed, "FIXED_CTR2 enabled (field 0xb)") != NULL, "report:\n%s", printed);
 }
 

@@ -2,9 +2,9 @@
  * detection and box count from MSR_UNC_CBO_CONFIG per layout, the refusals
  * (server, other vendors, absent MSRs), and the exact register sequence
  * enable / program each box / read / disable. */
+#include "pmu/intel_uncore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/intel_uncore.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
@@ -97,8 +97,9 @@ HT_TEST(refusals_name_the_reason)
 	c.signature = 0x00050654; /* Skylake-SP, model 0x55 */
 	boot_cfg(&c);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
-	HT_CHECK_STR(u.why, "family 6 model 0x55 is Skylake-SP/Cascade Lake server: its uncore is not implemented "
-			    "(client C-boxes only)");
+	HT_CHECK_STR(u.why,
+		     "family 6 model 0x55 is Skylake-SP/Cascade Lake server: its uncore is not implemented "
+		     "(client C-boxes only)");
 
 	c = snb_cfg();
 	c.signature = 0x000006f6; /* Core 2, model 0xF */
@@ -114,8 +115,9 @@ HT_TEST(refusals_name_the_reason)
 	c.uncore = MODEL_UNCORE_NONE, c.hypervisor = true;
 	boot_cfg(&c);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_FAULT);
-	HT_CHECK_STR(u.why, "MSR_UNC_CBO_CONFIG (0x396) raised vector 13 on Sandy/Ivy Bridge client model 0x2a "
-			    "(under a hypervisor, which does not expose the uncore)");
+	HT_CHECK_STR(u.why,
+		     "MSR_UNC_CBO_CONFIG (0x396) raised vector 13 on Sandy/Ivy Bridge client model 0x2a "
+		     "(under a hypervisor, which does not expose the uncore)");
 
 	/* MSRs that read 0 and drop writes (KVM with ignore_msrs). */
 	c = snb_cfg();
@@ -139,7 +141,8 @@ HT_TEST(register_sequence_enable_program_read_disable)
 	model_trace_clear();
 	for (unsigned b = 0; b < u.nboxes; b++)
 		HT_CHECK_EQ(pmu_uncore_program(&u, b, 0, UNC_CBO_LOOKUP_EVENT, UNC_CBO_LOOKUP_ANY_UMASK, why,
-					       sizeof(why)), PMU_OK);
+					       sizeof(why)),
+			    PMU_OK);
 	HT_CHECK_EQ(pmu_uncore_enable(&u), PMU_OK);
 	HT_CHECK_STR(trace(), "0x706<-0 0x700<-0x408f34 0x716<-0 0x710<-0x408f34 0x726<-0 0x720<-0x408f34 "
 			      "0x736<-0 0x730<-0x408f34 0x391<-0x2000000f");

@@ -20,8 +20,7 @@ struct ring {
 };
 
 /* Exactly data_size bytes from malloc, so ASan flags any stray write. */
-static bool ring_open(struct ring *r, uint64_t size, uint32_t flags, uint64_t watermark,
-		      uint32_t id)
+static bool ring_open(struct ring *r, uint64_t size, uint32_t flags, uint64_t watermark, uint32_t id)
 {
 	struct rb_params p = { .flags = flags, .id = id, .watermark = watermark };
 
@@ -44,18 +43,23 @@ static void ring_seek(struct ring *r, uint64_t pos)
 	r->rb.stamped = pos;
 }
 
-static uint64_t round8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+static uint64_t round8(uint64_t n)
+{
+	return (n + 7) & ~(uint64_t)7;
+}
 
 /* Bytes a record with plen payload bytes takes in the ring. */
 static uint64_t ring_bytes(const struct ring *r, size_t plen)
 {
-	return round8(sizeof(struct rb_header) + plen) +
-	       ((r->rb.flags & RB_OVERWRITE) ? RB_TRAILER_SIZE : 0);
+	return round8(sizeof(struct rb_header) + plen) + ((r->rb.flags & RB_OVERWRITE) ? RB_TRAILER_SIZE : 0);
 }
 
 /* Payload: the record's sequence number (when there is room for it), then
  * a pattern derived from it, so a torn or misplaced byte is detected. */
-static uint8_t pattern(uint64_t seq, size_t i) { return (uint8_t)(seq * 31 + i * 7 + 1); }
+static uint8_t pattern(uint64_t seq, size_t i)
+{
+	return (uint8_t)(seq * 31 + i * 7 + 1);
+}
 
 static void make_payload(uint8_t *buf, uint64_t seq, size_t len)
 {
@@ -95,16 +99,16 @@ static bool get_user(struct ring *r, uint64_t seq, size_t plen)
 	uint64_t want = round8(sizeof(hdr) + plen);
 
 	if (n <= 0) {
-		printf("    # read returned %d, expected record seq %llu\n", n,
-		       (unsigned long long)seq);
+		printf("    # read returned %d, expected record seq %llu\n", n, (unsigned long long)seq);
 		return false;
 	}
 	memcpy(&hdr, buf, sizeof(hdr));
-	if (hdr.type != T_USER || hdr.misc != (uint16_t)seq || hdr.size != want ||
-	    (uint64_t)n != want || !payload_ok(buf + 8, seq, plen)) {
+	if (hdr.type != T_USER || hdr.misc != (uint16_t)seq || hdr.size != want || (uint64_t)n != want ||
+	    !payload_ok(buf + 8, seq, plen)) {
 		printf("    # record: type %u misc %u size %u (read %d); expected type %u misc %u "
-		       "size %llu, payload ok %d\n", hdr.type, hdr.misc, hdr.size, n, T_USER,
-		       (uint16_t)seq, (unsigned long long)want, payload_ok(buf + 8, seq, plen));
+		       "size %llu, payload ok %d\n",
+		       hdr.type, hdr.misc, hdr.size, n, T_USER, (uint16_t)seq, (unsigned long long)want,
+		       payload_ok(buf + 8, seq, plen));
 		return false;
 	}
 	for (uint64_t i = sizeof(hdr) + plen; i < want; i++)
@@ -126,9 +130,9 @@ static bool get_lost(struct ring *r, uint64_t count, uint16_t misc, uint64_t id)
 	if (n != (int)sizeof(rec) || rec.hdr.type != RB_RECORD_LOST || rec.hdr.size != 24 ||
 	    rec.hdr.misc != misc || rec.lost != count || rec.id != id) {
 		printf("    # read %d: type %u misc %u size %u lost %llu id %llu; expected LOST "
-		       "misc %u lost %llu id %llu\n", n, rec.hdr.type, rec.hdr.misc,
-		       rec.hdr.size, (unsigned long long)rec.lost, (unsigned long long)rec.id,
-		       misc, (unsigned long long)count, (unsigned long long)id);
+		       "misc %u lost %llu id %llu\n",
+		       n, rec.hdr.type, rec.hdr.misc, rec.hdr.size, (unsigned long long)rec.lost,
+		       (unsigned long long)rec.id, misc, (unsigned long long)count, (unsigned long long)id);
 		return false;
 	}
 	return true;
@@ -258,7 +262,7 @@ HT_TEST(straddling_reservation_in_two_pieces)
 	for (size_t i = sizeof(payload); i-- > 0;)
 		rb_handle_write(&h, i, payload + i, 1);
 	HT_CHECK_EQ(r.ctl.data_head, 112); /* nothing visible before commit */
-	HT_CHECK_EQ(rb_commit(&h), RB_OK);  /* 48 bytes < watermark 64 */
+	HT_CHECK_EQ(rb_commit(&h), RB_OK); /* 48 bytes < watermark 64 */
 	HT_CHECK_EQ(r.ctl.data_head, 160);
 	HT_CHECK(get_user(&r, 9, sizeof(payload)), "straddling record intact");
 	/* Writes past the reservation are clipped, not spilled into the ring. */
@@ -374,10 +378,8 @@ HT_TEST(overwrite_keeps_newest)
 	uint64_t first = 0;
 	while ((first == 0 ? 0 : ends[first - 1]) < pos - 512)
 		first++;
-	HT_CHECK(first > 900, "sanity: only the newest survive (first %llu)",
-		 (unsigned long long)first);
-	HT_CHECK(get_lost(&r, first, RB_LOST_OVERWRITTEN, 5), "LOST(%llu) first",
-		 (unsigned long long)first);
+	HT_CHECK(first > 900, "sanity: only the newest survive (first %llu)", (unsigned long long)first);
+	HT_CHECK(get_lost(&r, first, RB_LOST_OVERWRITTEN, 5), "LOST(%llu) first", (unsigned long long)first);
 	for (uint64_t s = first; s < n; s++)
 		HT_CHECK(get_user(&r, s, 8 + (s * 13) % 41), "record %llu", (unsigned long long)s);
 	HT_CHECK(empty(&r), "drained");
@@ -446,7 +448,7 @@ HT_TEST(overwrite_lapped_while_copying)
 
 	ring_open(&r, 256, RB_OVERWRITE, 0, 2);
 	for (uint64_t s = 0; s < 3; s++)
-		put(&r, s, 24); /* 40 bytes each */
+		put(&r, s, 24);                      /* 40 bytes each */
 	lap_start(&r, RB_HOOK_READ_COPIED, 1, 7, 3); /* head 120 -> 400 */
 	/* Intact after the lap: records starting at or above 400 - 256 = 144,
 	 * i.e. 160.. = records 4..9. */
@@ -469,7 +471,7 @@ HT_TEST(overwrite_lapped_during_resync_walk)
 
 	ring_open(&r, 256, RB_OVERWRITE, 0, 2);
 	for (uint64_t s = 0; s < 10; s++)
-		put(&r, s, 24); /* head 400: lapped */
+		put(&r, s, 24);                         /* head 400: lapped */
 	lap_start(&r, RB_HOOK_RESYNC_LOADED, 1, 3, 10); /* -> 520 mid-walk */
 	/* Intact at the end: starts >= 520 - 256 = 264, i.e. 280.. = 7..12. */
 	HT_CHECK(get_lost(&r, 7, RB_LOST_OVERWRITTEN, 2), "LOST(7)");
@@ -553,8 +555,8 @@ HT_TEST(watermark_crossing)
 	ring_close(&r);
 	/* Default watermark: half the ring; one big jump also counts. */
 	ring_open(&r, 256, RB_OVERWRITE, 0, 0);
-	HT_CHECK_EQ(put(&r, 0, 100), RB_OK);     /* 120 bytes */
-	HT_CHECK_EQ(put(&r, 1, 8), RB_WAKEUP);   /* 144 >= 128 */
+	HT_CHECK_EQ(put(&r, 0, 100), RB_OK);   /* 120 bytes */
+	HT_CHECK_EQ(put(&r, 1, 8), RB_WAKEUP); /* 144 >= 128 */
 	HT_CHECK_EQ(put(&r, 2, 8), RB_OK);
 	ring_close(&r);
 }
@@ -567,10 +569,10 @@ HT_TEST(watermark_crossing)
  * backwards, and every byte below data_head belongs to a complete record. */
 static struct nest_state {
 	struct ring *r;
-	int levels;          /* writers in the case, outer included */
-	int point[3];        /* per depth: where the next writer interrupts it */
+	int levels;   /* writers in the case, outer included */
+	int point[3]; /* per depth: where the next writer interrupts it */
 	bool fired[3];
-	int depth;           /* depth of the writer currently running */
+	int depth; /* depth of the writer currently running */
 	uint64_t last_head;
 	unsigned violations;
 	unsigned calls;
@@ -586,8 +588,7 @@ static bool published_intact(struct ring *r)
 		struct rb_header hdr;
 		uint8_t buf[512];
 		memcpy(&hdr, r->data + (pos & r->rb.mask), 8);
-		if (hdr.size < 8 || (hdr.size & 7) || hdr.size > head - pos ||
-		    hdr.size > sizeof(buf))
+		if (hdr.size < 8 || (hdr.size & 7) || hdr.size > head - pos || hdr.size > sizeof(buf))
 			return false;
 		for (unsigned i = 0; i < hdr.size; i++)
 			buf[i] = r->data[(pos + i) & r->rb.mask];
@@ -618,8 +619,7 @@ static void nest_hook(struct rb *rb, enum rb_hook_point p)
 	if (head - ns.last_head > (uint64_t)1 << 62 || !published_intact(ns.r)) {
 		ns.violations++;
 		printf("    # at point %d depth %d: head %llu (last %llu), intact %d\n", p, d,
-		       (unsigned long long)head, (unsigned long long)ns.last_head,
-		       published_intact(ns.r));
+		       (unsigned long long)head, (unsigned long long)ns.last_head, published_intact(ns.r));
 	}
 	ns.last_head = head;
 	if (d + 1 < ns.levels && !ns.fired[d] && ns.point[d] == (int)p) {
@@ -634,8 +634,7 @@ static void nest_hook(struct rb *rb, enum rb_hook_point p)
  * the ring before the writer it interrupted; anywhere else, after. */
 static bool before_reservation(int p)
 {
-	return p == RB_HOOK_RESERVE_ENTERED || p == RB_HOOK_LOST_CLAIMED ||
-	       p == RB_HOOK_HEAD_READ;
+	return p == RB_HOOK_RESERVE_ENTERED || p == RB_HOOK_LOST_CLAIMED || p == RB_HOOK_HEAD_READ;
 }
 
 /* Expected ring order of the writers' ids for one case. */
@@ -665,8 +664,7 @@ static int expected_order(int *order)
 /* One case: outer writer (id 0) with nested writers at the given points.
  * pending_lost > 0 first leaves that many drops unreported. Returns the
  * number of failed expectations. */
-static unsigned nest_case(uint32_t flags, int levels, int p0, int p1, uint64_t pending_lost,
-			  bool window)
+static unsigned nest_case(uint32_t flags, int levels, int p0, int p1, uint64_t pending_lost, bool window)
 {
 	struct ring r;
 	uint8_t buf[512];
@@ -711,8 +709,7 @@ static unsigned nest_case(uint32_t flags, int levels, int p0, int p1, uint64_t p
 	bad += ns.violations;
 	if (r.ctl.data_head != r.ctl.write_head)
 		bad++, printf("    # head %llu left unpublished below %llu\n",
-			      (unsigned long long)r.ctl.data_head,
-			      (unsigned long long)r.ctl.write_head);
+			      (unsigned long long)r.ctl.data_head, (unsigned long long)r.ctl.write_head);
 
 	while ((n = rb_read(&r.rb, buf, sizeof(buf))) > 0) {
 		struct rb_header hdr;
@@ -759,8 +756,8 @@ static unsigned nest_case(uint32_t flags, int levels, int p0, int p1, uint64_t p
 				      claimer_pos);
 	}
 	if (bad)
-		printf("    # case flags %u levels %d points %d/%d lost %llu window %d\n", flags,
-		       levels, p0, p1, (unsigned long long)pending_lost, window);
+		printf("    # case flags %u levels %d points %d/%d lost %llu window %d\n", flags, levels, p0,
+		       p1, (unsigned long long)pending_lost, window);
 	ring_close(&r);
 	return bad;
 }
@@ -871,14 +868,17 @@ HT_TEST(nested_writer_makes_outer_drop)
 
 struct stress {
 	struct ring r;
-	uint64_t records;  /* the producer's attempts, each with its own seq */
-	uint64_t dropped;  /* RB_ENOSPC seen by the producer */
+	uint64_t records; /* the producer's attempts, each with its own seq */
+	uint64_t dropped; /* RB_ENOSPC seen by the producer */
 	uint64_t received, lost_reported, gaps, torn, order_errors, errors;
 	uint64_t last_seq;
 	int consumer_exited; /* so a broken ring fails the test instead of hanging it */
 };
 
-static size_t stress_len(uint64_t seq) { return 8 + (seq * 7) % 57; }
+static size_t stress_len(uint64_t seq)
+{
+	return 8 + (seq * 7) % 57;
+}
 
 static void *stress_producer(void *arg)
 {
@@ -941,8 +941,7 @@ static void *stress_consumer(void *arg)
 			st->order_errors++;
 		if (hdr.type == STRESS_END)
 			break;
-		if (hdr.size != round8(8 + stress_len(seq)) ||
-		    !payload_ok(buf + 8, seq, stress_len(seq)))
+		if (hdr.size != round8(8 + stress_len(seq)) || !payload_ok(buf + 8, seq, stress_len(seq)))
 			st->torn++;
 		st->received++;
 		expect = seq + 1;
@@ -992,9 +991,8 @@ HT_TEST(two_thread_stress_overwrite)
 	HT_CHECK_EQ(st.dropped, 0);
 	HT_CHECK_EQ(st.received + st.lost_reported, st.records);
 	HT_CHECK_EQ(st.lost_reported, st.r.rb.rd_overwritten);
-	printf("    # %llu records, %llu overwritten, %u resyncs\n",
-	       (unsigned long long)st.records, (unsigned long long)st.lost_reported,
-	       st.r.rb.rd_resyncs);
+	printf("    # %llu records, %llu overwritten, %u resyncs\n", (unsigned long long)st.records,
+	       (unsigned long long)st.lost_reported, st.r.rb.rd_resyncs);
 	ring_close(&st.r);
 }
 
@@ -1003,7 +1001,7 @@ HT_TEST(two_thread_stress_overwrite)
 /* The golden line is also decoded by tools/test_pmutest_samples.py, which
  * builds it independently with Python's struct module: both sides agree on
  * the layout in pmu/sample_record.h. */
-#define GOLDEN_SAMPLE                                                         \
+#define GOLDEN_SAMPLE                                                      \
 	"02000000010040000300000021000000efcdab89674523013412008000000000" \
 	"a086010000000000010000000000000000000000000000002a00000000000000"
 
@@ -1016,8 +1014,7 @@ HT_TEST(sample_record_hex_golden)
 	struct ring r;
 	uint8_t buf[128];
 
-	smp->hdr = (struct rb_header){ RB_RECORD_SAMPLE, PMU_SAMPLE_MISC_USER,
-				       (uint16_t)pmu_sample_size(1) };
+	smp->hdr = (struct rb_header){ RB_RECORD_SAMPLE, PMU_SAMPLE_MISC_USER, (uint16_t)pmu_sample_size(1) };
 	smp->cpu = 3;
 	smp->idx = 33;
 	smp->tsc = 0x0123456789abcdefULL;

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "lib/ringbuf.h"
+#include "modes/sample.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/sample_record.h"
-#include "modes/sample.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
@@ -32,10 +32,11 @@ static void parses_like(const char *s, const char *plain, uint64_t period)
 	HT_CHECK(sample_mode_parse_event(s, &attr, err, sizeof(err)) == PMU_OK, "\"%s\": %s", s, err);
 	HT_CHECK(pmu_event_parse(plain, &want, e2, sizeof(e2)) == PMU_OK, "\"%s\": %s", plain, e2);
 	want.period = period;
-	HT_CHECK(memcmp(&attr, &want, sizeof(want)) == 0,
-		 "\"%s\" should equal \"%s\" with period %llu: event %#x/%#x period %llu usr %d os %d intr %d", s, plain,
-		 (unsigned long long)period, attr.event, attr.umask, (unsigned long long)attr.period, attr.usr,
-		 attr.os, attr.intr);
+	HT_CHECK(
+		memcmp(&attr, &want, sizeof(want)) == 0,
+		"\"%s\" should equal \"%s\" with period %llu: event %#x/%#x period %llu usr %d os %d intr %d",
+		s, plain, (unsigned long long)period, attr.event, attr.umask, (unsigned long long)attr.period,
+		attr.usr, attr.os, attr.intr);
 }
 
 HT_TEST(parse_period_forms)
@@ -71,12 +72,14 @@ static void parse_refused(const char *s, const char *want, bool exact)
 HT_TEST(parse_refusals)
 {
 	parse_refused("cycles//", "'cycles//': empty term list between the slashes (NAME/period=N/)", true);
-	parse_refused("cycles/cmask=1/",
-		      "term 'cmask=1' is not supported after a named or raw event (only period=N; other terms need cpu/event=..,umask=..,term/)",
-		      true);
+	parse_refused(
+		"cycles/cmask=1/",
+		"term 'cmask=1' is not supported after a named or raw event (only period=N; other terms need cpu/event=..,umask=..,term/)",
+		true);
 	parse_refused("cycles/period=1000,period=2000/", "duplicate term 'period'", true);
 	parse_refused("cycles/period=12x/",
-		      "term 'period=12x': '12x' is not a number in 1..0x7fffffffffffffff (decimal or 0x hex)", true);
+		      "term 'period=12x': '12x' is not a number in 1..0x7fffffffffffffff (decimal or 0x hex)",
+		      true);
 	parse_refused("cycles/period=0x8000000000000000/", "is not a number in 1..0x7fffffffffffffff", false);
 	parse_refused("cycles/period=0/",
 		      "term 'period=0' samples nothing (leave the period out to only count the event)", true);
@@ -115,8 +118,11 @@ HT_TEST(plan_mixed_events_and_bounds)
 {
 	struct mode_opts o = {
 		.events = "cycles/period=100000/,instructions,cpu/event=0xc4,umask=0,period=50000/",
-		.workload = "chase", .size = 4096, .duration_ms = SAMPLE_MODE_MAX_DURATION_MS,
-		.ring_bytes = SAMPLE_MODE_MAX_RING, .overwrite = true,
+		.workload = "chase",
+		.size = 4096,
+		.duration_ms = SAMPLE_MODE_MAX_DURATION_MS,
+		.ring_bytes = SAMPLE_MODE_MAX_RING,
+		.overwrite = true,
 	};
 
 	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
@@ -126,7 +132,8 @@ HT_TEST(plan_mixed_events_and_bounds)
 	HT_CHECK_EQ(plan.attr[0].period, 100000);
 	HT_CHECK_EQ(plan.attr[1].period, 0);
 	HT_CHECK_EQ(plan.attr[2].period, 50000);
-	HT_CHECK(plan.attr[0].intr && !plan.attr[1].intr && plan.attr[2].intr, "INT on the sampling events only");
+	HT_CHECK(plan.attr[0].intr && !plan.attr[1].intr && plan.attr[2].intr,
+		 "INT on the sampling events only");
 	HT_CHECK_EQ(plan.wl_kind, PMU_WL_CHASE);
 	HT_CHECK_EQ(plan.wl_size, 4096);
 	HT_CHECK_EQ(plan.ring_bytes, SAMPLE_MODE_MAX_RING);
@@ -150,16 +157,20 @@ static void plan_refused(const struct mode_opts *o, const char *want, bool exact
 
 HT_TEST(plan_refusals)
 {
-	plan_refused(&(struct mode_opts){ .events = "cycles" },
-		     "event 'cycles' has no period: sample mode needs at least one, e.g. cycles/period=10000000/ or cpu/event=0x3c,umask=0,period=10000000/",
-		     true);
-	plan_refused(&(struct mode_opts){ .events = "cycles,instructions:u" },
-		     "none of the events 'cycles', 'instructions:u' has a period: sample mode needs at least one", false);
+	plan_refused(
+		&(struct mode_opts){ .events = "cycles" },
+		"event 'cycles' has no period: sample mode needs at least one, e.g. cycles/period=10000000/ or cpu/event=0x3c,umask=0,period=10000000/",
+		true);
+	plan_refused(
+		&(struct mode_opts){ .events = "cycles,instructions:u" },
+		"none of the events 'cycles', 'instructions:u' has a period: sample mode needs at least one",
+		false);
 	plan_refused(&(struct mode_opts){ .events = "cpu/event=0x3c,umask=0/" },
 		     "event 'cpu/event=0x3c,umask=0/' has no period", false);
-	plan_refused(&(struct mode_opts){ .events = "cycles/period=9999/" },
-		     "event 'cycles/period=9999/': period 9999 is below 10000 (each overflow costs a PMI; shorter periods measure the handler)",
-		     true);
+	plan_refused(
+		&(struct mode_opts){ .events = "cycles/period=9999/" },
+		"event 'cycles/period=9999/': period 9999 is below 10000 (each overflow costs a PMI; shorter periods measure the handler)",
+		true);
 	plan_refused(&(struct mode_opts){ .events = "cpu/event=0x3c,int/" },
 		     "event 'cpu/event=0x3c,int/': int without a period", false);
 	plan_refused(&(struct mode_opts){ .events = "cycles/cmask=2/" },
@@ -172,8 +183,8 @@ HT_TEST(plan_refusals)
 		     "more than 16 events", false);
 	plan_refused(&(struct mode_opts){ .ring_bytes = 65535 },
 		     "ring=65535: the ring size must be a power of two", true);
-	plan_refused(&(struct mode_opts){ .ring_bytes = 2048 }, "ring=2048: outside 4096..16777216 bytes per CPU",
-		     true);
+	plan_refused(&(struct mode_opts){ .ring_bytes = 2048 },
+		     "ring=2048: outside 4096..16777216 bytes per CPU", true);
 	plan_refused(&(struct mode_opts){ .ring_bytes = 2ull * SAMPLE_MODE_MAX_RING },
 		     "ring=33554432: outside 4096..16777216 bytes per CPU", true);
 	plan_refused(&(struct mode_opts){ .workload = "spin" },
@@ -263,8 +274,8 @@ static void session_start(struct session *x, unsigned cpu, void *mem, size_t mem
 		x->idx[i] = x->ev[i].hw.idx;
 	x->tsc0 = model_tsc(cpu);
 	pmu_pmi_get_stats(cpu, &x->st0);
-	HT_CHECK(pmu_sampling_start(&x->s, x->evp, plan.nev, mem, mem_size, plan.overwrite) == PMU_OK, "start: %s",
-		 x->s.reason);
+	HT_CHECK(pmu_sampling_start(&x->s, x->evp, plan.nev, mem, mem_size, plan.overwrite) == PMU_OK,
+		 "start: %s", x->s.reason);
 }
 
 static void session_stop(struct session *x, unsigned cpu)
@@ -343,7 +354,8 @@ HT_TEST(e2e_two_cpus_drain_lines_summary_verdict)
 	boot();
 	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	sample_mode_format_range(&ranges[0], buf, sizeof(buf));
-	HT_CHECK_STR(buf, "# sample-mode: workload rip range 0xffffffff80112000-0xffffffff801121a0 (pmu_wl_step)");
+	HT_CHECK_STR(buf,
+		     "# sample-mode: workload rip range 0xffffffff80112000-0xffffffff801121a0 (pmu_wl_step)");
 	log_line(buf);
 
 	session_start(&x[0], 0, ring_mem[0], sizeof(ring_mem[0]));
@@ -366,10 +378,13 @@ HT_TEST(e2e_two_cpus_drain_lines_summary_verdict)
 		HT_CHECK_EQ(sample_mode_judge(&x[c].res, false, true, why, sizeof(why)), MODE_OK);
 		HT_CHECK_STR(why, "");
 		if (c == 0)
-			HT_CHECK_STR(buf, "# sample-mode: cpu 0: 5 samples, 0 lost, 5 PMIs, period 10000, 5 in workload range");
+			HT_CHECK_STR(
+				buf,
+				"# sample-mode: cpu 0: 5 samples, 0 lost, 5 PMIs, period 10000, 5 in workload range");
 		else
-			HT_CHECK_STR(buf,
-				     "# sample-mode: cpu 1: 12 samples, 0 lost, 12 PMIs, period 10000, 11 in workload range");
+			HT_CHECK_STR(
+				buf,
+				"# sample-mode: cpu 1: 12 samples, 0 lost, 12 PMIs, period 10000, 11 in workload range");
 		HT_CHECK_EQ(x[c].res.first_out_rip, c ? OUTSIDE_RIP : 0);
 	}
 	/* The first sample line is the record, byte for byte: CPU 0's first
@@ -378,8 +393,13 @@ HT_TEST(e2e_two_cpus_drain_lines_summary_verdict)
 	union {
 		struct pmu_sample s;
 		uint8_t b[64];
-	} rec = { .s = { .hdr = { RB_RECORD_SAMPLE, 0, 64 }, .cpu = 0, .idx = (uint32_t)x[0].idx[0],
-			 .tsc = x[0].tsc0 + P, .rip = RANGE_LO + 0x40, .period = P, .nr_values = 1 } };
+	} rec = { .s = { .hdr = { RB_RECORD_SAMPLE, 0, 64 },
+			 .cpu = 0,
+			 .idx = (uint32_t)x[0].idx[0],
+			 .tsc = x[0].tsc0 + P,
+			 .rip = RANGE_LO + 0x40,
+			 .period = P,
+			 .nr_values = 1 } };
 	rec.s.values[0] = (struct pmu_sample_value){ (uint32_t)x[0].idx[1], 0, P };
 	char want[SAMPLE_MODE_LINE_LEN] = "# sample: ";
 	hex_of(&rec, sizeof(rec), want + strlen(want));
@@ -414,7 +434,9 @@ HT_TEST(e2e_lost_accounted_when_ring_full)
 	HT_CHECK_EQ(x.res.overflows, 100);
 	sample_mode_format_summary(&x.res, &plan, true, buf, sizeof(buf));
 	log_line(buf);
-	HT_CHECK_STR(buf, "# sample-mode: cpu 0: 64 samples, 36 lost, 100 PMIs, period 20000, 64 in workload range");
+	HT_CHECK_STR(
+		buf,
+		"# sample-mode: cpu 0: 64 samples, 36 lost, 100 PMIs, period 20000, 64 in workload range");
 	HT_CHECK_EQ(sample_mode_judge(&x.res, false, true, why, sizeof(why)), MODE_OK);
 	save_log("ring_full.log");
 
@@ -471,9 +493,11 @@ HT_TEST(e2e_overwrite_keeps_newest_accounted)
 	sample_mode_format_summary(&x.res, &plan, true, buf, sizeof(buf));
 	log_line(buf);
 	char want[160];
-	snprintf(want, sizeof(want), "# sample-mode: cpu 0: %llu samples, %llu lost, 100 PMIs, period 10000, %llu in workload range",
-		 (unsigned long long)x.res.tally.samples, (unsigned long long)(100 - x.res.tally.samples),
-		 (unsigned long long)x.res.tally.samples);
+	snprintf(
+		want, sizeof(want),
+		"# sample-mode: cpu 0: %llu samples, %llu lost, 100 PMIs, period 10000, %llu in workload range",
+		(unsigned long long)x.res.tally.samples, (unsigned long long)(100 - x.res.tally.samples),
+		(unsigned long long)x.res.tally.samples);
 	HT_CHECK_STR(buf, want);
 	HT_CHECK_EQ(sample_mode_judge(&x.res, true, true, why, sizeof(why)), MODE_OK);
 	save_log("overwrite.log");
@@ -481,7 +505,8 @@ HT_TEST(e2e_overwrite_keeps_newest_accounted)
 	struct sample_mode_cpu bad = x.res;
 	bad.tally.lost--;
 	HT_CHECK_EQ(sample_mode_judge(&bad, true, true, why, sizeof(why)), MODE_E_RECORDS);
-	snprintf(want, sizeof(want), "cpu 0: drained %llu samples + %llu overwritten != 100 written by the handler",
+	snprintf(want, sizeof(want),
+		 "cpu 0: drained %llu samples + %llu overwritten != 100 written by the handler",
 		 (unsigned long long)x.res.tally.samples, (unsigned long long)(x.res.tally.lost - 1));
 	HT_CHECK_STR(why, want);
 	bad = x.res;
@@ -521,22 +546,27 @@ HT_TEST(drain_catches_wrong_fields)
 	plan.attr[0].period = 20000;
 	sample_mode_drain(&x.s, &plan, ranges, 1, NULL, &x.res);
 	HT_CHECK_EQ(sample_mode_judge(&x.res, false, true, why, sizeof(why)), MODE_E_RECORDS);
-	HT_CHECK_STR(why, "cpu 0: 2 samples with wrong fields; first: a sample has period 10000, which no event asked for");
+	HT_CHECK_STR(
+		why,
+		"cpu 0: 2 samples with wrong fields; first: a sample has period 10000, which no event asked for");
 }
 
 /* The RIP verdict's threshold, its minimum sample count, and unknown
  * ranges. */
 HT_TEST(rip_verdict_threshold)
 {
-	struct sample_mode_cpu r = { .cpu = 3, .written = 20, .overflows = 20, .in_range = 18,
-				     .first_out_rip = 0x1234 };
+	struct sample_mode_cpu r = {
+		.cpu = 3, .written = 20, .overflows = 20, .in_range = 18, .first_out_rip = 0x1234
+	};
 	char why[256];
 
 	r.tally.samples = 20;
 	HT_CHECK_EQ(sample_mode_judge(&r, false, true, why, sizeof(why)), MODE_OK); /* 90% */
 	r.in_range = 17;
 	HT_CHECK_EQ(sample_mode_judge(&r, false, true, why, sizeof(why)), MODE_E_RIP);
-	HT_CHECK_STR(why, "cpu 3: 17 of 20 sample RIPs in the workload's code, expected at least 90%; first outside: 0x1234");
+	HT_CHECK_STR(
+		why,
+		"cpu 3: 17 of 20 sample RIPs in the workload's code, expected at least 90%; first outside: 0x1234");
 	HT_CHECK_EQ(sample_mode_judge(&r, false, false, why, sizeof(why)), MODE_OK); /* ranges unknown */
 	r.tally.samples = r.written = r.overflows = SAMPLE_MODE_RIP_MIN_SAMPLES - 1;
 	r.in_range = 0;
@@ -552,7 +582,8 @@ HT_TEST(summary_several_periods_and_spurious)
 	HT_CHECK(sample_mode_plan(&plan, &o, err, sizeof(err)) == MODE_OK, "%s", err);
 	r.tally.samples = 8;
 	sample_mode_format_summary(&r, &plan, false, buf, sizeof(buf));
-	HT_CHECK_STR(buf, "# sample-mode: cpu 7: 8 samples, 4 lost, 9 PMIs, period 100000,50000, 2 spurious PMIs");
+	HT_CHECK_STR(buf,
+		     "# sample-mode: cpu 7: 8 samples, 4 lost, 9 PMIs, period 100000,50000, 2 spurious PMIs");
 	HT_CHECK_STR(mode_status_name(MODE_SAMPLE, MODE_E_RIP), "sample RIPs outside the workload");
 	HT_CHECK_STR(mode_status_name(MODE_SAMPLE, 42), "unknown status");
 }

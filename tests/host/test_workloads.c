@@ -103,8 +103,8 @@ HT_TEST(chase_deterministic_and_shuffled)
 	HT_CHECK_EQ(same, n);
 	/* A random successor is the next node with probability 1/n: a few
 	 * at most, not a sequential walk a prefetcher would follow. */
-	HT_CHECK(sequential < 10, "%llu of %llu nodes point at their neighbour", (unsigned long long)sequential,
-		 (unsigned long long)n);
+	HT_CHECK(sequential < 10, "%llu of %llu nodes point at their neighbour",
+		 (unsigned long long)sequential, (unsigned long long)n);
 	pmu_wl_chase_build(b, n, 43);
 	same = 0;
 	for (uint64_t i = 0; i < n; i++)
@@ -224,9 +224,9 @@ HT_TEST(loop_whole_runs)
 	HT_CHECK_EQ(pmu_wl_setup(&w, &env, PMU_WL_LOOP, 100, 0, 0, err, sizeof(err)), 0);
 	pmu_wl_step(&w, 250); /* three runs of 100 */
 	HT_CHECK_EQ(w.work, 300);
-	pmu_wl_step(&w, 1);   /* at least one run */
+	pmu_wl_step(&w, 1); /* at least one run */
 	HT_CHECK_EQ(w.work, 400);
-	pmu_wl_step(&w, 0);   /* 0 counts as 1 */
+	pmu_wl_step(&w, 0); /* 0 counts as 1 */
 	HT_CHECK_EQ(w.work, 500);
 }
 

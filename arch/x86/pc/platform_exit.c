@@ -7,9 +7,9 @@
 
 #include <stdbool.h>
 
-#include "lib/acpi.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/pc/console.h"
+#include "lib/acpi.h"
 
 #define QEMU_DEBUG_EXIT_PORT 0xf4
 #define PM1_SLP_EN (1u << 13)
@@ -82,14 +82,9 @@ _Noreturn void platform_exit(enum exit_code code)
 	case EXIT_ACTION_QEMU:
 		outl(QEMU_DEBUG_EXIT_PORT, code);
 		break; /* no debug-exit device: fall through to halt */
-	case EXIT_ACTION_POWEROFF:
-		acpi_poweroff();
-		break;
-	case EXIT_ACTION_REBOOT:
-		reset_machine();
-		break;
-	default:
-		break;
+	case EXIT_ACTION_POWEROFF: acpi_poweroff(); break;
+	case EXIT_ACTION_REBOOT: reset_machine(); break;
+	default: break;
 	}
 	cpu_halt_forever();
 }

@@ -12,8 +12,13 @@ enum exit_code {
 	EXIT_PANIC = 0x3f,    /* status 127: kernel panic */
 };
 
-enum exit_action { EXIT_ACTION_AUTO, EXIT_ACTION_QEMU, EXIT_ACTION_HALT,
-		   EXIT_ACTION_REBOOT, EXIT_ACTION_POWEROFF };
+enum exit_action {
+	EXIT_ACTION_AUTO,
+	EXIT_ACTION_QEMU,
+	EXIT_ACTION_HALT,
+	EXIT_ACTION_REBOOT,
+	EXIT_ACTION_POWEROFF
+};
 
 void platform_exit_set_action(enum exit_action a);
 _Noreturn void platform_exit(enum exit_code code);

@@ -5,8 +5,15 @@
 #include "arch/x86/cpu.h"
 
 enum {
-	UART_THR = 0, UART_DLL = 0, UART_IER = 1, UART_DLM = 1, UART_FCR = 2,
-	UART_LCR = 3, UART_MCR = 4, UART_LSR = 5, UART_SCR = 7,
+	UART_THR = 0,
+	UART_DLL = 0,
+	UART_IER = 1,
+	UART_DLM = 1,
+	UART_FCR = 2,
+	UART_LCR = 3,
+	UART_MCR = 4,
+	UART_LSR = 5,
+	UART_SCR = 7,
 };
 #define LSR_THRE 0x20 /* transmit holding register empty */
 #define LSR_TEMT 0x40 /* transmitter (holding + shift) empty */
@@ -30,13 +37,13 @@ bool uart_init(uint16_t port)
 	uart_ok = ok;
 	if (!ok)
 		return false;
-	outb(port + UART_IER, 0);           /* polled: no UART interrupts */
+	outb(port + UART_IER, 0); /* polled: no UART interrupts */
 	outb(port + UART_LCR, LCR_DLAB);
-	outb(port + UART_DLL, 1);           /* 115200 = 1.8432 MHz / 16 / 1 */
+	outb(port + UART_DLL, 1); /* 115200 = 1.8432 MHz / 16 / 1 */
 	outb(port + UART_DLM, 0);
 	outb(port + UART_LCR, LCR_8N1);
-	outb(port + UART_FCR, 0x07);        /* FIFOs on and cleared */
-	outb(port + UART_MCR, 0x03);        /* DTR, RTS */
+	outb(port + UART_FCR, 0x07); /* FIFOs on and cleared */
+	outb(port + UART_MCR, 0x03); /* DTR, RTS */
 	return true;
 }
 

@@ -55,8 +55,6 @@ struct mon_run {
 	int status;
 };
 
-static const struct pmu_wl_env mon_env = { bootmem_alloc, uptime_us };
-
 static void mon_console_line(const char *s)
 {
 	console_printf("%s\n", s);
@@ -87,36 +85,24 @@ static void mon_setup(struct run_cpu *rc)
 	struct mon_cpu *mc = mon_cpu(rc);
 	struct mon_run *m = mc->mon;
 	struct pmu_event *evp[MONITOR_MAX_EVENTS];
-	const char *why = m->nev ? pmu_skip_reason() : NULL;
 
-	if (why) {
-		ksnprintf(rc->why, sizeof(rc->why), "%s", why);
-		__atomic_store_n(&rc->state, RUN_NOPMU, __ATOMIC_RELEASE);
+	/* events=none needs no PMU: the work column alone. */
+	if (m->nev && !run_need_pmu(rc))
 		return;
-	}
 	for (unsigned i = 0; i < m->nev; i++) {
 		pmu_event_init(&mc->ev[i], &m->attr[i], m->names[i]);
 		evp[i] = &mc->ev[i];
 	}
 	/* All or nothing: a row with some columns missing would mislead. */
-	if (!m->nev)
-		goto workload;
-	if (pmu_events_add(evp, m->nev) != PMU_OK) {
-		ksnprintf(rc->why, sizeof(rc->why), "cannot place the %u events: %s", m->nev, evp[0]->reason);
-		goto fail;
+	if (m->nev) {
+		if (!(mc->added = run_place_events(rc, evp, m->nev)))
+			return;
+		if (pmu_events_enable(evp, m->nev) != PMU_OK) {
+			run_setup_failed(rc, "cannot start the events: %s", evp[0]->reason);
+			return;
+		}
 	}
-	mc->added = true;
-	if (pmu_events_enable(evp, m->nev) != PMU_OK) {
-		ksnprintf(rc->why, sizeof(rc->why), "cannot start the events: %s", evp[0]->reason);
-		goto fail;
-	}
-workload:
-	if (pmu_wl_setup(&mc->wl, &mon_env, m->kind, m->size, rc->cpu, RUN_SEED, rc->why, sizeof(rc->why)))
-		goto fail;
-	__atomic_store_n(&rc->state, RUN_READY, __ATOMIC_RELEASE);
-	return;
-fail:
-	__atomic_store_n(&rc->state, RUN_FAILED, __ATOMIC_RELEASE);
+	run_setup_workload(rc, &mc->wl, m->kind, m->size);
 }
 
 static void mon_teardown(struct run_cpu *rc)
@@ -167,7 +153,7 @@ static void mon_measure(struct run_cpu *rc)
 		while (uptime_us() < end) {
 			if (run_go_state(&m->run) == RUN_ABORT)
 				return;
-			pmu_wl_step_timed(&mc->wl, &mon_env);
+			pmu_wl_step_timed(&mc->wl, &run_wl_env);
 			if (coordinator)
 				mon_print_ready(m);
 		}

@@ -12,6 +12,45 @@
 
 _Static_assert(CPULIST_MAX_CPUS == MAX_CPUS, "lib/cpulist.h must cover every CPU the kernel starts");
 
+const struct pmu_wl_env run_wl_env = { bootmem_alloc, uptime_us };
+
+bool run_need_pmu(struct run_cpu *rc)
+{
+	const char *why = pmu_skip_reason();
+
+	if (!why)
+		return true;
+	ksnprintf(rc->why, sizeof(rc->why), "%s", why);
+	run_set_state(rc, RUN_NOPMU);
+	return false;
+}
+
+void run_setup_failed(struct run_cpu *rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(rc->why, sizeof(rc->why), fmt, ap);
+	va_end(ap);
+	run_set_state(rc, RUN_FAILED);
+}
+
+bool run_place_events(struct run_cpu *rc, struct pmu_event *const *evs, unsigned n)
+{
+	if (pmu_events_add(evs, n) == PMU_OK)
+		return true;
+	run_setup_failed(rc, "cannot place the %u events: %s", n, evs[0]->reason);
+	return false;
+}
+
+void run_setup_workload(struct run_cpu *rc, struct pmu_wl *wl, enum pmu_wl_kind kind, uint64_t size)
+{
+	if (pmu_wl_setup(wl, &run_wl_env, kind, size, rc->cpu, RUN_SEED, rc->why, sizeof(rc->why)))
+		run_set_state(rc, RUN_FAILED);
+	else
+		run_set_state(rc, RUN_READY);
+}
+
 void run_init(struct run *r, enum mode_kind kind, const char *prefix, void (*line)(const char *),
 	      struct mode_result *res)
 {

@@ -13,6 +13,7 @@
 
 #include "lib/cpulist.h"
 #include "modes/modes.h"
+#include "modes/workloads.h"
 #include "pmu/pmu.h"
 
 /* Between "go" and the start of the measurement, so every CPU has seen the
@@ -72,6 +73,24 @@ struct run {
 	size_t stride;
 	struct run_cpu *self; /* the coordinator's own entry, or NULL */
 };
+
+/* What the workloads get in the kernel: boot memory and the uptime clock. */
+extern const struct pmu_wl_env run_wl_env;
+
+/* For a mode's set-up, on the chosen CPU. Each of the first three says
+ * whether the set-up goes on; when not, the state and why are set. */
+/* The probe found counters that count here; else RUN_NOPMU, its reason. */
+bool run_need_pmu(struct run_cpu *rc);
+/* The events hold counters here, as one group; else RUN_FAILED. */
+bool run_place_events(struct run_cpu *rc, struct pmu_event *const *evs, unsigned n);
+/* RUN_FAILED, why formatted into rc->why. */
+void run_setup_failed(struct run_cpu *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The last step: the workload set up, RUN_READY; else RUN_FAILED. */
+void run_setup_workload(struct run_cpu *rc, struct pmu_wl *wl, enum pmu_wl_kind kind, uint64_t size);
+static inline void run_set_state(struct run_cpu *rc, enum run_state s)
+{
+	__atomic_store_n(&rc->state, (int)s, __ATOMIC_RELEASE);
+}
 
 /* A run printing through line (whole lines, without a newline) with
  * prefix, reporting into res (which may be NULL). */

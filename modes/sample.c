@@ -48,8 +48,6 @@ struct sm_run {
 	const char *no_ranges_why;
 };
 
-static const struct pmu_wl_env sm_env = { bootmem_alloc, uptime_us };
-
 /* Ring memory per CPU, kept for later runs: boot memory is never freed. */
 static struct {
 	void *p;
@@ -119,36 +117,22 @@ static void sm_setup(struct run_cpu *rc)
 	struct sm_cpu *mc = sm_cpu(rc);
 	struct sm_run *m = mc->sm;
 	struct pmu_event *evp[SAMPLE_MODE_MAX_EVENTS];
-	const char *why = pmu_skip_reason();
 
-	if (why) {
-		ksnprintf(rc->why, sizeof(rc->why), "%s", why);
-		__atomic_store_n(&rc->state, RUN_NOPMU, __ATOMIC_RELEASE);
+	if (!run_need_pmu(rc))
 		return;
-	}
 	/* Samples need the PMI: an LVT entry that does not hold what was
 	 * written (no local APIC PMI support) means no sample would come. */
 	if (pmi_check_delivery(rc->why, sizeof(rc->why))) {
-		__atomic_store_n(&rc->state, RUN_NOPMU, __ATOMIC_RELEASE);
+		run_set_state(rc, RUN_NOPMU);
 		return;
 	}
 	for (unsigned i = 0; i < m->plan.nev; i++)
 		pmu_event_init(&mc->ev[i], &m->plan.attr[i], m->plan.names[i]);
 	sm_events(mc, evp);
 	/* Placed now, as a group, so a refusal shows before anything runs. */
-	if (pmu_events_add(evp, m->plan.nev) != PMU_OK) {
-		ksnprintf(rc->why, sizeof(rc->why), "cannot place the %u events: %s", m->plan.nev,
-			  evp[0]->reason);
-		goto fail;
-	}
-	mc->placed = true;
-	if (pmu_wl_setup(&mc->wl, &sm_env, m->plan.wl_kind, m->plan.wl_size, rc->cpu, RUN_SEED, rc->why,
-			 sizeof(rc->why)))
-		goto fail;
-	__atomic_store_n(&rc->state, RUN_READY, __ATOMIC_RELEASE);
-	return;
-fail:
-	__atomic_store_n(&rc->state, RUN_FAILED, __ATOMIC_RELEASE);
+	if (!(mc->placed = run_place_events(rc, evp, m->plan.nev)))
+		return;
+	run_setup_workload(rc, &mc->wl, m->plan.wl_kind, m->plan.wl_size);
 }
 
 static void sm_teardown(struct run_cpu *rc)
@@ -189,11 +173,11 @@ static void sm_measure(struct run_cpu *rc)
 		ksnprintf(rc->why, sizeof(rc->why), "cannot start sampling: %s", mc->s.reason);
 		if (!was_on)
 			irq_disable();
-		__atomic_store_n(&rc->state, RUN_FAILED, __ATOMIC_RELEASE);
+		run_set_state(rc, RUN_FAILED);
 		return;
 	}
 	mc->t0_us = uptime_us();
-	pmu_wl_run_until(&mc->wl, &sm_env, m->end_us);
+	pmu_wl_run_until(&mc->wl, &run_wl_env, m->end_us);
 	err = pmu_sampling_stop(&mc->s);
 	mc->t1_us = uptime_us();
 	if (!was_on)
@@ -211,10 +195,10 @@ static void sm_measure(struct run_cpu *rc)
 	res->ring_lost = pmu_sampling_ring_lost(&mc->s);
 	if (err != PMU_OK) {
 		ksnprintf(rc->why, sizeof(rc->why), "cannot stop sampling: %s", mc->s.reason);
-		__atomic_store_n(&rc->state, RUN_FAILED, __ATOMIC_RELEASE);
+		run_set_state(rc, RUN_FAILED);
 		return;
 	}
-	__atomic_store_n(&rc->state, RUN_RAN, __ATOMIC_RELEASE);
+	run_set_state(rc, RUN_RAN);
 }
 
 static const struct run_ops sm_ops = { sm_setup, sm_measure, sm_teardown };

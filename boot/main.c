@@ -102,11 +102,11 @@ static void print_diag_line(void *ctx, const char *line)
  * dump and the panic exit code, never in a silent reset. The double fault
  * comes from a #PF whose delivery itself faults: the stack it would push
  * onto is unmapped, and #DF has its own IST stack (gdt.c). */
-static void raise_debug_fault(int which)
+static void raise_debug_fault(enum debug_fault which)
 {
-	if (which == 1)
+	if (which == DEBUG_FAULT_UD)
 		__asm__ volatile("ud2");
-	if (which == 2)
+	if (which == DEBUG_FAULT_DF)
 		__asm__ volatile("movabsq $0x0000700000000000, %%rsp\n\tpushq $0" ::: "memory");
 }
 
@@ -200,7 +200,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	pmi_configure((enum pmi_delivery)options.pmu_pmi);
 	on_each_cpu(pmi_init_cpu_cb, NULL);
 
-	raise_debug_fault(options.debug_fault);
+	raise_debug_fault((enum debug_fault)options.debug_fault);
 	struct ktest_totals t = ktest_run_all(&cfg);
 	report_pmi_activity();
 	console_printf("# pmutest: %u passed, %u failed, %u skipped\n", t.passed, t.failed, t.skipped);

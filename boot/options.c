@@ -25,6 +25,8 @@ static const char *const exit_choices[] = { "auto", "qemu", "halt", "reboot", "p
 static const char *const pmi_choices[] = { "fixed", "nmi", NULL };
 static const char *const fault_choices[] = { "none", "ud", "df", NULL };
 static const char *const mode_choices[] = { "test", "monitor", "sample", NULL };
+_Static_assert(DEBUG_FAULT_NONE == 0 && DEBUG_FAULT_UD == 1 && DEBUG_FAULT_DF == 2,
+	       "fault_choices follows enum debug_fault");
 _Static_assert(MODE_TEST == 0 && MODE_MONITOR == 1 && MODE_SAMPLE == 2 && MODE_NR == 3,
 	       "mode_choices follows enum mode_kind");
 _Static_assert(EXIT_ACTION_AUTO == 0 && EXIT_ACTION_QEMU == 1 && EXIT_ACTION_HALT == 2 &&

@@ -8,6 +8,9 @@
 #include "lib/cmdline.h"
 #include "modes/modes.h"
 
+/* debug.fault=: a fault outside any test, to prove the panic path. */
+enum debug_fault { DEBUG_FAULT_NONE, DEBUG_FAULT_UD, DEBUG_FAULT_DF };
+
 struct options {
 	char tests[1024];   /* tests=glob,glob,-glob */
 	uint64_t cpus;      /* cpus=N: use at most N CPUs (0 = all) */
@@ -22,7 +25,7 @@ struct options {
 	 * below, "" until given. */
 	struct mode_opts mode_opts;
 	char mode_events[512], mode_cpus[128], mode_workload[16];
-	int debug_fault;       /* debug.fault=none|ud|df: fault outside any test (proves the panic path) */
+	int debug_fault;       /* debug.fault=none|ud|df (enum debug_fault): fault outside any test */
 	uint16_t console_port; /* resolved from console= */
 };
 

@@ -47,15 +47,20 @@ static struct ktest_run *current_run(void)
 	return r;
 }
 
+/* A diagnostic or a SKIP reason is one KTAP line, always: fold newlines. */
+static void fold_newlines(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+}
+
 static void log_line(struct ktest_run *r, const char *prefix, const char *fmt, va_list ap)
 {
 	char line[256];
 	int n = ksnprintf(line, sizeof(line), "%s", prefix);
 	kvsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	/* One KTAP diagnostic line per message: fold embedded newlines. */
-	for (char *p = line; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+	fold_newlines(line);
 	size_t len = strlen(line);
 	if (r->log_len + len + 2 > sizeof(r->log)) {
 		r->log_truncated = true;
@@ -100,14 +105,6 @@ void diag(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_line(current_run(), "# ", fmt, ap);
 	va_end(ap);
-}
-
-/* A SKIP reason goes on the result line itself: one line, always. */
-static void fold_newlines(char *s)
-{
-	for (; *s; s++)
-		if (*s == '\n' || *s == '\r')
-			*s = ' ';
 }
 
 _Noreturn void ktest_skip(const char *fmt, ...)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Check a screenshot of pmutest's framebuffer console against the serial log.
 
     fb-screenshot-check.py SCREENSHOT.ppm SERIAL.log [--last N] [--font FILE]
@@ -21,8 +20,9 @@ import os
 import re
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_FONT = os.path.join(HERE, '..', 'lib', 'font8x16.c')
+from . import REPO_ROOT
+
+DEFAULT_FONT = os.path.join(REPO_ROOT, 'lib', 'font8x16.c')
 
 CELL_W, CELL_H = 8, 16
 TAB = 8
@@ -304,6 +304,3 @@ def main(argv=None):
         print('  ' + line)
     return 1
 
-
-if __name__ == '__main__':
-    sys.exit(main())

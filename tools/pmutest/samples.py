@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Decode the "# sample: <hex>" lines of a pmutest serial log into a report:
 samples and lost records per CPU, and the most frequent RIPs resolved to
 kernel symbols (from `nm -n` of build/pmutest.elf).
@@ -246,7 +245,7 @@ def as_json(summary, symbols, top=10):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog='pmutest-samples', description=__doc__.splitlines()[0])
     ap.add_argument('log', nargs='?', default='-', help='serial log (default: stdin)')
     ap.add_argument('--elf', help='kernel ELF for symbols (default: build/pmutest.elf if present)')
     ap.add_argument('--nm-output', help='use this saved `nm -n` output instead of running nm')
@@ -274,6 +273,3 @@ def main(argv=None):
         print('\n'.join(report(summary, symbols, args.top)))
     return 1 if summary['malformed'] else 0
 
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """usb-write: write the hybrid pmutest ISO to a whole USB disk, read it back to
 verify, and refuse anything that could destroy data the user still needs.
 
@@ -555,6 +554,3 @@ def main(argv=None):
         % (image_size, t.path, want))
     return EXIT_OK
 
-
-if __name__ == '__main__':
-    sys.exit(main())

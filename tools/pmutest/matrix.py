@@ -1,7 +1,8 @@
 """The boot matrix `make test` runs: every way pmutest boots, each checked by
 tools/pmutest-run against an expect file (complete KTAP log, expected
 outcomes, CPUs online == -smp, QEMU status), and every booted log also read
-by a line-splitting consumer (pmutest.linesplit) both ways it splits.
+by a line-splitting consumer (pmutest.linesplit) both ways it splits, and
+every JUnit file checked against the xunit and Ant schemas.
 The LAVA configurations boot the QEMU command LAVA's qemu device type
 renders for ci-examples/lava-job.yaml, captured through a pty as LAVA
 captures it, with LAVA's monitor run live over pexpect.
@@ -26,6 +27,7 @@ import tempfile
 import time
 
 from . import REPO_ROOT, lava, linesplit
+from .junit_schema import validate
 from .ktap import parse_ktap
 from .qemu import QEMU, QemuConfig, build_qemu_command, find_ovmf, kvm_unusable_reason, private_ovmf
 
@@ -125,6 +127,14 @@ def linesplit_problems(text):
             problems.append('line-splitting consumer (%s): %d of %d leaves, errors: %s'
                             % (how, len(leaves), len(want), '; '.join(errors[:3]) or 'none'))
     return problems
+
+
+def junit_problems(path):
+    """Where the run's JUnit file breaks the schemas CI tools apply."""
+    text = _read(path)
+    if not text:
+        return ['no JUnit file %s' % path]
+    return ['JUnit (%s): %s' % (schema, e) for schema in ('xunit', 'ant') for e in validate(text, schema)]
 
 
 # ---------------------------------------------------------------- screenshot
@@ -278,15 +288,17 @@ def run_one(name, args, kind, logdir):
     if isinstance(kind, tuple) and kind[0] == 'lava':
         rc, out = lava_pty_run(kind[1], kind[2], logdir, name)
         return name, rc, out, time.monotonic() - t0
-    log = os.path.join(logdir, name + '.log')
+    log, junit = os.path.join(logdir, name + '.log'), os.path.join(logdir, name + '.junit.xml')
+    if os.path.exists(junit):
+        os.remove(junit)
     proc = subprocess.run([sys.executable, RUNNER, '--quiet', '--timeout', '300', '--log-file', log,
-                           '--junit', os.path.join(logdir, name + '.junit.xml')] + args,
+                           '--junit', junit] + args,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
     rc, out = proc.returncode, proc.stdout
     if isinstance(kind, tuple) and kind[0] == 'panic':
         rc, out = panic_verdict(rc, out, log, kind)
-    elif '--log' not in args:
-        problems = linesplit_problems(_read(log))
+    else:
+        problems = junit_problems(junit) + ([] if '--log' in args else linesplit_problems(_read(log)))
         if problems:
             rc, out = 1, out + '\n' + '\n'.join(problems)
     return name, rc, out, time.monotonic() - t0

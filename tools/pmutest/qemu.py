@@ -2,7 +2,6 @@
 table, the one KVM probe, and the loop that runs QEMU while following its
 serial log. tools/pmutest-run, tools/boot-matrix.py and tools/bench.py all
 start QEMU through here."""
-import dataclasses
 import json
 import os
 import subprocess
@@ -309,6 +308,3 @@ def choose_accel(requested, cfg, cache_path=None, probe=kvm_unusable_reason):
         return 'kvm', suffix, 'accel: kvm (%s: QEMU starts a KVM guest%s)' % (how, extra)
     return 'tcg', '', 'accel: tcg, because KVM does not work here (%s: %s)' % (how, reason)
 
-
-def with_accel(cfg, accel, cpu_suffix):
-    return dataclasses.replace(cfg, accel=accel, cpu_suffix=cpu_suffix)

@@ -11,7 +11,6 @@ import io
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 

@@ -3,7 +3,6 @@
 import io
 import os
 import shutil
-import stat
 import tempfile
 import unittest
 

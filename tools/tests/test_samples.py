@@ -3,7 +3,6 @@ in pmu/sample.h, per-CPU and LOST accounting, symbol resolution from `nm -n`
 output (fake and, when a toolchain is present, from a real tiny ELF), and
 the command line.
 Run: tools/run-tests.py tools/tests/test_samples.py"""
-import io
 import os
 import shutil
 import struct

@@ -307,4 +307,3 @@ def choose_accel(requested, cfg, cache_path=None, probe=kvm_unusable_reason):
     if reason is None:
         return 'kvm', suffix, 'accel: kvm (%s: QEMU starts a KVM guest%s)' % (how, extra)
     return 'tcg', '', 'accel: tcg, because KVM does not work here (%s: %s)' % (how, reason)
-

@@ -147,13 +147,9 @@ run: deps $(BUILD)/pmutest.elf
 	$(PYTHON) tools/pmutest-run --kernel $(BUILD)/pmutest.elf --smp $(SMP) \
 		$(if $(CMDLINE),--append "$(CMDLINE)") $(RUN_ARGS)
 
+# The Python tests of tools/ and ci-examples/, one runner, one result line.
 runner-test:
-	@$(PYTHON) tools/test_pmutest_run.py
-	@$(PYTHON) tools/test_usb_write.py
-	@$(PYTHON) ci-examples/test_ci_examples.py
-	@$(PYTHON) tools/test_fb_screenshot_check.py
-	@if [ -f tools/test_pmutest_samples.py ]; then $(PYTHON) tools/test_pmutest_samples.py; fi
-	@BUILD=$(BUILD) $(PYTHON) tools/test_sample_mode_e2e.py
+	@BUILD=$(BUILD) $(PYTHON) tools/run-tests.py
 
 boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso
 	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso \
@@ -174,7 +170,7 @@ test: deps-test
 	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
 	@$(PYTHON) tools/total-results.py $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
 		$(BUILD)/test-format.txt:format $(BUILD)/test-host.txt:host \
-		$(BUILD)/test-tools.txt:runner,usb-write,ci-examples,fb-screenshot,samples-tool,sample-mode-e2e \
+		$(BUILD)/test-tools.txt:tools \
 		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix
 
 # The house stays straight: every include points down the layers of
@@ -216,7 +212,8 @@ clang-build:
 	@if command -v clang >/dev/null; then $(MAKE) BUILD=$(BUILD)/clang CC=clang kernel; \
 	else echo "clang-build: SKIP (clang not installed)"; fi
 
-# Figures, not tests: medians of 5 with min-max, saved to build/bench.txt.
+# Figures, not tests: medians of 5 with min-max, saved to build/bench.txt
+# and, for trend tracking, build/bench.json.
 bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
 	$(PYTHON) tools/bench.py $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 

@@ -495,7 +495,9 @@ void ktest_begin(const struct ktest_config *cfg)
 	collect(cfg->select);
 	sort_selection();
 	irq_set_handler(VEC_TIMER, watchdog_irq);
-	console_printf("KTAP version 1\n1..%u\n", nsuites);
+	/* The leading LF ends whatever line the loader left open (GRUB leaves
+	 * a CR), so the version line starts a line of its own. */
+	console_printf("\nKTAP version 1\n1..%u\n", nsuites);
 }
 
 struct ktest_totals ktest_run_all(const struct ktest_config *cfg)

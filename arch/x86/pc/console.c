@@ -16,13 +16,13 @@ void console_init(unsigned port)
 	uart_init((uint16_t)port);
 }
 
+/* Bare LF, no CR: a pty capture (QEMU -nographic under LAVA or pexpect)
+ * turns each LF into CR LF by itself, so a CR of ours would arrive doubled
+ * and split every line in two for a line-splitting reader. */
 static void emit(const char *s, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\n')
-			uart_putc('\r');
+	for (size_t i = 0; i < len; i++)
 		uart_putc(s[i]);
-	}
 }
 
 void console_write(const char *s, size_t len)

@@ -1,5 +1,6 @@
-/* The console: whole lines from any CPU, serialised by one lock, with
- * "\n" sent as "\r\n". Sinks: the UART (and later a framebuffer). */
+/* The console: whole lines from any CPU, serialised by one lock, each
+ * ended by a bare "\n" (README "Serial line endings" says why). Sinks: the
+ * UART (and later a framebuffer). */
 #ifndef ARCH_X86_PC_CONSOLE_H
 #define ARCH_X86_PC_CONSOLE_H
 

@@ -1,15 +1,12 @@
-#!/usr/bin/env python3
 """End-to-end check that tools/pmutest-samples accepts what sample mode
 prints: the host test build/host/test_sample_mode drains rings that the PMU
 model filled through the real PMI handler, with the kernel's drain code
-(pmu/sample_mode_drain.c), and writes the lines as sample.run prints them
+(modes/sample_drain.c), and writes the lines as sample.run prints them
 (SAMPLE_MODE_E2E_DIR). Each log is decoded by the tool, and its per-CPU
 samples and losses must equal the "# sample-mode: cpu N:" summaries, every
 RIP must resolve to the symbol of the "workload rip range" line or lie
-outside it as the summary counts. Ends with
-"sample-mode-e2e: N passed, M failed, K skipped"."""
-import importlib.machinery
-import importlib.util
+outside it as the summary counts.
+Run: tools/run-tests.py tools/tests/test_sample_mode_e2e.py"""
 import io
 import json
 import os
@@ -20,9 +17,11 @@ import sys
 import tempfile
 import unittest
 
+from pmutest import samples as ps
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-TOOL = os.path.join(HERE, 'pmutest-samples')
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOOL = os.path.join(os.path.dirname(HERE), 'pmutest-samples')
 TEST_NAME = 'test_sample_mode'
 
 # Symbols around the host test's addresses (tests/host/test_sample_mode.c:
@@ -39,15 +38,6 @@ SUMMARY = re.compile(r'# sample-mode: cpu (\d+): (\d+) samples, (\d+) lost, (\d+
 RANGE = re.compile(r'# sample-mode: workload rip range 0x([0-9a-f]+)-0x([0-9a-f]+) \((\S+)\)')
 
 
-def load_tool():
-    loader = importlib.machinery.SourceFileLoader('pmutest_samples', TOOL)
-    spec = importlib.util.spec_from_loader('pmutest_samples', loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-ps = load_tool()
 LOGS = {}          # name -> text, filled once by setUpModule
 SETUP_ERROR = None
 
@@ -198,16 +188,3 @@ class E2ETests(unittest.TestCase):
         self.assertEqual(top.split()[-1], 'pmu_wl_step')
         self.assertEqual(int(top.split()[0]), 16)
 
-
-def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    skipped = len(result.skipped)
-    passed = result.testsRun - failed - skipped
-    print('sample-mode-e2e: %d passed, %d failed, %d skipped' % (passed, failed, skipped))
-    return 1 if failed else 0
-
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -1,14 +1,11 @@
-#!/usr/bin/env python3
 """Tests for tools/usb-write: every refusal against a fake sysfs tree, fake
 mount and swap tables and regular files standing for disks (so no real disk
 is ever opened); writes and verifies to plain files; and, as root with loop
 support, to a real loop device on a temporary file.
 
-Run: python3 tools/test_usb_write.py   (last line: "usb-write: N passed, M failed, K skipped")
+Run: tools/run-tests.py tools/tests/test_usb_write.py
 """
 import hashlib
-import importlib.machinery
-import importlib.util
 import os
 import pty
 import shutil
@@ -17,23 +14,13 @@ import sys
 import tempfile
 import unittest
 
+from pmutest import usbwrite as uw
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOL = os.path.join(HERE, 'usb-write')
-sys.dont_write_bytecode = True          # keep tools/ free of __pycache__
+TOOL = os.path.join(os.path.dirname(HERE), 'usb-write')
 
 MIB = 1 << 20
 IMAGE_SIZE = MIB + 1234                 # not a multiple of a sector or of the tool's chunk
-
-
-def _load_tool():
-    loader = importlib.machinery.SourceFileLoader('usb_write', TOOL)
-    spec = importlib.util.spec_from_loader('usb_write', loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-uw = _load_tool()
 
 
 class FakeSysfs:
@@ -526,16 +513,3 @@ class LoopDevice(_Case):
         self.assertEqual(rc, 1, err)
         self.assertIn('first difference at byte 4096', err)
 
-
-def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    skipped = len(result.skipped)
-    passed = result.testsRun - failed - skipped
-    print('usb-write: %d passed, %d failed, %d skipped' % (passed, failed, skipped))
-    return 1 if failed else 0
-
-
-if __name__ == '__main__':
-    sys.exit(main())

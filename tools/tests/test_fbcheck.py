@@ -1,39 +1,25 @@
-#!/usr/bin/env python3
 """Unit tests for tools/fb-screenshot-check.py: font parsing, PPM parsing,
 cell recognition, fbcon's layout rules, the comparison and the command line;
 plus an end-to-end run in which lib/fbcon.c itself (built on the host with
 cc) draws a serial log into 32/24/16-bpp framebuffers that the tool reads
 back (skipped when there is no C compiler).
 
-Run: python3 tools/test_fb_screenshot_check.py
-(last line: "fb-screenshot: N passed, M failed, K skipped")
+Run: tools/run-tests.py tools/tests/test_fbcheck.py
 """
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
+from pmutest import fbcheck as fsc
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.dont_write_bytecode = True          # keep tools/ free of __pycache__
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def _load_tool():
-    path = os.path.join(HERE, 'fb-screenshot-check.py')
-    loader = importlib.machinery.SourceFileLoader('fb_screenshot_check', path)
-    spec = importlib.util.spec_from_loader('fb_screenshot_check', loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-fsc = _load_tool()
 FONT = fsc.load_font()
 
 
@@ -372,16 +358,3 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn('1 of 11 rows differ', out)
 
-
-def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    skipped = len(result.skipped)
-    passed = result.testsRun - failed - skipped
-    print('fb-screenshot: %d passed, %d failed, %d skipped' % (passed, failed, skipped))
-    return 1 if failed else 0
-
-
-if __name__ == '__main__':
-    sys.exit(main())

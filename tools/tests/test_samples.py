@@ -1,11 +1,8 @@
-#!/usr/bin/env python3
 """Unit tests of tools/pmutest-samples: record decoding against the layout
-in pmu/sample.h, per-CPU and LOST accounting, symbol resolution from `nm -n`
+in pmu/sample_record.h, per-CPU and LOST accounting, symbol resolution from `nm -n`
 output (fake and, when a toolchain is present, from a real tiny ELF), and
-the command line. Ends with "samples-tool: N passed, M failed, K skipped"."""
-import importlib.machinery
-import importlib.util
-import io
+the command line.
+Run: tools/run-tests.py tools/tests/test_samples.py"""
 import os
 import shutil
 import struct
@@ -14,19 +11,11 @@ import sys
 import tempfile
 import unittest
 
+from pmutest import samples as ps
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOL = os.path.join(HERE, 'pmutest-samples')
+TOOL = os.path.join(os.path.dirname(HERE), 'pmutest-samples')
 
-
-def load_tool():
-    loader = importlib.machinery.SourceFileLoader('pmutest_samples', TOOL)
-    spec = importlib.util.spec_from_loader('pmutest_samples', loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-ps = load_tool()
 
 # Also checked, from the C side, by tests/host/test_ringbuf.c
 # (sample_record_hex_golden): cpu 3, idx 33 (fixed 1), tsc 0x0123456789abcdef,
@@ -35,7 +24,7 @@ GOLDEN = ('02000000010040000300000021000000efcdab89674523013412008000000000'
           'a086010000000000010000000000000000000000000000002a00000000000000')
 
 
-# Independent encoders, written from the field list in pmu/sample.h.
+# Independent encoders, written from the field list in pmu/sample_record.h.
 def sample_hex(cpu, rip, idx=0, tsc=0, period=1000, misc=0, values=()):
     size = 48 + 16 * len(values)
     b = struct.pack('<IHHIIQQQII', 2, misc, size, cpu, idx, tsc, rip, period, len(values), 0)
@@ -248,16 +237,3 @@ class RealElfTests(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
-
-def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    skipped = len(result.skipped)
-    passed = result.testsRun - failed - skipped
-    print('samples-tool: %d passed, %d failed, %d skipped' % (passed, failed, skipped))
-    return 1 if failed else 0
-
-
-if __name__ == '__main__':
-    sys.exit(main())

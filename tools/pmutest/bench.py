@@ -1,0 +1,247 @@
+"""`make bench`: pmutest's performance figures, as medians of N runs with
+min-max, printed as one table and saved to build/bench.txt, and the same
+figures as JSON in build/bench.json for trend tracking (one object per
+figure, keyed by a stable name, with its unit, median, min, max and every
+run's value).
+
+Measured: boot-to-exit wall time per boot path (QEMU start to QEMU exit,
+which comes right after the summary line), AP bring-up guest time (the
+kernel's own TSC figure from its log) for -smp 4/64/255, the PMI handler's
+cost and the sample rate where there is a PMU, image sizes, the measurement
+bracket, and the host benchmarks the tree provides (build/host/bench_*).
+Figures, not pass/fail: the machines are noisy, so nothing here is asserted."""
+import datetime
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from . import REPO_ROOT
+from .qemu import QEMU, QemuConfig, build_qemu_command, find_ovmf, kvm_unusable_reason, private_ovmf
+from .verdict import STATUS_ALL_SKIP, STATUS_FAIL, STATUS_PASS
+
+RUNS = int(os.environ.get('BENCH_RUNS', '5'))
+JSON_FORMAT = 'pmutest-bench 1'
+BRINGUP = re.compile(r'^# smp: AP bring-up took (\d+) us')
+PMI_COST = re.compile(r'^# pmi: cpu (\d+) handler cost: mean (\d+) TSC ticks \((\d+) ns\)')
+SAMPLES = re.compile(r'^# sample-mode: cpu (\d+): (\d+) samples, (\d+) lost')
+SKIP = re.compile(r'ok \d+ sample\.run # SKIP (.*)$')
+
+
+@dataclass
+class Figure:
+    """One row: a series of per-run values, or one value, or only text."""
+    name: str
+    unit: str = ''
+    values: list = field(default_factory=list)
+    wanted: int = 0               # runs asked for (a series)
+    value: float = None           # a single measurement (a size)
+    text: str = ''                # what there is when there is no number
+    fmt: str = '%.2f'
+
+    def series(self):
+        return self.wanted > 0
+
+    def cell(self):
+        if self.series():
+            if not self.values:
+                return 'n/a' + (': ' + self.text if self.text else '')
+            f = self.fmt
+            cell = (f + ' %s (' + f + '-' + f + ')') % (statistics.median(self.values), self.unit,
+                                                          min(self.values), max(self.values))
+            if len(self.values) != self.wanted:
+                cell += '  [%d of %d runs completed]' % (len(self.values), self.wanted)
+            return cell
+        if self.value is not None:
+            return (self.fmt + ' %s') % (self.value, self.unit)
+        return self.text or 'n/a'
+
+    def as_json(self):
+        out = {'name': self.name, 'unit': self.unit}
+        if self.series():
+            out.update(runs=len(self.values), wanted_runs=self.wanted, values=self.values)
+            if self.values:
+                out.update(median=statistics.median(self.values), min=min(self.values),
+                           max=max(self.values))
+        elif self.value is not None:
+            out['value'] = self.value
+        if self.text:
+            out['text'] = self.text
+        return out
+
+
+def boot(cfg, tmp, timeout=120):
+    """One boot: (wall seconds, serial text, whether it ended properly)."""
+    log = os.path.join(tmp, 'serial.log')
+    if os.path.exists(log):
+        os.remove(log)
+    # OVMF writes its boot order into the variable store: every run starts
+    # from a fresh copy, or one path's NVRAM steers the next one.
+    if cfg.ovmf:
+        cfg.ovmf = private_ovmf(find_ovmf(), tmp)
+    cfg.serial_log = log
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(build_qemu_command(cfg), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout)
+        status = proc.returncode
+    except subprocess.TimeoutExpired:
+        status = None
+    wall = time.monotonic() - t0
+    text = open(log, errors='replace').read() if os.path.exists(log) else ''
+    ok = status in (STATUS_PASS, STATUS_FAIL, STATUS_ALL_SKIP) and '# pmutest: end' in text
+    return wall, text, ok
+
+
+def boot_paths(kernel, iso, ovmf, kvm_cpu):
+    tcg = dict(accel='tcg', cpu='max')
+    paths = [
+        ('boot to exit: -kernel, TCG, -smp 4', QemuConfig(kernel=kernel, smp=4, **tcg)),
+        ('boot to exit: -kernel, TCG, -smp 4, tests=boot.*',
+         QemuConfig(kernel=kernel, append='tests=boot.*', smp=4, **tcg)),
+        ('boot to exit: ISO CD, SeaBIOS, TCG, -smp 2', QemuConfig(iso=iso, boot='cd', smp=2, **tcg)),
+        ('boot to exit: ISO USB, SeaBIOS, TCG, -smp 2', QemuConfig(iso=iso, boot='usb', smp=2, **tcg)),
+        ('boot to exit: ISO CD, OVMF, TCG, -smp 2',
+         QemuConfig(iso=iso, boot='cd', firmware='uefi', ovmf=ovmf, smp=2, **tcg)),
+        ('boot to exit: ISO USB, OVMF, TCG, -smp 2',
+         QemuConfig(iso=iso, boot='usb', firmware='uefi', ovmf=ovmf, smp=2, **tcg)),
+    ]
+    if kvm_cpu:
+        paths.append(('boot to exit: -kernel, KVM, -smp 2',
+                      QemuConfig(kernel=kernel, smp=2, accel='kvm', cpu=kvm_cpu)))
+    return paths
+
+
+def pmi_figures(kernel, tmp, kvm_cpu, kvm_reason):
+    """PMI handler cost and samples per second with zero LOST: only where
+    there is a PMU (KVM with a vPMU, or hardware); else why not."""
+    cost = Figure('PMI handler cost (KVM, fixed delivery)', 'ns', wanted=RUNS, fmt='%.0f')
+    rate = Figure('samples/s per CPU at period 100000 cycles (runs with 0 lost)', '', wanted=RUNS,
+                  fmt='%.0f')
+    if not kvm_cpu:
+        cost.text = rate.text = 'no usable KVM here (%s)' % kvm_reason
+        return [cost, rate]
+    cfg = QemuConfig(kernel=kernel, smp=2, accel='kvm', cpu=kvm_cpu,
+                     append='mode=sample events=cycles/period=100000/ duration=1000')
+    why = None
+    for _ in range(RUNS):
+        _wall, text, _ok = boot(cfg, tmp)
+        for line in text.splitlines():
+            line = line.strip()
+            m = PMI_COST.match(line)
+            if m:
+                cost.values.append(int(m.group(3)))
+            m = SAMPLES.match(line)
+            if m and int(m.group(3)) == 0:
+                rate.values.append(int(m.group(2)))  # over duration=1000 ms: per second
+            m = SKIP.search(line)
+            if m:
+                why = m.group(1)
+    if not cost.values:
+        cost.text = rate.text = why or 'no PMI seen'
+    return [cost, rate]
+
+
+def host_bench_figures(build):
+    """The host benchmarks' table rows: "| name | figure | figure | ... |"."""
+    figures, host = [], os.path.join(build, 'host')
+    for b in sorted(os.listdir(host)) if os.path.isdir(host) else []:
+        if b.startswith('bench_') and os.access(os.path.join(host, b), os.X_OK):
+            out = subprocess.run([os.path.join(host, b)], stdout=subprocess.PIPE, text=True).stdout
+            for line in out.splitlines():
+                cells = [c.strip() for c in line.strip().strip('|').split('|')] if line.startswith('|') else []
+                if len(cells) >= 2:
+                    figures.append(Figure(cells[0], text='; '.join(cells[1:])))
+    return figures
+
+
+def measure(kernel, iso, tmp):
+    figures = []
+    ovmf = find_ovmf()
+    kvm_reason, suffix = kvm_unusable_reason(QEMU, 'host')
+    kvm_cpu = None if kvm_reason else 'host' + suffix
+    for name, cfg in boot_paths(kernel, iso, ovmf, kvm_cpu):
+        fig = Figure(name, 's', wanted=RUNS)
+        if cfg.firmware == 'uefi' and not ovmf:
+            fig.text = 'no OVMF'
+        else:
+            for _ in range(RUNS):
+                wall, _text, ok = boot(cfg, tmp)
+                if ok:
+                    fig.values.append(round(wall, 3))
+        figures.append(fig)
+    for n in (4, 64, 255):
+        fig = Figure('AP bring-up guest time, TCG -smp %d' % n, 'ms', wanted=RUNS, fmt='%.1f')
+        cfg = QemuConfig(kernel=kernel, append='tests=-*', smp=n, accel='tcg', cpu='max')
+        for _ in range(RUNS):
+            _wall, text, _ok = boot(cfg, tmp)
+            for line in text.splitlines():
+                m = BRINGUP.match(line.strip())
+                if m:
+                    fig.values.append(int(m.group(1)) / 1000)
+        figures.append(fig)
+    figures += pmi_figures(kernel, tmp, kvm_cpu, kvm_reason)
+    stripped = os.path.join(tmp, 'k.stripped')
+    subprocess.run(['strip', '-o', stripped, kernel], check=True)
+    figures.append(Figure('stripped kernel size', 'KiB', value=round(os.path.getsize(stripped) / 1024, 1),
+                          fmt='%.1f'))
+    figures.append(Figure('ISO size', 'MB', value=round(os.path.getsize(iso) / 1e6, 2)))
+    bracket = subprocess.run([sys.executable, os.path.join(REPO_ROOT, 'tools', 'check-bracket.py'), kernel],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout.strip()
+    figures.append(Figure('measurement bracket (tools/check-bracket.py)',
+                          text=bracket.splitlines()[-1] if bracket else 'n/a'))
+    figures += host_bench_figures(os.path.dirname(os.path.abspath(kernel)))
+    return figures
+
+
+def table(figures):
+    head = 'figure (median of %d, min-max)' % RUNS
+    width = max([len(f.name) for f in figures] + [len(head)])
+    rows = ['%-*s  %s' % (width, head, 'value'), '-' * (width + 30)]
+    return '\n'.join(rows + ['%-*s  %s' % (width, f.name, f.cell()) for f in figures]) + '\n'
+
+
+def git_commit():
+    try:
+        return subprocess.run(['git', '-C', REPO_ROOT, 'rev-parse', 'HEAD'], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True).stdout.strip() or None
+    except OSError:
+        return None
+
+
+def as_json(figures, when=None):
+    return {'format': JSON_FORMAT,
+            'date': (when or datetime.datetime.now()).strftime('%Y-%m-%dT%H:%M:%S'),
+            'commit': git_commit(), 'host': socket.gethostname(), 'runs': RUNS,
+            'figures': [f.as_json() for f in figures]}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print('usage: bench.py KERNEL ISO', file=sys.stderr)
+        return 2
+    kernel, iso = argv
+    out_dir = os.path.dirname(os.path.abspath(kernel))
+    tmp = tempfile.mkdtemp(prefix='pmutest-bench-')
+    try:
+        figures = measure(kernel, iso, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    text = table(figures)
+    sys.stdout.write(text)
+    with open(os.path.join(out_dir, 'bench.txt'), 'w') as f:
+        f.write(text)
+    with open(os.path.join(out_dir, 'bench.json'), 'w') as f:
+        json.dump(as_json(figures), f, indent=1)
+        f.write('\n')
+    print('figures saved to %s and %s' % (os.path.join(out_dir, 'bench.txt'),
+                                          os.path.join(out_dir, 'bench.json')))
+    return 0

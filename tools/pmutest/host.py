@@ -1,0 +1,185 @@
+"""The local host as a KVM guest's PMU sees it: the settings that decide
+whether the guest gets a virtual PMU and whether anything on the host will
+disturb it, and the expect file that fits.
+
+What is read, and why it matters (Linux arch/x86/kvm/pmu.c backs every
+guest counter with a pinned host perf event):
+  kvm.enable_pmu        N: the guest gets no vPMU (parameter since Linux 5.17)
+  kernel.nmi_watchdog   1: the watchdog holds one counter per CPU, so a guest
+                        that uses every counter gets one that never counts
+                        (kvm-unit-tests' x86/unittests.cfg refuses to run its
+                        PMU tests unless it is 0)
+  kvm.ignore_msrs       Y: MSRs KVM does not emulate read 0 instead of #GP,
+                        so absent-MSR and offcore checks see a register that
+                        is not there
+  perf users            processes holding perf events compete for counters
+  perf's core PMU       no event_source device "cpu": the host (itself a VM?)
+                        has no PMU to back guest counters; "cpu_core" and
+                        "cpu_atom": a hybrid host, where KVM turns its vPMU off
+"""
+import os
+from dataclasses import dataclass, field
+
+from . import REPO_ROOT
+
+EXPECT_DIR = os.path.join(REPO_ROOT, 'tests', 'expect')
+PERF_FD_TARGET = 'anon_inode:[perf_event]'
+
+
+def _read(path):
+    try:
+        with open(path, errors='replace') as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _cpuinfo_field(text, name):
+    for line in (text or '').splitlines():
+        key, sep, value = line.partition(':')
+        if sep and key.strip() == name:
+            return value.strip()
+    return ''
+
+
+@dataclass
+class Host:
+    vendor: str = ''
+    flags: frozenset = frozenset()
+    enable_pmu: str = None        # 'Y' / 'N' / None when the parameter is absent
+    ignore_msrs: str = None
+    nmi_watchdog: str = None      # '0' / '1' / None
+    perf_pmus: tuple = ()         # /sys/bus/event_source/devices
+    perf_users: list = field(default_factory=list)   # (pid, command)
+    perf_hidden: int = 0          # processes whose fds this user cannot read
+
+    @property
+    def pmu_off(self):
+        return (self.enable_pmu or 'Y').upper() in ('N', '0')
+
+    @property
+    def hybrid(self):
+        return 'cpu_core' in self.perf_pmus or 'cpu_atom' in self.perf_pmus
+
+
+def perf_users(procfs='/proc'):
+    """Processes with a perf event open, and how many could not be read."""
+    users, hidden = [], 0
+    try:
+        pids = [p for p in os.listdir(procfs) if p.isdigit()]
+    except OSError:
+        return users, hidden
+    for pid in pids:
+        fd_dir = os.path.join(procfs, pid, 'fd')
+        try:
+            fds = os.listdir(fd_dir)
+        except PermissionError:
+            hidden += 1
+            continue
+        except OSError:
+            continue              # exited meanwhile
+        for fd in fds:
+            try:
+                if os.readlink(os.path.join(fd_dir, fd)) == PERF_FD_TARGET:
+                    users.append((int(pid), _read(os.path.join(procfs, pid, 'comm')) or '?'))
+                    break
+            except OSError:
+                continue
+    return sorted(users), hidden
+
+
+def read_host(cpuinfo='/proc/cpuinfo', sysfs='/sys', procfs='/proc'):
+    text = _read(cpuinfo)
+    kvm = os.path.join(sysfs, 'module', 'kvm', 'parameters')
+    try:
+        pmus = tuple(sorted(os.listdir(os.path.join(sysfs, 'bus', 'event_source', 'devices'))))
+    except OSError:
+        pmus = ()
+    users, hidden = perf_users(procfs)
+    return Host(vendor=_cpuinfo_field(text, 'vendor_id'),
+                flags=frozenset(_cpuinfo_field(text, 'flags').split()),
+                enable_pmu=_read(os.path.join(kvm, 'enable_pmu')),
+                ignore_msrs=_read(os.path.join(kvm, 'ignore_msrs')),
+                nmi_watchdog=_read(os.path.join(procfs, 'sys', 'kernel', 'nmi_watchdog')),
+                perf_pmus=pmus, perf_users=users, perf_hidden=hidden)
+
+
+def expect_choice(host):
+    """(expect file name, why) for a KVM guest with -cpu host on this host."""
+    if host.pmu_off:
+        return 'kvm-nopmu', "KVM's enable_pmu=%s: the guest gets no vPMU" % host.enable_pmu
+    if host.hybrid:
+        return 'kvm-nopmu', 'a hybrid host (perf has cpu_core/cpu_atom): KVM turns its vPMU off'
+    if 'cpu' not in host.perf_pmus:
+        return 'kvm-nopmu', "the host's perf has no core PMU (no event_source device 'cpu')"
+    if host.vendor == 'GenuineIntel':
+        if 'arch_perfmon' not in host.flags:
+            return 'kvm-nopmu', 'an Intel host without the arch_perfmon flag'
+        return 'kvm-intel', 'an Intel host with an architectural PMU and KVM enable_pmu on'
+    if host.vendor == 'AuthenticAMD':
+        return 'kvm-amd', 'an AMD host with a core PMU and KVM enable_pmu on'
+    return 'kvm-nopmu', 'vendor %r: pmutest has no KVM expect file for it' % (host.vendor or '?')
+
+
+def expect_path(host):
+    name, why = expect_choice(host)
+    return os.path.join(EXPECT_DIR, name + '.expect'), why
+
+
+def describe(host):
+    """One line per setting, as the runner prints them."""
+    def show(value, absent):
+        return value if value is not None else absent
+    users = ', '.join('%d %s' % u for u in host.perf_users[:5]) or 'none'
+    if len(host.perf_users) > 5:
+        users += ' and %d more' % (len(host.perf_users) - 5)
+    if host.perf_hidden:
+        users += ' (%d processes not readable by this user)' % host.perf_hidden
+    return ['host: %s, perf PMUs: %s' % (host.vendor or 'unknown vendor', ' '.join(host.perf_pmus) or 'none'),
+            'host: kvm.enable_pmu=%s kvm.ignore_msrs=%s kernel.nmi_watchdog=%s' % (
+                show(host.enable_pmu, '(absent: Linux before 5.17, vPMU on)'),
+                show(host.ignore_msrs, '?'), show(host.nmi_watchdog, '?')),
+            'host: processes holding perf events: %s' % users]
+
+
+def warnings(host):
+    """What on this host will disturb a guest's PMU checks, with the fix."""
+    out = []
+    if host.pmu_off:
+        return out                # no vPMU: nothing to disturb, every PMU check SKIPs
+    if host.nmi_watchdog not in (None, '0'):
+        out.append('kernel.nmi_watchdog=%s holds one host counter per CPU: a guest check that uses '
+                   'every counter gets one that never counts (sysctl kernel.nmi_watchdog=0)'
+                   % host.nmi_watchdog)
+    if (host.ignore_msrs or 'N').upper() in ('Y', '1'):
+        out.append('kvm.ignore_msrs=Y: MSRs KVM does not emulate read 0 instead of raising #GP, '
+                   'so absent-MSR and offcore checks test registers that are not there '
+                   '(echo N > /sys/module/kvm/parameters/ignore_msrs)')
+    if host.perf_users:
+        out.append('%d host process(es) hold perf events (%s): they compete with the guest for '
+                   'counters and can make its counts short'
+                   % (len(host.perf_users), ', '.join('%d %s' % u for u in host.perf_users[:3])))
+    return out
+
+
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(prog='pmutest-host', description=(
+        "This host's settings that decide a KVM guest's PMU, warnings for those that will "
+        'disturb it, and the expect file a KVM run here should be checked against.'))
+    ap.add_argument('--expect-path', action='store_true', help='print only the expect file')
+    ap.add_argument('--cpuinfo', default='/proc/cpuinfo', help=argparse.SUPPRESS)
+    ap.add_argument('--sysfs', default='/sys', help=argparse.SUPPRESS)
+    ap.add_argument('--procfs', default='/proc', help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    host = read_host(args.cpuinfo, args.sysfs, args.procfs)
+    path, why = expect_path(host)
+    if args.expect_path:
+        print(path)
+        return 0
+    for line in describe(host):
+        print(line)
+    for warning in warnings(host):
+        print('warning: ' + warning)
+    print('expect: %s (%s)' % (path, why))
+    return 0

@@ -1,0 +1,356 @@
+"""The boot matrix `make test` runs: every way pmutest boots, each checked by
+tools/pmutest-run against an expect file (complete KTAP log, expected
+outcomes, CPUs online == -smp, QEMU status), and every booted log also read
+by a line-splitting consumer (pmutest.linesplit) both ways it splits, and
+every JUnit file checked against the xunit and Ant schemas.
+The LAVA configurations boot the QEMU command LAVA's qemu device type
+renders for ci-examples/lava-job.yaml, captured through a pty as LAVA
+captures it, with LAVA's monitor run live over pexpect.
+
+Runs two QEMUs at a time (the CI machine has 2 cores) and ends with one line
+"boot-matrix: N passed, M failed, K skipped". A configuration that cannot run
+here (KVM not usable, a Python module missing) is SKIP with the reason,
+never a pass.
+
+  tools/boot-matrix.py --kernel build/pmutest.elf --iso build/pmutest.iso \\
+      [--screen-iso build/pmutest-screen.iso] [--only GLOB]
+"""
+import argparse
+import concurrent.futures
+import fnmatch
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import REPO_ROOT, lava, linesplit
+from .junit_schema import validate
+from .ktap import parse_ktap
+from .qemu import QEMU, QemuConfig, build_qemu_command, find_ovmf, kvm_unusable_reason, private_ovmf
+
+TOOLS = os.path.join(REPO_ROOT, 'tools')
+RUNNER = os.path.join(TOOLS, 'pmutest-run')
+EXPECT = os.path.join(REPO_ROOT, 'tests', 'expect')
+LOGS = os.path.join(REPO_ROOT, 'tests', 'logs')
+LAVA_JOB = os.path.join(REPO_ROOT, 'ci-examples', 'lava-job.yaml')
+
+# A command line with everything the parser must survive: unknown options,
+# bad values, control bytes, bytes >= 0x80, and more than 4 KiB in all.
+GARBAGE_CMDLINE = ('bogus=1 cpus=abc exit=sideways timeout=0 \x01\x02\x7f\xfe\xff '
+                   + 'x' * 4500 + ' tests=boot.*,arch.*,smp.*,pmu.*')
+
+
+def configs(kernel, iso, screen_iso=None):
+    """(name, pmutest-run arguments, kind): kind None for a plain run, 'kvm'
+    for one that needs KVM, or a tuple for the special checks."""
+    k, i = ['--kernel', kernel], ['--iso', iso]
+    tcg = ['--accel', 'tcg']
+
+    def e(name):
+        return ['--expect', os.path.join(EXPECT, name)]
+    return [
+        ('stored-log-kvm-nopmu', ['--log', os.path.join(LOGS, 'kvm-nopmu-smp4.log'), '--cpus', '4']
+         + e('kvm-nopmu.expect'), None),
+        ('stored-log-selftest', ['--log', os.path.join(LOGS, 'selftest-tcg-smp4.log')]
+         + e('selftest.expect'), None),
+        ('stored-log-iso-bios', ['--log', os.path.join(LOGS, 'iso-bios-tcg-smp2.log'), '--cpus', '2']
+         + e('tcg.expect'), None),
+        ('stored-log-lava-pty', ['--log', os.path.join(LOGS, 'lava-pty-tcg-smp4.log'), '--cpus', '4']
+         + e('tcg.expect'), None),
+        ('kernel-tcg-smp1-q35', k + tcg + ['--smp', '1'] + e('tcg-smp1.expect'), None),
+        ('kernel-tcg-smp4-q35', k + tcg + ['--smp', '4'] + e('tcg.expect'), None),
+        ('kernel-tcg-smp64-q35', k + tcg + ['--smp', '64'] + e('tcg.expect'), None),
+        ('kernel-tcg-smp64-pc', k + tcg + ['--smp', '64', '--machine', 'pc'] + e('tcg.expect'), None),
+        ('kernel-tcg-smp255-q35', k + tcg + ['--smp', '255'] + e('tcg.expect'), None),
+        ('kernel-tcg-intel-skylake', k + tcg + ['--smp', '2', '--cpu', 'Skylake-Client'] + e('tcg.expect'), None),
+        ('kernel-tcg-amd-epyc', k + tcg + ['--smp', '2', '--cpu', 'EPYC'] + e('tcg.expect'), None),
+        # --expect auto: the runner reads this host and picks the KVM file.
+        ('kernel-kvm-smp4', k + ['--accel', 'kvm', '--smp', '4', '--expect', 'auto'], 'kvm'),
+        # An AMD CPU model on this KVM: its legacy counter MSRs take writes
+        # and read back 0, which must end in SKIP "counters do not count".
+        ('kernel-kvm-amd-model', k + ['--accel', 'kvm', '--smp', '2', '--cpu', 'EPYC,vendor=AuthenticAMD']
+         + e('kvm-nopmu.expect'), 'kvm'),
+        ('iso-cd-bios', i + tcg + ['--boot', 'cd', '--firmware', 'bios', '--smp', '2'] + e('tcg.expect'), None),
+        ('iso-cd-uefi', i + tcg + ['--boot', 'cd', '--firmware', 'uefi', '--smp', '2'] + e('tcg.expect'), None),
+        ('iso-usb-bios', i + tcg + ['--boot', 'usb', '--firmware', 'bios', '--smp', '2'] + e('tcg.expect'), None),
+        ('iso-usb-uefi', i + tcg + ['--boot', 'usb', '--firmware', 'uefi', '--smp', '2'] + e('tcg.expect'), None),
+        ('selftest-tcg-smp4', k + tcg + ['--smp', '4', '--append', 'tests=selftest.*'] + e('selftest.expect'), None),
+        ('cmdline-unknown-option', k + tcg + ['--smp', '2', '--append', 'frobnicate=yes cpus=2'] + e('bad-cmdline.expect'), None),
+        ('cmdline-garbage-4k', k + tcg + ['--smp', '2', '--append', GARBAGE_CMDLINE] + e('bad-cmdline.expect'), None),
+        ('cmdline-cpus2-of-4', k + tcg + ['--smp', '4', '--cpus', '2', '--append', 'cpus=2'] + e('tcg.expect'), None),
+        # A fault outside any test must end in a dump and QEMU status 127,
+        # never a silent reset: the runner rightly calls such a log
+        # incomplete, so these pass when it fails for exactly that reason.
+        ('panic-ud-outside-test', k + tcg + ['--smp', '2', '--append', 'debug.fault=ud'],
+         ('panic', '# PANIC: unexpected exception outside any test', '#UD invalid opcode')),
+        ('panic-double-fault', k + tcg + ['--smp', '2', '--append', 'debug.fault=df'],
+         ('panic', '# PANIC: #DF double fault', '#DF double fault (vector 8)')),
+        ('framebuffer-ovmf-screenshot', [], ('screen', screen_iso)) if screen_iso else None,
+        ('cmdline-empty', k + tcg + ['--smp', '2', '--append', ''] + e('tcg.expect'), None),
+        # LAVA's rendering of ci-examples/lava-job.yaml through a pty, as is
+        # and with its UEFI line uncommented (OVMF must really boot).
+        ('lava-tcg-pty', [], ('lava', iso, False)),
+        ('lava-tcg-uefi-pty', [], ('lava', iso, True)),
+    ]
+
+
+def panic_verdict(rc, out, log, want):
+    """0 when the run panicked as wanted: QEMU status 127, the panic line and
+    the register dump in the log; else 1, with the reason added to out."""
+    text = _read(log)
+    missing = [w for w in want[1:] + ('RIP 0008:', '# pmutest: panic') if w not in text]
+    if 'qemu status: 127' not in out:
+        missing.append('QEMU status 127')
+    if not missing:
+        return 0, out
+    return 1, out + '\nexpected a panic, missing: %s\n' % ', '.join(missing)
+
+
+def _read(path):
+    try:
+        with open(path, errors='replace', newline='') as f:
+            return f.read()
+    except OSError:
+        return ''
+
+
+def linesplit_problems(text):
+    """How a line-splitting consumer's reading differs from pmutest's own."""
+    want = [(leaf.identity, leaf.outcome) for leaf in parse_ktap(text).leaves]
+    problems = []
+    for how in ('splitlines', 'lf'):
+        leaves, errors = linesplit.parse(text, how)
+        if errors or leaves != want:
+            problems.append('line-splitting consumer (%s): %d of %d leaves, errors: %s'
+                            % (how, len(leaves), len(want), '; '.join(errors[:3]) or 'none'))
+    return problems
+
+
+def junit_problems(path):
+    """Where the run's JUnit file breaks the schemas CI tools apply."""
+    text = _read(path)
+    if not text:
+        return ['no JUnit file %s' % path]
+    return ['JUnit (%s): %s' % (schema, e) for schema in ('xunit', 'ant') for e in validate(text, schema)]
+
+
+# ---------------------------------------------------------------- screenshot
+
+def hmp(sock_path, command, timeout=10):
+    """Send one QEMU human-monitor command over its unix socket."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(sock_path)
+    s.sendall(command.encode() + b'\n')
+    time.sleep(0.5)
+    s.close()
+
+
+def screenshot_run(iso, logdir, name, timeout=180):
+    """Boot the screen ISO under OVMF with a VGA device, wait for the end
+    marker on the serial port, take a QEMU screendump and check that the
+    screen shows the serial log's last lines (pmutest.fbcheck).
+    Returns (rc, output)."""
+    tmp = tempfile.mkdtemp(prefix='pmutest-screen-')
+    log = os.path.join(logdir, name + '.log')
+    shot = os.path.join(logdir, name + '.ppm')
+    sock = os.path.join(tmp, 'monitor.sock')
+    for f in (log, shot):
+        if os.path.exists(f):
+            os.remove(f)
+    ovmf = find_ovmf()
+    if ovmf is None:
+        return 1, 'no OVMF firmware installed (package ovmf)'
+    cfg = QemuConfig(iso=iso, firmware='uefi', ovmf=private_ovmf(ovmf, tmp), smp=2, serial_log=log,
+                     extra=('-device', 'VGA', '-monitor', 'unix:%s,server,nowait' % sock))
+    proc = subprocess.Popen(build_qemu_command(cfg), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    try:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and proc.poll() is None:
+            if '# pmutest: end' in _read(log):
+                break
+            time.sleep(0.5)
+        else:
+            return 1, 'no end marker on the serial port within %d s (QEMU %s)' % (
+                timeout, 'exited %s' % proc.returncode if proc.poll() is not None else 'running')
+        time.sleep(1)  # the framebuffer is written with the serial line; let it settle
+        hmp(sock, 'screendump ' + shot)
+        for _ in range(20):
+            if os.path.exists(shot) and os.path.getsize(shot) > 0:
+                break
+            time.sleep(0.5)
+        hmp(sock, 'quit')
+        check = subprocess.run([sys.executable, os.path.join(TOOLS, 'fb-screenshot-check.py'), shot, log],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = check.stdout
+        if '# fbcon:' not in _read(log):
+            return 1, out + '\nthe kernel reported no framebuffer console (no "# fbcon:" line)'
+        return check.returncode, out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- LAVA over a pty
+
+def lava_skip_reason():
+    for module, package in (('yaml', 'python3-yaml'), ('pexpect', 'python3-pexpect')):
+        try:
+            __import__(module)
+        except ImportError:
+            return '%s not installed (tools/install-deps.sh pytest-deps)' % package
+    if find_ovmf() is None:
+        return 'no OVMF firmware installed (package ovmf)'
+    return None
+
+
+def lava_uefi_option(job_text):
+    """The UEFI line the job carries commented out in extra_options."""
+    for line in job_text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith('# - -bios '):
+            return stripped[len('# - '):].split('  #')[0].strip()
+    raise ValueError('%s has no commented "- -bios ..." line in extra_options' % LAVA_JOB)
+
+
+def lava_pty_run(iso, uefi, logdir, name, timeout=240):
+    """Boot what LAVA would, read it the way LAVA does (pexpect over a pty,
+    LAVA's settings), run the monitor live; then check the capture with
+    pmutest-run and the line-splitting consumer. Returns (rc, output)."""
+    import pexpect
+    import yaml
+    text = _read(LAVA_JOB)
+    job = yaml.safe_load(text)
+    _, _, monitors = lava.job_parts(job)
+    extra = [lava_uefi_option(text)] if uefi else []
+    cmd = lava.qemu_command(job, iso, QEMU, extra)
+    log = os.path.join(logdir, name + '.log')
+    out = ['+ ' + ' '.join(cmd)]
+    capture = open(log, 'w', newline='')
+    child = pexpect.spawn(cmd[0], cmd[1:], encoding='utf-8', codec_errors='replace',
+                          searchwindowsize=4000, maxread=2000, timeout=timeout)
+    child.logfile_read = capture
+    results, event = [], 'start'
+    try:
+        child.expect(monitors[0]['start'])
+        while True:
+            i = child.expect([pexpect.EOF, pexpect.TIMEOUT, monitors[0]['end'], monitors[0]['pattern']])
+            if i != 3:
+                event = ('EOF', 'TIMEOUT', 'end')[i]
+                break
+            g = child.match.groupdict()
+            results.append((lava.case_id(g['test_case_id']),
+                            monitors[0]['fixupdict'].get(g['result'], g['result'])))
+    except (pexpect.EOF, pexpect.TIMEOUT) as e:
+        event = 'no start (%s)' % type(e).__name__
+    finally:
+        child.close(force=True)
+        capture.close()
+    captured = _read(log)
+    problems = [] if event == 'end' else ['the monitor stopped at %s, not at the end marker' % event]
+    report = captured[captured.find('KTAP version 1'):]
+    if '\r\r\n' in report:
+        problems.append('the pty capture holds CR CR LF line ends in the report')
+    want = lava.expected_results(parse_ktap(captured), captured, monitors[0]['fixupdict'])
+    bad = [r for r in results if r[1] not in lava.LAVA_RESULTS]
+    if bad or results != want:
+        problems.append('the live monitor reported %d results (%d rejected), the log holds %d'
+                        % (len(results), len(bad), len(want)))
+    firmware = 'BdsDxe' in captured, 'SeaBIOS' in captured
+    if firmware != ((True, False) if uefi else (False, True)):
+        problems.append('expected %s to boot; the capture shows %s' % (
+            'OVMF' if uefi else 'SeaBIOS', 'OVMF' if firmware[0] else 'SeaBIOS' if firmware[1] else 'neither'))
+    problems += linesplit_problems(captured)
+    smp = cmd[cmd.index('-smp') + 1] if '-smp' in cmd else '1'
+    check = subprocess.run([sys.executable, RUNNER, '--log', log, '--cpus', smp,
+                            '--expect', os.path.join(EXPECT, 'tcg.expect')],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
+    out.append(check.stdout)
+    if check.returncode != 0:
+        problems.append('tools/pmutest-run --log rejects the capture')
+    out += problems
+    return (1 if problems else 0), '\n'.join(out)
+
+
+# ---------------------------------------------------------------- one config
+
+def run_one(name, args, kind, logdir):
+    t0 = time.monotonic()
+    if isinstance(kind, tuple) and kind[0] == 'screen':
+        rc, out = screenshot_run(kind[1], logdir, name)
+        return name, rc, out, time.monotonic() - t0
+    if isinstance(kind, tuple) and kind[0] == 'lava':
+        rc, out = lava_pty_run(kind[1], kind[2], logdir, name)
+        return name, rc, out, time.monotonic() - t0
+    log, junit = os.path.join(logdir, name + '.log'), os.path.join(logdir, name + '.junit.xml')
+    if os.path.exists(junit):
+        os.remove(junit)
+    proc = subprocess.run([sys.executable, RUNNER, '--quiet', '--timeout', '300', '--log-file', log,
+                           '--junit', junit] + args,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
+    rc, out = proc.returncode, proc.stdout
+    if isinstance(kind, tuple) and kind[0] == 'panic':
+        rc, out = panic_verdict(rc, out, log, kind)
+    else:
+        problems = junit_problems(junit) + ([] if '--log' in args else linesplit_problems(_read(log)))
+        if problems:
+            rc, out = 1, out + '\n' + '\n'.join(problems)
+    return name, rc, out, time.monotonic() - t0
+
+
+def skip_reasons(todo):
+    """name -> why it cannot run here, for the configurations that cannot."""
+    skipped = {}
+    if any(kind == 'kvm' for _, _, kind in todo):
+        reason, _ = kvm_unusable_reason(QEMU)
+        if reason:
+            skipped.update((name, reason) for name, _, kind in todo if kind == 'kvm')
+    if any(isinstance(kind, tuple) and kind[0] == 'lava' for _, _, kind in todo):
+        reason = lava_skip_reason()
+        if reason:
+            skipped.update((name, reason) for name, _, kind in todo
+                           if isinstance(kind, tuple) and kind[0] == 'lava')
+    return skipped
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog='boot-matrix.py', description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--kernel', required=True)
+    ap.add_argument('--iso', required=True)
+    ap.add_argument('--screen-iso', help='ISO for the framebuffer screenshot check (tests=boot.* exit=halt)')
+    ap.add_argument('--only', default='*', help='run only configurations matching this glob')
+    ap.add_argument('--jobs', type=int, default=2)
+    ap.add_argument('--logdir', default='build/matrix')
+    a = ap.parse_args(argv)
+    os.makedirs(a.logdir, exist_ok=True)
+
+    todo = [c for c in configs(a.kernel, a.iso, a.screen_iso) if c and fnmatch.fnmatch(c[0], a.only)]
+    skipped = skip_reasons(todo)
+    passed = failed = n = 0
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        futs = [pool.submit(run_one, name, args, kind, a.logdir) for name, args, kind in todo
+                if name not in skipped]
+        for name in skipped:
+            n += 1
+            print('ok %d %s # SKIP %s' % (n, name, skipped[name]), flush=True)
+        for fut in concurrent.futures.as_completed(futs):
+            name, rc, out, secs = fut.result()
+            n += 1
+            if rc == 0:
+                passed += 1
+                print('ok %d %s (%.1f s)' % (n, name, secs), flush=True)
+            else:
+                failed += 1
+                print('not ok %d %s (%.1f s, exit %d, log %s/%s.log)' % (n, name, secs, rc, a.logdir, name))
+                for line in out.splitlines()[-25:]:
+                    print('    # ' + line)
+                sys.stdout.flush()
+    print('boot-matrix: %d passed, %d failed, %d skipped' % (passed, failed, len(skipped)))
+    return 1 if failed else 0

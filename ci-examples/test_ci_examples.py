@@ -74,14 +74,14 @@ not ok 1 boot
     KTAP version 1
     # Subtest: cpu0-apic0
     1..2
-    ok 1 arch.msr_safe
-    ok 2 arch.msr_safe_fault # SKIP TCG raises no #GP for invalid MSR accesses
+    ok 1 arch.msr_safe@cpu0-apic0
+    ok 2 arch.msr_safe_fault@cpu0-apic0 # SKIP TCG raises no #GP for invalid MSR accesses
   ok 1 cpu0-apic0
     KTAP version 1
     # Subtest: cpu1-apic1
     1..2
-    ok 1 arch.msr_safe
-    not ok 2 arch.msr_safe_fault # TIMEOUT 10000ms
+    ok 1 arch.msr_safe@cpu1-apic1
+    not ok 2 arch.msr_safe_fault@cpu1-apic1 # TIMEOUT 10000ms
   not ok 2 cpu1-apic1
 not ok 2 arch
   KTAP version 1
@@ -90,7 +90,7 @@ not ok 2 arch
     KTAP version 1
     # Subtest: cpu0-apic0
     1..1
-    ok 1 pmu.count.fixed_counters # SKIP no architectural PMU (CPUID.0AH.EAX[7:0]=0)
+    ok 1 pmu.count.fixed_counters@cpu0-apic0 # SKIP no architectural PMU (CPUID.0AH.EAX[7:0]=0)
   ok 1 cpu0-apic0 # SKIP
 ok 3 pmu.count # SKIP
   KTAP version 1
@@ -430,29 +430,33 @@ class LavaJobs(unittest.TestCase):
     def test_skips_and_xfails_are_not_passes(self):
         """Consumers review finding #4: the SKIP-aware pattern is the job's."""
         got = lava.run_monitor([KTAP_LOG], self.monitor).results
-        self.assertIn(('pmu_count_fixed_counters', 'skip'), got)
+        self.assertIn(('pmu_count_fixed_counters_cpu0_apic0', 'skip'), got)
         self.assertIn(('pmu_count', 'skip'), got)
-        self.assertIn(('arch_msr_safe_fault', 'skip'), got)
-        self.assertIn(('arch_msr_safe_fault', 'fail'), got)          # the TIMEOUT
+        self.assertIn(('arch_msr_safe_fault_cpu0_apic0', 'skip'), got)
+        self.assertIn(('arch_msr_safe_fault_cpu1_apic1', 'fail'), got)  # the TIMEOUT
         self.assertIn(('pmu_regs_cmask', 'skip'), got)               # the XFAIL
         self.assertNotIn(('pmu_count_fixed_counters', 'pass'), got)
         self.assertFalse([case for case, _ in got if case.startswith('cpu')])
 
-    def test_a_per_cpu_failure_shows_in_the_suite_line(self):
-        """Consumers review finding #6, what stands: LAVA's dispatcher keeps
-        the last result per case name, and the pattern cannot see the CPU
-        block around a leaf; the suite's own line carries the failure."""
+    def test_per_cpu_results_are_distinct_test_cases(self):
+        """Consumers review finding #6: LAVA's dispatcher keeps the last
+        result per case name and the pattern sees one line at a time, so
+        the kernel names each per-CPU leaf with its block; a failure on one
+        CPU stays a failure whatever the other CPUs report."""
         m = lava.run_monitor([KTAP_LOG], self.monitor)
-        self.assertEqual(m.report['arch_msr_safe_fault'], 'fail')
+        self.assertEqual(m.report['arch_msr_safe_fault_cpu0_apic0'], 'skip')
+        self.assertEqual(m.report['arch_msr_safe_fault_cpu1_apic1'], 'fail')
         self.assertEqual(m.report['arch'], 'fail')
-        swapped = KTAP_LOG.replace('    ok 2 arch.msr_safe_fault # SKIP TCG raises no #GP for invalid MSR accesses\n',
-                                   '    not ok 2 arch.msr_safe_fault # TIMEOUT 10000ms\n', 1)
-        swapped = swapped.replace('    not ok 2 arch.msr_safe_fault # TIMEOUT 10000ms\n  not ok 2 cpu1-apic1',
-                                  '    ok 2 arch.msr_safe_fault # SKIP x\n  not ok 2 cpu1-apic1')
-        m = lava.run_monitor([swapped], self.monitor)
-        self.assertEqual(m.report['arch_msr_safe_fault'], 'skip')    # the last CPU wins the dict...
-        self.assertEqual(m.report['arch'], 'fail')                   # ...the suite line does not hide it
-        self.assertIn(('arch_msr_safe_fault', 'fail'), m.results)    # and every row reaches the server
+        self.assertNotIn('arch_msr_safe_fault', m.report)
+
+    def test_an_older_log_without_cpu_names_still_matches(self):
+        # Logs from kernels before the per-CPU names: the leaves collapse
+        # (the last CPU wins the dict) but every row reaches the server.
+        old = KTAP_LOG.replace('@cpu0-apic0', '').replace('@cpu1-apic1', '')
+        m = lava.run_monitor([old], self.monitor)
+        self.assertIn(('arch_msr_safe_fault', 'fail'), m.results)
+        self.assertIn(('arch_msr_safe_fault', 'skip'), m.results)
+        self.assertEqual(m.report['arch'], 'fail')
 
     def test_readme_shows_the_pattern(self):
         self.assertIn(self.monitor['pattern'], read('ci-examples', 'README.md'))
@@ -460,7 +464,7 @@ class LavaJobs(unittest.TestCase):
     def test_the_unanchored_pattern_loses_results(self):
         # Why the pattern ends in [^\r\n]*[\r\n] and not .*: with re.DOTALL,
         # ".*" after a directive swallows every later result already received.
-        naive = dict(self.monitor, pattern=r'(?P<result>ok|not ok) \d+ (?P<test_case_id>[a-z0-9_.]+)'
+        naive = dict(self.monitor, pattern=r'(?P<result>ok|not ok) \d+ (?P<test_case_id>[a-z0-9_.]+(?:@cpu[0-9]+-apic[0-9]+)?)'
                                            r'( # (SKIP|TIMEOUT).*)?')
         got = lava.run_monitor([KTAP_LOG], naive).results
         self.assertLess(len(got), len(lava.expected_results(parse_ktap(KTAP_LOG), KTAP_LOG, {})))
@@ -500,6 +504,6 @@ class LavaJobs(unittest.TestCase):
         with no expect file, outcome by outcome."""
         log = parse_ktap(KTAP_LOG)
         lava_word = {'pass': 'pass', 'fail': 'fail', 'timeout': 'fail', 'skip': 'skip', 'xfail': 'skip'}
-        leaves = [(lava.case_id(j.leaf.name), lava_word[j.leaf.outcome]) for j in judge_all(log, parse_expect(''))]
+        leaves = [(lava.case_id(j.leaf.identity), lava_word[j.leaf.outcome]) for j in judge_all(log, parse_expect(''))]
         got = lava.run_monitor([KTAP_LOG], self.monitor).results
         self.assertEqual([r for r in got if r[0] not in ('boot', 'arch', 'pmu_count', 'pmu_regs')], leaves)

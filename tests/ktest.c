@@ -420,8 +420,12 @@ static void print_block_header(unsigned level, const char *name, unsigned plan)
 	print_indented(level, "1..%u", plan);
 }
 
-/* Prints a leaf result and returns it. */
-static enum ktest_result report(const struct ktest_run *r, unsigned level, unsigned num)
+/* Prints a leaf result and returns it. Inside a per-CPU block the name
+ * carries the block's name ("pmu.count.x@cpu1-apic1"): a consumer that reads
+ * one line at a time (LAVA's test monitor, grep) then never merges two
+ * CPUs' results into one test case. */
+static enum ktest_result report(const struct ktest_run *r, unsigned level, unsigned num,
+				const char *cpu_block)
 {
 	const char *p = r->log;
 	while (*p) {
@@ -433,21 +437,24 @@ static enum ktest_result report(const struct ktest_run *r, unsigned level, unsig
 	if (r->log_truncated)
 		print_indented(level, "# (diagnostics truncated at %u bytes)", KTEST_LOG_SIZE);
 	const struct ktest *t = r->test;
+	char name[160];
+	ksnprintf(name, sizeof(name), "%s.%s%s%s", t->suite, t->name, cpu_block ? "@" : "",
+		  cpu_block ? cpu_block : "");
 	switch (r->result) {
 	case KTEST_PASS:
-		print_indented(level, "ok %u %s.%s", num, t->suite, t->name);
+		print_indented(level, "ok %u %s", num, name);
 		totals.passed++;
 		break;
 	case KTEST_SKIP:
-		print_indented(level, "ok %u %s.%s # SKIP %s", num, t->suite, t->name, r->skip_reason);
+		print_indented(level, "ok %u %s # SKIP %s", num, name, r->skip_reason);
 		totals.skipped++;
 		break;
 	case KTEST_FAIL:
-		print_indented(level, "not ok %u %s.%s", num, t->suite, t->name);
+		print_indented(level, "not ok %u %s", num, name);
 		totals.failed++;
 		break;
 	case KTEST_TIMEOUT:
-		print_indented(level, "not ok %u %s.%s # TIMEOUT %ums", num, t->suite, t->name, r->budget_ms);
+		print_indented(level, "not ok %u %s # TIMEOUT %ums", num, name, r->budget_ms);
 		totals.failed++;
 		break;
 	}
@@ -466,8 +473,8 @@ static void print_parent(unsigned level, unsigned num, const char *name, unsigne
 		print_indented(level, "ok %u %s", num, name);
 }
 
-static void run_block(const struct suite *s, unsigned cpu, unsigned level, uint32_t budget, unsigned *fails,
-		      unsigned *skips, unsigned *n)
+static void run_block(const struct suite *s, unsigned cpu, unsigned level, const char *cpu_block,
+		      uint32_t budget, unsigned *fails, unsigned *skips, unsigned *n)
 {
 	unsigned num = 0;
 	for (unsigned i = 0; i < s->ntests; i++) {
@@ -475,7 +482,7 @@ static void run_block(const struct suite *s, unsigned cpu, unsigned level, uint3
 		/* In a per-CPU suite, a test without the flag runs on the BSP only. */
 		if (s->per_cpu && !(t->flags & KTEST_PER_CPU) && cpu != 0)
 			continue;
-		enum ktest_result res = report(run_on(t, cpu, budget), level, ++num);
+		enum ktest_result res = report(run_on(t, cpu, budget), level, ++num, cpu_block);
 		*fails += res == KTEST_FAIL || res == KTEST_TIMEOUT;
 		*skips += res == KTEST_SKIP;
 		(*n)++;
@@ -507,7 +514,7 @@ struct ktest_totals ktest_run_all(const struct ktest_config *cfg)
 		unsigned fails = 0, skips = 0, n = 0;
 		if (!s->per_cpu) {
 			print_block_header(1, s->name, s->ntests);
-			run_block(s, smp_this_cpu(), 1, cfg->default_budget_ms, &fails, &skips, &n);
+			run_block(s, smp_this_cpu(), 1, NULL, cfg->default_budget_ms, &fails, &skips, &n);
 		} else {
 			unsigned ncpus = smp_num_cpus();
 			print_block_header(1, s->name, ncpus);
@@ -516,7 +523,7 @@ struct ktest_totals ktest_run_all(const struct ktest_config *cfg)
 				unsigned f = 0, sk = 0, k = 0;
 				ksnprintf(name, sizeof(name), "cpu%u-apic%u", cpu, smp_cpu(cpu)->apic_id);
 				print_block_header(2, name, block_size(s, cpu));
-				run_block(s, cpu, 2, cfg->default_budget_ms, &f, &sk, &k);
+				run_block(s, cpu, 2, name, cfg->default_budget_ms, &f, &sk, &k);
 				print_parent(1, cpu + 1, name, f, sk, k);
 				fails += f != 0;
 				skips += k && sk == k;

@@ -325,6 +325,11 @@ class _Parser:
         names = [b.name for b in self.stack[1:]]
         cpus = [n for n in names if _CPU_BLOCK_RE.match(n)]
         suites = [n for n in names if not _CPU_BLOCK_RE.match(n)]
+        # Leaves of a per-CPU block carry its name ("x@cpu1-apic1") since
+        # the kernel names them for line-at-a-time consumers; older logs
+        # do not. The leaf's name is the bare test name either way.
+        if cpus and name.endswith('@' + cpus[-1]):
+            name = name[:-len(cpus[-1]) - 1]
         self.log.leaves.append(Leaf(name=name, outcome=outcome, reason=reason,
                                     suite=suites[-1] if suites else 'pmutest',
                                     cpu=cpus[-1] if cpus else '',

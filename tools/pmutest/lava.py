@@ -105,9 +105,16 @@ def expected_results(log, text, fixup):
     the fixupdict maps the word the pattern captures."""
     from .ktap import clean_line
     word = {'pass': 'ok', 'fail': 'not ok', 'timeout': 'TIMEOUT', 'skip': 'SKIP', 'xfail': 'XFAIL'}
-    rows = [(leaf.lineno, leaf.name, word[leaf.outcome]) for leaf in log.leaves]
-    for lineno, line in enumerate(text.split('\n'), 1):
-        m = re.match(r'^(ok|not ok) \d+ ([a-z0-9_.]+)(?: # (SKIP|TIMEOUT|XFAIL)\b.*)?$', clean_line(line))
+    lines = text.split('\n')
+    result = re.compile(r'^(ok|not ok) \d+ ([a-z0-9_.]+(?:@cpu[0-9]+-apic[0-9]+)?)(?: # (SKIP|TIMEOUT|XFAIL)\b.*)?$')
+    # A leaf as its line names it: newer kernels add the per-CPU block
+    # ("x@cpu1-apic1"), which is what keeps CPUs apart in the report.
+    rows = []
+    for leaf in log.leaves:
+        m = result.match(clean_line(lines[leaf.lineno - 1]).strip())
+        rows.append((leaf.lineno, m.group(2) if m else leaf.name, word[leaf.outcome]))
+    for lineno, line in enumerate(lines, 1):
+        m = result.match(clean_line(line))
         if m:
             rows.append((lineno, m.group(2), m.group(3) or m.group(1)))
     return [(case_id(name), fixup.get(w, w)) for _, name, w in sorted(rows)]

@@ -81,12 +81,36 @@ enum pmu_arch_event pmu_arch_event_of_fixed(unsigned i);
  * branch on the vendor to find an MSR. --- */
 enum pmu_vendor { PMU_VENDOR_UNKNOWN, PMU_VENDOR_INTEL, PMU_VENDOR_AMD };
 
+/* The hypervisor a CPU runs under, by the signature in EBX:ECX:EDX of its
+ * hypervisor leaf 0x40000000 + 0x100k (the range Linux scans,
+ * arch/x86/include/asm/processor.h hypervisor_cpuid_base). Xen with
+ * Viridian and QEMU/KVM with Hyper-V enlightenments answer as Hyper-V at
+ * 0x40000000 and as themselves at 0x40000100, so Hyper-V is taken only
+ * when no other signature is found. The known deviations
+ * (tests/deviations.c) are matched by this. */
+enum pmu_hv {
+	PMU_HV_NONE,   /* CPUID.01H:ECX[31] clear: no hypervisor that says so */
+	PMU_HV_HIDDEN, /* the bit set, but no signature (e.g. QEMU's kvm=off) */
+	PMU_HV_OTHER,  /* a signature pmutest does not know: hv_signature */
+	PMU_HV_KVM,    /* "KVMKVMKVM\0\0\0" */
+	PMU_HV_XEN,    /* "XenVMMXenVMM" */
+	PMU_HV_VMWARE, /* "VMwareVMware" */
+	PMU_HV_HYPERV, /* "Microsoft Hv" */
+	PMU_HV_TCG,    /* "TCGTCGTCGTCG": QEMU's TCG, an emulator */
+	PMU_HV_NR
+};
+/* "KVM", "bare metal", ...; NULL out of range. */
+const char *pmu_hv_name(enum pmu_hv hv);
+
 struct pmu_caps {
 	enum pmu_vendor vendor;
 	char vendor_id[13];
 	uint32_t max_leaf;
 	uint32_t family, model, stepping; /* DisplayFamily / DisplayModel */
 	bool hypervisor;                  /* CPUID.01H:ECX[31] */
+	enum pmu_hv hv;                   /* which one, by its signature */
+	char hv_signature[13];            /* as read, NUL-terminated; "" when none */
+	uint32_t hv_leaf;                 /* the leaf it was read from */
 	bool cx16;                        /* CPUID.01H:ECX[13]: CMPXCHG16B, which reads need */
 
 	struct cpuid_regs leaf_0a; /* raw, for diagnostics */

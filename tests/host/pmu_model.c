@@ -647,6 +647,14 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 		c->vendor_ops->cpuid(cur, leaf, subleaf, r);
 		return;
 	}
+	if ((leaf == 0x40000000u || leaf == 0x40000100u) && c->hv_sig[leaf >> 8 & 1]) {
+		const char *sig = c->hv_sig[leaf >> 8 & 1];
+		r->eax = leaf + 1;
+		memcpy(&r->ebx, sig, 4);
+		memcpy(&r->ecx, sig + 4, 4);
+		memcpy(&r->edx, sig + 8, 4);
+		return;
+	}
 	if (leaf > c->max_leaf && leaf < 0x80000000u)
 		return;
 	switch (leaf) {

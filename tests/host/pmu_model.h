@@ -47,6 +47,9 @@ struct model_cpu_config {
 	const char *vendor; /* 12 characters */
 	uint32_t signature; /* CPUID.01H:EAX */
 	bool hypervisor;    /* CPUID.01H:ECX[31] */
+	/* 12-byte signatures at CPUID 0x40000000 and 0x40000100 (NULL: none),
+	 * as a hypervisor presents them; read only with the bit above set. */
+	const char *hv_sig[2];
 	uint32_t max_leaf;
 	uint8_t version, num_gp, gp_width, ebx_len, num_fixed, fixed_width;
 	uint32_t ebx_unavail;  /* CPUID.0AH:EBX */

@@ -226,6 +226,47 @@ HT_TEST(other_vendor_has_no_backend)
 		"no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"CentaurHauls\" yet");
 }
 
+/* The hypervisor by its signature (enum pmu_hv): a known one in any block,
+ * Hyper-V only when nothing else answers, an unknown one named, and none
+ * at all read without the CPUID.01H:ECX[31] bit. */
+static enum pmu_hv hv_of(bool bit, const char *sig0, const char *sig1)
+{
+	struct model_cpu_config cfg = *(model_init(MODEL_V2, false), model_config(0));
+	cfg.hypervisor = bit;
+	cfg.hv_sig[0] = sig0;
+	cfg.hv_sig[1] = sig1;
+	model_init_custom(&cfg, 1);
+	pmu_cpu_init(NULL);
+	return caps_of(0)->hv;
+}
+
+HT_TEST(hypervisor_by_signature)
+{
+	static const char kvm[12] = "KVMKVMKVM\0\0";
+	HT_CHECK_EQ(hv_of(false, kvm, NULL), PMU_HV_NONE);
+	HT_CHECK_EQ(hv_of(true, NULL, NULL), PMU_HV_HIDDEN);
+	HT_CHECK_STR(caps_of(0)->hv_signature, "");
+	HT_CHECK_EQ(hv_of(true, kvm, NULL), PMU_HV_KVM);
+	HT_CHECK_STR(caps_of(0)->hv_signature, "KVMKVMKVM");
+	HT_CHECK_EQ(caps_of(0)->hv_leaf, 0x40000000);
+	/* QEMU's KVM with Hyper-V enlightenments; Xen with Viridian. */
+	HT_CHECK_EQ(hv_of(true, "Microsoft Hv", kvm), PMU_HV_KVM);
+	HT_CHECK_EQ(caps_of(0)->hv_leaf, 0x40000100);
+	HT_CHECK_EQ(hv_of(true, "Microsoft Hv", "XenVMMXenVMM"), PMU_HV_XEN);
+	HT_CHECK_EQ(hv_of(true, "Microsoft Hv", NULL), PMU_HV_HYPERV);
+	HT_CHECK_EQ(hv_of(true, "VMwareVMware", NULL), PMU_HV_VMWARE);
+	HT_CHECK_EQ(hv_of(true, "TCGTCGTCGTCG", NULL), PMU_HV_TCG);
+	HT_CHECK_EQ(hv_of(true, "bhyve bhyve ", NULL), PMU_HV_OTHER);
+	HT_CHECK_STR(caps_of(0)->hv_signature, "bhyve bhyve ");
+	printed[0] = '\0';
+	pmu_caps_print(caps_of(0), "", collect, NULL);
+	HT_CHECK(strstr(printed, ", under a hypervisor (CPUID 0x40000000: \"bhyve bhyve \")") != NULL,
+		 "hypervisor in:\n%s", printed);
+	/* An unknown block after a known one does not replace it. */
+	HT_CHECK_EQ(hv_of(true, kvm, "bhyve bhyve "), PMU_HV_KVM);
+	HT_CHECK_EQ(hv_of(true, "\x01\x02garbage...", NULL), PMU_HV_HIDDEN);
+}
+
 HT_TEST(caps_print_lines)
 {
 	boot(MODEL_V4, true);

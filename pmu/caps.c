@@ -117,6 +117,8 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 			 c->fixed_mask, c->num_fixed, c->version >= 5 ? ", v5 ECX bitmap" : "");
 	if (c->anythread_deprecated)
 		line_add(&l, ", AnyThread deprecated");
+	if (c->counters_added)
+		line_add(&l, "; with %s", c->counters_added);
 	line_emit(&l, out, ctx);
 
 	line_add(&l, "%sevents (CPUID.0AH:EBX=%#x, length %u): available:", prefix, c->events_unavail,

@@ -180,6 +180,7 @@ struct pmu_caps {
 	unsigned retired_slack;
 	const char *retired_slack_why;
 	bool counters_assumed;             /* counters inferred from the family, not enumerated */
+	const char *counters_added;        /* counters the model has beyond what CPUID says, or NULL */
 	bool ctr_write_full;               /* ctr_base writes store the full width (no sign extension) */
 	uint32_t rdpmc_extra_mask;         /* RDPMC indices past the GP counters that read other counters */
 	bool amd_ext_core, amd_perfmon_v2; /* CPUID 0x80000001:ECX[23], 0x80000022:EAX[0] */

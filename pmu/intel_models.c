@@ -66,6 +66,12 @@ static const struct intel_model models[] = {
 	      .errata = INTEL_ERRATUM_SRF7_INSTRUCTIONS),
 };
 
+const struct intel_model *intel_models(unsigned *n)
+{
+	*n = ARRAY_LEN(models);
+	return models;
+}
+
 const struct intel_model *intel_model_of(const struct pmu_caps *c)
 {
 	if (c->vendor != PMU_VENDOR_INTEL || c->family != 6)

@@ -53,6 +53,8 @@ struct intel_model {
 #define INTEL_ERRATUM_SRF7_INSTRUCTIONS (1u << 0)
 #define INTEL_ERRATUM_SRF7_BRANCHES (1u << 1)
 
+/* Every row, in table order; *n gets how many. */
+const struct intel_model *intel_models(unsigned *n);
 /* caps' row, or NULL: another vendor or family, or a model not listed. */
 const struct intel_model *intel_model_of(const struct pmu_caps *c);
 /* INTEL_UARCH_UNKNOWN for a model not listed. */

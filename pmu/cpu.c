@@ -250,7 +250,8 @@ bool pmu_inuse_found(const struct pmu_cpu *pc)
 {
 	const struct pmu_inuse *iu = &pc->inuse;
 
-	return iu->read_fault || iu->gp || iu->fixed || (iu->global_inuse_valid && iu->global_inuse) ||
+	return iu->read_fault || iu->gp || iu->fixed || iu->global_inuse_fault ||
+	       (iu->global_inuse_valid && iu->global_inuse) ||
 	       (iu->global_ctrl_valid && iu->global_ctrl != pc->caps.global_ctrl_reset);
 }
 

@@ -418,7 +418,8 @@ struct pmu_inuse {
 	uint64_t evtsel[PMU_MAX_GP];
 	uint64_t fixed_ctrl, global_ctrl, global_inuse;
 	bool global_ctrl_valid, global_inuse_valid;
-	int read_fault; /* first faulting read, 0 if none */
+	int global_inuse_fault; /* the vector an INUSE read raised (taken as no INUSE), or 0 */
+	int read_fault;         /* first faulting read, 0 if none */
 	uint32_t read_fault_msr;
 	bool taken_over; /* pmu.takeover=1 cleared them */
 };

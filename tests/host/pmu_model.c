@@ -372,7 +372,7 @@ static enum reg_kind decode(const struct model_cpu *m, uint32_t msr, unsigned *i
 	if (c->version >= 4) {
 		if (msr == MSR_IA32_PERF_GLOBAL_STATUS_SET)
 			return R_STATUS_SET;
-		if (msr == MSR_IA32_PERF_GLOBAL_INUSE)
+		if (msr == MSR_IA32_PERF_GLOBAL_INUSE && !c->no_inuse)
 			return R_INUSE;
 	}
 	return R_NONE;

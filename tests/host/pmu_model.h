@@ -75,6 +75,7 @@ struct model_cpu_config {
 	enum model_uncore uncore; /* client uncore layout, one per model (one package) */
 	uint8_t uncore_cboxes;    /* C-boxes; MSR_UNC_CBO_CONFIG encodes it per layout */
 	bool rdpmc_gp;            /* RDPMC raises #GP for every counter */
+	bool no_inuse;            /* v4 without IA32_PERF_GLOBAL_INUSE: it #GPs */
 	bool no_count;            /* counters hold writes but never advance */
 	/* Another vendor's model stands in for this one on this CPU (NULL:
 	 * the SDM model; tests/host/pmu_model_amd.c). */

@@ -153,6 +153,28 @@ HT_TEST(probe_uses_cycles_when_instructions_unavailable)
 	HT_CHECK(strstr(t, "0x186<-0x43003c") != NULL, "cycles selected: %s", t);
 }
 
+/* Version 4 without IA32_PERF_GLOBAL_INUSE (a hypervisor's): the read
+ * faults, INUSE is taken as absent and reported, and the counters still
+ * count (hardware-truth review F20). */
+HT_TEST(inuse_fault_is_no_inuse)
+{
+	struct model_cpu_config cfg = *(model_init(MODEL_V4, true), model_config(0));
+	cfg.no_inuse = true;
+	cfg.hypervisor = true;
+	model_init_custom(&cfg, 1);
+	pmu_cpu_init(&(struct pmu_init_opts){ .workload = tick_probe });
+	struct pmu_cpu *pc = pmu_cpu_of(0);
+	HT_CHECK(pc->counting, "counters count: %s", pc->reason);
+	HT_CHECK_EQ(pc->inuse.read_fault, 0);
+	HT_CHECK_EQ(pc->inuse.global_inuse_fault, 13);
+	HT_CHECK(!pc->inuse.global_inuse_valid, "no INUSE value");
+	HT_CHECK(pmu_inuse_found(pc), "the fault is worth reporting");
+	printed[0] = '\0';
+	pmu_inuse_report(pc, collect, NULL);
+	HT_CHECK(strstr(printed, "IA32_PERF_GLOBAL_INUSE (MSR 0x392) raised #GP") != NULL, "reported in:\n%s",
+		 printed);
+}
+
 HT_TEST(inuse_reported_and_left_alone)
 {
 	model_init(MODEL_V4, false);

@@ -123,11 +123,8 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	if (!p)
 		return 0;
 	p->stats.pmis++;
-	p->stats.last_rip = rip;
-	p->stats.last_from = from;
 	if (!pc || !pc->initialised || !pc->ops || !pc->caps.version) {
 		/* No PMU we drive: nothing can have overflowed. */
-		p->stats.last_status = p->stats.last_cleared = 0;
 		p->stats.spurious++;
 		return 0;
 	}
@@ -138,12 +135,17 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	} else {
 		status = inferred_status(pc);
 	}
-	p->stats.last_status = status;
+	/* A PMI that finds no status bit is counted, and leaves the last_*
+	 * figures to the last one that found something: a second, empty PMI
+	 * after an overflow's (KVM before 73554b29bd70) does not hide what
+	 * the real one saw. */
 	if (status == 0) {
-		p->stats.last_cleared = 0;
 		p->stats.spurious++;
 		return 0;
 	}
+	p->stats.last_status = status;
+	p->stats.last_rip = rip;
+	p->stats.last_from = from;
 	if (status & BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT))
 		p->stats.frozen++;
 	if (p->observer)

@@ -511,18 +511,20 @@ struct pmu_sample;
 
 /* Per-CPU handler statistics. Written only by that CPU's handler. */
 struct pmu_pmi_stats {
-	uint64_t pmis;            /* handler entries */
-	uint64_t spurious;        /* entries that found no status bit at all */
-	uint64_t unclaimed;       /* entries whose status held no counter of ours */
-	uint64_t overflows;       /* counter overflows handled */
-	uint64_t samples;         /* sample records written */
-	uint64_t lost;            /* samples that did not fit in the ring */
-	uint64_t frozen;          /* entries that found the counters frozen (v4) */
-	uint64_t faults;          /* register accesses that faulted in the handler */
-	uint64_t last_status;     /* GLOBAL_STATUS as the last entry read it */
-	uint64_t last_cleared;    /* what the last entry wrote to OVF_CTRL */
-	uint64_t last_rip;        /* interrupted RIP of the last entry */
-	unsigned last_from;       /* PMU_PMI_FROM_* of the last entry */
+	uint64_t pmis;      /* handler entries */
+	uint64_t spurious;  /* entries that found no status bit at all */
+	uint64_t unclaimed; /* entries whose status held no counter of ours */
+	uint64_t overflows; /* counter overflows handled */
+	uint64_t samples;   /* sample records written */
+	uint64_t lost;      /* samples that did not fit in the ring */
+	uint64_t frozen;    /* entries that found the counters frozen (v4) */
+	uint64_t faults;    /* register accesses that faulted in the handler */
+	/* Of the last entry that found a status bit (a spurious one leaves
+	 * them): */
+	uint64_t last_status;     /* GLOBAL_STATUS as it read it */
+	uint64_t last_cleared;    /* what it wrote to OVF_CTRL */
+	uint64_t last_rip;        /* the interrupted RIP */
+	unsigned last_from;       /* PMU_PMI_FROM_* */
 	uint32_t ovf[PMU_IDX_NR]; /* overflows handled, per counter index */
 };
 

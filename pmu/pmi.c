@@ -241,6 +241,21 @@ int pmu_pmi_set_freeze(bool on)
 	return PMU_OK;
 }
 
+int pmu_smm_freeze(bool on)
+{
+	struct pmu_cpu *pc = pmu_this_cpu();
+	uint64_t v;
+
+	/* SDM vol. 3B, "IA32_DEBUGCTL MSR": bit 14, valid when
+	 * IA32_PERF_CAPABILITIES[12] (SMM_FREEZE) is set. */
+	if (!pc || !pc->initialised || !pc->caps.freeze_smm || !pc->caps.debugctl)
+		return PMU_E_UNSUPPORTED;
+	if (pmu_hw_rdmsr(pc->caps.debugctl, &v) != 0)
+		return PMU_E_FAULT;
+	v = on ? v | BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT) : v & ~BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT);
+	return pmu_hw_wrmsr(pc->caps.debugctl, v) ? PMU_E_FAULT : PMU_OK;
+}
+
 int pmu_pmi_status_set(uint64_t bits)
 {
 	struct pmu_cpu *pc = pmu_this_cpu();

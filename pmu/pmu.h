@@ -551,6 +551,10 @@ void pmu_pmi_set_observer(pmu_pmi_observer_fn fn, void *ctx);
 /* IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI on the calling CPU. Before v4 the
  * freeze clears GLOBAL_CTRL; the handler then restores it. */
 int pmu_pmi_set_freeze(bool on);
+/* IA32_DEBUGCTL.FREEZE_WHILE_SMM on the calling CPU, where
+ * IA32_PERF_CAPABILITIES[12] offers it (PMU_E_UNSUPPORTED elsewhere):
+ * the counters stop while SMM code, which runs at CPL 0, executes. */
+int pmu_smm_freeze(bool on);
 /* Set status bits through IA32_PERF_GLOBAL_STATUS_SET (v4). */
 int pmu_pmi_status_set(uint64_t bits);
 /* "pmis 3 spurious 0 ..." lines for one CPU's statistics. */

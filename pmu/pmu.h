@@ -169,16 +169,11 @@ struct pmu_caps {
 	 * vol. 2B, RDPMC; KVM commit "KVM: x86/pmu: Disallow 'fast' RDPMC
 	 * for architectural Intel PMUs", confirmed on bare metal). */
 	const char *rdpmc_fast_unchecked_why;
-	/* Why a set reserved event-select bit (63) and a write to the
-	 * read-only global status are not known to #GP. NULL: the manual
-	 * says they #GP (SDM vol. 4, table 2-2, reserved bits; vol. 3B,
-	 * IA32_PERF_GLOBAL_STATUS read-only). */
+	/* Why a set reserved event-select or global-control bit and a write
+	 * to the read-only global status are not known to #GP. NULL: the
+	 * manual says they #GP (SDM vol. 4, table 2-2, reserved bits; vol.
+	 * 3B, IA32_PERF_GLOBAL_STATUS read-only). */
 	const char *reserved_gp_unchecked_why;
-	/* Retired instructions/branches beyond the workload that a bracket
-	 * may count and cannot be ruled out (0: counts are exact, bracket.h's
-	 * Intel overhead), and why. */
-	unsigned retired_slack;
-	const char *retired_slack_why;
 	bool counters_assumed;             /* counters inferred from the family, not enumerated */
 	const char *counters_added;        /* counters the model has beyond what CPUID says, or NULL */
 	bool ctr_write_full;               /* ctr_base writes store the full width (no sign extension) */

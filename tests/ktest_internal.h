@@ -18,7 +18,7 @@ enum ktest_result { KTEST_PASS, KTEST_FAIL, KTEST_SKIP, KTEST_TIMEOUT, KTEST_XFA
 #define KTEST_XFAIL_IDS 4
 
 #define KTEST_LOG_SIZE 4096
-#define KTEST_REASON_SIZE 160
+#define KTEST_REASON_SIZE 256
 
 /* One execution of one test on one CPU. */
 struct ktest_run {

@@ -11,11 +11,12 @@
 #include "tests/deviations.h"
 #include "tests/ktest.h"
 
-/* The running CPU as a KVM guest (or as bare metal) on an Intel part. */
+/* The running CPU as a KVM guest (or as bare metal) on an Intel part.
+ * These tests run on the BSP only, one at a time. */
 static struct pmu_cpu *made_up_cpu(enum pmu_hv hv)
 {
-	static struct pmu_cpu pcs[MAX_CPUS];
-	struct pmu_cpu *pc = &pcs[this_cpu()->cpu];
+	static struct pmu_cpu made_up;
+	struct pmu_cpu *pc = &made_up;
 
 	memset(pc, 0, sizeof(*pc));
 	pc->cpu = this_cpu()->cpu;

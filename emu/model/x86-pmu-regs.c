@@ -232,8 +232,9 @@ typedef enum IntelReg {
  * model owns the whole address ranges the architecture gives the PMU, so
  * that a counter the CPUID view does not have raises #GP (SDM vol. 4:
  * IA32_PMC0-7 0xC1-0xC8, IA32_PERFEVTSEL0-7 0x186-0x18D, IA32_A_PMC0-7
- * 0x4C1-0x4C8, IA32_FIXED_CTR0-3 0x309-0x30C, 0x38D-0x392).  The
- * offcore-response MSRs are owned too: not emulated, so #GP.
+ * 0x4C1-0x4C8, IA32_FIXED_CTR0-15 0x309-0x318 for FIXED_CTR_CTRL's 16
+ * fields, 0x38D-0x392).  The offcore-response MSRs are owned too: not
+ * emulated, so #GP.
  */
 static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
                                  IntelReg *reg, unsigned *idx)
@@ -263,7 +264,7 @@ static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
         *idx = msr - X86PMU_MSR_A_PMC0;
         *reg = x86pmu_gp_exists(s, *idx) && fw_write(s) ? R_APMC : R_ABSENT;
     } else if (msr >= X86PMU_MSR_FIXED_CTR0 &&
-               msr < X86PMU_MSR_FIXED_CTR0 + X86PMU_MAX_FIXED) {
+               msr < X86PMU_MSR_FIXED_CTR0 + 16) {
         *idx = msr - X86PMU_MSR_FIXED_CTR0;
         *reg = x86pmu_fixed_exists(s, *idx) ? R_FIXED : R_ABSENT;
     } else if (msr >= X86PMU_MSR_FIXED_CTR_CTRL &&

@@ -199,6 +199,8 @@ HT_TEST(version_5_fixed_bitmap_gap)
 	reconfigure(v5_gap);
 	HT_CHECK_EQ(rd(0x30b, &v), GP);
 	HT_CHECK_EQ(rd(0x30c, &v), 0);
+	HT_CHECK_EQ(rd(0x30d, &v), GP); /* FIXED_CTR4: no such counter */
+	HT_CHECK_EQ(rd(0x318, &v), GP); /* FIXED_CTR15, the last FIXED_CTR_CTRL field */
 	HT_CHECK_EQ(wr(0x38d, 0x3 << 8), GP);
 	HT_CHECK_EQ(wr(0x38d, 0x3 << 12), 0);
 	HT_CHECK_EQ(wr(0x38f, 1ull << 34), GP);

@@ -181,6 +181,15 @@ clang-build:
 bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
 	$(PYTHON) tools/bench.py $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 
+# --- The emulated-PMU QEMU (emu/, issue 9): Debian's QEMU with emu/qemu's
+# patches, cached outside the clone; the binary's path is the last line.
+.PHONY: emu-qemu emu-profiles
+emu-qemu:
+	@emu/qemu/build.sh
+# The profiles to boot it with: NAME KIND CPUARG, one per line.
+emu-profiles:
+	@awk '!/^[[:space:]]*(#|$$)/ { print $$1, $$2, $$3 }' emu/profiles.list
+
 clean:
 	rm -rf $(BUILD)
 

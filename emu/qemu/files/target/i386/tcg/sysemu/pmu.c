@@ -222,6 +222,47 @@ static X86PMURing ring_of(uint32_t hflags)
 }
 
 /*
+ * The defect "counts leak between CPUs": a vPMU that restores the wrong
+ * vCPU's saved counters, so that what one vCPU counted shows up in the
+ * next one's counter registers.
+ */
+typedef struct PMULeak {
+    uint64_t gp[X86PMU_MAX_GP], fixed[X86PMU_MAX_FIXED];
+    bool *pending;
+} PMULeak;
+
+static void pmu_leak_work(CPUState *cs, run_on_cpu_data data)
+{
+    CPUX86State *env = cs->env_ptr;
+    PMULeak *l = data.host_ptr;
+
+    memcpy(env->pmu.gp_ctr, l->gp, sizeof(l->gp));
+    memcpy(env->pmu.fixed_ctr, l->fixed, sizeof(l->fixed));
+    qatomic_set(l->pending, false);
+    g_free(l);
+    pmu_update(env);
+}
+
+static void pmu_leak(CPUX86State *env)
+{
+    static bool pending[1024];
+    CPUState *next = CPU_NEXT(env_cpu(env)) ?: first_cpu;
+    bool *p = &pending[env_cpu(env)->cpu_index % 1024];
+    PMULeak *l;
+
+    /* One copy in flight at a time: folds can come every instruction. */
+    if (next == env_cpu(env) || qatomic_read(p)) {
+        return;
+    }
+    qatomic_set(p, true);
+    l = g_new(PMULeak, 1);
+    l->pending = p;
+    memcpy(l->gp, env->pmu.gp_ctr, sizeof(l->gp));
+    memcpy(l->fixed, env->pmu.fixed_ctr, sizeof(l->fixed));
+    async_run_on_cpu(next, pmu_leak_work, RUN_ON_CPU_HOST_PTR(l));
+}
+
+/*
  * The accounting since the last fold, into the model.  In step mode it
  * holds exactly one instruction, counted cycle by cycle; in fast mode
  * any number, counted in bulk (no counter uses CMASK/INV/EDGE then).
@@ -258,6 +299,9 @@ static unsigned pmu_fold(CPUX86State *env, bool one_insn)
             pmis += x86pmu_count_bulk(&env->pmu, ring, t);
         }
         memset(a, 0, sizeof(*a));
+        if (env->pmu.cfg.defect == X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS) {
+            pmu_leak(env);
+        }
     }
     return pmis;
 }
@@ -460,8 +504,6 @@ void x86_pmu_insn_end(CPUX86State *env, uint32_t self)
     pmu_deliver(env, pmis);
 }
 
-static void pmu_leak_write(CPUState *cs, run_on_cpu_data data);
-
 int x86_pmu_rdmsr(CPUX86State *env, uint32_t msr, uint64_t *val)
 {
     switch (x86pmu_rdmsr(&env->pmu, msr, val)) {
@@ -491,31 +533,8 @@ int x86_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
     if (r == X86PMU_GP) {
         return -1;
     }
-    /* The defect: the write also lands on the next vCPU's PMU. */
-    if (env->pmu.cfg.defect == X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS) {
-        CPUState *next = CPU_NEXT(env_cpu(env));
-
-        if (next) {
-            uint64_t *w = g_new(uint64_t, 2);
-
-            w[0] = msr;
-            w[1] = val;
-            async_run_on_cpu(next, pmu_leak_write, RUN_ON_CPU_HOST_PTR(w));
-        }
-    }
     pmu_deliver(env, pmis);
     return 1;
-}
-
-static void pmu_leak_write(CPUState *cs, run_on_cpu_data data)
-{
-    CPUX86State *env = cs->env_ptr;
-    uint64_t *w = data.host_ptr;
-    unsigned pmis;
-
-    x86pmu_wrmsr(&env->pmu, w[0], w[1], &pmis);
-    g_free(w);
-    pmu_update(env);
 }
 
 bool x86_pmu_rdpmc(CPUX86State *env, uint32_t ecx, uint64_t *val)

@@ -372,6 +372,29 @@ unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
     return pmi ? pmi_raised(s) : 0;
 }
 
+unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
+                          unsigned umask, uint64_t n)
+{
+    bool pmi = false;
+    unsigned x;
+
+    for (x = 0; x < X86PMU_MAX_GP; x++) {
+        uint64_t sel = s->gp_sel[x];
+        unsigned ev = SEL_EVENT(sel);
+        Ctr c;
+
+        if (x86pmu_is_amd(s) && s->cfg.family >= 0x10) {
+            ev |= SEL_AMD_EVENT_HI(sel) << 8;
+        }
+        if (ev != event || SEL_UMASK(sel) != umask || !ctr_get(s, x, &c) ||
+            !ring_match(&c, ring) || has_filters(&c)) {
+            continue;
+        }
+        add(s, x, &c, n, &pmi);
+    }
+    return pmi ? pmi_raised(s) : 0;
+}
+
 unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
                            const X86PMUInsn *insn)
 {

@@ -514,8 +514,12 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         s->edge_prev &= ~BIT64(i);
         break;
     case R_FIXED:
-        /* Bits past the width "must be written as zeros" (#GP); KVM
-         * truncates instead. */
+        /*
+         * "Bits beyond the width of the fixed-function counter are
+         * reserved and must be written as zeros" (SDM vol. 3B,
+         * "Architectural Performance Monitoring Version 2"): #GP.  KVM
+         * truncates instead.
+         */
         if (val & ~x86pmu_mask(s->cfg.fixed_width)) {
             if (!x86pmu_quirk(s, X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED)) {
                 return X86PMU_GP;

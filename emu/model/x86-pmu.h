@@ -305,6 +305,15 @@ unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
 unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
                            const uint64_t total[X86PMU_EV_NUM]);
 
+/*
+ * `n` events of a model-specific event, by event select and unit mask,
+ * on the GP counters programmed with it (no CMASK/INV/EDGE): for users
+ * that model such events themselves (pmutest's host tests: offcore
+ * response).
+ */
+unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
+                          unsigned umask, uint64_t n);
+
 X86PMUActivity x86pmu_activity(const X86PMUState *s);
 
 /*

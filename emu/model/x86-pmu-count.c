@@ -19,6 +19,13 @@
  */
 #define HYBRID_FREEZE_EXIT_CYCLES 8000
 
+/* Every counter index the model has: GP 0-7, fixed 0-3 (32-35). */
+static const uint8_t all_idx[] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 32, 33, 34, 35,
+};
+#define FOR_EACH_IDX(pos, idx) \
+    for (pos = 0; pos < sizeof(all_idx) && (idx = all_idx[pos], true); pos++)
+
 /* A counter as the counting code sees it. */
 typedef struct Ctr {
     uint64_t *value;
@@ -297,18 +304,16 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
                            bool emulated_insn)
 {
     bool pmi = false;
-    unsigned idx;
+    unsigned idx, pos;
 
     if (!ncycles) {
         return 0;
     }
-    for (idx = 0; idx < 64; idx++) {
+    FOR_EACH_IDX(pos, idx) {
         uint64_t k, delta;
         Ctr c;
 
-        if ((idx >= X86PMU_MAX_GP && idx < X86PMU_FIXED_IDX(0)) ||
-            idx >= X86PMU_FIXED_IDX(X86PMU_MAX_FIXED) ||
-            !ctr_get(s, idx, &c) || !ring_match(&c, ring) ||
+        if (!ctr_get(s, idx, &c) || !ring_match(&c, ring) ||
             c.ev == X86PMU_EV_NONE) {
             continue;
         }
@@ -356,14 +361,12 @@ unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
                            const uint64_t total[X86PMU_EV_NUM])
 {
     bool pmi = false;
-    unsigned idx;
+    unsigned idx, pos;
 
-    for (idx = 0; idx < 64; idx++) {
+    FOR_EACH_IDX(pos, idx) {
         Ctr c;
 
-        if ((idx >= X86PMU_MAX_GP && idx < X86PMU_FIXED_IDX(0)) ||
-            idx >= X86PMU_FIXED_IDX(X86PMU_MAX_FIXED) ||
-            !ctr_get(s, idx, &c) || !ring_match(&c, ring) ||
+        if (!ctr_get(s, idx, &c) || !ring_match(&c, ring) ||
             c.ev == X86PMU_EV_NONE || has_filters(&c)) {
             continue;
         }
@@ -444,14 +447,12 @@ X86PMUActivity x86pmu_activity(const X86PMUState *s)
 {
     X86PMUActivity a = { 0 };
     X86PMUState *w = (X86PMUState *)s;  /* ctr_get only reads here */
-    unsigned idx;
+    unsigned idx, pos;
 
-    for (idx = 0; idx < 64; idx++) {
+    FOR_EACH_IDX(pos, idx) {
         Ctr c;
 
-        if ((idx >= X86PMU_MAX_GP && idx < X86PMU_FIXED_IDX(0)) ||
-            idx >= X86PMU_FIXED_IDX(X86PMU_MAX_FIXED) ||
-            !ctr_get(w, idx, &c) || !(c.os || c.usr)) {
+        if (!ctr_get(w, idx, &c) || !(c.os || c.usr)) {
             continue;
         }
         a.any = true;
@@ -484,15 +485,13 @@ static uint64_t headroom_of(const X86PMUState *s, bool ref)
 {
     X86PMUState *w = (X86PMUState *)s;
     uint64_t best = UINT64_MAX;
-    unsigned idx;
+    unsigned idx, pos;
 
-    for (idx = 0; idx < 64; idx++) {
+    FOR_EACH_IDX(pos, idx) {
         uint64_t mask, left;
         Ctr c;
 
-        if ((idx >= X86PMU_MAX_GP && idx < X86PMU_FIXED_IDX(0)) ||
-            idx >= X86PMU_FIXED_IDX(X86PMU_MAX_FIXED) ||
-            !ctr_get(w, idx, &c) || !(c.os || c.usr) ||
+        if (!ctr_get(w, idx, &c) || !(c.os || c.usr) ||
             c.ev == X86PMU_EV_NONE || (c.ev == X86PMU_EV_REF_CYCLES) != ref) {
             continue;
         }

@@ -321,6 +321,9 @@ static unsigned pmu_fold_ref(CPUX86State *env)
     now = cpu_get_tsc(env);
     t[X86PMU_EV_REF_CYCLES] = now - env->pmu_ref_mark;
     env->pmu_ref_mark = now;
+    if (!(env->pmu_active.events & (1u << X86PMU_EV_REF_CYCLES))) {
+        return 0;
+    }
     return x86pmu_count_bulk(&env->pmu, ring_of(env->hflags), t);
 }
 
@@ -334,13 +337,19 @@ static void pmu_arm_ref_timer(CPUX86State *env)
     if (!cpu->pmu_ref_timer) {
         return;
     }
+    /* This runs at every fold: touch the timer only when it must move. */
     if (left == UINT64_MAX) {
-        timer_del(cpu->pmu_ref_timer);
+        if (timer_pending(cpu->pmu_ref_timer)) {
+            timer_del(cpu->pmu_ref_timer);
+        }
         return;
     }
     ns = MIN((double)(left + 1) / tsc_per_ns(), (double)NANOSECONDS_PER_SECOND);
-    timer_mod(cpu->pmu_ref_timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-              MAX(ns, 20000));
+    ns = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + MAX(ns, 20000);
+    if (!timer_pending(cpu->pmu_ref_timer) ||
+        timer_expire_time_ns(cpu->pmu_ref_timer) > ns) {
+        timer_mod(cpu->pmu_ref_timer, ns);
+    }
 }
 
 /*
@@ -350,13 +359,14 @@ static void pmu_arm_ref_timer(CPUX86State *env)
  */
 static void pmu_update(CPUX86State *env)
 {
-    X86PMUActivity a = x86pmu_activity(&env->pmu);
+    X86PMUActivity a = env->pmu_active = x86pmu_activity(&env->pmu);
     bool smm_frozen = (env->hflags & HF_SMM_MASK) &&
                       (env->pmu.debugctl & X86PMU_DEBUGCTL_FREEZE_WHILE_SMM);
     uint32_t f = 0;
     uint64_t left = x86pmu_headroom(&env->pmu);
 
-    if (a.any && !smm_frozen) {
+    /* Reference cycles come from the TSC: they need no accounting. */
+    if ((a.events & ~(1u << X86PMU_EV_REF_CYCLES)) && !smm_frozen) {
         f |= HF_PMU_MASK;
         if (a.events & (1u << X86PMU_EV_LLC_REFS | 1u << X86PMU_EV_LLC_MISSES |
                         1u << X86PMU_EV_BRANCH_MISSES)) {
@@ -415,6 +425,14 @@ void helper_pmu_tb_start(CPUX86State *env, uint64_t tb)
     env->pmu_countdown += cost;
     pmis = pmu_fold(env, was & HF_PMU_STEP_MASK);
     pmis += pmu_fold_ref(env);
+    /*
+     * Step mode for CMASK/INV/EDGE lasts while those counters count, and
+     * only a PMI or an MSR write changes that: nothing to re-decide here.
+     */
+    if ((was & HF_PMU_STEP_MASK) && env->pmu_active.filters && !pmis) {
+        env->pmu_countdown -= cost;
+        return;
+    }
     pmu_update(env);
     /* Too close to an overflow for this TB: instruction by instruction. */
     if ((env->hflags & HF_PMU_MASK) && env->pmu_countdown < cost) {

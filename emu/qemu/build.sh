@@ -122,8 +122,9 @@ step="downloading qemu=$src_version (apt-get source)"
 src_cache=$CACHE/src/$upstream
 mkdir -p "$src_cache"
 if ! ls "$src_cache"/*.dsc >/dev/null 2>&1; then
-	(cd "$src_cache" && apt-get source --download-only -qq "qemu=$src_version" >/dev/null) ||
-		fail "is there a deb-src entry for Debian's main archive?"
+	(cd "$src_cache" && apt-get source --download-only -qq "qemu=$src_version" \
+		>"$CACHE/apt-source.log" 2>&1) ||
+		{ tail -n 5 "$CACHE/apt-source.log" >&2; fail "is there a deb-src entry for Debian's main archive?"; }
 fi
 work=$CACHE/build-$upstream-$inputs_hash.$$
 rm -rf "$work"

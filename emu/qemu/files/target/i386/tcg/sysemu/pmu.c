@@ -133,14 +133,27 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
         unsigned len;
 
         if (!x86pmu_parse_quirks(p->quirks, &c->quirks, &bad, &len)) {
-            error_setg(errp, "pmu-quirks: unknown quirk '%.*s'", (int)len,
-                       bad);
+            g_autoptr(GString) known = g_string_new("");
+            unsigned q;
+
+            for (q = 0; x86pmu_quirk_name(q); q++) {
+                g_string_append_printf(known, " %s", x86pmu_quirk_name(q));
+            }
+            error_setg(errp, "pmu-quirks: unknown quirk '%.*s'; known:%s",
+                       (int)len, bad, known->str);
             return false;
         }
     }
     if (p->defect && *p->defect &&
         !x86pmu_parse_defect(p->defect, &c->defect)) {
-        error_setg(errp, "pmu-defect: unknown defect '%s'", p->defect);
+        g_autoptr(GString) known = g_string_new("");
+        unsigned d;
+
+        for (d = 1; x86pmu_defect_name(d); d++) {
+            g_string_append_printf(known, " %s", x86pmu_defect_name(d));
+        }
+        error_setg(errp, "pmu-defect: unknown defect '%s'; known:%s",
+                   p->defect, known->str);
         return false;
     }
     why = x86pmu_config_check(c);

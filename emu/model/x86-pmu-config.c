@@ -27,6 +27,7 @@ typedef struct IntelShape {
     uint64_t perf_caps;
 } IntelShape;
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define CAPS_SMM   X86PMU_CAP_FREEZE_WHILE_SMM
 #define CAPS_FW    X86PMU_CAP_FW_WRITE
 
@@ -152,8 +153,7 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
     if (vendor == X86PMU_VENDOR_AMD) {
         return amd_shape(family, model, cfg);
     }
-    for (i = 0; qemu_model && i < sizeof(intel_shapes) / sizeof(intel_shapes[0]);
-         i++) {
+    for (i = 0; qemu_model && i < ARRAY_LEN(intel_shapes); i++) {
         const IntelShape *s = &intel_shapes[i];
 
         if (!name_in(s->qemu_models, qemu_model)) {

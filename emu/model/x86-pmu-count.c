@@ -418,8 +418,10 @@ unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
     pmis += count_span(s, ring, 1, insn->ev, icpt && x86pmu_quirk(s,
                        X86PMU_QUIRK_KVM_EMULATED_WRMSR_IGNORES_CMASK));
     if (icpt && x86pmu_quirk(s, X86PMU_QUIRK_VMWARE_HYBRID_FREEZE)) {
-        /* Instructions and branches stop in the hypervisor; the rest
-         * counts its work (VMware KB 344161). */
+        /*
+         * Instructions and branches stop in the hypervisor; the rest
+         * counts its work (VMware KB 344161).
+         */
         uint64_t hv[X86PMU_EV_NUM] = { 0 };
 
         hv[X86PMU_EV_CYCLES] = HYBRID_FREEZE_EXIT_CYCLES;

@@ -51,7 +51,8 @@ bool x86pmu_fixed_exists(const X86PMUState *s, unsigned i)
     if (c->leaf23) {
         return (c->leaf23_fixed >> i) & 1;
     }
-    return i < c->num_fixed || (c->version >= 5 && ((c->fixed_bitmap >> i) & 1));
+    return i < c->num_fixed ||
+           (c->version >= 5 && ((c->fixed_bitmap >> i) & 1));
 }
 
 uint64_t x86pmu_counter_bits(const X86PMUState *s)
@@ -498,8 +499,10 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         }
         break;
     case R_APMC:
-        /* The full width; bits past it #GP, as KVM and kvm-unit-tests'
-         * check_gp_counters_write_width expect of hardware. */
+        /*
+         * The full width; bits past it #GP, as KVM and kvm-unit-tests'
+         * check_gp_counters_write_width expect of hardware.
+         */
         if (val & ~x86pmu_mask(s->cfg.gp_width)) {
             return X86PMU_GP;
         }
@@ -569,10 +572,12 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
     return X86PMU_OK;
 }
 
-/* RDPMC (SDM vol. 2B): ECX[30] picks the fixed counters, ECX[29:0] the
+/*
+ * RDPMC (SDM vol. 2B): ECX[30] picks the fixed counters, ECX[29:0] the
  * counter; ECX[31] ("fast" read of the low 32 bits) is reserved with an
  * architectural PMU and raises #GP, like any counter that does not exist
- * (KVM commit 5728a4a0ea79 records that bare metal does so). */
+ * (KVM commit 5728a4a0ea79 records that bare metal does so).
+ */
 static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
 {
     bool fixed = (ecx >> 30) & 1, fast = ecx >> 31;
@@ -767,9 +772,11 @@ static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
     return X86PMU_OK;
 }
 
-/* RDPMC (APM vol. 3): ECX is the counter number; past the core counters
+/*
+ * RDPMC (APM vol. 3): ECX is the counter number; past the core counters
  * (the model has no northbridge or L3 counters) #GP, ECX[31:30] included
- * (KVM commit ecb490770ad4). */
+ * (KVM commit ecb490770ad4).
+ */
 static X86PMUAccess amd_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
 {
     if (!x86pmu_gp_exists(s, ecx)) {

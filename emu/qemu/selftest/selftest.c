@@ -54,6 +54,7 @@ static uint8_t inb(uint16_t port)
 static void put_char(char c)
 {
     while (!(inb(COM1 + 5) & 0x20)) {
+        __asm__ volatile("pause");
     }
     outb(COM1, (uint8_t)c);
 }

@@ -48,21 +48,21 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
 {
     CPUX86State *env = &cpu->env;
     /* AMD and Hygon ("Hygo...") count the AMD way. */
-    X86PMUVendor vendor = IS_AMD_CPU(env) || env->cpuid_vendor1 == 0x6f677948 ?
-                          X86PMU_VENDOR_AMD : X86PMU_VENDOR_INTEL;
+    bool amd = IS_AMD_CPU(env) || env->cpuid_vendor1 == 0x6f677948;
+    X86PMUVendor vendor = amd ? X86PMU_VENDOR_AMD : X86PMU_VENDOR_INTEL;
     uint32_t v = env->cpuid_version;
     /* DisplayFamily and DisplayModel (SDM vol. 2A, CPUID leaf 01H). */
     uint32_t family = ((v >> 8) & 0xf) == 0xf ? 0xf + ((v >> 20) & 0xff) :
                       (v >> 8) & 0xf;
     uint32_t fmodel = ((v >> 4) & 0xf) |
                       (family == 6 || family >= 0xf ? (v >> 12) & 0xf0 : 0);
-    typeof(cpu->pmu_prop) *p = &cpu->pmu_prop;
+    struct X86PMUProps *p = &cpu->pmu_prop;
     const char *why;
 
     if (!x86pmu_shape(model, vendor, family, fmodel, c) &&
         (vendor == X86PMU_VENDOR_AMD || !prop_set(p->version))) {
         error_setg(errp, "pmu=on: no PMU shape for CPU model '%s' (family "
-                   "%#x model %#x); pick one from pmutest's emu/qemu/"
+                   "0x%x model 0x%x); pick one from pmutest's emu/qemu/"
                    "README.md or set pmu-version and the other pmu-* "
                    "properties", model ? model : "?", family, fmodel);
         return false;

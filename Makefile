@@ -197,7 +197,7 @@ $(EMU_SELFTEST): emu/qemu/selftest/selftest.c emu/qemu/selftest/selftest.ld Make
 	$(CC) -m32 -std=gnu11 -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 		-fno-asynchronous-unwind-tables -O2 -Wall -Wextra -Werror -Wmissing-prototypes \
 		-nostdinc -isystem $(shell $(CC) -print-file-name=include) -c $< -o $(@:.elf=.o)
-	ld -m elf_i386 -nostdlib $(shell ld --help 2>/dev/null | grep -q -- --no-warn-rwx-segments \
+	ld -m elf_i386 -nostdlib $(shell ld --help 2>/dev/null | grep -- --no-warn-rwx-segments >/dev/null \
 		&& echo --no-warn-rwx-segments) -T emu/qemu/selftest/selftest.ld -o $@ $(@:.elf=.o)
 emu-selftest: $(EMU_SELFTEST)
 	@q=$$(emu/qemu/build.sh | tail -n 1) && rc=0 && timeout 300 $$q -machine q35 -accel tcg \

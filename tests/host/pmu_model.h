@@ -1,7 +1,9 @@
-/* A software Intel PMU, written from the SDM, behind pmu/pmu_hw.h: the host
- * build of pmu/ runs against it. Strict where the SDM is strict (reserved
- * bits and absent MSRs raise #GP), with profiles for the PMU versions and
- * the broken emulations the driver must recognise. */
+/* A software Intel PMU behind pmu/pmu_hw.h: the host build of pmu/ runs
+ * against it. Its registers are emu/model, the register model QEMU's
+ * emulated PMU runs, written from the SDM: strict where the SDM is strict
+ * (reserved bits and absent MSRs raise #GP). This harness adds the
+ * profiles for the PMU versions and the broken emulations the driver
+ * must recognise. */
 #ifndef TESTS_HOST_PMU_MODEL_H
 #define TESTS_HOST_PMU_MODEL_H
 

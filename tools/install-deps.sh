@@ -47,6 +47,23 @@ for what in "$@"; do
 		# Debian 12's.
 		need clang-format clang-format
 		;;
+	qemu-pmu)
+		# emu/qemu/build.sh: Debian's QEMU source, patched and built.
+		need gcc gcc
+		need make make
+		need ninja ninja-build
+		need meson meson
+		need pkg-config pkg-config
+		need python3 python3
+		need dpkg-source dpkg-dev
+		need patch patch
+		need strip binutils
+		need xz xz-utils
+		need /usr/include/glib-2.0/glib.h libglib2.0-dev
+		need /usr/include/pixman-1/pixman.h libpixman-1-dev
+		need /usr/include/libfdt.h libfdt-dev
+		need /usr/include/zlib.h zlib1g-dev
+		;;
 	pytest-deps)
 		# ci-examples' tests read YAML and drive a LAVA-like pexpect monitor.
 		need_py yaml python3-yaml

@@ -1,6 +1,11 @@
-/* The host PMU model: implements pmu/pmu_hw.h over simulated CPUs whose
- * registers follow the SDM (vol. 3B "Performance Monitoring", vol. 4 table
- * 2-2, vol. 2B RDPMC). Approximations are named where they are made. */
+/* The host PMU model: implements pmu/pmu_hw.h over simulated CPUs. Their
+ * PMU registers are emu/model, the register model QEMU runs for its
+ * emulated PMU (SDM vol. 3B "Performance Monitoring", vol. 4 table 2-2,
+ * vol. 2B RDPMC); this file keeps what only the host tests need: the
+ * profiles, the CPUs and the current one, the write trace, the offcore
+ * response MSRs and the client uncore, and the behaviours of broken
+ * emulations (writes ignored, RDPMC refused, counters that never count).
+ * Approximations are named where they are made. */
 #include "tests/host/pmu_model.h"
 
 #include <stdio.h>
@@ -8,15 +13,15 @@
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
+#include "emu/model/x86-pmu.h"
 #include "pmu/pmu_hw.h"
 
 #define MODEL_TRACE_MAX 4096
 
 struct model_cpu {
 	struct model_cpu_config cfg;
-	uint64_t pmc[32], evtsel[32], fixed[16];
-	uint64_t fixed_ctrl, global_ctrl, global_status, debugctl, offcore[2];
-	bool cond_prev[48]; /* last per-cycle condition, for EDGE */
+	X86PMUState pmu; /* the architectural PMU registers (emu/model) */
+	uint64_t offcore[2];
 	unsigned pmi_count;
 	uint64_t tsc;
 };
@@ -146,52 +151,49 @@ const char *model_profile_name(enum model_profile p)
 	return p < MODEL_PROFILE_NR ? names[p] : "?";
 }
 
-static bool gp_exists(const struct model_cpu *m, unsigned x)
+/* The register model's view of a profile. The profiles' LBR and PEBS
+ * bits of IA32_PERF_CAPABILITIES are only reported, as on hardware the
+ * driver does not use them; "fast RDPMC" (pre-architectural parts) is
+ * the model's quirk of the same behaviour (low 32 bits). The work of a
+ * tick gives its top-down slots itself: none are implied per cycle. */
+static X86PMUConfig pmu_config(const struct model_cpu_config *c)
 {
-	if (x >= 32)
-		return false;
-	if (m->cfg.leaf23)
-		return (m->cfg.leaf23_gp >> x) & 1;
-	return x < m->cfg.num_gp;
-}
-
-static bool fixed_exists(const struct model_cpu *m, unsigned i)
-{
-	const struct model_cpu_config *c = &m->cfg;
-
-	if (i >= 16 || c->version < 2)
-		return false;
-	if (c->leaf23)
-		return (c->leaf23_fixed >> i) & 1;
-	return i < c->num_fixed || (c->version >= 5 && ((c->fixed_bitmap >> i) & 1));
-}
-
-static uint64_t gp_bits(const struct model_cpu *m)
-{
-	uint64_t b = 0;
-	for (unsigned x = 0; x < 32; x++)
-		if (gp_exists(m, x))
-			b |= 1ull << x;
-	return b;
-}
-
-static uint64_t fixed_bits(const struct model_cpu *m)
-{
-	uint64_t b = 0;
-	for (unsigned i = 0; i < 16; i++)
-		if (fixed_exists(m, i))
-			b |= 1ull << (32 + i);
-	return b;
+	X86PMUConfig p = {
+		.vendor = X86PMU_VENDOR_INTEL,
+		.version = c->version,
+		.num_gp = c->num_gp,
+		.gp_width = c->gp_width,
+		.events_len = c->ebx_len,
+		.events_unavail = c->ebx_unavail,
+		.num_fixed = c->num_fixed,
+		.fixed_width = c->fixed_width,
+		.fixed_bitmap = c->fixed_bitmap,
+		.anythread_deprecated = c->anythread_deprecated,
+		.pdcm = c->pdcm,
+		.perf_caps = c->perf_caps,
+		.hybrid = c->hybrid,
+		.core_type = c->core_type,
+		.native_model = c->native_model,
+		.leaf23 = c->leaf23,
+		.leaf23_gp = c->leaf23_gp,
+		.leaf23_fixed = c->leaf23_fixed,
+		.slots_per_cycle = 0,
+		.quirks = c->quirks | (c->fast_rdpmc ? X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED : 0),
+	};
+	return p;
 }
 
 static void reset_cpu(struct model_cpu *m, const struct model_cpu_config *cfg)
 {
+	X86PMUConfig p = pmu_config(cfg);
+
 	memset(m, 0, sizeof(*m));
 	m->cfg = *cfg;
-	/* IA32_PERF_GLOBAL_CTRL after RESET: bits n-1:0 set (SDM vol. 3A,
-	 * "Processor State After Reset"). */
-	if (cfg->version >= 2 && !cfg->ignores_writes)
-		m->global_ctrl = gp_bits(m);
+	/* RESET state, GLOBAL_CTRL's GP enables included (emu/model). A
+	 * broken emulation that ignores writes reads 0 everywhere. */
+	if (cfg->ignores_writes)
+		p.quirks |= X86PMU_QUIRK_GLOBAL_CTRL_RESET_ZERO;
+	x86pmu_reset(&m->pmu, &p);
 }
 
 void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
@@ -263,28 +265,9 @@ bool model_cr4_pce(void)
 	return cur_pce;
 }
 
-/* --- MSR decoding --- */
+/* --- Harness-only registers: offcore response, client uncore --- */
 
-enum reg_kind {
-	R_NONE,
-	R_PMC,
-	R_APMC,
-	R_EVTSEL,
-	R_FIXED,
-	R_FIXED_CTRL,
-	R_GLOBAL_STATUS,
-	R_GLOBAL_CTRL,
-	R_OVF_CTRL,
-	R_STATUS_SET,
-	R_INUSE,
-	R_PERF_CAPS,
-	R_DEBUGCTL,
-	R_OFFCORE,
-	R_UNC_GLOBAL,
-	R_UNC_CONFIG,
-	R_UNC_EVTSEL,
-	R_UNC_CTR,
-};
+enum harness_reg { H_NONE, H_OFFCORE, H_UNC_GLOBAL, H_UNC_CONFIG, H_UNC_EVTSEL, H_UNC_CTR };
 
 /* Client uncore addresses (pmu/intel_uncore.c; SDM vol. 4 client uncore MSRs). */
 static uint32_t unc_global_msr(const struct model_cpu_config *c)
@@ -292,23 +275,23 @@ static uint32_t unc_global_msr(const struct model_cpu_config *c)
 	return c->uncore == MODEL_UNCORE_SKL ? 0xe01 : 0x391;
 }
 
-static enum reg_kind decode_uncore(const struct model_cpu_config *c, uint32_t msr, unsigned *idx)
+static enum harness_reg decode_uncore(const struct model_cpu_config *c, uint32_t msr, unsigned *idx)
 {
 	unsigned box = (msr - 0x700) / 0x10, off = (msr - 0x700) % 0x10;
 
 	if (c->uncore == MODEL_UNCORE_NONE)
-		return R_NONE;
+		return H_NONE;
 	if (msr == unc_global_msr(c))
-		return R_UNC_GLOBAL;
+		return H_UNC_GLOBAL;
 	if (msr == 0x396)
-		return R_UNC_CONFIG;
+		return H_UNC_CONFIG;
 	if (msr < 0x700 || box >= c->uncore_cboxes || box >= MODEL_UNCORE_MAX_BOXES)
-		return R_NONE;
+		return H_NONE;
 	if (off < 2)
-		return *idx = box * 2 + off, R_UNC_EVTSEL;
+		return *idx = box * 2 + off, H_UNC_EVTSEL;
 	if (off >= 6 && off < 8)
-		return *idx = box * 2 + off - 6, R_UNC_CTR;
-	return R_NONE;
+		return *idx = box * 2 + off - 6, H_UNC_CTR;
+	return H_NONE;
 }
 
 /* MSR_OFFCORE_RSP_i of CPU m: its own, or, where the model shares them per
@@ -330,243 +313,104 @@ static uint64_t unc_config_value(const struct model_cpu_config *c)
 	return c->uncore == MODEL_UNCORE_HSW ? c->uncore_cboxes + 1u : c->uncore_cboxes;
 }
 
-/* Which register msr is on this CPU, and its index; R_NONE if absent. */
-static enum reg_kind decode(const struct model_cpu *m, uint32_t msr, unsigned *idx)
+/* A register only the harness models, and its index; H_NONE if it is
+ * the PMU's (emu/model) or nobody's. */
+static enum harness_reg decode_harness(const struct model_cpu *m, uint32_t msr, unsigned *idx)
 {
 	const struct model_cpu_config *c = &m->cfg;
 
 	*idx = 0;
-	if (msr == MSR_IA32_DEBUGCTL)
-		return R_DEBUGCTL;
-	if (msr == MSR_IA32_PERF_CAPABILITIES)
-		return c->pdcm ? R_PERF_CAPS : R_NONE;
-	if (c->version == 0)
-		return R_NONE;
-	if (msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + 32 && gp_exists(m, msr - MSR_IA32_PMC0))
-		return *idx = msr - MSR_IA32_PMC0, R_PMC;
-	if (msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + 32 &&
-	    gp_exists(m, msr - MSR_IA32_PERFEVTSEL0))
-		return *idx = msr - MSR_IA32_PERFEVTSEL0, R_EVTSEL;
-	if (msr >= MSR_IA32_A_PMC0 && msr < MSR_IA32_A_PMC0 + 32 && gp_exists(m, msr - MSR_IA32_A_PMC0) &&
-	    c->pdcm && ((c->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1))
-		return *idx = msr - MSR_IA32_A_PMC0, R_APMC;
-	if (msr >= MSR_IA32_FIXED_CTR0 && msr < MSR_IA32_FIXED_CTR0 + 16 &&
-	    fixed_exists(m, msr - MSR_IA32_FIXED_CTR0))
-		return *idx = msr - MSR_IA32_FIXED_CTR0, R_FIXED;
 	if (c->offcore && (msr == MSR_OFFCORE_RSP_0 || msr == MSR_OFFCORE_RSP_1))
-		return *idx = msr - MSR_OFFCORE_RSP_0, R_OFFCORE;
-	{
-		enum reg_kind u = decode_uncore(c, msr, idx);
-		if (u != R_NONE)
-			return u;
-	}
-	if (c->version >= 2) {
-		switch (msr) {
-		case MSR_IA32_FIXED_CTR_CTRL: return R_FIXED_CTRL;
-		case MSR_IA32_PERF_GLOBAL_STATUS: return R_GLOBAL_STATUS;
-		case MSR_IA32_PERF_GLOBAL_CTRL: return R_GLOBAL_CTRL;
-		case MSR_IA32_PERF_GLOBAL_OVF_CTRL: return R_OVF_CTRL;
-		default: break;
-		}
-	}
-	if (c->version >= 4) {
-		if (msr == MSR_IA32_PERF_GLOBAL_STATUS_SET)
-			return R_STATUS_SET;
-		if (msr == MSR_IA32_PERF_GLOBAL_INUSE && !c->no_inuse)
-			return R_INUSE;
-	}
-	return R_NONE;
+		return *idx = msr - MSR_OFFCORE_RSP_0, H_OFFCORE;
+	return decode_uncore(c, msr, idx);
 }
 
-/* IA32_PERF_GLOBAL_INUSE (SDM vol. 3B, "Architectural Performance
- * Monitoring Version 4"): PERFEVTSELx[7:0] != 0, fixed field enables != 0,
- * bit 63 when any INT/PMI bit is set. */
-static uint64_t inuse_value(const struct model_cpu *m)
+static uint64_t *harness_reg(struct model_cpu *m, enum harness_reg k, unsigned i)
 {
-	uint64_t v = 0;
+	static uint64_t config;
 
-	for (unsigned x = 0; x < 32; x++) {
-		if (!gp_exists(m, x))
-			continue;
-		if (m->evtsel[x] & PERFEVTSEL_EVENT_MASK)
-			v |= 1ull << x;
-		if ((m->evtsel[x] >> PERFEVTSEL_INT_BIT) & 1)
-			v |= BIT(PERF_GLOBAL_INUSE_PMI_BIT);
+	switch (k) {
+	case H_OFFCORE: return offcore_reg(m, i);
+	case H_UNC_GLOBAL: return &unc.global_ctrl;
+	case H_UNC_EVTSEL: return &unc.evtsel[i / 2][i % 2];
+	case H_UNC_CTR: return &unc.ctr[i / 2][i % 2];
+	case H_UNC_CONFIG: config = unc_config_value(&m->cfg); return &config;
+	case H_NONE: break;
 	}
-	for (unsigned i = 0; i < 16; i++) {
-		uint64_t f = (m->fixed_ctrl >> FIXED_CTR_CTRL_SHIFT(i)) & FIXED_CTR_CTRL_FIELD_MASK;
-		if (!fixed_exists(m, i))
-			continue;
-		if (f & FIXED_CTR_CTRL_EN_MASK)
-			v |= 1ull << (32 + i);
-		if ((f >> FIXED_CTR_CTRL_PMI_BIT) & 1)
-			v |= BIT(PERF_GLOBAL_INUSE_PMI_BIT);
+	return NULL;
+}
+
+static int harness_wrmsr(struct model_cpu *m, enum harness_reg k, unsigned i, uint64_t val)
+{
+	switch (k) {
+	case H_OFFCORE:
+		/* Bits outside the model's table #GP (the reason the driver
+		 * checks them before the write). */
+		if (m->cfg.offcore_valid && (val & ~m->cfg.offcore_valid))
+			return MODEL_VEC_GP;
+		break;
+	case H_UNC_GLOBAL:
+		/* [4:0] PMI selects (Skylake; [3:0] before), 29-31 EN/WAKE/FREEZE. */
+		if (val & ~(0xe0000000ull | (m->cfg.uncore == MODEL_UNCORE_SKL ? 0x1full : 0xfull)))
+			return MODEL_VEC_GP;
+		break;
+	case H_UNC_CONFIG: return MODEL_VEC_GP; /* read-only */
+	case H_UNC_EVTSEL:
+		/* Approximation: every bit outside the documented fields #GPs. */
+		if (val & ~0x1fd4ffffull)
+			return MODEL_VEC_GP;
+		break;
+	case H_UNC_CTR:
+		if (val & ~wmask(44))
+			return MODEL_VEC_GP;
+		break;
+	case H_NONE: return MODEL_VEC_GP;
 	}
-	return v;
+	*harness_reg(m, k, i) = val;
+	return 0;
 }
 
-/* Status bits software may clear through OVF_CTRL (or set through
- * STATUS_SET on v4): counter bits plus the global conditions. */
-static uint64_t status_bits(const struct model_cpu *m)
+/* --- MSRs: the harness's, else the PMU model's --- */
+
+/* A broken emulation that ignores writes still reports its PERF_CAPABILITIES
+ * and DEBUGCTL; every other PMU register reads 0 and drops writes. */
+static bool ignored(const struct model_cpu *m, uint32_t msr)
 {
-	uint64_t b = gp_bits(m) | fixed_bits(m) | BIT(PERF_GLOBAL_STATUS_OVF_BUF_BIT) |
-		     BIT(PERF_GLOBAL_STATUS_COND_CHGD_BIT);
-	if (m->cfg.version >= 3)
-		b |= BIT(PERF_GLOBAL_STATUS_OVF_UNCORE_BIT);
-	if (m->cfg.version >= 4)
-		b |= BIT(PERF_GLOBAL_STATUS_LBR_FRZ_BIT) | BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT);
-	return b;
+	return m->cfg.ignores_writes && msr != MSR_IA32_DEBUGCTL && msr != MSR_IA32_PERF_CAPABILITIES;
 }
-
-static uint64_t fixed_ctrl_valid(const struct model_cpu *m)
-{
-	uint64_t field = FIXED_CTR_CTRL_EN_MASK | BIT(FIXED_CTR_CTRL_PMI_BIT), v = 0;
-
-	if (m->cfg.version >= 3)
-		field |= BIT(FIXED_CTR_CTRL_ANY_BIT);
-	for (unsigned i = 0; i < 16; i++)
-		if (fixed_exists(m, i))
-			v |= field << FIXED_CTR_CTRL_SHIFT(i);
-	return v;
-}
-
-static uint64_t evtsel_reserved(const struct model_cpu *m)
-{
-	uint64_t r = ~0xffffffffull; /* no TSX in the model: bits 63:32 reserved */
-	if (m->cfg.version < 3)
-		r |= BIT(PERFEVTSEL_ANY_BIT);
-	return r;
-}
-
-/* DEBUGCTL bits the model implements (SDM vol. 3B, "IA32_DEBUGCTL MSR"):
- * LBR, BTF, TR, BTS, BTINT, BTS_OFF_OS, BTS_OFF_USR, FREEZE_LBRS_ON_PMI,
- * FREEZE_PERFMON_ON_PMI, FREEZE_WHILE_SMM. */
-#define MODEL_DEBUGCTL_VALID 0x5fc3ull
 
 static int do_rdmsr(struct model_cpu *m, uint32_t msr, uint64_t *val)
 {
 	unsigned i;
-	enum reg_kind k = decode(m, msr, &i);
+	enum harness_reg h = decode_harness(m, msr, &i);
 
 	*val = 0;
-	if (k == R_NONE)
-		return MODEL_VEC_GP;
-	if (m->cfg.ignores_writes && k != R_DEBUGCTL && k != R_PERF_CAPS)
+	if (h != H_NONE) {
+		if (!ignored(m, msr))
+			*val = *harness_reg(m, h, i);
 		return 0;
-	switch (k) {
-	case R_PMC:
-	case R_APMC: *val = m->pmc[i]; break;
-	case R_EVTSEL: *val = m->evtsel[i]; break;
-	case R_FIXED: *val = m->fixed[i]; break;
-	case R_FIXED_CTRL: *val = m->fixed_ctrl; break;
-	case R_GLOBAL_STATUS: *val = m->global_status; break;
-	case R_GLOBAL_CTRL: *val = m->global_ctrl; break;
-	case R_OVF_CTRL: *val = 0; break;   /* write-1-to-clear: reads as 0 */
-	case R_STATUS_SET: *val = 0; break; /* write-1-to-set: reads as 0 */
-	case R_INUSE: *val = inuse_value(m); break;
-	case R_PERF_CAPS: *val = m->cfg.perf_caps; break;
-	case R_DEBUGCTL: *val = m->debugctl; break;
-	case R_OFFCORE: *val = *offcore_reg(m, i); break;
-	case R_UNC_GLOBAL: *val = unc.global_ctrl; break;
-	case R_UNC_CONFIG: *val = unc_config_value(&m->cfg); break;
-	case R_UNC_EVTSEL: *val = unc.evtsel[i / 2][i % 2]; break;
-	case R_UNC_CTR: *val = unc.ctr[i / 2][i % 2]; break;
-	case R_NONE: break;
 	}
+	if (x86pmu_rdmsr(&m->pmu, msr, val) != X86PMU_OK) {
+		*val = 0;
+		return MODEL_VEC_GP; /* absent, or no PMU register at all */
+	}
+	if (ignored(m, msr))
+		*val = 0;
 	return 0;
 }
 
 static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 {
-	unsigned i;
-	enum reg_kind k = decode(m, msr, &i);
-	unsigned gpw = m->cfg.gp_width, fxw = m->cfg.fixed_width;
+	unsigned i, pmis;
+	uint64_t v;
+	enum harness_reg h = decode_harness(m, msr, &i);
 
-	if (k == R_NONE)
-		return MODEL_VEC_GP;
-	if (m->cfg.ignores_writes && k != R_DEBUGCTL && k != R_PERF_CAPS)
-		return 0;
-	switch (k) {
-	case R_PMC:
-		/* EAX sign-extended to the counter width; EDX is ignored (SDM
-		 * vol. 3B, "Full-Width Writes to Performance Counter Registers"). */
-		m->pmc[i] = (uint64_t)(int64_t)(int32_t)(uint32_t)val & wmask(gpw);
-		return 0;
-	case R_APMC:
-		/* Bits beyond the width #GP, as KVM and kvm-unit-tests'
-		 * check_gp_counters_write_width expect. */
-		if (val & ~wmask(gpw))
-			return MODEL_VEC_GP;
-		m->pmc[i] = val;
-		return 0;
-	case R_EVTSEL:
-		if (val & evtsel_reserved(m))
-			return MODEL_VEC_GP;
-		m->evtsel[i] = val;
-		return 0;
-	case R_FIXED:
-		/* "Bits beyond the width of the fixed-function counter are
-		 * reserved and must be written as zeros" (SDM, version 2). */
-		if (val & ~wmask(fxw))
-			return MODEL_VEC_GP;
-		m->fixed[i] = val;
-		return 0;
-	case R_FIXED_CTRL:
-		if (val & ~fixed_ctrl_valid(m))
-			return MODEL_VEC_GP;
-		m->fixed_ctrl = val;
-		return 0;
-	case R_GLOBAL_CTRL:
-		if (val & ~(gp_bits(m) | fixed_bits(m)))
-			return MODEL_VEC_GP;
-		m->global_ctrl = val;
-		return 0;
-	case R_OVF_CTRL:
-		if (val & ~status_bits(m))
-			return MODEL_VEC_GP;
-		m->global_status &= ~val;
-		return 0;
-	case R_STATUS_SET:
-		if (val & ~(status_bits(m) & ~BIT(PERF_GLOBAL_STATUS_COND_CHGD_BIT)))
-			return MODEL_VEC_GP;
-		m->global_status |= val;
-		return 0;
-	case R_GLOBAL_STATUS:
-	case R_INUSE:
-	case R_PERF_CAPS: return MODEL_VEC_GP; /* read-only */
-	case R_DEBUGCTL:
-		if (val & ~MODEL_DEBUGCTL_VALID)
-			return MODEL_VEC_GP;
-		m->debugctl = val;
-		return 0;
-	case R_OFFCORE:
-		/* Bits outside the model's table #GP (the reason the driver
-		 * checks them before the write). */
-		if (m->cfg.offcore_valid && (val & ~m->cfg.offcore_valid))
-			return MODEL_VEC_GP;
-		*offcore_reg(m, i) = val;
-		return 0;
-	case R_UNC_GLOBAL:
-		/* [4:0] PMI selects (Skylake; [3:0] before), 29-31 EN/WAKE/FREEZE. */
-		if (val & ~(0xe0000000ull | (m->cfg.uncore == MODEL_UNCORE_SKL ? 0x1full : 0xfull)))
-			return MODEL_VEC_GP;
-		unc.global_ctrl = val;
-		return 0;
-	case R_UNC_CONFIG: return MODEL_VEC_GP; /* read-only */
-	case R_UNC_EVTSEL:
-		/* Approximation: every bit outside the documented fields #GPs. */
-		if (val & ~0x1fd4ffffull)
-			return MODEL_VEC_GP;
-		unc.evtsel[i / 2][i % 2] = val;
-		return 0;
-	case R_UNC_CTR:
-		if (val & ~wmask(44))
-			return MODEL_VEC_GP;
-		unc.ctr[i / 2][i % 2] = val;
-		return 0;
-	case R_NONE: break;
-	}
-	return MODEL_VEC_GP;
+	if (h != H_NONE)
+		return ignored(m, msr) ? 0 : harness_wrmsr(m, h, i, val);
+	/* Writes to a register that exists are dropped, reserved bits and all. */
+	if (ignored(m, msr))
+		return x86pmu_rdmsr(&m->pmu, msr, &v) == X86PMU_OK ? 0 : MODEL_VEC_GP;
+	return x86pmu_wrmsr(&m->pmu, msr, val, &pmis) == X86PMU_OK ? 0 : MODEL_VEC_GP;
 }
 
 /* --- pmu/pmu_hw.h on the model --- */
@@ -588,46 +432,37 @@ int pmu_hw_wrmsr(uint32_t msr, uint64_t val)
 	return fault;
 }
 
-/* RDPMC (SDM vol. 2B): ECX[31:16] is the counter type with an
- * architectural PMU (0 GP, 4000H fixed); unsupported encodings #GP; at
- * CPL > 0 it needs CR4.PCE. ECX[31] "fast read" only on parts that have it. */
-int pmu_hw_rdpmc(uint32_t ecx, uint64_t *val)
+static void rdpmc_hook_fire(void)
 {
-	struct model_cpu *m = &cpus[cur];
-	bool fast = ecx >> 31;
-	uint32_t type = (ecx >> 16) & 0x7fff, idx = ecx & 0xffff;
-	uint64_t v;
-
-	*val = 0;
-	if (m->cfg.vendor_ops) {
-		int fault = m->cfg.vendor_ops->rdpmc(cur, ecx, val);
-		if (!fault && rdpmc_hook) {
-			void (*fn)(void *) = rdpmc_hook;
-			rdpmc_hook = NULL;
-			fn(rdpmc_hook_arg);
-		}
-		return fault;
-	}
-	if (m->cfg.ignores_writes)
-		return MODEL_VEC_UD;
-	if (m->cfg.version == 0 || m->cfg.rdpmc_gp)
-		return MODEL_VEC_GP;
-	if (cur_cpl > 0 && !cur_pce)
-		return MODEL_VEC_GP;
-	if (fast && !m->cfg.fast_rdpmc)
-		return MODEL_VEC_GP;
-	if (type == 0 && gp_exists(m, idx))
-		v = m->pmc[idx];
-	else if (type == 0x4000 && fixed_exists(m, idx))
-		v = m->fixed[idx];
-	else
-		return MODEL_VEC_GP;
-	*val = fast ? (uint32_t)v : v;
 	if (rdpmc_hook) {
 		void (*fn)(void *) = rdpmc_hook;
 		rdpmc_hook = NULL;
 		fn(rdpmc_hook_arg);
 	}
+}
+
+/* RDPMC (SDM vol. 2B) is the model's; the harness adds the broken
+ * emulations: #UD (TCG without a PMU) and #GP for every counter. */
+int pmu_hw_rdpmc(uint32_t ecx, uint64_t *val)
+{
+	struct model_cpu *m = &cpus[cur];
+
+	*val = 0;
+	if (m->cfg.vendor_ops) {
+		int fault = m->cfg.vendor_ops->rdpmc(cur, ecx, val);
+		if (!fault)
+			rdpmc_hook_fire();
+		return fault;
+	}
+	if (m->cfg.ignores_writes)
+		return MODEL_VEC_UD;
+	if (m->cfg.rdpmc_gp)
+		return MODEL_VEC_GP;
+	if (x86pmu_rdpmc(&m->pmu, ecx, cur_cpl, cur_pce, val) != X86PMU_OK) {
+		*val = 0;
+		return MODEL_VEC_GP;
+	}
+	rdpmc_hook_fire();
 	return 0;
 }
 
@@ -666,21 +501,7 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 		break;
 	case 1:
 		r->eax = c->signature;
-		r->ecx = BIT(CPUID_1_ECX_CX16_BIT) | (c->pdcm ? BIT(CPUID_1_ECX_PDCM_BIT) : 0) |
-			 (c->hypervisor ? BIT(CPUID_1_ECX_HYPERVISOR_BIT) : 0);
-		break;
-	case 7:
-		if (subleaf == 0)
-			r->edx = c->hybrid ? BIT(CPUID_7_EDX_HYBRID_BIT) : 0;
-		break;
-	case 0x0a:
-		r->eax = c->version | (uint32_t)c->num_gp << 8 | (uint32_t)c->gp_width << 16 |
-			 (uint32_t)c->ebx_len << 24;
-		r->ebx = c->ebx_unavail;
-		r->ecx = c->version >= 5 ? c->fixed_bitmap : 0;
-		r->edx = c->version >= 2 ? (c->num_fixed | (uint32_t)c->fixed_width << 5 |
-					    (c->anythread_deprecated ? 1u << 15 : 0))
-					 : 0;
+		r->ecx = BIT(CPUID_1_ECX_CX16_BIT) | (c->hypervisor ? BIT(CPUID_1_ECX_HYPERVISOR_BIT) : 0);
 		break;
 	case 4:
 		/* Sub-leaf 0 only: a 32 KiB 8-way L1D (64 sets of 64 bytes),
@@ -702,20 +523,10 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 			r->eax = c->smt_bits + 4u, r->ebx = ncpus, r->ecx |= 2u << 8;
 		}
 		break;
-	case 0x1a:
-		if (c->hybrid)
-			r->eax = (uint32_t)c->core_type << 24 | (c->native_model & 0xffffff);
-		break;
-	case 0x23:
-		if (!c->leaf23)
-			break;
-		if (subleaf == 0)
-			r->eax = 1u << 1; /* sub-leaf 1 (counter bitmaps) valid */
-		else if (subleaf == 1)
-			r->eax = c->leaf23_gp, r->ebx = c->leaf23_fixed;
-		break;
 	default: break;
 	}
+	/* The PMU's leaves and bits (01H PDCM, 07H hybrid, 0AH, 1AH, 23H). */
+	x86pmu_cpuid(&cpus[cur].pmu, leaf, subleaf, &r->eax, &r->ebx, &r->ecx, &r->edx);
 }
 
 unsigned pmu_hw_cpu(void)
@@ -748,57 +559,62 @@ void model_set_pmi_handler(void (*fn)(void *), void *arg)
 
 /* --- Raw access, trace, PMIs --- */
 
+/* Where a PMU register lives in the model's state (raw access). */
+static uint64_t *pmu_reg(struct model_cpu *m, uint32_t msr)
+{
+	X86PMUState *s = &m->pmu;
+
+	if (msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + X86PMU_MAX_GP)
+		return &s->gp_ctr[msr - MSR_IA32_PMC0];
+	if (msr >= MSR_IA32_A_PMC0 && msr < MSR_IA32_A_PMC0 + X86PMU_MAX_GP)
+		return &s->gp_ctr[msr - MSR_IA32_A_PMC0];
+	if (msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + X86PMU_MAX_GP)
+		return &s->gp_sel[msr - MSR_IA32_PERFEVTSEL0];
+	if (msr >= MSR_IA32_FIXED_CTR0 && msr < MSR_IA32_FIXED_CTR0 + X86PMU_MAX_FIXED)
+		return &s->fixed_ctr[msr - MSR_IA32_FIXED_CTR0];
+	switch (msr) {
+	case MSR_IA32_FIXED_CTR_CTRL: return &s->fixed_ctrl;
+	case MSR_IA32_PERF_GLOBAL_STATUS: return &s->global_status;
+	case MSR_IA32_PERF_GLOBAL_CTRL: return &s->global_ctrl;
+	case MSR_IA32_DEBUGCTL: return &s->debugctl;
+	default: return NULL;
+	}
+}
+
 uint64_t model_peek(unsigned cpu, uint32_t msr)
 {
 	struct model_cpu *m = &cpus[cpu < ncpus ? cpu : 0];
+	enum harness_reg h;
 	unsigned i;
+	uint64_t v;
 
 	if (m->cfg.vendor_ops)
 		return m->cfg.vendor_ops->peek(cpu < ncpus ? cpu : 0, msr);
-	switch (decode(m, msr, &i)) {
-	case R_PMC:
-	case R_APMC: return m->pmc[i];
-	case R_EVTSEL: return m->evtsel[i];
-	case R_FIXED: return m->fixed[i];
-	case R_FIXED_CTRL: return m->fixed_ctrl;
-	case R_GLOBAL_STATUS: return m->global_status;
-	case R_GLOBAL_CTRL: return m->global_ctrl;
-	case R_INUSE: return inuse_value(m);
-	case R_PERF_CAPS: return m->cfg.perf_caps;
-	case R_DEBUGCTL: return m->debugctl;
-	case R_OFFCORE: return *offcore_reg(m, i);
-	case R_UNC_GLOBAL: return unc.global_ctrl;
-	case R_UNC_CONFIG: return unc_config_value(&m->cfg);
-	case R_UNC_EVTSEL: return unc.evtsel[i / 2][i % 2];
-	case R_UNC_CTR: return unc.ctr[i / 2][i % 2];
-	default: return 0;
-	}
+	h = decode_harness(m, msr, &i);
+	if (h != H_NONE)
+		return *harness_reg(m, h, i);
+	return x86pmu_rdmsr(&m->pmu, msr, &v) == X86PMU_OK ? v : 0;
 }
 
 void model_poke(unsigned cpu, uint32_t msr, uint64_t val)
 {
 	struct model_cpu *m = &cpus[cpu < ncpus ? cpu : 0];
+	enum harness_reg h;
+	uint64_t *r, v;
 	unsigned i;
 
 	if (m->cfg.vendor_ops) {
 		m->cfg.vendor_ops->poke(cpu < ncpus ? cpu : 0, msr, val);
 		return;
 	}
-	switch (decode(m, msr, &i)) {
-	case R_PMC:
-	case R_APMC: m->pmc[i] = val; break;
-	case R_EVTSEL: m->evtsel[i] = val; break;
-	case R_FIXED: m->fixed[i] = val; break;
-	case R_FIXED_CTRL: m->fixed_ctrl = val; break;
-	case R_GLOBAL_STATUS: m->global_status = val; break;
-	case R_GLOBAL_CTRL: m->global_ctrl = val; break;
-	case R_DEBUGCTL: m->debugctl = val; break;
-	case R_OFFCORE: *offcore_reg(m, i) = val; break;
-	case R_UNC_GLOBAL: unc.global_ctrl = val; break;
-	case R_UNC_EVTSEL: unc.evtsel[i / 2][i % 2] = val; break;
-	case R_UNC_CTR: unc.ctr[i / 2][i % 2] = val; break;
-	default: break;
+	h = decode_harness(m, msr, &i);
+	if (h != H_NONE && h != H_UNC_CONFIG) {
+		*harness_reg(m, h, i) = val;
+		return;
 	}
+	/* Only registers that exist on this CPU, as a write would find them. */
+	if (h == H_NONE && x86pmu_rdmsr(&m->pmu, msr, &v) == X86PMU_OK && (r = pmu_reg(m, msr)))
+		*r = val;
 }
 
 void model_trace_clear(void)
@@ -840,101 +656,64 @@ void model_pmi_clear(unsigned cpu)
 
 /* --- Counting --- */
 
-enum model_ev { EV_NONE, EV_CYCLES, EV_INSTR, EV_REF, EV_LLC_REF, EV_LLC_MISS, EV_BR, EV_BR_MISS, EV_SLOTS };
-
-/* Architectural encodings (SDM vol. 3B, "Pre-defined Architectural
- * Performance Events"); CPUID.0AH:EBX-unavailable events count nothing. */
-static enum model_ev gp_event(const struct model_cpu *m, uint64_t sel)
+static X86PMURing ring(void)
 {
-	static const struct {
-		uint8_t ev, um;
-		enum model_ev e;
-		unsigned bit;
-	} map[] = {
-		{ 0x3c, 0x00, EV_CYCLES, 0 },  { 0xc0, 0x00, EV_INSTR, 1 },    { 0x3c, 0x01, EV_REF, 2 },
-		{ 0x2e, 0x4f, EV_LLC_REF, 3 }, { 0x2e, 0x41, EV_LLC_MISS, 4 }, { 0xc4, 0x00, EV_BR, 5 },
-		{ 0xc5, 0x00, EV_BR_MISS, 6 }, { 0xa4, 0x01, EV_SLOTS, 7 },
-	};
-	uint8_t ev = sel & 0xff, um = (sel >> 8) & 0xff;
-
-	for (unsigned i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (map[i].ev == ev && map[i].um == um) {
-			if (map[i].bit >= m->cfg.ebx_len || ((m->cfg.ebx_unavail >> map[i].bit) & 1))
-				return EV_NONE;
-			return map[i].e;
-		}
-	return EV_NONE;
+	return cur_cpl ? X86PMU_RING_USR : X86PMU_RING_OS;
 }
 
-static uint64_t work_total(const struct model_work *w, enum model_ev e)
+/* Instructions retiring in cycle c: from the per-cycle array, or spread
+ * as evenly as possible (approximation: other events have no per-cycle
+ * profile). */
+static uint32_t retired_in(const struct model_work *w, size_t c, size_t ncyc)
 {
-	switch (e) {
-	case EV_CYCLES: return w->cycles;
-	case EV_INSTR: return w->instructions;
-	case EV_REF: return w->ref_cycles;
-	case EV_LLC_REF: return w->llc_refs;
-	case EV_LLC_MISS: return w->llc_misses;
-	case EV_BR: return w->branches;
-	case EV_BR_MISS: return w->branch_misses;
-	case EV_SLOTS: return w->slots;
-	default: return 0;
-	}
-}
-
-/* Events of kind e in cycle c: from the per-cycle array, or spread evenly. */
-static uint64_t per_cycle(const struct model_work *w, enum model_ev e, size_t c, size_t ncyc)
-{
-	if (e == EV_CYCLES)
-		return 1;
-	if (e != EV_INSTR)
-		return 0; /* approximation: other events have no per-cycle profile */
 	if (w->retire_per_cycle)
 		return w->retire_per_cycle[c];
-	return w->instructions * (c + 1) / ncyc - w->instructions * c / ncyc;
+	return (uint32_t)(w->instructions * (c + 1) / ncyc - w->instructions * c / ncyc);
 }
 
-/* CMASK / INV / EDGE (SDM vol. 3B, "Architectural Performance Monitoring
- * Version 1 Facilities"): with CMASK > 0 a cycle counts when its event
- * count >= CMASK (< CMASK with INV); EDGE counts only cycles where that
- * condition turns true. */
-static uint64_t filtered(struct model_cpu *m, unsigned slot, const struct model_work *w, enum model_ev e,
-			 uint64_t sel)
+/* The events of a tick into the model: cycle by cycle while a counter
+ * uses CMASK/INV/EDGE (instructions retire as the work says, the other
+ * events in bulk), in bulk otherwise. Offcore response (0xB7/0xBB umask
+ * 1) counts through its RSP MSR: demand data reads with an L3-miss
+ * response, when the value selects both (approximation: no other request
+ * types). Returns whether a PMI was raised. */
+static bool count_work(struct model_cpu *m, const struct model_work *w)
 {
-	unsigned cmask = (sel >> PERFEVTSEL_CMASK_SHIFT) & 0xff;
-	bool inv = (sel >> PERFEVTSEL_INV_BIT) & 1, edge = (sel >> PERFEVTSEL_EDGE_BIT) & 1;
+	uint64_t t[X86PMU_EV_NUM] = { 0 };
 	size_t ncyc = w->retire_per_cycle ? w->ncycles : w->cycles;
-	uint64_t n = 0;
+	unsigned pmis = 0;
 
-	if (!cmask && !edge)
-		return work_total(w, e);
-	if (!cmask)
-		cmask = 1;
-	for (size_t c = 0; c < ncyc; c++) {
-		uint64_t k = per_cycle(w, e, c, ncyc);
-		bool cond = inv ? k < cmask : k >= cmask;
-		if (edge ? (cond && !m->cond_prev[slot]) : cond)
-			n++;
-		m->cond_prev[slot] = cond;
+	t[X86PMU_EV_REF_CYCLES] = w->ref_cycles;
+	t[X86PMU_EV_LLC_REFS] = w->llc_refs;
+	t[X86PMU_EV_LLC_MISSES] = w->llc_misses;
+	t[X86PMU_EV_BRANCHES] = w->branches;
+	t[X86PMU_EV_BRANCH_MISSES] = w->branch_misses;
+	t[X86PMU_EV_SLOTS] = w->slots;
+	if (x86pmu_activity(&m->pmu).filters && ncyc) {
+		for (size_t c = 0; c < ncyc; c++) {
+			uint32_t per[X86PMU_EV_NUM] = { 0 };
+			per[X86PMU_EV_INSTRUCTIONS] = retired_in(w, c, ncyc);
+			pmis += x86pmu_count_cycles(&m->pmu, ring(), 1, per);
+		}
+	} else {
+		t[X86PMU_EV_CYCLES] = w->cycles;
+		t[X86PMU_EV_INSTRUCTIONS] = w->instructions;
 	}
-	return n;
-}
-
-/* Add delta to a counter of width w; true when it wrapped past the width. */
-static bool add_wrap(uint64_t *ctr, uint64_t delta, unsigned w)
-{
-	uint64_t mask = wmask(w), old = *ctr & mask;
-	bool ovf = delta > mask - old;
-
-	*ctr = (old + delta) & mask;
-	return ovf;
+	pmis += x86pmu_count_bulk(&m->pmu, ring(), t);
+	if (m->cfg.offcore) {
+		for (unsigned i = 0; i < 2; i++) {
+			uint64_t rsp = *offcore_reg(m, i);
+			uint64_t n = (rsp & 1) && (rsp & m->cfg.offcore_l3_miss) ? w->dmnd_rd_l3_miss : 0;
+			pmis += x86pmu_count_raw(&m->pmu, ring(), i ? 0xbb : 0xb7, 0x01, n);
+		}
+	}
+	return pmis != 0;
 }
 
 void model_tick(const struct model_work *w)
 {
 	struct model_cpu *m = &cpus[cur];
 	const struct model_cpu_config *c = &m->cfg;
-	bool frozen = c->version >= 4 && ((m->global_status >> PERF_GLOBAL_STATUS_CTR_FRZ_BIT) & 1);
-	bool pmi = false;
 
 	/* Approximation: the TSC advances with the core cycles of the work. */
 	m->tsc += w->cycles;
@@ -958,65 +737,14 @@ void model_tick(const struct model_work *w)
 							 w->llc_lookups * b / nb) &
 							wmask(44);
 	}
-	if (c->version == 0 || c->ignores_writes || c->no_count || frozen)
+	if (c->version == 0 || c->ignores_writes || c->no_count)
 		return;
-	for (unsigned x = 0; x < 32; x++) {
-		uint64_t sel = m->evtsel[x];
-		bool ring = cur_cpl == 0 ? (sel >> PERFEVTSEL_OS_BIT) & 1 : (sel >> PERFEVTSEL_USR_BIT) & 1;
-		if (!gp_exists(m, x) || !((sel >> PERFEVTSEL_EN_BIT) & 1) || !ring)
-			continue;
-		/* GLOBAL_CTRL is AND-ed with the per-counter enable (v2+). */
-		if (c->version >= 2 && !((m->global_ctrl >> x) & 1))
-			continue;
-		enum model_ev e = gp_event(m, sel);
-		uint64_t delta = filtered(m, x, w, e, sel);
-		/* OFFCORE_RESPONSE_0/1 (0xB7/0xBB umask 1) count through their
-		 * RSP MSR: demand data reads with an L3-miss response, when the
-		 * value selects both (approximation: no other request types). */
-		if (c->offcore && ((sel & 0xff) == 0xb7 || (sel & 0xff) == 0xbb) &&
-		    ((sel >> 8) & 0xff) == 1) {
-			uint64_t rsp = *offcore_reg(m, (sel & 0xff) == 0xbb);
-			delta = (rsp & 1) && (rsp & c->offcore_l3_miss) ? w->dmnd_rd_l3_miss : 0;
-		}
-		if (add_wrap(&m->pmc[x], delta, c->gp_width)) {
-			if (c->version >= 2)
-				m->global_status |= 1ull << x;
-			if ((sel >> PERFEVTSEL_INT_BIT) & 1)
-				pmi = true;
-		}
-	}
-	for (unsigned i = 0; i < 16; i++) {
-		static const enum model_ev fixed_ev[4] = { EV_INSTR, EV_CYCLES, EV_REF, EV_SLOTS };
-		uint64_t f = (m->fixed_ctrl >> FIXED_CTR_CTRL_SHIFT(i)) & FIXED_CTR_CTRL_FIELD_MASK;
-		bool ring = cur_cpl == 0 ? (f >> FIXED_CTR_CTRL_OS_BIT) & 1
-					 : (f >> FIXED_CTR_CTRL_USR_BIT) & 1;
-		if (!fixed_exists(m, i) || !ring || !((m->global_ctrl >> (32 + i)) & 1))
-			continue;
-		uint64_t delta = i < 4 ? work_total(w, fixed_ev[i]) : 0;
-		if (add_wrap(&m->fixed[i], delta, c->fixed_width)) {
-			m->global_status |= 1ull << (32 + i);
-			if ((f >> FIXED_CTR_CTRL_PMI_BIT) & 1)
-				pmi = true;
-		}
-	}
-	if (!pmi)
+	/* Overflow, GLOBAL_STATUS and freeze-on-PMI are the model's; the
+	 * PMI is taken once the tick's work is done (approximation: real
+	 * parts deliver it a few instructions after the overflow). */
+	if (!count_work(m, w))
 		return;
 	m->pmi_count++;
-	/* Freeze on PMI, applied after the tick that raised it (approximation:
-	 * hardware freezes within a few cycles of the overflow). Version 4
-	 * sets CTR_FRZ/LBR_FRZ and leaves GLOBAL_CTRL; earlier versions clear
-	 * GLOBAL_CTRL's enables (SDM vol. 3B, "IA32_DEBUGCTL MSR" and
-	 * "Architectural Performance Monitoring Version 4"). */
-	if ((m->debugctl >> DEBUGCTL_FREEZE_PERFMON_ON_PMI_BIT) & 1) {
-		if (c->version >= 4)
-			m->global_status |= BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT);
-		else
-			m->global_ctrl = 0;
-	}
-	if (c->version >= 4 && ((m->debugctl >> DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT) & 1))
-		m->global_status |= BIT(PERF_GLOBAL_STATUS_LBR_FRZ_BIT);
-	/* The PMI is taken once the tick's work is done (approximation: real
-	 * parts deliver it a few instructions after the overflow). */
 	if (pmi_handler)
 		pmi_handler(pmi_handler_arg);
 }

@@ -1,7 +1,9 @@
-/* A software Intel PMU, written from the SDM, behind pmu/pmu_hw.h: the host
- * build of pmu/ runs against it. Strict where the SDM is strict (reserved
- * bits and absent MSRs raise #GP), with profiles for the PMU versions and
- * the broken emulations the driver must recognise. */
+/* A software Intel PMU behind pmu/pmu_hw.h: the host build of pmu/ runs
+ * against it. Its registers are emu/model, the register model QEMU's
+ * emulated PMU runs, written from the SDM: strict where the SDM is strict
+ * (reserved bits and absent MSRs raise #GP). This harness adds the
+ * profiles for the PMU versions and the broken emulations the driver
+ * must recognise. */
 #ifndef TESTS_HOST_PMU_MODEL_H
 #define TESTS_HOST_PMU_MODEL_H
 
@@ -75,8 +77,10 @@ struct model_cpu_config {
 	enum model_uncore uncore; /* client uncore layout, one per model (one package) */
 	uint8_t uncore_cboxes;    /* C-boxes; MSR_UNC_CBO_CONFIG encodes it per layout */
 	bool rdpmc_gp;            /* RDPMC raises #GP for every counter */
-	bool no_inuse;            /* v4 without IA32_PERF_GLOBAL_INUSE: it #GPs */
-	bool no_count;            /* counters hold writes but never advance */
+	/* X86PMU_QUIRK_* (emu/model/x86-pmu.h): the known behaviours of a
+	 * hypervisor's virtual PMU this CPU has, as the emulated profiles do. */
+	uint32_t quirks;
+	bool no_count; /* counters hold writes but never advance */
 	/* Another vendor's model stands in for this one on this CPU (NULL:
 	 * the SDM model; tests/host/pmu_model_amd.c). */
 	const struct model_vendor_ops *vendor_ops;

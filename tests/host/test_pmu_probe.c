@@ -2,6 +2,7 @@
  * precise SKIP reason on every broken or absent PMU, the exact MSR writes
  * of a probe, counters in use at boot reported and left alone, takeover. */
 #include "arch/x86/msr.h"
+#include "emu/model/x86-pmu.h"
 #include "pmu/pmu.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
@@ -159,7 +160,7 @@ HT_TEST(probe_uses_cycles_when_instructions_unavailable)
 HT_TEST(inuse_fault_is_no_inuse)
 {
 	struct model_cpu_config cfg = *(model_init(MODEL_V4, true), model_config(0));
-	cfg.no_inuse = true;
+	cfg.quirks = X86PMU_QUIRK_NO_INUSE_MSR;
 	cfg.hypervisor = true;
 	model_init_custom(&cfg, 1);
 	pmu_cpu_init(&(struct pmu_init_opts){ .workload = tick_probe });

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The x86 PMU model's configurations: the PMU shapes of real processors,
+ * the rules a configuration must follow, and the names of the quirks and
+ * defects.
+ *
+ * Copyright (c) 2025 The pmutest authors
+ */
+
+#include <string.h>
+
+#include "x86-pmu-int.h"
+
+/* --- Shapes --- */
+
+/*
+ * Intel shapes by QEMU CPU model: its family-6 model number alone would
+ * not do (QEMU 7.2 gives Icelake-Server the model number of Snowridge).
+ * Only IA32_PERF_CAPABILITIES bits the model implements are set: 12
+ * FREEZE_WHILE_SMM and 13 FW_WRITE; QEMU emulates no LBR or PEBS.
+ */
+typedef struct IntelShape {
+    const char *qemu_models;    /* "A|B|C" */
+    const char *what;           /* the part and the sources */
+    uint8_t version, num_gp, gp_width, num_fixed, fixed_width, events_len;
+    bool pdcm, anythread_deprecated;
+    uint64_t perf_caps;
+} IntelShape;
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define CAPS_SMM   X86PMU_CAP_FREEZE_WHILE_SMM
+#define CAPS_FW    X86PMU_CAP_FW_WRITE
+
+static const IntelShape intel_shapes[] = {
+    { "coreduo",
+      "Core Duo (Yonah, 06_0EH): version 1, 2 GP x 40 bits (SDM vol. 3B, "
+      "\"Architectural Performance Monitoring Version 1\": Core Solo and "
+      "Core Duo support version 1)",
+      1, 2, 40, 0, 0, 7, false, false, 0 },
+    { "core2duo|Conroe|Penryn",
+      "Core 2 (Merom/Penryn, 06_0FH/06_17H): version 2, 2 GP x 40, 3 fixed "
+      "x 40 (SDM vol. 3B, \"Architectural Performance Monitoring Version 2\": "
+      "first in Core 2 Duo T7700; Linux intel_pmu_init assumes the 3 fixed "
+      "counters)",
+      2, 2, 40, 3, 40, 7, true, false, 0 },
+    { "n270",
+      "Atom N270 (Bonnell, 06_1CH): version 3, 2 GP x 40, 3 fixed x 40 "
+      "(SDM vol. 3B, \"Performance Monitoring for Processors Based on Intel "
+      "Atom Microarchitecture\")",
+      3, 2, 40, 3, 40, 7, true, false, 0 },
+    { "Nehalem|Westmere",
+      "Nehalem/Westmere (06_1AH/06_2CH): version 3, 4 GP x 48, 3 fixed x 48 "
+      "(SDM vol. 3B, \"Performance Monitoring for Processors Based on Intel "
+      "Microarchitecture Code Name Nehalem\")",
+      3, 4, 48, 3, 48, 7, true, false, 0 },
+    { "SandyBridge",
+      "Sandy Bridge (06_2AH): version 3, 4 GP x 48 (per thread with HT), 3 "
+      "fixed x 48, FREEZE_WHILE_SMM (SDM vol. 3B, \"Performance Monitoring "
+      "for 2nd Generation Intel Core Processors\"); full-width writes came "
+      "with Ivy Bridge (Linux 069e0c3c4058)",
+      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM },
+    { "IvyBridge|Haswell|Broadwell",
+      "Ivy Bridge/Haswell/Broadwell (06_3AH/06_3CH/06_3DH): version 3, 4 GP "
+      "x 48, 3 fixed x 48, full-width writes (Linux 069e0c3c4058 \"perf/x86/"
+      "intel: Support full width counting\"), FREEZE_WHILE_SMM",
+      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW },
+    { "Denverton",
+      "Atom C3000 (Goldmont, 06_5FH): version 4, 4 GP x 48, 3 fixed x 48 "
+      "(SDM vol. 3B, \"Performance Monitoring for Goldmont "
+      "Microarchitecture\")",
+      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW },
+    { "Skylake-Client|Skylake-Server|Cascadelake-Server|Cooperlake",
+      "Skylake and its successors (06_5EH/06_55H): version 4, 4 GP x 48 (per "
+      "thread with HT), 3 fixed x 48, full-width writes, FREEZE_WHILE_SMM "
+      "(SDM vol. 3B, \"Architectural Performance Monitoring Version 4\": "
+      "first in Skylake)",
+      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW },
+    { "Icelake-Server|SapphireRapids",
+      "Ice Lake/Sapphire Rapids (06_6AH/06_8FH): version 5, 8 GP x 48, 4 "
+      "fixed x 48 (the fourth counts top-down slots), 8 events, AnyThread "
+      "deprecated (SDM vol. 3B, \"Performance Monitoring for Processors "
+      "Based on Ice Lake Microarchitecture\" and \"Architectural Performance "
+      "Monitoring Version 5\")",
+      5, 8, 48, 4, 48, 8, true, true, CAPS_SMM | CAPS_FW },
+};
+
+static bool name_in(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = list;
+
+    while (p && *p) {
+        const char *end = strchr(p, '|');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+
+        if (len == n && memcmp(p, name, n) == 0) {
+            return true;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/*
+ * AMD shapes by family and model (APM vol. 2, 13.2): four legacy counters
+ * from K8 on; PerfCtrExtCore's six from family 15h (Linux
+ * amd_core_pmu_init; family 15h BKDG); PerfMonV2 from Zen 4, family 19h
+ * models 10h-1Fh, 60h-7Fh, A0h-AFh, and family 1Ah (Linux "perf/x86/amd/
+ * core: Add PerfMonV2 counter control"; PPR for family 19h model 11h,
+ * CPUID Fn8000_0022).
+ */
+static const char *amd_shape(uint32_t family, uint32_t model,
+                             X86PMUConfig *c)
+{
+    c->family = family;
+    c->gp_width = X86PMU_AMD_WIDTH;
+    if (family < 0x0f) {
+        return NULL;
+    }
+    if (family < 0x15) {
+        c->num_gp = 4;
+        return family == 0x0f ?
+               "AMD K8 (family 0Fh): 4 legacy counters, 8-bit event selects" :
+               "AMD family 10h-14h: 4 legacy counters (PerfEvtSel0-3 "
+               "0xC0010000-3), 12-bit event selects";
+    }
+    c->perfctr_core = true;
+    c->num_gp = 6;
+    if (family == 0x19 && ((model >= 0x10 && model <= 0x1f) ||
+                           (model >= 0x60 && model <= 0x7f) ||
+                           (model >= 0xa0 && model <= 0xaf))) {
+        c->perfmon_v2 = true;
+        return "AMD Zen 4 (family 19h): PerfCtrExtCore, PerfMonV2 with 6 "
+               "counters and PerfCntrGlobalCtl/Status";
+    }
+    if (family >= 0x1a) {
+        c->perfmon_v2 = true;
+        return "AMD Zen 5 (family 1Ah): PerfCtrExtCore, PerfMonV2 with 6 "
+               "counters";
+    }
+    return "AMD family 15h-19h before Zen 4: PerfCtrExtCore, 6 counters at "
+           "0xC0010200 + 2n";
+}
+
+const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
+                         uint32_t family, uint32_t model, X86PMUConfig *cfg)
+{
+    unsigned i;
+
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->vendor = vendor;
+    cfg->slots_per_cycle = 4;
+    if (vendor == X86PMU_VENDOR_AMD) {
+        return amd_shape(family, model, cfg);
+    }
+    for (i = 0; qemu_model && i < ARRAY_LEN(intel_shapes); i++) {
+        const IntelShape *s = &intel_shapes[i];
+
+        if (!name_in(s->qemu_models, qemu_model)) {
+            continue;
+        }
+        cfg->version = s->version;
+        cfg->num_gp = s->num_gp;
+        cfg->gp_width = s->gp_width;
+        cfg->num_fixed = s->num_fixed;
+        cfg->fixed_width = s->fixed_width;
+        cfg->events_len = s->events_len;
+        cfg->pdcm = s->pdcm;
+        cfg->anythread_deprecated = s->anythread_deprecated;
+        cfg->perf_caps = s->perf_caps;
+        cfg->family = family;
+        return s->what;
+    }
+    return NULL;
+}
+
+/* --- Rules --- */
+
+static char check_msg[256];
+
+/* Append text, or a number in decimal or 0x-hex, to check_msg. */
+static void put_str(const char *t)
+{
+    size_t n = strlen(check_msg), k = strlen(t);
+
+    if (k > sizeof(check_msg) - 1 - n) {
+        k = sizeof(check_msg) - 1 - n;
+    }
+    memcpy(check_msg + n, t, k);
+    check_msg[n + k] = 0;
+}
+
+static void put_num(uint64_t v, bool hex)
+{
+    char buf[24], *p = buf + sizeof(buf) - 1;
+    unsigned base = hex ? 16 : 10;
+
+    *p = 0;
+    do {
+        *--p = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    if (hex) {
+        *--p = 'x';
+        *--p = '0';
+    }
+    put_str(p);
+}
+
+/* "a<n1>b<n2>c": the message naming the property at fault. */
+static const char *msg(const char *a, uint64_t n1, bool hex1, const char *b,
+                       uint64_t n2, bool hex2, const char *c)
+{
+    check_msg[0] = 0;
+    put_str(a);
+    if (b) {
+        put_num(n1, hex1);
+        put_str(b);
+    }
+    if (c) {
+        put_num(n2, hex2);
+        put_str(c);
+    }
+    return check_msg;
+}
+
+#define DEC false
+#define HEX true
+
+static const char *check_intel(const X86PMUConfig *c)
+{
+    uint32_t fixed_all = c->fixed_bitmap |
+                         (c->num_fixed >= 32 ? ~0u : (1u << c->num_fixed) - 1);
+
+    if (c->version > 5) {
+        return msg("pmu-version=", c->version, DEC, ": versions above 5 (the "
+                   "version 6 MSR layout) are not emulated", 0, DEC, NULL);
+    }
+    if (c->version == 0) {
+        return NULL;
+    }
+    if (c->num_gp > X86PMU_MAX_GP) {
+        return msg("pmu-gp=", c->num_gp, DEC, ": IA32_PMC0-7 and "
+                   "IA32_PERFEVTSEL0-7 have room for 8 counters (SDM vol. 4); "
+                   "more needs the version 6 layout", 0, DEC, NULL);
+    }
+    if (c->num_gp && (c->gp_width < 32 || c->gp_width > 64)) {
+        return msg("pmu-gp-width=", c->gp_width, DEC, ": must be 32..64 (a "
+                   "write to IA32_PMCx sign-extends bit 31; a counter is at "
+                   "most 64 bits)", 0, DEC, NULL);
+    }
+    if (c->version < 2 && (c->num_fixed || c->fixed_bitmap)) {
+        return msg("pmu-fixed=", c->num_fixed, DEC, ": fixed counters need "
+                   "pmu-version >= 2 (CPUID.0AH:EDX is reserved in version 1)",
+                   0, DEC, NULL);
+    }
+    if (c->fixed_bitmap && c->version < 5) {
+        return msg("pmu-fixed-bitmap=", c->fixed_bitmap, HEX, ": needs "
+                   "pmu-version >= 5 (CPUID.0AH:ECX is reserved before "
+                   "version 5)", 0, DEC, NULL);
+    }
+    if (fixed_all >> X86PMU_MAX_FIXED) {
+        return msg("pmu-fixed=", c->num_fixed, DEC, "/pmu-fixed-bitmap=",
+                   c->fixed_bitmap, HEX, ": fixed counters past "
+                   "IA32_FIXED_CTR3 are not emulated");
+    }
+    if (fixed_all && (c->fixed_width < 1 || c->fixed_width > 64)) {
+        return msg("pmu-fixed-width=", c->fixed_width, DEC, ": must be 1..64",
+                   0, DEC, NULL);
+    }
+    if (c->events_len > X86PMU_EV_NUM) {
+        return msg("pmu-events-len=", c->events_len, DEC, ": the model knows "
+                   "the 8 architectural events of CPUID.0AH:EBX[7:0]", 0, DEC,
+                   NULL);
+    }
+    if (c->perf_caps & ~(X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE)) {
+        return msg("pmu-perf-caps=", c->perf_caps, HEX, ": only bits 12 "
+                   "(FREEZE_WHILE_SMM) and 13 (FW_WRITE) are emulated", 0, DEC,
+                   NULL);
+    }
+    if (c->perf_caps && !c->pdcm) {
+        return msg("pmu-perf-caps=", c->perf_caps, HEX, ": "
+                   "IA32_PERF_CAPABILITIES needs pmu-pdcm=on "
+                   "(CPUID.01H:ECX[15])", 0, DEC, NULL);
+    }
+    if (c->leaf23 && ((c->leaf23_gp >> X86PMU_MAX_GP) ||
+                      (c->leaf23_fixed >> X86PMU_MAX_FIXED))) {
+        return msg("CPUID.23H bitmaps ", c->leaf23_gp, HEX, "/",
+                   c->leaf23_fixed, HEX, ": counters past PMC7/FIXED_CTR3 "
+                   "are not emulated");
+    }
+    return NULL;
+}
+
+static const char *check_amd(const X86PMUConfig *c)
+{
+    if (c->num_fixed || c->fixed_bitmap) {
+        return msg("pmu-fixed: AMD has no fixed counters (APM vol. 2, 13.2)",
+                   0, DEC, NULL, 0, DEC, NULL);
+    }
+    if (c->family < 0x0f) {
+        return msg("AMD family ", c->family, HEX, ": the AMD64 performance "
+                   "counters start with family 0Fh", 0, DEC, NULL);
+    }
+    if (c->gp_width != X86PMU_AMD_WIDTH) {
+        return msg("pmu-gp-width=", c->gp_width, DEC, ": AMD's counters are "
+                   "48 bits (APM vol. 2, 13.2)", 0, DEC, NULL);
+    }
+    if (c->perfmon_v2 && !c->perfctr_core) {
+        return msg("pmu-perfmon-v2=on needs pmu-perfctr-core=on (PerfMonV2 "
+                   "counters live at the PerfCtrExtCore addresses)", 0, DEC,
+                   NULL, 0, DEC, NULL);
+    }
+    if (c->perfmon_v2 && (c->num_gp < 1 || c->num_gp > X86PMU_AMD_MAX_CTRS)) {
+        return msg("pmu-gp=", c->num_gp, DEC, ": PerfEvtSel/PerfCtr 0-5 "
+                   "(0xC0010200-0xC001020B) are the counters the APM defines",
+                   0, DEC, NULL);
+    }
+    return NULL;
+}
+
+const char *x86pmu_config_check(const X86PMUConfig *c)
+{
+    const char *why;
+
+    why = c->vendor == X86PMU_VENDOR_AMD ? check_amd(c) : check_intel(c);
+    if (why) {
+        return why;
+    }
+    if (c->slots_per_cycle < 1 || c->slots_per_cycle > 16) {
+        return msg("top-down slots per cycle ", c->slots_per_cycle, DEC,
+                   ": must be 1..16", 0, DEC, NULL);
+    }
+    if (c->defect >= X86PMU_DEFECT_NUM) {
+        return msg("pmu-defect: unknown defect ", c->defect, DEC, "", 0, DEC,
+                   NULL);
+    }
+    return NULL;
+}
+
+/* --- Names --- */
+
+static const char *const quirk_names[X86PMU_QUIRK_NUM] = {
+    "kvm-emulated-wrmsr-ignores-cmask",
+    "kvm-fixed-ctr-write-truncated",
+    "global-ctrl-reset-zero",
+    "kvm-amd-reserved-bits-dropped",
+    "kvm-fast-rdpmc-allowed",
+    "amd-vmrun-counted",
+    "host-counter-unschedulable",
+    "xen-emulated-wrmsr-not-counted",
+    "xen-status-only-at-pmi",
+    "vmware-hybrid-freeze",
+    "no-inuse-msr",
+    "srf7",
+    "kvm-spurious-pmi",
+};
+
+static const char *const defect_names[X86PMU_DEFECT_NUM] = {
+    [X86PMU_DEFECT_NONE] = "none",
+    [X86PMU_DEFECT_PMI_NEVER_DELIVERED] = "pmi-never-delivered",
+    [X86PMU_DEFECT_PMI_DELIVERED_TWICE] = "pmi-delivered-twice",
+    [X86PMU_DEFECT_LVTPC_MASK_NOT_SET] = "lvtpc-mask-not-set",
+    [X86PMU_DEFECT_STATUS_BIT_NOT_SET] = "status-bit-not-set",
+    [X86PMU_DEFECT_OVF_CTRL_NOT_CLEARING] = "ovf-ctrl-not-clearing",
+    [X86PMU_DEFECT_LEGACY_WRITE_NOT_SIGN_EXTENDED] =
+        "legacy-write-not-sign-extended",
+    [X86PMU_DEFECT_USR_OS_SWAPPED] = "usr-os-swapped",
+    [X86PMU_DEFECT_GLOBAL_CTRL_IGNORED] = "global-ctrl-ignored",
+    [X86PMU_DEFECT_FIXED_CTR0_COUNTS_CYCLES] = "fixed-ctr0-counts-cycles",
+    [X86PMU_DEFECT_WIDTH_OFF_BY_ONE] = "width-off-by-one",
+    [X86PMU_DEFECT_FREEZE_NOT_FREEZING] = "freeze-not-freezing",
+    [X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS] = "counts-leak-between-cpus",
+    [X86PMU_DEFECT_RDPMC_FIXED_READS_GP] = "rdpmc-fixed-reads-gp",
+    [X86PMU_DEFECT_OVERFLOW_ONE_EVENT_LATE] = "overflow-one-event-late",
+    [X86PMU_DEFECT_INUSE_WRONG] = "inuse-wrong",
+    [X86PMU_DEFECT_STATUS_SET_IGNORED] = "status-set-ignored",
+    [X86PMU_DEFECT_RDPMC_IGNORES_CR4_PCE] = "rdpmc-ignores-cr4-pce",
+    [X86PMU_DEFECT_RESERVED_BITS_ACCEPTED] = "reserved-bits-accepted",
+    [X86PMU_DEFECT_FIXED_PMI_BIT_IGNORED] = "fixed-pmi-bit-ignored",
+    [X86PMU_DEFECT_NMI_DELIVERED_AS_FIXED] = "nmi-delivered-as-fixed",
+    [X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS] =
+        "branches-count-instructions",
+};
+
+const char *x86pmu_quirk_name(unsigned bit)
+{
+    return bit < X86PMU_QUIRK_NUM ? quirk_names[bit] : NULL;
+}
+
+const char *x86pmu_defect_name(X86PMUDefect defect)
+{
+    return defect < X86PMU_DEFECT_NUM ? defect_names[defect] : NULL;
+}
+
+bool x86pmu_parse_quirks(const char *names, uint32_t *quirks,
+                         const char **bad, unsigned *bad_len)
+{
+    const char *p = names;
+
+    *quirks = 0;
+    while (p && *p) {
+        const char *end = strchr(p, '+');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        unsigned q;
+
+        for (q = 0; q < X86PMU_QUIRK_NUM; q++) {
+            if (strlen(quirk_names[q]) == len &&
+                memcmp(quirk_names[q], p, len) == 0) {
+                break;
+            }
+        }
+        if (q == X86PMU_QUIRK_NUM) {
+            *bad = p;
+            *bad_len = (unsigned)len;
+            return false;
+        }
+        *quirks |= 1u << q;
+        p = end ? end + 1 : NULL;
+    }
+    return true;
+}
+
+bool x86pmu_parse_defect(const char *name, X86PMUDefect *defect)
+{
+    unsigned d;
+
+    for (d = 0; d < X86PMU_DEFECT_NUM; d++) {
+        if (strcmp(defect_names[d], name) == 0) {
+            *defect = (X86PMUDefect)d;
+            return true;
+        }
+    }
+    return false;
+}

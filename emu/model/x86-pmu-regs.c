@@ -1,0 +1,816 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The x86 PMU model's registers: RESET, CPUID, and for every PMU MSR and
+ * RDPMC what it reads, what a write does and when it raises #GP.
+ *
+ * Copyright (c) 2025 The pmutest authors
+ */
+
+#include <string.h>
+
+#include "x86-pmu-int.h"
+
+unsigned x86pmu_amd_counters(const X86PMUConfig *cfg)
+{
+    /*
+     * Four legacy counters on every AMD64 part; six with PerfCtrExtCore;
+     * with PerfMonV2, CPUID Fn8000_0022_EBX[3:0] says (APM vol. 2, 13.2).
+     */
+    if (cfg->perfmon_v2) {
+        return cfg->num_gp;
+    }
+    return cfg->perfctr_core ? 6 : 4;
+}
+
+bool x86pmu_gp_exists(const X86PMUState *s, unsigned x)
+{
+    if (x86pmu_is_amd(s)) {
+        return x < x86pmu_amd_counters(&s->cfg);
+    }
+    if (s->cfg.version == 0 || x >= X86PMU_MAX_GP) {
+        return false;
+    }
+    if (s->cfg.leaf23) {
+        return (s->cfg.leaf23_gp >> x) & 1;
+    }
+    return x < s->cfg.num_gp;
+}
+
+bool x86pmu_fixed_exists(const X86PMUState *s, unsigned i)
+{
+    const X86PMUConfig *c = &s->cfg;
+
+    /*
+     * Fixed counters come with version 2; from version 5 CPUID.0AH:ECX adds
+     * counters past EDX[4:0]: "fixed counter i is supported if ECX[i] ||
+     * (EDX[4:0] > i)" (SDM vol. 2A, CPUID leaf 0AH).
+     */
+    if (x86pmu_is_amd(s) || c->version < 2 || i >= X86PMU_MAX_FIXED) {
+        return false;
+    }
+    if (c->leaf23) {
+        return (c->leaf23_fixed >> i) & 1;
+    }
+    return i < c->num_fixed ||
+           (c->version >= 5 && ((c->fixed_bitmap >> i) & 1));
+}
+
+uint64_t x86pmu_counter_bits(const X86PMUState *s)
+{
+    uint64_t b = 0;
+    unsigned i;
+
+    for (i = 0; i < X86PMU_MAX_GP; i++) {
+        if (x86pmu_gp_exists(s, i)) {
+            b |= BIT64(i);
+        }
+    }
+    for (i = 0; i < X86PMU_MAX_FIXED; i++) {
+        if (x86pmu_fixed_exists(s, i)) {
+            b |= BIT64(X86PMU_FIXED_IDX(i));
+        }
+    }
+    return b;
+}
+
+unsigned x86pmu_gp_width(const X86PMUState *s)
+{
+    unsigned w = x86pmu_is_amd(s) ? X86PMU_AMD_WIDTH : s->cfg.gp_width;
+
+    return x86pmu_defect(s, X86PMU_DEFECT_WIDTH_OFF_BY_ONE) ? w - 1 : w;
+}
+
+unsigned x86pmu_fixed_width(const X86PMUState *s)
+{
+    unsigned w = s->cfg.fixed_width;
+
+    return x86pmu_defect(s, X86PMU_DEFECT_WIDTH_OFF_BY_ONE) ? w - 1 : w;
+}
+
+static bool fw_write(const X86PMUState *s)
+{
+    return s->cfg.pdcm && (s->cfg.perf_caps & X86PMU_CAP_FW_WRITE);
+}
+
+void x86pmu_reset(X86PMUState *s, const X86PMUConfig *cfg)
+{
+    memset(s, 0, sizeof(*s));
+    s->cfg = *cfg;
+    if (x86pmu_quirk(s, X86PMU_QUIRK_GLOBAL_CTRL_RESET_ZERO)) {
+        return;
+    }
+    /*
+     * IA32_PERF_GLOBAL_CTRL comes out of RESET with the GP counters'
+     * enables set and the fixed ones clear, so that version-1 software
+     * counts (SDM vol. 3A, "Processor State After Reset", table of MSR
+     * values; quoted in Linux commit de120e1d692d).  AMD's
+     * PerfCntrGlobalCtl does the same for the same reason (AMD family PPRs,
+     * cited by that commit).
+     */
+    if (x86pmu_is_amd(s) ? cfg->perfmon_v2 : cfg->version >= 2) {
+        s->global_ctrl = x86pmu_counter_bits(s) & 0xffffffffull;
+    }
+}
+
+/* --- CPUID --- */
+
+static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
+                        uint32_t *eax, uint32_t *ebx, uint32_t *ecx,
+                        uint32_t *edx)
+{
+    const X86PMUConfig *c = &s->cfg;
+
+    switch (leaf) {
+    case 0x01:
+        /* ECX[15] PDCM: IA32_PERF_CAPABILITIES exists. */
+        *ecx = (*ecx & ~(1u << 15)) | (c->pdcm ? 1u << 15 : 0);
+        break;
+    case 0x07:
+        if (subleaf == 0) {
+            /* EDX[15] hybrid; EDX[19] architectural LBRs: not emulated. */
+            *edx &= ~((1u << 15) | (1u << 19));
+            *edx |= c->hybrid ? 1u << 15 : 0;
+        }
+        break;
+    case 0x0a:
+        /* SDM vol. 2A, CPUID, "Architectural Performance Monitoring Leaf". */
+        *eax = *ebx = *ecx = *edx = 0;
+        if (c->version == 0) {
+            break;
+        }
+        *eax = c->version | (uint32_t)c->num_gp << 8 |
+               (uint32_t)c->gp_width << 16 | (uint32_t)c->events_len << 24;
+        *ebx = c->events_unavail;
+        if (c->version >= 5) {
+            *ecx = c->fixed_bitmap;
+        }
+        if (c->version >= 2) {
+            *edx = c->num_fixed | (uint32_t)c->fixed_width << 5 |
+                   (c->anythread_deprecated ? 1u << 15 : 0);
+        }
+        break;
+    case 0x1a:
+        /* Hybrid Information Enumeration Leaf. */
+        if (c->hybrid) {
+            *eax = (uint32_t)c->core_type << 24 | (c->native_model & 0xffffff);
+            *ebx = *ecx = *edx = 0;
+        }
+        break;
+    case 0x23:
+        /*
+         * Architectural Performance Monitoring Extended Leaf: sub-leaf 0
+         * EAX bit 1 says sub-leaf 1 (the counter bitmaps) is valid.
+         */
+        if (c->leaf23) {
+            *eax = *ebx = *ecx = *edx = 0;
+            if (subleaf == 0) {
+                *eax = 1u << 1;
+            } else if (subleaf == 1) {
+                *eax = c->leaf23_gp;
+                *ebx = c->leaf23_fixed;
+            }
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void cpuid_amd(const X86PMUState *s, uint32_t leaf,
+                      uint32_t *eax, uint32_t *ebx, uint32_t *ecx,
+                      uint32_t *edx)
+{
+    const X86PMUConfig *c = &s->cfg;
+
+    switch (leaf) {
+    case 0x80000001:
+        /* Fn8000_0001_ECX[23] PerfCtrExtCore (APM vol. 3, appendix E). */
+        *ecx = (*ecx & ~(1u << 23)) | (c->perfctr_core ? 1u << 23 : 0);
+        break;
+    case 0x80000022:
+        /* Fn8000_0022: EAX[0] PerfMonV2, EBX[3:0] NumPerfCtrCore. */
+        *eax = *ebx = *ecx = *edx = 0;
+        if (c->perfmon_v2) {
+            *eax = 1;
+            *ebx = c->num_gp & 0xf;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+void x86pmu_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
+                  uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_t *edx)
+{
+    if (x86pmu_is_amd(s)) {
+        cpuid_amd(s, leaf, eax, ebx, ecx, edx);
+    } else {
+        cpuid_intel(s, leaf, subleaf, eax, ebx, ecx, edx);
+    }
+}
+
+/* --- Intel MSRs --- */
+
+typedef enum IntelReg {
+    R_ABSENT,       /* a PMU address with nothing behind it: #GP */
+    R_PMC,
+    R_APMC,
+    R_EVTSEL,
+    R_FIXED,
+    R_FIXED_CTRL,
+    R_STATUS,
+    R_CTRL,
+    R_OVF_CTRL,
+    R_STATUS_SET,
+    R_INUSE,
+    R_PERF_CAPS,
+    R_DEBUGCTL,
+} IntelReg;
+
+/*
+ * Which register `msr` is; X86PMU_NOT_MINE leaves it to the caller.  The
+ * model owns the whole address ranges the architecture gives the PMU, so
+ * that a counter the CPUID view does not have raises #GP (SDM vol. 4:
+ * IA32_PMC0-7 0xC1-0xC8, IA32_PERFEVTSEL0-7 0x186-0x18D, IA32_A_PMC0-7
+ * 0x4C1-0x4C8, IA32_FIXED_CTR0-15 0x309-0x318 for FIXED_CTR_CTRL's 16
+ * fields, 0x38D-0x392).  The offcore-response MSRs are owned too: not
+ * emulated, so #GP.
+ */
+static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
+                                 IntelReg *reg, unsigned *idx)
+{
+    const X86PMUConfig *c = &s->cfg;
+
+    *idx = 0;
+    *reg = R_ABSENT;
+    if (msr == X86PMU_MSR_DEBUGCTL) {
+        *reg = R_DEBUGCTL;
+    } else if (msr == X86PMU_MSR_PERF_CAPABILITIES) {
+        *reg = c->pdcm ? R_PERF_CAPS : R_ABSENT;
+    } else if (msr == X86PMU_MSR_OFFCORE_RSP_0 ||
+               msr == X86PMU_MSR_OFFCORE_RSP_1) {
+        *reg = R_ABSENT;
+    } else if (msr >= X86PMU_MSR_PMC0 &&
+               msr < X86PMU_MSR_PMC0 + X86PMU_MAX_GP) {
+        *idx = msr - X86PMU_MSR_PMC0;
+        *reg = x86pmu_gp_exists(s, *idx) ? R_PMC : R_ABSENT;
+    } else if (msr >= X86PMU_MSR_PERFEVTSEL0 &&
+               msr < X86PMU_MSR_PERFEVTSEL0 + X86PMU_MAX_GP) {
+        *idx = msr - X86PMU_MSR_PERFEVTSEL0;
+        *reg = x86pmu_gp_exists(s, *idx) ? R_EVTSEL : R_ABSENT;
+    } else if (msr >= X86PMU_MSR_A_PMC0 &&
+               msr < X86PMU_MSR_A_PMC0 + X86PMU_MAX_GP) {
+        /* Only with IA32_PERF_CAPABILITIES[13] ("Full-Width Writes"). */
+        *idx = msr - X86PMU_MSR_A_PMC0;
+        *reg = x86pmu_gp_exists(s, *idx) && fw_write(s) ? R_APMC : R_ABSENT;
+    } else if (msr >= X86PMU_MSR_FIXED_CTR0 &&
+               msr < X86PMU_MSR_FIXED_CTR0 + 16) {
+        *idx = msr - X86PMU_MSR_FIXED_CTR0;
+        *reg = x86pmu_fixed_exists(s, *idx) ? R_FIXED : R_ABSENT;
+    } else if (msr >= X86PMU_MSR_FIXED_CTR_CTRL &&
+               msr <= X86PMU_MSR_GLOBAL_OVF_CTRL) {
+        /* Version 2 ("Architectural Performance Monitoring Version 2"). */
+        if (c->version >= 2) {
+            static const IntelReg v2[] = {
+                R_FIXED_CTRL, R_STATUS, R_CTRL, R_OVF_CTRL,
+            };
+            *reg = v2[msr - X86PMU_MSR_FIXED_CTR_CTRL];
+        }
+    } else if (msr == X86PMU_MSR_GLOBAL_STATUS_SET) {
+        /* Version 4 ("Architectural Performance Monitoring Version 4"). */
+        *reg = c->version >= 4 ? R_STATUS_SET : R_ABSENT;
+    } else if (msr == X86PMU_MSR_GLOBAL_INUSE) {
+        *reg = c->version >= 4 && !x86pmu_quirk(s, X86PMU_QUIRK_NO_INUSE_MSR) ?
+               R_INUSE : R_ABSENT;
+    } else {
+        return X86PMU_NOT_MINE;
+    }
+    return X86PMU_OK;
+}
+
+/*
+ * IA32_PERF_GLOBAL_INUSE (SDM vol. 3B, "Architectural Performance
+ * Monitoring Version 4"): bit x when IA32_PERFEVTSELx[7:0] != 0, bit 32+i
+ * when IA32_FIXED_CTR_CTRL's enable field i != 0, bit 63 when any INT or
+ * PMI bit is set.
+ */
+static uint64_t inuse(const X86PMUState *s)
+{
+    uint64_t v = 0;
+    unsigned i;
+
+    if (x86pmu_defect(s, X86PMU_DEFECT_INUSE_WRONG)) {
+        return 0;
+    }
+    for (i = 0; i < X86PMU_MAX_GP; i++) {
+        if (!x86pmu_gp_exists(s, i)) {
+            continue;
+        }
+        if (SEL_EVENT(s->gp_sel[i])) {
+            v |= BIT64(i);
+        }
+        if (s->gp_sel[i] & SEL_INT) {
+            v |= BIT64(63);
+        }
+    }
+    for (i = 0; i < X86PMU_MAX_FIXED; i++) {
+        unsigned f = FIXED_FIELD(s->fixed_ctrl, i);
+
+        if (!x86pmu_fixed_exists(s, i)) {
+            continue;
+        }
+        if (f & (FIXED_OS | FIXED_USR)) {
+            v |= BIT64(X86PMU_FIXED_IDX(i));
+        }
+        if (f & FIXED_PMI) {
+            v |= BIT64(63);
+        }
+    }
+    return v;
+}
+
+/*
+ * GLOBAL_STATUS bits OVF_CTRL may clear: the counters', OvfBuf (62) and
+ * CondChgd (63) from version 2, OvfUncore (61) from 3, LBR_Frz (58) and
+ * CTR_Frz (59) from 4.
+ */
+static uint64_t status_bits(const X86PMUState *s)
+{
+    uint64_t b = x86pmu_counter_bits(s) | X86PMU_STATUS_OVF_BUF |
+                 X86PMU_STATUS_COND_CHGD;
+
+    if (s->cfg.version >= 3) {
+        b |= X86PMU_STATUS_OVF_UNCORE;
+    }
+    if (s->cfg.version >= 4) {
+        b |= X86PMU_STATUS_LBR_FRZ | X86PMU_STATUS_CTR_FRZ;
+    }
+    return b;
+}
+
+/*
+ * PERFEVTSEL bits that raise #GP: 63:32 (the model has no TSX, whose
+ * IN_TX/IN_TXCP are 32/33) and AnyThread (21) before version 3.
+ */
+static uint64_t evtsel_reserved(const X86PMUState *s)
+{
+    uint64_t r = ~0xffffffffull;
+
+    if (s->cfg.version < 3) {
+        r |= SEL_ANY;
+    }
+    return r;
+}
+
+static uint64_t fixed_ctrl_valid(const X86PMUState *s)
+{
+    uint64_t field = FIXED_OS | FIXED_USR | FIXED_PMI, v = 0;
+    unsigned i;
+
+    if (s->cfg.version >= 3) {
+        field |= FIXED_ANY;
+    }
+    for (i = 0; i < X86PMU_MAX_FIXED; i++) {
+        if (x86pmu_fixed_exists(s, i)) {
+            v |= field << (4 * i);
+        }
+    }
+    return v;
+}
+
+/*
+ * IA32_DEBUGCTL bits that take writes (SDM vol. 3B, "IA32_DEBUGCTL MSR"):
+ * LBR, BTF, TR, BTS, BTINT, BTS_OFF_OS, BTS_OFF_USR are stored (QEMU has
+ * no LBR, BTS or BTF: they do nothing); FREEZE_LBRS_ON_PMI and
+ * FREEZE_PERFMON_ON_PMI "if CPUID.01H:ECX[15] = 1 and CPUID.0AH:EAX[7:0]
+ * > 1"; FREEZE_WHILE_SMM if IA32_PERF_CAPABILITIES[12].
+ */
+static uint64_t debugctl_valid(const X86PMUState *s)
+{
+    uint64_t v = 0x7c3;
+
+    if (s->cfg.debugctl_valid) {
+        return s->cfg.debugctl_valid;
+    }
+    if (s->cfg.pdcm && s->cfg.version >= 2) {
+        v |= X86PMU_DEBUGCTL_FREEZE_LBRS_ON_PMI |
+             X86PMU_DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+    }
+    if (s->cfg.pdcm && (s->cfg.perf_caps & X86PMU_CAP_FREEZE_WHILE_SMM)) {
+        v |= X86PMU_DEBUGCTL_FREEZE_WHILE_SMM;
+    }
+    return v;
+}
+
+static X86PMUAccess intel_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
+{
+    IntelReg reg;
+    unsigned i;
+
+    *val = 0;
+    if (intel_decode(s, msr, &reg, &i) == X86PMU_NOT_MINE) {
+        return X86PMU_NOT_MINE;
+    }
+    switch (reg) {
+    case R_ABSENT:
+        return X86PMU_GP;
+    case R_PMC:
+    case R_APMC:
+        *val = s->gp_ctr[i];
+        break;
+    case R_EVTSEL:
+        *val = s->gp_sel[i];
+        break;
+    case R_FIXED:
+        *val = s->fixed_ctr[i];
+        break;
+    case R_FIXED_CTRL:
+        *val = s->fixed_ctrl;
+        break;
+    case R_STATUS:
+        *val = x86pmu_quirk(s, X86PMU_QUIRK_XEN_STATUS_ONLY_AT_PMI) ?
+               s->status_at_pmi : s->global_status;
+        break;
+    case R_CTRL:
+        *val = s->global_ctrl;
+        break;
+    case R_OVF_CTRL:
+    case R_STATUS_SET:
+        break;      /* write-1-to-clear / to-set: read as 0 */
+    case R_INUSE:
+        *val = inuse(s);
+        break;
+    case R_PERF_CAPS:
+        *val = s->cfg.perf_caps;
+        break;
+    case R_DEBUGCTL:
+        *val = s->debugctl;
+        break;
+    }
+    return X86PMU_OK;
+}
+
+/* Clearing status bits through OVF_CTRL (or AMD's StatusClr). */
+static void clear_status(X86PMUState *s, uint64_t bits, unsigned *pmis)
+{
+    if (x86pmu_defect(s, X86PMU_DEFECT_OVF_CTRL_NOT_CLEARING)) {
+        return;
+    }
+    s->global_status &= ~bits;
+    s->status_at_pmi &= ~bits;
+    /* A defect: the PMU raises an acknowledged overflow once more. */
+    if (s->pmi_owed_bits & bits) {
+        s->global_status |= s->pmi_owed_bits & bits;
+        s->pmi_owed_bits &= ~bits;
+        (*pmis)++;
+    }
+    /* A quirk: one more PMI, after the handler acknowledged the first. */
+    if (s->spurious_owed && bits) {
+        s->spurious_owed = false;
+        (*pmis)++;
+    }
+}
+
+static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
+                                unsigned *pmis)
+{
+    unsigned gpw = x86pmu_gp_width(s), fxw = x86pmu_fixed_width(s);
+    IntelReg reg;
+    unsigned i;
+
+    if (intel_decode(s, msr, &reg, &i) == X86PMU_NOT_MINE) {
+        return X86PMU_NOT_MINE;
+    }
+    switch (reg) {
+    case R_ABSENT:
+        return X86PMU_GP;
+    case R_PMC:
+        /*
+         * "Full-Width Writes to Performance Counter Registers": through
+         * IA32_PMCx, bits 31:0 are written and sign-extended to the
+         * counter's width; EDX is ignored.
+         */
+        if (x86pmu_defect(s, X86PMU_DEFECT_LEGACY_WRITE_NOT_SIGN_EXTENDED)) {
+            s->gp_ctr[i] = (uint32_t)val & x86pmu_mask(gpw);
+        } else {
+            s->gp_ctr[i] = (uint64_t)(int64_t)(int32_t)(uint32_t)val &
+                           x86pmu_mask(gpw);
+        }
+        break;
+    case R_APMC:
+        /*
+         * The full width; bits past it #GP, as KVM and kvm-unit-tests'
+         * check_gp_counters_write_width expect of hardware.
+         */
+        if (val & ~x86pmu_mask(s->cfg.gp_width)) {
+            return X86PMU_GP;
+        }
+        s->gp_ctr[i] = val & x86pmu_mask(gpw);
+        break;
+    case R_EVTSEL:
+        if ((val & evtsel_reserved(s)) &&
+            !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
+            return X86PMU_GP;
+        }
+        s->gp_sel[i] = val;
+        s->edge_prev &= ~BIT64(i);
+        break;
+    case R_FIXED:
+        /*
+         * "Bits beyond the width of the fixed-function counter are
+         * reserved and must be written as zeros" (SDM vol. 3B,
+         * "Architectural Performance Monitoring Version 2"): #GP.  KVM
+         * truncates instead.
+         */
+        if (val & ~x86pmu_mask(s->cfg.fixed_width)) {
+            if (!x86pmu_quirk(s, X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED)) {
+                return X86PMU_GP;
+            }
+        }
+        s->fixed_ctr[i] = val & x86pmu_mask(fxw);
+        break;
+    case R_FIXED_CTRL:
+        if (val & ~fixed_ctrl_valid(s)) {
+            return X86PMU_GP;
+        }
+        s->fixed_ctrl = val;
+        s->edge_prev &= 0xffffffffull;
+        break;
+    case R_CTRL:
+        if (val & ~x86pmu_counter_bits(s)) {
+            return X86PMU_GP;
+        }
+        s->global_ctrl = val;
+        break;
+    case R_OVF_CTRL:
+        if (val & ~status_bits(s)) {
+            return X86PMU_GP;
+        }
+        clear_status(s, val, pmis);
+        break;
+    case R_STATUS_SET:
+        if (val & ~(status_bits(s) & ~X86PMU_STATUS_COND_CHGD)) {
+            return X86PMU_GP;
+        }
+        if (!x86pmu_defect(s, X86PMU_DEFECT_STATUS_SET_IGNORED)) {
+            s->global_status |= val;
+            s->status_at_pmi |= val;
+        }
+        break;
+    case R_STATUS:
+    case R_INUSE:
+    case R_PERF_CAPS:
+        return X86PMU_GP;   /* read-only */
+    case R_DEBUGCTL:
+        if (val & ~debugctl_valid(s)) {
+            return X86PMU_GP;
+        }
+        s->debugctl = val;
+        break;
+    }
+    return X86PMU_OK;
+}
+
+/*
+ * RDPMC (SDM vol. 2B): ECX[30] picks the fixed counters, ECX[29:0] the
+ * counter; ECX[31] ("fast" read of the low 32 bits) is reserved with an
+ * architectural PMU and raises #GP, like any counter that does not exist
+ * (KVM commit 5728a4a0ea79 records that bare metal does so).
+ */
+static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
+{
+    bool fixed = (ecx >> 30) & 1, fast = ecx >> 31;
+    uint32_t idx = ecx & 0x3fffffff;
+    uint64_t v;
+
+    if (s->cfg.version == 0) {
+        return X86PMU_GP;
+    }
+    if (fast && !x86pmu_quirk(s, X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED)) {
+        return X86PMU_GP;
+    }
+    if (fixed && x86pmu_defect(s, X86PMU_DEFECT_RDPMC_FIXED_READS_GP) &&
+        x86pmu_gp_exists(s, idx)) {
+        v = s->gp_ctr[idx];
+    } else if (fixed && x86pmu_fixed_exists(s, idx)) {
+        v = s->fixed_ctr[idx];
+    } else if (!fixed && x86pmu_gp_exists(s, idx)) {
+        v = s->gp_ctr[idx];
+    } else {
+        return X86PMU_GP;
+    }
+    /* Older KVM masked ECX[31:30] off and returned the low 32 bits. */
+    *val = fast ? (uint32_t)v : v;
+    return X86PMU_OK;
+}
+
+/* --- AMD MSRs --- */
+
+typedef enum AmdReg {
+    A_ABSENT,
+    A_CTL,
+    A_CTR,
+    A_STATUS,
+    A_CTL_GLOBAL,
+    A_STATUS_CLR,
+    A_STATUS_SET,
+} AmdReg;
+
+/*
+ * APM vol. 2, 13.2: legacy PerfEvtSel0-3 / PerfCtr0-3 at 0xC0010000-7,
+ * aliasing counters 0-3; with PerfCtrExtCore, PerfEvtSel n at 0xC0010200 +
+ * 2n and PerfCtr n at 0xC0010201 + 2n; with PerfMonV2 the global
+ * registers at 0xC0000300-0xC0000303.
+ */
+static X86PMUAccess amd_decode(const X86PMUState *s, uint32_t msr,
+                               AmdReg *reg, unsigned *n)
+{
+    const X86PMUConfig *c = &s->cfg;
+
+    *n = 0;
+    *reg = A_ABSENT;
+    if (msr >= X86PMU_MSR_K7_EVNTSEL0 && msr < X86PMU_MSR_K7_EVNTSEL0 + 4) {
+        *n = msr - X86PMU_MSR_K7_EVNTSEL0;
+        *reg = x86pmu_gp_exists(s, *n) ? A_CTL : A_ABSENT;
+    } else if (msr >= X86PMU_MSR_K7_PERFCTR0 &&
+               msr < X86PMU_MSR_K7_PERFCTR0 + 4) {
+        *n = msr - X86PMU_MSR_K7_PERFCTR0;
+        *reg = x86pmu_gp_exists(s, *n) ? A_CTR : A_ABSENT;
+    } else if (msr >= X86PMU_MSR_F15H_PERF_CTL0 &&
+               msr < X86PMU_MSR_F15H_PERF_CTL0 + 2 * 16) {
+        *n = (msr - X86PMU_MSR_F15H_PERF_CTL0) / 2;
+        if (c->perfctr_core && x86pmu_gp_exists(s, *n)) {
+            *reg = (msr - X86PMU_MSR_F15H_PERF_CTL0) % 2 ? A_CTR : A_CTL;
+        }
+    } else if (msr >= X86PMU_MSR_AMD_GLOBAL_STATUS &&
+               msr <= X86PMU_MSR_AMD_GLOBAL_STATUS_SET) {
+        if (c->perfmon_v2) {
+            static const AmdReg v2[] = {
+                A_STATUS, A_CTL_GLOBAL, A_STATUS_CLR, A_STATUS_SET,
+            };
+            *reg = v2[msr - X86PMU_MSR_AMD_GLOBAL_STATUS];
+        }
+    } else {
+        return X86PMU_NOT_MINE;
+    }
+    return X86PMU_OK;
+}
+
+/*
+ * PerfEvtSel bits the APM marks reserved: 19, 21, 39:36, 63:42, and
+ * EventSelect[11:8] (35:32) before family 10h.  GuestOnly/HostOnly (40/41)
+ * are stored; the model counts no nested guests, so they change nothing.
+ * The model raises #GP on them as it does for Intel; KVM drops them.
+ */
+static uint64_t amd_evtsel_reserved(const X86PMUState *s)
+{
+    uint64_t r = 0xfffffc0000000000ull | 0x000000f000000000ull |
+                 SEL_PC | SEL_ANY;
+
+    if (s->cfg.family < 0x10) {
+        r |= 0x0000000f00000000ull;
+    }
+    return r;
+}
+
+static X86PMUAccess amd_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
+{
+    AmdReg reg;
+    unsigned n;
+
+    *val = 0;
+    if (amd_decode(s, msr, &reg, &n) == X86PMU_NOT_MINE) {
+        return X86PMU_NOT_MINE;
+    }
+    switch (reg) {
+    case A_ABSENT:
+        return X86PMU_GP;
+    case A_CTL:
+        *val = s->gp_sel[n];
+        break;
+    case A_CTR:
+        *val = s->gp_ctr[n];
+        break;
+    case A_STATUS:
+        *val = s->global_status;
+        break;
+    case A_CTL_GLOBAL:
+        *val = s->global_ctrl;
+        break;
+    case A_STATUS_CLR:
+    case A_STATUS_SET:
+        break;
+    }
+    return X86PMU_OK;
+}
+
+static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
+                              unsigned *pmis)
+{
+    bool drop = x86pmu_quirk(s, X86PMU_QUIRK_KVM_AMD_RESERVED_BITS_DROPPED);
+    uint64_t ctrs = x86pmu_counter_bits(s);
+    AmdReg reg;
+    unsigned n;
+
+    if (amd_decode(s, msr, &reg, &n) == X86PMU_NOT_MINE) {
+        return X86PMU_NOT_MINE;
+    }
+    switch (reg) {
+    case A_ABSENT:
+        return X86PMU_GP;
+    case A_CTL:
+        if ((val & amd_evtsel_reserved(s)) &&
+            !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
+            if (!drop) {
+                return X86PMU_GP;
+            }
+            val &= ~amd_evtsel_reserved(s);
+        }
+        s->gp_sel[n] = val;
+        s->edge_prev &= ~BIT64(n);
+        break;
+    case A_CTR:
+        /* 48 bits; the model raises #GP on 63:48, KVM truncates. */
+        if (val & ~x86pmu_mask(X86PMU_AMD_WIDTH) && !drop) {
+            return X86PMU_GP;
+        }
+        s->gp_ctr[n] = val & x86pmu_mask(x86pmu_gp_width(s));
+        break;
+    case A_CTL_GLOBAL:
+        if (val & ~ctrs) {
+            if (!drop) {
+                return X86PMU_GP;
+            }
+            val &= ctrs;
+        }
+        s->global_ctrl = val;
+        break;
+    case A_STATUS:
+        return drop ? X86PMU_OK : X86PMU_GP;     /* read-only */
+    case A_STATUS_CLR:
+        if (val & ~ctrs) {
+            if (!drop) {
+                return X86PMU_GP;
+            }
+            val &= ctrs;
+        }
+        clear_status(s, val, pmis);
+        break;
+    case A_STATUS_SET:
+        if (val & ~ctrs) {
+            if (!drop) {
+                return X86PMU_GP;
+            }
+            val &= ctrs;
+        }
+        if (!x86pmu_defect(s, X86PMU_DEFECT_STATUS_SET_IGNORED)) {
+            s->global_status |= val;
+        }
+        break;
+    }
+    return X86PMU_OK;
+}
+
+/*
+ * RDPMC (APM vol. 3): ECX is the counter number; past the core counters
+ * (the model has no northbridge or L3 counters) #GP, ECX[31:30] included
+ * (KVM commit ecb490770ad4).
+ */
+static X86PMUAccess amd_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
+{
+    if (!x86pmu_gp_exists(s, ecx)) {
+        return X86PMU_GP;
+    }
+    *val = s->gp_ctr[ecx];
+    return X86PMU_OK;
+}
+
+/* --- Entry points --- */
+
+X86PMUAccess x86pmu_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
+{
+    return x86pmu_is_amd(s) ? amd_rdmsr(s, msr, val) :
+                              intel_rdmsr(s, msr, val);
+}
+
+X86PMUAccess x86pmu_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
+                          unsigned *pmis)
+{
+    *pmis = 0;
+    return x86pmu_is_amd(s) ? amd_wrmsr(s, msr, val, pmis) :
+                              intel_wrmsr(s, msr, val, pmis);
+}
+
+X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
+                          bool pce, uint64_t *val)
+{
+    *val = 0;
+    /* At CPL > 0 RDPMC needs CR4.PCE (SDM vol. 2B and APM vol. 3, RDPMC). */
+    if (cpl > 0 && !pce &&
+        !x86pmu_defect(s, X86PMU_DEFECT_RDPMC_IGNORES_CR4_PCE)) {
+        return X86PMU_GP;
+    }
+    return x86pmu_is_amd(s) ? amd_rdpmc(s, ecx, val) :
+                              intel_rdpmc(s, ecx, val);
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The performance-monitoring unit of one x86 logical processor, as the
+ * Intel SDM vol. 3B chapter "Performance Monitoring" and the AMD APM
+ * vol. 2 section 13.2 "Performance Monitoring Counters" describe it:
+ * CPUID, every PMU MSR's read/write/#GP rule, RDPMC, and what counting
+ * a given number of events does (overflow, status, freeze, PMI).
+ *
+ * It counts nothing by itself.  Its user (QEMU's TCG, or pmutest's host
+ * tests) tells it which events happened, at which privilege level, and
+ * delivers the PMI it asks for.  Plain C: <stdint.h>, <stdbool.h> and
+ * <string.h> only, so that both can compile it unchanged.
+ *
+ * Copyright (c) 2025 The pmutest authors
+ */
+
+#ifndef X86_PMU_MODEL_H
+#define X86_PMU_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Counter indices follow IA32_PERF_GLOBAL_CTRL's bit positions (SDM vol.
+ * 3B, "Architectural Performance Monitoring Version 2"): GP counter x is
+ * index x, fixed counter i is index 32 + i.  AMD's core counters use the
+ * GP indices.
+ */
+#define X86PMU_MAX_GP           8   /* IA32_PMC0-7 / PERFEVTSEL0-7 */
+#define X86PMU_MAX_FIXED        4   /* IA32_FIXED_CTR0-3 */
+#define X86PMU_AMD_MAX_CTRS     6   /* PerfEvtSel/PerfCtr 0-5 */
+#define X86PMU_FIXED_IDX(i)     (32 + (i))
+#define X86PMU_AMD_WIDTH        48  /* APM vol. 2, 13.2: 48-bit counters */
+
+/* Intel MSRs (SDM vol. 4, "Architectural MSRs"). */
+#define X86PMU_MSR_PMC0             0x0c1
+#define X86PMU_MSR_PERFEVTSEL0      0x186
+#define X86PMU_MSR_DEBUGCTL         0x1d9
+#define X86PMU_MSR_OFFCORE_RSP_0    0x1a6
+#define X86PMU_MSR_OFFCORE_RSP_1    0x1a7
+#define X86PMU_MSR_FIXED_CTR0       0x309
+#define X86PMU_MSR_PERF_CAPABILITIES 0x345
+#define X86PMU_MSR_FIXED_CTR_CTRL   0x38d
+#define X86PMU_MSR_GLOBAL_STATUS    0x38e
+#define X86PMU_MSR_GLOBAL_CTRL      0x38f
+#define X86PMU_MSR_GLOBAL_OVF_CTRL  0x390   /* v4: GLOBAL_STATUS_RESET */
+#define X86PMU_MSR_GLOBAL_STATUS_SET 0x391  /* v4 */
+#define X86PMU_MSR_GLOBAL_INUSE     0x392   /* v4 */
+#define X86PMU_MSR_A_PMC0           0x4c1
+
+/* AMD MSRs (APM vol. 2, 13.2). */
+#define X86PMU_MSR_K7_EVNTSEL0      0xc0010000
+#define X86PMU_MSR_K7_PERFCTR0      0xc0010004
+#define X86PMU_MSR_F15H_PERF_CTL0   0xc0010200  /* + 2n; PerfCtr n at + 1 */
+#define X86PMU_MSR_AMD_GLOBAL_STATUS 0xc0000300
+#define X86PMU_MSR_AMD_GLOBAL_CTL   0xc0000301
+#define X86PMU_MSR_AMD_GLOBAL_STATUS_CLR 0xc0000302
+#define X86PMU_MSR_AMD_GLOBAL_STATUS_SET 0xc0000303
+
+/* IA32_PERF_CAPABILITIES bits the model implements (SDM vol. 4). */
+#define X86PMU_CAP_FREEZE_WHILE_SMM (1ull << 12)
+#define X86PMU_CAP_FW_WRITE         (1ull << 13)
+
+/* IA32_DEBUGCTL (SDM vol. 3B, "IA32_DEBUGCTL MSR"). */
+#define X86PMU_DEBUGCTL_LBR                 (1ull << 0)
+#define X86PMU_DEBUGCTL_FREEZE_LBRS_ON_PMI  (1ull << 11)
+#define X86PMU_DEBUGCTL_FREEZE_PERFMON_ON_PMI (1ull << 12)
+#define X86PMU_DEBUGCTL_FREEZE_WHILE_SMM    (1ull << 14)
+
+/* IA32_PERF_GLOBAL_STATUS bits beyond the counters (SDM vol. 3B). */
+#define X86PMU_STATUS_LBR_FRZ       (1ull << 58)    /* v4 */
+#define X86PMU_STATUS_CTR_FRZ       (1ull << 59)    /* v4 */
+#define X86PMU_STATUS_OVF_UNCORE    (1ull << 61)    /* v3 */
+#define X86PMU_STATUS_OVF_BUF       (1ull << 62)
+#define X86PMU_STATUS_COND_CHGD     (1ull << 63)
+
+/*
+ * The events the model can count.  The order is CPUID.0AH:EBX's bit order
+ * (SDM vol. 3B, "Pre-defined Architectural Performance Events").
+ */
+typedef enum X86PMUEvent {
+    X86PMU_EV_CYCLES,           /* unhalted core cycles */
+    X86PMU_EV_INSTRUCTIONS,     /* instructions retired */
+    X86PMU_EV_REF_CYCLES,       /* unhalted reference cycles */
+    X86PMU_EV_LLC_REFS,         /* last-level cache references */
+    X86PMU_EV_LLC_MISSES,       /* last-level cache misses */
+    X86PMU_EV_BRANCHES,         /* branch instructions retired */
+    X86PMU_EV_BRANCH_MISSES,    /* branch mispredicts retired */
+    X86PMU_EV_SLOTS,            /* top-down slots */
+    X86PMU_EV_NUM,
+    X86PMU_EV_NONE = X86PMU_EV_NUM, /* an event the model does not count */
+} X86PMUEvent;
+
+/* Privilege classes: PERFEVTSEL.OS counts at CPL 0, USR at CPL 1-3. */
+typedef enum X86PMURing {
+    X86PMU_RING_OS,
+    X86PMU_RING_USR,
+} X86PMURing;
+
+typedef enum X86PMUVendor {
+    X86PMU_VENDOR_INTEL,
+    X86PMU_VENDOR_AMD,
+} X86PMUVendor;
+
+/*
+ * Behaviours of real virtual PMUs that differ from the manuals, each
+ * named after the deviation it makes pmutest report (the name, upper-case,
+ * is the deviation ID).  Sources: emu/qemu/README.md.
+ */
+enum {
+    X86PMU_QUIRK_KVM_EMULATED_WRMSR_IGNORES_CMASK = 1u << 0,   /* F1 */
+    X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED    = 1u << 1,   /* F2 */
+    X86PMU_QUIRK_GLOBAL_CTRL_RESET_ZERO           = 1u << 2,   /* F3 */
+    X86PMU_QUIRK_KVM_AMD_RESERVED_BITS_DROPPED    = 1u << 3,   /* F4 */
+    X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED           = 1u << 4,   /* F5 */
+    X86PMU_QUIRK_AMD_VMRUN_COUNTED                = 1u << 5,   /* F7 */
+    X86PMU_QUIRK_HOST_COUNTER_UNSCHEDULABLE       = 1u << 6,   /* F8 */
+    X86PMU_QUIRK_XEN_EMULATED_WRMSR_NOT_COUNTED   = 1u << 7,   /* F13 */
+    X86PMU_QUIRK_XEN_STATUS_ONLY_AT_PMI           = 1u << 8,   /* F13 */
+    X86PMU_QUIRK_VMWARE_HYBRID_FREEZE             = 1u << 9,   /* F14 */
+    X86PMU_QUIRK_NO_INUSE_MSR                     = 1u << 10,  /* F20 */
+    X86PMU_QUIRK_SRF7_VM_EXIT_OVERCOUNT           = 1u << 11,  /* F11 */
+    X86PMU_QUIRK_KVM_SPURIOUS_PMI                 = 1u << 12,  /* F18 */
+    X86PMU_QUIRK_NUM                              = 13,
+};
+
+/*
+ * Deliberately broken PMUs, one at a time: each is a bug a virtual PMU or
+ * firmware could plausibly have, for proving that pmutest catches it.
+ */
+typedef enum X86PMUDefect {
+    X86PMU_DEFECT_NONE,
+    X86PMU_DEFECT_PMI_NEVER_DELIVERED,
+    X86PMU_DEFECT_PMI_DELIVERED_TWICE,
+    X86PMU_DEFECT_LVTPC_MASK_NOT_SET,
+    X86PMU_DEFECT_STATUS_BIT_NOT_SET,
+    X86PMU_DEFECT_OVF_CTRL_NOT_CLEARING,
+    X86PMU_DEFECT_LEGACY_WRITE_NOT_SIGN_EXTENDED,
+    X86PMU_DEFECT_USR_OS_SWAPPED,
+    X86PMU_DEFECT_GLOBAL_CTRL_IGNORED,
+    X86PMU_DEFECT_FIXED_CTR0_COUNTS_CYCLES,
+    X86PMU_DEFECT_WIDTH_OFF_BY_ONE,
+    X86PMU_DEFECT_FREEZE_NOT_FREEZING,
+    X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS,
+    X86PMU_DEFECT_RDPMC_FIXED_READS_GP,
+    X86PMU_DEFECT_OVERFLOW_ONE_EVENT_LATE,
+    X86PMU_DEFECT_INUSE_WRONG,
+    X86PMU_DEFECT_STATUS_SET_IGNORED,
+    X86PMU_DEFECT_RDPMC_IGNORES_CR4_PCE,
+    X86PMU_DEFECT_RESERVED_BITS_ACCEPTED,
+    X86PMU_DEFECT_FIXED_PMI_BIT_IGNORED,
+    X86PMU_DEFECT_NMI_DELIVERED_AS_FIXED,
+    X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS,
+    X86PMU_DEFECT_NUM,
+} X86PMUDefect;
+
+/* What the PMU looks like: the CPUID view and the model's switches. */
+typedef struct X86PMUConfig {
+    X86PMUVendor vendor;
+    /* Intel: CPUID.0AH (SDM vol. 2A, CPUID, leaf 0AH). */
+    uint8_t version;            /* EAX[7:0]; 0: no architectural PMU */
+    uint8_t num_gp;             /* EAX[15:8]; AMD: core counters */
+    uint8_t gp_width;           /* EAX[23:16]; AMD: 48 */
+    uint8_t events_len;         /* EAX[31:24] */
+    uint32_t events_unavail;    /* EBX: bit e set = event e absent */
+    uint8_t num_fixed;          /* EDX[4:0] (v2+) */
+    uint8_t fixed_width;        /* EDX[12:5] (v2+) */
+    uint32_t fixed_bitmap;      /* ECX (v5+): more fixed counters */
+    bool anythread_deprecated;  /* EDX[15] */
+    bool pdcm;                  /* CPUID.01H:ECX[15]: PERF_CAPABILITIES */
+    uint64_t perf_caps;         /* IA32_PERF_CAPABILITIES */
+    uint64_t debugctl_valid;    /* DEBUGCTL bits taking writes; 0: derive */
+    /* Intel hybrid parts: CPUID.07H:EDX[15], 1AH, and 23H's bitmaps. */
+    bool hybrid;
+    uint8_t core_type;          /* CPUID.1AH:EAX[31:24] */
+    uint32_t native_model;      /* CPUID.1AH:EAX[23:0] */
+    bool leaf23;                /* CPUID.23H: counter bitmaps */
+    uint32_t leaf23_gp;         /* CPUID.23H.1:EAX */
+    uint32_t leaf23_fixed;      /* CPUID.23H.1:EBX */
+    /* AMD (APM vol. 3, CPUID Fn8000_0001 and Fn8000_0022). */
+    uint32_t family;            /* DisplayFamily: 12-bit events from 10h */
+    bool perfctr_core;          /* Fn8000_0001_ECX[23] PerfCtrExtCore */
+    bool perfmon_v2;            /* Fn8000_0022_EAX[0] PerfMonV2 */
+    /* The cycle model: top-down slots issued per core cycle. */
+    uint8_t slots_per_cycle;
+    /* Deviations from the manuals. */
+    uint32_t quirks;            /* X86PMU_QUIRK_* */
+    X86PMUDefect defect;
+} X86PMUConfig;
+
+/* The registers of one logical processor. */
+typedef struct X86PMUState {
+    X86PMUConfig cfg;
+    uint64_t gp_ctr[X86PMU_MAX_GP];
+    uint64_t gp_sel[X86PMU_MAX_GP];
+    uint64_t fixed_ctr[X86PMU_MAX_FIXED];
+    uint64_t fixed_ctrl;
+    uint64_t global_ctrl;
+    uint64_t global_status;
+    uint64_t debugctl;
+    /* CMASK/EDGE: bit idx = the last counted cycle's condition. */
+    uint64_t edge_prev;
+    /* Quirk state: GLOBAL_STATUS as a guest last saw it at a PMI. */
+    uint64_t status_at_pmi;
+    /* Quirk/defect state: an extra PMI owed at the next status clear. */
+    uint64_t pmi_owed_bits;
+    bool spurious_owed;
+    /* Defect state: counters that wrapped to 0, overflow not yet seen. */
+    uint64_t late_bits;
+} X86PMUState;
+
+/* The outcome of an MSR access or RDPMC. */
+typedef enum X86PMUAccess {
+    X86PMU_NOT_MINE,            /* not a PMU register: the caller decides */
+    X86PMU_OK,
+    X86PMU_GP,                  /* raise #GP(0) */
+} X86PMUAccess;
+
+/*
+ * One instruction for x86pmu_count_insn(): it takes `cycles` core cycles
+ * (at least 1) and retires in the last of them, where its other events
+ * happen: `ev` counts them (ev[X86PMU_EV_CYCLES] is ignored).
+ */
+#define X86PMU_INSN_INTERCEPTED 1u  /* a hypervisor would exit on it */
+typedef struct X86PMUInsn {
+    uint32_t cycles;
+    uint32_t ev[X86PMU_EV_NUM];
+    uint32_t flags;
+} X86PMUInsn;
+
+/* Which events enabled counters are counting, at either privilege. */
+typedef struct X86PMUActivity {
+    bool any;                   /* some counter counts */
+    uint32_t events;            /* bit e: some counter counts event e */
+    bool filters;               /* some counter uses CMASK, INV or EDGE */
+} X86PMUActivity;
+
+/* How a PMI is delivered through the LVT performance-counter entry. */
+typedef struct X86PMUDelivery {
+    bool mask_lvt;      /* set the entry's mask bit when delivering */
+    bool force_fixed;   /* ignore the delivery mode, use the vector */
+} X86PMUDelivery;
+
+/* --- Configuration (x86-pmu-config.c) --- */
+
+/*
+ * NULL when the configuration is one the manuals allow and the model
+ * implements; else one line naming the -cpu property at fault.
+ */
+const char *x86pmu_config_check(const X86PMUConfig *cfg);
+
+/*
+ * The PMU a CPU model has: `qemu_model` is QEMU's CPU model name (without
+ * "-vN"), used for Intel; AMD shapes follow the family and model.  Fills
+ * *cfg and returns the row's description, or NULL if there is no shape.
+ */
+const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
+                         uint32_t family, uint32_t model, X86PMUConfig *cfg);
+
+/* "a+b+c" of quirk names into bits; false, with *bad set, if unknown. */
+bool x86pmu_parse_quirks(const char *names, uint32_t *quirks,
+                         const char **bad, unsigned *bad_len);
+const char *x86pmu_quirk_name(unsigned bit);
+/* A defect by name; false if unknown. */
+bool x86pmu_parse_defect(const char *name, X86PMUDefect *defect);
+const char *x86pmu_defect_name(X86PMUDefect defect);
+
+/* --- Registers (x86-pmu-regs.c) --- */
+
+/* RESET (SDM vol. 3A, "Processor State After Reset"). */
+void x86pmu_reset(X86PMUState *s, const X86PMUConfig *cfg);
+
+/* Adjust the PMU fields of CPUID leaf `leaf`.`subleaf`. */
+void x86pmu_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
+                  uint32_t *eax, uint32_t *ebx, uint32_t *ecx,
+                  uint32_t *edx);
+
+X86PMUAccess x86pmu_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val);
+/* *pmis: PMIs the write owes (quirks and defects only). */
+X86PMUAccess x86pmu_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
+                          unsigned *pmis);
+/* RDPMC at privilege `cpl` with CR4.PCE = `pce`. */
+X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
+                          bool pce, uint64_t *val);
+
+/* --- Counting (x86-pmu-count.c) --- */
+
+/*
+ * Each returns the number of PMIs to deliver now (0 or 1; 2 only for a
+ * defect).  Overflows set GLOBAL_STATUS and apply freeze-on-PMI first.
+ */
+
+/* `ncycles` cycles with per_cycle[e] events of each kind in every one. */
+unsigned x86pmu_count_cycles(X86PMUState *s, X86PMURing ring,
+                             uint64_t ncycles,
+                             const uint32_t per_cycle[X86PMU_EV_NUM]);
+/* One instruction (exact CMASK/INV/EDGE). */
+unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
+                           const X86PMUInsn *insn);
+/*
+ * Totals without a per-cycle profile.  Counters using CMASK, INV or EDGE
+ * do not count them: while x86pmu_activity() reports filters, count
+ * instruction by instruction instead.
+ */
+unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
+                           const uint64_t total[X86PMU_EV_NUM]);
+
+/*
+ * `n` events of a model-specific event, by event select and unit mask,
+ * on the GP counters programmed with it (no CMASK/INV/EDGE): for users
+ * that model such events themselves (pmutest's host tests: offcore
+ * response).
+ */
+unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
+                          unsigned umask, uint64_t n);
+
+X86PMUActivity x86pmu_activity(const X86PMUState *s);
+
+/*
+ * Core cycles that can pass before any counter but a reference-cycles one
+ * may overflow, assuming per cycle at most one instruction, one branch,
+ * four LLC references and cfg.slots_per_cycle slots; UINT64_MAX when
+ * nothing counts.
+ */
+uint64_t x86pmu_headroom(const X86PMUState *s);
+/* Reference cycles before a reference-cycles counter overflows. */
+uint64_t x86pmu_ref_headroom(const X86PMUState *s);
+
+X86PMUDelivery x86pmu_delivery(const X86PMUState *s);
+
+#endif

@@ -5,8 +5,11 @@
  * README's table of known deviations is the one the code has. The CPUs
  * are the software PMU model's, with the hypervisor signatures real ones
  * present, decoded by the driver as in the kernel. */
+#include "arch/x86/msr.h"
+#include "emu/model/x86-pmu.h"
 #include "pmu/intel_models.h"
 #include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
 #include "tests/deviations.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
@@ -246,6 +249,86 @@ HT_TEST(fingerprints_name_a_figure)
 	HT_CHECK_STR(d ? d->id : NULL, "AMD-RESERVED-BITS-NO-GP");
 	o.reserved_write.vector = 13;
 	HT_CHECK(dev_fingerprint(&o) == NULL, "a #GP is no fingerprint");
+}
+
+/* The host model has the hypervisors' behaviours as emu/model quirks: on a
+ * model CPU with KVM's signature and KVM's quirks, what the driver's
+ * registers show is what the rows match; the same CPU without the quirks
+ * (silicon as the SDM has it) shows nothing a row names. */
+static const struct pmu_cpu *model_kvm_cpu(uint32_t quirks)
+{
+	struct model_cpu_config cfg = *(model_init(MODEL_V4, true), model_config(0));
+	cfg.hypervisor = true;
+	cfg.hv_sig[0] = kvm_sig;
+	cfg.quirks = quirks;
+	model_init_custom(&cfg, 1);
+	pmu_cpu_init(NULL);
+	return pmu_cpu_of(0);
+}
+
+static struct dev_obs fast_rdpmc_seen(const struct pmu_cpu *pc)
+{
+	struct dev_obs o = { .kind = DEV_OBS_FAST_RDPMC, .pc = pc };
+	uint64_t v = 0;
+
+	o.fast_rdpmc.counter = 0xffffa5a5a5a5ull; /* bit 31 set, 48 bits */
+	pmu_hw_wrmsr(MSR_IA32_A_PMC0, o.fast_rdpmc.counter);
+	int vec = pmu_hw_rdpmc(PMU_RDPMC_FAST | 0, &v);
+	o.fast_rdpmc.vector = vec ? vec : -1;
+	o.fast_rdpmc.value = v;
+	return o;
+}
+
+static struct dev_obs wide_write_seen(const struct pmu_cpu *pc)
+{
+	struct dev_obs o = { .kind = DEV_OBS_WIDE_WRITE, .pc = pc };
+	uint64_t v = 0;
+
+	o.wide_write.width = pc->caps.fixed_width;
+	o.wide_write.value = pmu_width_mask(o.wide_write.width) | 1ull << o.wide_write.width;
+	pmu_hw_wrmsr(MSR_IA32_FIXED_CTR0, 0);
+	int vec = pmu_hw_wrmsr(MSR_IA32_FIXED_CTR0, o.wide_write.value);
+	pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0, &v);
+	o.wide_write.vector = vec ? vec : -1;
+	o.wide_write.readback = v;
+	return o;
+}
+
+static struct dev_obs boot_seen(const struct pmu_cpu *pc)
+{
+	struct dev_obs o = { .kind = DEV_OBS_GLOBAL_CTRL_BOOT, .pc = pc };
+
+	o.global_ctrl_boot.value = pc->inuse.global_ctrl;
+	o.global_ctrl_boot.gp_mask = pc->caps.gp_mask;
+	o.global_ctrl_boot.fixed_mask = pc->caps.fixed_mask;
+	return o;
+}
+
+HT_TEST(model_quirks_show_what_the_rows_match)
+{
+	const struct pmu_cpu *pc = model_kvm_cpu(X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED |
+						 X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED |
+						 X86PMU_QUIRK_GLOBAL_CTRL_RESET_ZERO);
+	struct dev_obs o = fast_rdpmc_seen(pc);
+	HT_CHECK_EQ(o.fast_rdpmc.vector, -1);
+	HT_CHECK_MATCH(&o, "KVM-PRE69-FAST-RDPMC-LOW32");
+	o = wide_write_seen(pc);
+	const struct deviation *d = dev_fingerprint(&o);
+	HT_CHECK_STR(d ? d->id : NULL, "KVM-FIXED-CTR-WIDE-WRITE-TRUNCATED");
+	o = boot_seen(pc);
+	d = dev_fingerprint(&o);
+	HT_CHECK_STR(d ? d->id : NULL, "QEMU-GLOBAL-CTRL-RESET-ZERO");
+
+	/* The SDM's PMU behind the same signature: #GP, #GP, the RESET value. */
+	pc = model_kvm_cpu(0);
+	o = fast_rdpmc_seen(pc);
+	HT_CHECK_EQ(o.fast_rdpmc.vector, 13);
+	o = wide_write_seen(pc);
+	HT_CHECK_EQ(o.wide_write.vector, 13);
+	HT_CHECK(dev_fingerprint(&o) == NULL, "a #GP is no fingerprint");
+	o = boot_seen(pc);
+	HT_CHECK_EQ(o.global_ctrl_boot.value, pc->caps.gp_mask);
+	HT_CHECK(dev_fingerprint(&o) == NULL, "the RESET value is no fingerprint");
 }
 
 /* The table's own rules: stable IDs, one line each, every field given. */

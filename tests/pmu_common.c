@@ -154,13 +154,19 @@ const char *pmu_test_smi_setup(char *buf, size_t n)
 	}
 	if (!buf)
 		return NULL;
-	ksnprintf(buf, n, "SMIs: %s; MSR_SMI_COUNT %s",
-		  smi[cpu].freeze == PMU_OK ? "counters frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM set)"
-		  : c && c->perf_caps_valid && c->freeze_smm
-			  ? "IA32_DEBUGCTL refused FREEZE_WHILE_SMM"
-			  : "no FREEZE_WHILE_SMM (IA32_PERF_CAPABILITIES[12] clear)",
-		  smi[cpu].counts ? "read around every window: one an SMI fell into runs again"
-				  : "does not read here: a window with an SMI is not recognised");
+	const char *freeze = smi[cpu].freeze == PMU_OK
+				     ? "counters frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM set)"
+			     : c && c->perf_caps_valid && c->freeze_smm
+				     ? "IA32_DEBUGCTL refused FREEZE_WHILE_SMM"
+				     : "no FREEZE_WHILE_SMM (IA32_PERF_CAPABILITIES[12] clear)";
+	if (smi[cpu].counts)
+		ksnprintf(
+			buf, n,
+			"SMIs: %s; MSR_SMI_COUNT %lu, read around every window: one an SMI fell into runs again",
+			freeze, smi[cpu].boot);
+	else
+		ksnprintf(buf, n, "SMIs: %s; no MSR_SMI_COUNT here: a window with an SMI is not recognised",
+			  freeze);
 	return buf;
 }
 
@@ -376,7 +382,6 @@ const char *pmu_test_unscheduled(const struct pmu_event *ev, uint64_t counted, c
 			return NULL;
 		bool ran = pmu_test_window(g, 1, NULL, PMU_TEST_LOOPS, &tsc);
 		other_counted = ran ? pmu_event_count(&again) : 0;
-		other = &again;
 		pmu_idx_name(c, again.hw.idx, oname, sizeof(oname));
 		pmu_event_del(&again);
 	} else {

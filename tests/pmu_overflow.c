@@ -208,7 +208,9 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	uint64_t bit = pmu_idx_bit(idx), st = status_now();
 	/* Only the counters that are ours: one an earlier owner (firmware)
 	 * runs may have a status bit of its own. */
-	uint64_t ctr_bits = (uint64_t)pmu_test_free_gp() | (uint64_t)pmu_test_free_fixed() << 32 | bit;
+	struct pmu_cpu *pc = pmu_this_cpu();
+	uint64_t ctr_bits = (uint64_t)(pc->caps.gp_mask & ~pc->gp_reserved) |
+			    (uint64_t)(pc->caps.fixed_mask & ~pc->fixed_reserved) << PERF_GLOBAL_FIXED_SHIFT;
 	uint64_t pmis = s1.pmis - s0->pmis, on_path = pmi_count(cpu, d) - oc.path0[d];
 	uint64_t off_path = pmi_count(cpu, (enum pmi_delivery) !d) - oc.path0[!d];
 	struct dev_obs po = pmis_seen(s0, &s1, s1.ovf[idx] - s0->ovf[idx]);

@@ -7,6 +7,7 @@
 #include "arch/x86/bootmem.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "lib/printf.h"
 #include "pmu/bracket.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
@@ -117,8 +118,9 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU,
 			check(m->last[0][k] == m->last[1][k],
 			      "instructions in one window of %lu iterations: IA32_PMC%u counted %lu, IA32_FIXED_CTR0 %lu; expected equal",
 			      m->len[k], x0, m->last[0][k], m->last[1][k]);
-		pmu_test_check_exact(pmu_this_cpu(), "instructions on IA32_PMC0 and IA32_FIXED_CTR0",
-				     PMU_ARCH_INSTRUCTIONS, false, m->min[0]);
+		char what[48];
+		ksnprintf(what, sizeof(what), "instructions on IA32_PMC%u and IA32_FIXED_CTR0", x0);
+		pmu_test_check_exact(pmu_this_cpu(), what, PMU_ARCH_INSTRUCTIONS, false, m->min[0]);
 		uint64_t p = m->last[2][1], q = m->last[3][1], d = p > q ? p - q : q - p;
 		check(d <= PMU_CYCLES_TOLERANCE(q),
 		      "cycles: IA32_PMC%u counted %lu, IA32_FIXED_CTR1 %lu; expected within %lu of each other, differ by %lu",

@@ -84,14 +84,19 @@ int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 	u->model = pmu_uncore_model(c);
 	if (!u->model) {
 		const struct intel_model *m = intel_model_of(c);
-		/* Listed, but its uncore is another one: a server's, or the
-		 * Nehalem/Westmere client uncore at 391H/3B0H-3C7H. */
+		/* Listed, but its uncore is another one: a server's, the
+		 * Nehalem/Westmere client uncore at 391H/3B0H-3C7H, or a later
+		 * client's that has no row here. */
 		if (m)
 			return kerrf(
 				u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
 				"family 6 model %#x is %s%s: its uncore is not implemented (client C-boxes only)",
 				c->model, m->name,
-				m->server ? " server" : " (Nehalem uncore at 391H/3B0H-3C7H)");
+				m->server ? " server"
+				: intel_uarch_in(m->uarch,
+						 INTEL_UARCHS(INTEL_NEHALEM) | INTEL_UARCHS(INTEL_WESTMERE))
+					? " (Nehalem uncore at 391H/3B0H-3C7H)"
+					: "");
 		return kerrf(u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
 			     "no client uncore table for family %u model %#x", c->family, c->model);
 	}

@@ -92,7 +92,10 @@ def _block(lines, indent, path, leaves, errors):
         if child is None:
             cpus = [p for p in inner if _CPU_RE.match(p)]
             test = (m.group(3) or '').strip()
-            leaves.append((test + ('@' + cpus[-1] if cpus else ''), _outcome(m.group(1), m.group(4))))
+            suffix = '@' + cpus[-1] if cpus else ''
+            if suffix and not test.endswith(suffix):    # logs before per-CPU leaf names
+                test += suffix
+            leaves.append((test, _outcome(m.group(1), m.group(4))))
         elif child != (m.group(3) or '').strip():
             errors.append("result %r closes block %r" % (m.group(3), child))
     return name

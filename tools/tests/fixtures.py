@@ -98,17 +98,17 @@ ok 1 boot
     # Subtest: cpu0-apic0
     1..2
     # instructions: 1003 counted over 1000 iterations; bracket adds 2
-    ok 1 pmu.count.gp_instructions
+    ok 1 pmu.count.gp_instructions@cpu0-apic0
     # cmask=255 counter: 1, cmask=1 counter: 3001
-    ok 2 pmu.count.cmask_inv_edge # XFAIL %(id)s: cmask=255 counter read 1, expected 0
+    ok 2 pmu.count.cmask_inv_edge@cpu0-apic0 # XFAIL %(id)s: cmask=255 counter read 1, expected 0
   ok 1 cpu0-apic0
     KTAP version 1
     # Subtest: cpu1-apic1
     1..2
     # instructions: 1003 counted over 1000 iterations; bracket adds 2
-    ok 1 pmu.count.gp_instructions
+    ok 1 pmu.count.gp_instructions@cpu1-apic1
     # cmask=255 counter: 1, cmask=1 counter: 3001
-    ok 2 pmu.count.cmask_inv_edge # XFAIL %(id)s: cmask=255 counter read 1, expected 0
+    ok 2 pmu.count.cmask_inv_edge@cpu1-apic1 # XFAIL %(id)s: cmask=255 counter read 1, expected 0
   ok 2 cpu1-apic1
 ok 2 pmu.count
 # deviations: 1 seen

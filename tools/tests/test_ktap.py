@@ -261,7 +261,7 @@ class Xfail(unittest.TestCase):
         self.assertEqual(errors_of(PASS_LOG.replace('1 skipped\n', '1 skipped, 0 xfail\n')), [])
 
     def test_xfail_on_not_ok_is_a_failure(self):
-        text = XFAIL_LOG.replace('    ok 2 pmu.count.cmask_inv_edge # XFAIL', '    not ok 2 pmu.count.cmask_inv_edge # XFAIL', 1)
+        text = XFAIL_LOG.replace('    ok 2 pmu.count.cmask_inv_edge@cpu0-apic0 # XFAIL', '    not ok 2 pmu.count.cmask_inv_edge@cpu0-apic0 # XFAIL', 1)
         log = parse_ktap(text)
         self.assertEqual(log.leaves[2].outcome, 'fail')
         self.assertTrue(any_error(log.errors, 'XFAIL on a not ok line'), log.errors)

@@ -28,7 +28,7 @@ import time
 
 from . import REPO_ROOT, lava, linesplit
 from .junit_schema import validate
-from .ktap import parse_ktap
+from .ktap import diagnostics_before_version, parse_ktap
 from .qemu import QEMU, QemuConfig, build_qemu_command, find_ovmf, kvm_unusable_reason, private_ovmf
 
 TOOLS = os.path.join(REPO_ROOT, 'tools')
@@ -129,6 +129,13 @@ def linesplit_problems(text):
     return problems
 
 
+def preamble_problems(text):
+    """Kernel notes printed before "KTAP version 1", where every KTAP
+    consumer drops them with the firmware's and GRUB's output."""
+    return ['kernel line before "KTAP version 1" (consumers drop it as preamble): %r' % line
+            for line in diagnostics_before_version(text)]
+
+
 def junit_problems(path):
     """Where the run's JUnit file breaks the schemas CI tools apply."""
     text = _read(path)
@@ -189,6 +196,9 @@ def screenshot_run(iso, logdir, name, timeout=180):
         out = check.stdout
         if '# fbcon:' not in _read(log):
             return 1, out + '\nthe kernel reported no framebuffer console (no "# fbcon:" line)'
+        early = preamble_problems(_read(log))
+        if early:
+            return 1, out + '\n' + '\n'.join(early)
         return check.returncode, out
     finally:
         if proc.poll() is None:
@@ -266,7 +276,7 @@ def lava_pty_run(iso, uefi, logdir, name, timeout=240):
     if firmware != ((True, False) if uefi else (False, True)):
         problems.append('expected %s to boot; the capture shows %s' % (
             'OVMF' if uefi else 'SeaBIOS', 'OVMF' if firmware[0] else 'SeaBIOS' if firmware[1] else 'neither'))
-    problems += linesplit_problems(captured)
+    problems += linesplit_problems(captured) + preamble_problems(captured)
     smp = cmd[cmd.index('-smp') + 1] if '-smp' in cmd else '1'
     check = subprocess.run([sys.executable, RUNNER, '--log', log, '--cpus', smp,
                             '--expect', os.path.join(EXPECT, 'tcg.expect')],
@@ -298,7 +308,8 @@ def run_one(name, args, kind, logdir):
     if isinstance(kind, tuple) and kind[0] == 'panic':
         rc, out = panic_verdict(rc, out, log, kind)
     else:
-        problems = junit_problems(junit) + ([] if '--log' in args else linesplit_problems(_read(log)))
+        live = [] if '--log' in args else linesplit_problems(_read(log)) + preamble_problems(_read(log))
+        problems = junit_problems(junit) + live
         if problems:
             rc, out = 1, out + '\n' + '\n'.join(problems)
     return name, rc, out, time.monotonic() - t0

@@ -32,9 +32,9 @@ out=$1 kernel=$2 cfg=$3 stage=$4
 GRUB_LIB=${GRUB_LIB:-/usr/lib/grub}
 
 # What grub.cfg uses, per firmware: the menu (normal), the serial port,
-# [ (test), the loader, and the video driver that gives the kernel a
-# linear framebuffer.
-MODULES="normal serial terminal test multiboot2"
+# [ (test), the SMBIOS look-up that picks the menu timeout, the loader,
+# and the video driver that gives the kernel a linear framebuffer.
+MODULES="normal serial terminal test smbios multiboot2"
 BIOS_MODULES="$MODULES vbe"
 EFI_MODULES="$MODULES efi_gop"
 

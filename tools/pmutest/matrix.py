@@ -5,7 +5,9 @@ by a line-splitting consumer (pmutest.linesplit) both ways it splits, and
 every JUnit file checked against the xunit and Ant schemas.
 The LAVA configurations boot the QEMU command LAVA's qemu device type
 renders for ci-examples/lava-job.yaml, captured through a pty as LAVA
-captures it, with LAVA's monitor run live over pexpect.
+captures it, with LAVA's monitor run live over pexpect. The menu
+configuration boots the ISO as a physical machine sees it (SMBIOS
+manufacturer other than QEMU) and picks the selftest by its hotkey.
 
 Runs two QEMUs at a time (the CI machine has 2 cores) and ends with one line
 "boot-matrix: N passed, M failed, K skipped". A configuration that cannot run
@@ -19,6 +21,7 @@ import argparse
 import concurrent.futures
 import fnmatch
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -28,7 +31,7 @@ import time
 
 from . import REPO_ROOT, lava, linesplit
 from .junit_schema import validate
-from .ktap import diagnostics_before_version, parse_ktap
+from .ktap import clean_line, diagnostics_before_version, parse_ktap
 from .qemu import QEMU, QemuConfig, build_qemu_command, find_ovmf, kvm_unusable_reason, private_ovmf
 
 TOOLS = os.path.join(REPO_ROOT, 'tools')
@@ -76,6 +79,8 @@ def configs(kernel, iso, screen_iso=None):
         ('iso-cd-bios', i + tcg + ['--boot', 'cd', '--firmware', 'bios', '--smp', '2'] + e('tcg.expect'), None),
         ('iso-cd-uefi', i + tcg + ['--boot', 'cd', '--firmware', 'uefi', '--smp', '2'] + e('tcg.expect'), None),
         ('iso-usb-bios', i + tcg + ['--boot', 'usb', '--firmware', 'bios', '--smp', '2'] + e('tcg.expect'), None),
+        # What a physical machine shows: the menu, and its selftest entry.
+        ('iso-grub-menu-selftest', [], ('menu', iso)),
         ('iso-usb-uefi', i + tcg + ['--boot', 'usb', '--firmware', 'uefi', '--smp', '2'] + e('tcg.expect'), None),
         ('selftest-tcg-smp4', k + tcg + ['--smp', '4', '--append', 'tests=selftest.*'] + e('selftest.expect'), None),
         ('cmdline-unknown-option', k + tcg + ['--smp', '2', '--append', 'frobnicate=yes cpus=2'] + e('bad-cmdline.expect'), None),
@@ -207,6 +212,65 @@ def screenshot_run(iso, logdir, name, timeout=180):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- the GRUB menu
+
+GRUB_CFG = os.path.join(REPO_ROOT, 'iso', 'grub.cfg.in')
+
+
+def menu_titles(cfg_text):
+    return re.findall(r'^menuentry "([^"]+)"', cfg_text, re.M)
+
+
+def menu_run(iso, logdir, name, timeout=120):
+    """The menu a physical machine shows: boot the ISO (SeaBIOS, CD) with
+    an SMBIOS manufacturer other than QEMU, wait for every entry of
+    iso/grub.cfg.in on the serial port, type the selftest's hotkey, and
+    check the run with tools/pmutest-run against selftest.expect.
+    Returns (rc, output)."""
+    log = os.path.join(logdir, name + '.log')
+    titles = menu_titles(_read(GRUB_CFG))
+    cfg = QemuConfig(iso=iso, boot='cd', smp=2, accel='tcg', serial_log=log,
+                     extra=('-smbios', 'type=1,manufacturer=pmutest menu check'))
+    cmd = build_qemu_command(cfg)
+    cmd[cmd.index('-serial') + 1] = 'stdio'    # keys go in where the report comes out
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    text, typed, problems = b'', False, []
+    end = time.monotonic() + timeout
+    try:
+        os.set_blocking(proc.stdout.fileno(), False)
+        while time.monotonic() < end:
+            chunk = proc.stdout.read() or b''
+            text += chunk
+            screen = '\n'.join(clean_line(line) for line in text.decode('utf-8', 'replace').split('\n'))
+            if not typed and all(t in screen for t in titles):
+                proc.stdin.write(b's')
+                proc.stdin.flush()
+                typed = True
+            if proc.poll() is not None and not chunk:
+                break
+            time.sleep(0.05)
+        else:
+            problems.append('QEMU still running after %d s' % timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        with open(log, 'wb') as f:
+            f.write(text)
+    if len(titles) != 4:
+        problems.append('iso/grub.cfg.in has %d menu entries, not 4' % len(titles))
+    if not typed:
+        problems.append('the menu never showed all of: %s' % '; '.join(titles))
+    captured = _read(log)
+    check = subprocess.run([sys.executable, RUNNER, '--log', log, '--cpus', '2',
+                            '--expect', os.path.join(EXPECT, 'selftest.expect')],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
+    if check.returncode != 0:
+        problems.append('tools/pmutest-run --log rejects the run the selftest entry started')
+    problems += preamble_problems(captured)
+    return (1 if problems else 0), '\n'.join([check.stdout] + problems)
+
+
 # ---------------------------------------------------------------- LAVA over a pty
 
 def lava_skip_reason():
@@ -294,6 +358,9 @@ def run_one(name, args, kind, logdir):
     t0 = time.monotonic()
     if isinstance(kind, tuple) and kind[0] == 'screen':
         rc, out = screenshot_run(kind[1], logdir, name)
+        return name, rc, out, time.monotonic() - t0
+    if isinstance(kind, tuple) and kind[0] == 'menu':
+        rc, out = menu_run(kind[1], logdir, name)
         return name, rc, out, time.monotonic() - t0
     if isinstance(kind, tuple) and kind[0] == 'lava':
         rc, out = lava_pty_run(kind[1], kind[2], logdir, name)

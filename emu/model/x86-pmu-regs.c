@@ -415,6 +415,8 @@ static uint64_t fixed_ctrl_valid(const X86PMUState *s)
  * > 1"; FREEZE_WHILE_SMM if IA32_PERF_CAPABILITIES[12].
  */
 #define DEBUGCTL_BTF    (1ull << 1)
+#define DEBUGCTL_TR     (1ull << 6)
+#define DEBUGCTL_BTS    (1ull << 7)
 static uint64_t debugctl_valid(const X86PMUState *s)
 {
     uint64_t v = 0x7c3;
@@ -728,11 +730,10 @@ static uint64_t amd_evtsel_reserved(const X86PMUState *s)
 }
 
 /*
- * What a PerfEvtSel write keeps.  AMD raises no #GP for it: "AMD EPYC CPUs
- * never raise a #GP for a WRMSR to a PerfEvtSeln MSR.  Some reserved bits
- * are cleared, and some are not.  Specifically, on Zen3/Milan, bits 19
- * and 42 are not cleared" (Linux 9b026073db2f).  The APM's WRMSR page
- * promises #GP only for reserved MSR addresses.  The model keeps 19 (pin
+ * What a PerfEvtSel write keeps.  AMD EPYC parts "never raise a #GP" for
+ * it; they clear some reserved bits and keep others, bits 19 and 42 on
+ * Zen 3 (Linux 9b026073db2f, a hardware observation).  The APM's WRMSR
+ * page promises #GP only for reserved MSR addresses.  The model keeps 19 (pin
  * control in older APMs) and, from family 19h, 42, and clears the rest;
  * KVM clears 19, 21 and 63:36, HostOnly/GuestOnly included (Linux
  * arch/x86/kvm/svm/pmu.c, reserved_bits 0xfffffff000280000).
@@ -891,15 +892,12 @@ X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
 }
 
 /*
- * IA32_DEBUGCTL.FREEZE_WHILE_SMM: "upon the delivery of an SMI, the
- * processor will clear all the enable bits of IA32_PERF_GLOBAL_CTRL, save a
- * copy of the content of IA32_DEBUGCTL and disable LBR, BTF, TR, and BTS
- * fields of IA32_DEBUGCTL before transferring control to the SMI handler.
- * Subsequently, the enable bits of IA32_PERF_GLOBAL_CTRL will be set to 1,
- * the saved copy of IA32_DEBUGCTL prior to SMI delivery will be restored,
- * after the SMI handler issues RSM" (SDM vol. 3B, "IA32_DEBUGCTL MSR" and
- * "Filtering of SMM Handler Overhead").  Taken as written: after RSM every
- * existing counter's enable bit is 1, whatever it was before the SMI.
+ * IA32_DEBUGCTL.FREEZE_WHILE_SMM (SDM vol. 3B, "IA32_DEBUGCTL MSR" and
+ * "Filtering of SMM Handler Overhead"): SMI delivery clears every enable
+ * bit of IA32_PERF_GLOBAL_CTRL, saves IA32_DEBUGCTL and clears its LBR,
+ * BTF, TR and BTS; after RSM DEBUGCTL is restored and "the enable bits of
+ * IA32_PERF_GLOBAL_CTRL will be set to 1".  Taken as written: every
+ * existing counter's enable bit, whatever it was before the SMI.
  */
 void x86pmu_smm_enter(X86PMUState *s)
 {
@@ -909,7 +907,8 @@ void x86pmu_smm_enter(X86PMUState *s)
     }
     s->smm_frozen = true;
     s->smm_debugctl = s->debugctl;
-    s->debugctl &= ~(X86PMU_DEBUGCTL_LBR | DEBUGCTL_BTF | 0xc0ull);
+    s->debugctl &= ~(X86PMU_DEBUGCTL_LBR | DEBUGCTL_BTF | DEBUGCTL_TR |
+                     DEBUGCTL_BTS);
     s->global_ctrl = 0;
     x86pmu_sched_update(s);
 }

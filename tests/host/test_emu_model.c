@@ -673,12 +673,11 @@ HT_TEST(amd_perfmon_v2_global_registers)
 
 HT_TEST(amd_reserved_bits_dropped_without_fault)
 {
-	/* Linux 9b026073db2f: "AMD EPYC CPUs never raise a #GP for a WRMSR to
-	 * a PerfEvtSeln MSR. Some reserved bits are cleared, and some are not.
-	 * Specifically, on Zen3/Milan, bits 19 and 42 are not cleared."  KVM
-	 * (arch/x86/kvm/pmu.c): "AMD ignores writes to reserved bits and
-	 * read-only PMU MSRs"; PerfCntrGlobalStatus "Per PPR, Read-only MSR.
-	 * Writes are ignored." */
+	/* Linux 9b026073db2f: AMD EPYC parts "never raise a #GP" for a
+	 * PerfEvtSel write and keep bits 19 and 42 on Zen 3, clearing other
+	 * reserved bits.  KVM (arch/x86/kvm/pmu.c): "AMD ignores writes to
+	 * reserved bits and read-only PMU MSRs"; PerfCntrGlobalStatus writes
+	 * are ignored "Per PPR". */
 	const uint64_t rsvd = 1ull << 19 | 1ull << 21 | 1ull << 37 | 1ull << 42 | 1ull << 50;
 
 	amd(0x19, 0x11); /* Zen 4: PerfMonV2 */

@@ -4,8 +4,11 @@
  * tiny 32-bit multiboot kernel: each window is WRMSR (enable), a body,
  * MOV, MOV, WRMSR (disable), so instructions = body + 3 by the
  * conventions; the expected body counts below are the conventions
- * written as numbers.  Prints "ok"/"not ok" lines on COM1 and exits
- * through isa-debug-exit (0x10 all passed, 0x11 otherwise).
+ * written as numbers.  A trip to ring 3 checks where a privilege change
+ * is counted and that reference cycles follow the privilege level, and
+ * the GP reference clock is compared with FIXED_CTR2 through CPUID.15H.
+ * Prints "ok"/"not ok" lines on COM1 and exits through isa-debug-exit
+ * (0x10 all passed, 0x11 otherwise).
  *
  * Copyright (c) 2025 The pmutest authors
  *
@@ -358,7 +361,9 @@ __asm__(".globl user_loop\nuser_loop:\n\t"
 
 static void ring3_run(void)
 {
-    to_ring3(user_loop, (uint32_t)(uintptr_t)(ring3_stack + sizeof(ring3_stack)));
+    uint8_t *top = ring3_stack + sizeof(ring3_stack);
+
+    to_ring3(user_loop, (uint32_t)(uintptr_t)top);
 }
 
 static void privilege(void)

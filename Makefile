@@ -219,7 +219,8 @@ emu-qemu:
 emu-profiles:
 	@awk '!/^[[:space:]]*(#|$$)/ { print $$1, $$2, $$3 }' emu/profiles.list
 # The emulator's own counting conventions, checked by a 32-bit multiboot
-# kernel on the v4 shape (emu/qemu/selftest); prints "emu-selftest: N passed".
+# kernel on the v4 shape (emu/qemu/selftest); prints "emu-selftest: N passed",
+# once as the shape is and once with pmu-delivery-retires=on.
 EMU_SELFTEST := $(BUILD)/emu/selftest.elf
 $(EMU_SELFTEST): emu/qemu/selftest/selftest.c emu/qemu/selftest/selftest.ld Makefile
 	@mkdir -p $(@D)
@@ -229,10 +230,11 @@ $(EMU_SELFTEST): emu/qemu/selftest/selftest.c emu/qemu/selftest/selftest.ld Make
 	ld -m elf_i386 -nostdlib $(shell ld --help 2>/dev/null | grep -- --no-warn-rwx-segments >/dev/null \
 		&& echo --no-warn-rwx-segments) -T emu/qemu/selftest/selftest.ld -o $@ $(@:.elf=.o)
 emu-selftest: $(EMU_SELFTEST)
-	@q=$$(emu/qemu/build.sh | tail -n 1) && rc=0 && timeout 300 $$q -machine q35 -accel tcg \
-		-cpu Skylake-Client,pmu=on -m 128M -display none -nodefaults -no-reboot -serial stdio \
-		-device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel $(EMU_SELFTEST) 2>/dev/null || rc=$$?; \
-		[ $$rc = 33 ]
+	@q=$$(emu/qemu/build.sh | tail -n 1) && for v in "" delivery-retires; do rc=0; \
+		timeout 300 $$q -machine q35 -accel tcg -cpu Skylake-Client,pmu=on$${v:+,pmu-$$v=on} \
+		-m 128M -display none -nodefaults -no-reboot -serial stdio \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel $(EMU_SELFTEST) \
+		$${v:+-append $$v} 2>/dev/null || rc=$$?; [ $$rc = 33 ] || exit 1; done
 
 clean:
 	rm -rf $(BUILD)

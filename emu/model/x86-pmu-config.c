@@ -25,63 +25,82 @@ typedef struct IntelShape {
     uint8_t version, num_gp, gp_width, num_fixed, fixed_width, events_len;
     bool pdcm, anythread_deprecated;
     uint64_t perf_caps;
+    /* 3CH/01H on a GP counter: TSC ticks per tick, and where it is said. */
+    uint8_t ref_ratio;
+    X86PMURefReport ref_report;
 } IntelShape;
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define CAPS_SMM   X86PMU_CAP_FREEZE_WHILE_SMM
 #define CAPS_FW    X86PMU_CAP_FW_WRITE
+#define REF_NONE   X86PMU_REF_REPORT_NONE
+#define REF_PLAT   X86PMU_REF_REPORT_PLATFORM_INFO
+#define REF_CPUID  X86PMU_REF_REPORT_CPUID15
 
+/*
+ * The clock 3CH/01H counts on a GP counter (SDM vol. 3B, architectural
+ * events table: "measures bus cycles" on Core Solo/Duo and Core 2; Linux,
+ * Kan Liang, "perf/x86/intel: enable CPU ref_cycles for GP counter", LKML
+ * 2017-05-19: a constant ratio to the TSC, in MSR_PLATFORM_INFO from
+ * Nehalem to Broadwell, in CPUID.15H from Skylake, 1 on Goldmont and
+ * later Atoms).  Each row takes a ratio a part of that family has: bus
+ * clock 166 MHz (Core Duo T2500, 2.0 GHz), 266 MHz (Core 2 Duo E6600,
+ * 2.4 GHz), 133 MHz (Atom N270, 1.6 GHz; Core i7-920, 2.66 GHz), 100 MHz
+ * (Core i7-4770, 3.4 GHz); crystal 24 MHz (Skylake client, 3.0 GHz), 25
+ * MHz (Ice Lake server, 2.0 GHz).  Before Nehalem the CPU does not report
+ * it in a register the model emulates.
+ */
 static const IntelShape intel_shapes[] = {
     { "coreduo",
       "Core Duo (Yonah, 06_0EH): version 1, 2 GP x 40 bits (SDM vol. 3B, "
       "\"Architectural Performance Monitoring Version 1\": Core Solo and "
       "Core Duo support version 1)",
-      1, 2, 40, 0, 0, 7, false, false, 0 },
+      1, 2, 40, 0, 0, 7, false, false, 0, 12, REF_NONE },
     { "core2duo|Conroe|Penryn",
       "Core 2 (Merom/Penryn, 06_0FH/06_17H): version 2, 2 GP x 40, 3 fixed "
       "x 40 (SDM vol. 3B, \"Architectural Performance Monitoring Version 2\": "
       "first in Core 2 Duo T7700; Linux intel_pmu_init assumes the 3 fixed "
       "counters)",
-      2, 2, 40, 3, 40, 7, true, false, 0 },
+      2, 2, 40, 3, 40, 7, true, false, 0, 9, REF_NONE },
     { "n270",
       "Atom N270 (Bonnell, 06_1CH): version 3, 2 GP x 40, 3 fixed x 40 "
       "(SDM vol. 3B, \"Performance Monitoring for Processors Based on Intel "
       "Atom Microarchitecture\")",
-      3, 2, 40, 3, 40, 7, true, false, 0 },
+      3, 2, 40, 3, 40, 7, true, false, 0, 12, REF_NONE },
     { "Nehalem|Westmere",
       "Nehalem/Westmere (06_1AH/06_2CH): version 3, 4 GP x 48, 3 fixed x 48 "
       "(SDM vol. 3B, \"Performance Monitoring for Processors Based on Intel "
       "Microarchitecture Code Name Nehalem\")",
-      3, 4, 48, 3, 48, 7, true, false, 0 },
+      3, 4, 48, 3, 48, 7, true, false, 0, 20, REF_PLAT },
     { "SandyBridge",
       "Sandy Bridge (06_2AH): version 3, 4 GP x 48 (per thread with HT), 3 "
       "fixed x 48, FREEZE_WHILE_SMM (SDM vol. 3B, \"Performance Monitoring "
       "for 2nd Generation Intel Core Processors\"); full-width writes came "
       "with Ivy Bridge (Linux 069e0c3c4058)",
-      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM },
+      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM, 34, REF_PLAT },
     { "IvyBridge|Haswell|Broadwell",
       "Ivy Bridge/Haswell/Broadwell (06_3AH/06_3CH/06_3DH): version 3, 4 GP "
       "x 48, 3 fixed x 48, full-width writes (Linux 069e0c3c4058 \"perf/x86/"
       "intel: Support full width counting\"), FREEZE_WHILE_SMM",
-      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW },
+      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 34, REF_PLAT },
     { "Denverton",
       "Atom C3000 (Goldmont, 06_5FH): version 4, 4 GP x 48, 3 fixed x 48 "
       "(SDM vol. 3B, \"Performance Monitoring for Goldmont "
       "Microarchitecture\")",
-      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW },
+      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 1, REF_NONE },
     { "Skylake-Client|Skylake-Server|Cascadelake-Server|Cooperlake",
       "Skylake and its successors (06_5EH/06_55H): version 4, 4 GP x 48 (per "
       "thread with HT), 3 fixed x 48, full-width writes, FREEZE_WHILE_SMM "
       "(SDM vol. 3B, \"Architectural Performance Monitoring Version 4\": "
       "first in Skylake)",
-      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW },
+      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 125, REF_CPUID },
     { "Icelake-Server|SapphireRapids",
       "Ice Lake/Sapphire Rapids (06_6AH/06_8FH): version 5, 8 GP x 48, 4 "
       "fixed x 48 (the fourth counts top-down slots), 8 events, AnyThread "
       "deprecated (SDM vol. 3B, \"Performance Monitoring for Processors "
       "Based on Ice Lake Microarchitecture\" and \"Architectural Performance "
       "Monitoring Version 5\")",
-      5, 8, 48, 4, 48, 8, true, true, CAPS_SMM | CAPS_FW },
+      5, 8, 48, 4, 48, 8, true, true, CAPS_SMM | CAPS_FW, 80, REF_CPUID },
 };
 
 static bool name_in(const char *list, const char *name)
@@ -150,6 +169,25 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
     memset(cfg, 0, sizeof(*cfg));
     cfg->vendor = vendor;
     cfg->slots_per_cycle = 4;
+    cfg->ref_ratio = 1;
+    /*
+     * The counting conventions the manuals leave open (emu/qemu/README.md
+     * gives each one's source).  The enabling WRMSR is counted, the
+     * disabling one not, as KVM counts (Linux 9cd803d496e7).  An
+     * instruction that changes the privilege level counts at the level it
+     * goes to: AMD documents it ("instructions and events that change the
+     * mode are counted in the target mode", Sandipan Das on LKML,
+     * 2023-04-26), and on Intel it explains what V. Weaver measured on P6,
+     * Core 2, Atom and later: a USR-only counter gains one instruction and
+     * one branch per hardware interrupt or page fault (the IRET back).
+     * AMD counts an interrupt or exception as a retired instruction and a
+     * branch (AMD's Athlon event descriptions for C0H and C2H; Linux
+     * tools/perf/pmu-events/arch/x86/amdzen*: ex_ret_brn "including
+     * exceptions and interrupts"); the SDM says nothing of it for Intel.
+     */
+    cfg->wrmsr_counted = X86PMU_WRMSR_ENABLING;
+    cfg->target_mode = true;
+    cfg->delivery_retires = vendor == X86PMU_VENDOR_AMD;
     if (vendor == X86PMU_VENDOR_AMD) {
         return amd_shape(family, model, cfg);
     }
@@ -168,6 +206,8 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
         cfg->pdcm = s->pdcm;
         cfg->anythread_deprecated = s->anythread_deprecated;
         cfg->perf_caps = s->perf_caps;
+        cfg->ref_ratio = s->ref_ratio;
+        cfg->ref_report = s->ref_report;
         cfg->family = family;
         return s->what;
     }
@@ -283,6 +323,13 @@ static const char *check_intel(const X86PMUConfig *c)
                    "IA32_PERF_CAPABILITIES needs pmu-pdcm=on "
                    "(CPUID.01H:ECX[15])", 0, DEC, NULL);
     }
+    if (c->ref_ratio < 1 ||
+        (c->ref_report == X86PMU_REF_REPORT_PLATFORM_INFO &&
+         c->ref_ratio > 0xff)) {
+        return msg("pmu-ref-ratio=", c->ref_ratio, DEC, ": must be 1 or more "
+                   "(255 at most where MSR_PLATFORM_INFO[15:8] reports it)",
+                   0, DEC, NULL);
+    }
     if (c->leaf23 && ((c->leaf23_gp >> X86PMU_MAX_GP) ||
                       (c->leaf23_fixed >> X86PMU_MAX_FIXED))) {
         return msg("CPUID.23H bitmaps ", c->leaf23_gp, HEX, "/",
@@ -331,6 +378,10 @@ const char *x86pmu_config_check(const X86PMUConfig *c)
         return msg("top-down slots per cycle ", c->slots_per_cycle, DEC,
                    ": must be 1..16", 0, DEC, NULL);
     }
+    if (c->wrmsr_counted >= X86PMU_WRMSR_NUM) {
+        return msg("pmu-wrmsr-counted: unknown value ", c->wrmsr_counted,
+                   DEC, "", 0, DEC, NULL);
+    }
     if (c->defect >= X86PMU_DEFECT_NUM) {
         return msg("pmu-defect: unknown defect ", c->defect, DEC, "", 0, DEC,
                    NULL);
@@ -354,6 +405,16 @@ static const char *const quirk_names[X86PMU_QUIRK_NUM] = {
     "no-inuse-msr",
     "srf7",
     "kvm-spurious-pmi",
+    "xen-pmc-quirk-zero-becomes-one",
+    "xen-anythread-pc-rejected",
+    "kvm-debugctl-freeze-refused",
+};
+
+static const char *const wrmsr_counted_names[X86PMU_WRMSR_NUM] = {
+    [X86PMU_WRMSR_ENABLING] = "enabling",
+    [X86PMU_WRMSR_DISABLING] = "disabling",
+    [X86PMU_WRMSR_BOTH] = "both",
+    [X86PMU_WRMSR_NEITHER] = "neither",
 };
 
 static const char *const defect_names[X86PMU_DEFECT_NUM] = {
@@ -432,4 +493,22 @@ bool x86pmu_parse_defect(const char *name, X86PMUDefect *defect)
         }
     }
     return false;
+}
+
+bool x86pmu_parse_wrmsr_counted(const char *name, X86PMUWrmsrCounted *w)
+{
+    unsigned i;
+
+    for (i = 0; i < X86PMU_WRMSR_NUM; i++) {
+        if (strcmp(wrmsr_counted_names[i], name) == 0) {
+            *w = (X86PMUWrmsrCounted)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *x86pmu_wrmsr_counted_name(X86PMUWrmsrCounted w)
+{
+    return w < X86PMU_WRMSR_NUM ? wrmsr_counted_names[w] : NULL;
 }

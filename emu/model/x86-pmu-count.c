@@ -139,8 +139,11 @@ static bool global_enabled(const X86PMUState *s, unsigned idx)
     return (s->global_ctrl >> idx) & 1;
 }
 
-/* The counter `idx`, if it exists and is enabled; false otherwise. */
-static bool ctr_get(X86PMUState *s, unsigned idx, Ctr *c)
+/*
+ * The counter `idx`, if it exists and its enables are set, whatever a
+ * host scheduler does with it (the quirk below); false otherwise.
+ */
+static bool ctr_read(X86PMUState *s, unsigned idx, Ctr *c)
 {
     memset(c, 0, sizeof(*c));
     if (frozen(s) || !global_enabled(s, idx)) {
@@ -148,19 +151,8 @@ static bool ctr_get(X86PMUState *s, unsigned idx, Ctr *c)
     }
     if (idx < X86PMU_MAX_GP) {
         uint64_t sel = s->gp_sel[idx];
-        unsigned last = 0, x;
 
         if (!x86pmu_gp_exists(s, idx) || !(sel & SEL_EN)) {
-            return false;
-        }
-        /* A host perf user holds one counter: the guest's never runs. */
-        for (x = 0; x < X86PMU_MAX_GP; x++) {
-            if (x86pmu_gp_exists(s, x)) {
-                last = x;
-            }
-        }
-        if (idx == last &&
-            x86pmu_quirk(s, X86PMU_QUIRK_HOST_COUNTER_UNSCHEDULABLE)) {
             return false;
         }
         c->value = &s->gp_ctr[idx];
@@ -193,6 +185,127 @@ static bool ctr_get(X86PMUState *s, unsigned idx, Ctr *c)
         c->usr = c->os;
         c->os = t;
     }
+    return true;
+}
+
+/* The counter `idx`, if it exists and is enabled; false otherwise. */
+static bool ctr_get(X86PMUState *s, unsigned idx, Ctr *c)
+{
+    if (!ctr_read(s, idx, c)) {
+        return false;
+    }
+    /* The host's perf scheduler found no counter for this one. */
+    if (idx == s->unsched_idx &&
+        x86pmu_quirk(s, X86PMU_QUIRK_HOST_COUNTER_UNSCHEDULABLE)) {
+        memset(c, 0, sizeof(*c));
+        return false;
+    }
+    return true;
+}
+
+/*
+ * The quirk "host counter unschedulable" (Linux arch/x86/kvm/pmu.c,
+ * pmc_reprogram_counter: each guest counter is a pinned host perf event,
+ * created when the guest enables it): the host's NMI watchdog holds a
+ * cycles event, on FIXED_CTR1 where there is one (Intel) or on a GP
+ * counter (AMD, or no fixed counters).  It can move to any GP counter,
+ * so only a guest that enables every GP counter and FIXED_CTR1 (every GP
+ * counter on AMD) asks for one counter more than the host has.  Linux
+ * perf then refuses the event being added, not one already running: the
+ * guest counter enabled last gets no host counter.  Several enabled by
+ * one write are created in index order (KVM walks the changed enables
+ * from bit 0), so the highest of them is the last.  Its count stays
+ * frozen while the contention lasts.
+ */
+void x86pmu_sched_update(X86PMUState *s)
+{
+    uint64_t on = 0, want = 0;
+    unsigned idx, pos, loser = 0xff;
+    Ctr c;
+
+    FOR_EACH_IDX(pos, idx) {
+        if (ctr_read(s, idx, &c)) {
+            on |= BIT64(idx);
+        }
+    }
+    /* Enable order: newly enabled counters, in index order, come last. */
+    FOR_EACH_IDX(pos, idx) {
+        if (!(on & BIT64(idx))) {
+            s->enable_seq[idx] = 0;
+        } else if (!(s->enabled_bits & BIT64(idx))) {
+            s->enable_seq[idx] = ++s->enable_next;
+        }
+    }
+    s->enabled_bits = on;
+    if (s->enable_next > 200) {     /* renumber, keeping the order */
+        uint8_t n = 0;
+        unsigned k;
+
+        for (k = 1; k <= s->enable_next; k++) {
+            FOR_EACH_IDX(pos, idx) {
+                if (s->enable_seq[idx] == k) {
+                    s->enable_seq[idx] = ++n;
+                }
+            }
+        }
+        s->enable_next = n;
+    }
+    want = x86pmu_counter_bits(s) & 0xffffffffull;
+    if (!x86pmu_is_amd(s) && x86pmu_fixed_exists(s, 1)) {
+        want |= BIT64(X86PMU_FIXED_IDX(1));
+    }
+    if (want && (on & want) == want) {
+        uint8_t last = 0;
+
+        FOR_EACH_IDX(pos, idx) {
+            if ((want & BIT64(idx)) && s->enable_seq[idx] >= last) {
+                last = s->enable_seq[idx];
+                loser = idx;
+            }
+        }
+    }
+    s->unsched_idx = loser;
+}
+
+/*
+ * The counter that counts an instruction which read or wrote the PMU, as
+ * cfg.wrmsr_counted says, given `before`, the controls it started from
+ * (NULL: counted by the counters enabled now).  A counter it disabled
+ * counts it with the configuration it had.
+ */
+static bool ctr_pick(X86PMUState *s, X86PMUState *before, unsigned idx,
+                     Ctr *c)
+{
+    bool now = ctr_get(s, idx, c), was;
+    Ctr b;
+
+    if (!before) {
+        return now;
+    }
+    was = ctr_get(before, idx, &b);
+    switch (s->cfg.wrmsr_counted) {
+    case X86PMU_WRMSR_DISABLING:
+        if (!was) {
+            memset(c, 0, sizeof(*c));
+            return false;
+        }
+        break;
+    case X86PMU_WRMSR_BOTH:
+        break;
+    case X86PMU_WRMSR_NEITHER:
+        return now && was;
+    default:
+        return now;
+    }
+    if (now) {
+        return true;
+    }
+    if (!was) {
+        return false;
+    }
+    *c = b;
+    c->value = idx < X86PMU_MAX_GP ? &s->gp_ctr[idx] :
+               &s->fixed_ctr[idx - X86PMU_FIXED_IDX(0)];
     return true;
 }
 
@@ -232,7 +345,7 @@ static void overflow(X86PMUState *s, unsigned idx, const Ctr *c, bool *pmi)
 }
 
 static void add(X86PMUState *s, unsigned idx, const Ctr *c, uint64_t delta,
-                bool *pmi)
+                bool *pmi, uint64_t *ovf)
 {
     uint64_t mask = x86pmu_mask(c->width), old = *c->value & mask;
     bool wrapped;
@@ -242,6 +355,9 @@ static void add(X86PMUState *s, unsigned idx, const Ctr *c, uint64_t delta,
     }
     wrapped = delta > mask - old;
     *c->value = (old + delta) & mask;
+    if (wrapped) {
+        *ovf |= BIT64(idx);
+    }
     if (!x86pmu_defect(s, X86PMU_DEFECT_OVERFLOW_ONE_EVENT_LATE)) {
         if (wrapped) {
             overflow(s, idx, c, pmi);
@@ -257,9 +373,14 @@ static void add(X86PMUState *s, unsigned idx, const Ctr *c, uint64_t delta,
     }
 }
 
-/* After an overflow with a PMI: freeze-on-PMI, and the quirks' state. */
-static unsigned pmi_raised(X86PMUState *s)
+/*
+ * After an overflow with a PMI (counters `ovf` wrapped): freeze-on-PMI,
+ * and the quirks' state.
+ */
+static unsigned pmi_raised(X86PMUState *s, uint64_t ovf)
 {
+    unsigned idx, pos;
+
     /*
      * IA32_DEBUGCTL FREEZE_PERFMON_ON_PMI: before version 4 the PMI request
      * clears IA32_PERF_GLOBAL_CTRL's enables; from version 4 it sets
@@ -276,6 +397,7 @@ static unsigned pmi_raised(X86PMUState *s)
             } else {
                 s->global_ctrl = 0;
             }
+            x86pmu_sched_update(s);
         }
         if (s->debugctl & X86PMU_DEBUGCTL_FREEZE_LBRS_ON_PMI) {
             if (s->cfg.version >= 4) {
@@ -285,10 +407,23 @@ static unsigned pmi_raised(X86PMUState *s)
             }
         }
     }
-    s->status_at_pmi = s->global_status;
-    if (x86pmu_quirk(s, X86PMU_QUIRK_KVM_SPURIOUS_PMI)) {
-        s->spurious_owed = true;
+    /*
+     * Xen's PMI handler writes 1 into every counter that overflowed and
+     * reads 0, on every Intel family 6 part ("QUIRK to workaround an issue
+     * on various family 6 cpus": Xen xen/arch/x86/cpu/vpmu_intel.c,
+     * handle_pmc_quirk).
+     */
+    if (x86pmu_quirk(s, X86PMU_QUIRK_XEN_PMC_ZERO_BECOMES_ONE)) {
+        FOR_EACH_IDX(pos, idx) {
+            uint64_t *v = idx < X86PMU_MAX_GP ? &s->gp_ctr[idx] :
+                          &s->fixed_ctr[idx - X86PMU_FIXED_IDX(0)];
+
+            if ((ovf & BIT64(idx)) && *v == 0) {
+                *v = 1;
+            }
+        }
     }
+    s->status_at_pmi = s->global_status;
     return 1;
 }
 
@@ -297,13 +432,14 @@ static unsigned pmi_raised(X86PMUState *s)
  * an instruction KVM emulated, which it counts on every instructions
  * counter whatever CMASK/INV/EDGE say (Linux arch/x86/kvm/pmu.c,
  * kvm_pmu_trigger_event: "Ignore checks for edge detect, pin control,
- * invert and CMASK bits").
+ * invert and CMASK bits").  `before`: see ctr_pick.
  */
 static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
                            const uint32_t per[X86PMU_EV_NUM],
-                           bool emulated_insn)
+                           bool emulated_insn, X86PMUState *before)
 {
     bool pmi = false;
+    uint64_t ovf = 0;
     unsigned idx, pos;
 
     if (!ncycles) {
@@ -313,8 +449,13 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
         uint64_t k, delta;
         Ctr c;
 
-        if (!ctr_get(s, idx, &c) || !ring_match(&c, ring) ||
-            c.ev == X86PMU_EV_NONE) {
+        /*
+         * Reference cycles come from the TSC (x86pmu_count_bulk), not from
+         * the cycle model: with CMASK/INV/EDGE they count nothing, as the
+         * model has no reference ticks per core cycle to compare.
+         */
+        if (!ctr_pick(s, before, idx, &c) || !ring_match(&c, ring) ||
+            c.ev == X86PMU_EV_NONE || c.ev == X86PMU_EV_REF_CYCLES) {
             continue;
         }
         /* Cycles and slots happen in every cycle; the rest as given. */
@@ -322,8 +463,6 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
             k = 1;
         } else if (c.ev == X86PMU_EV_SLOTS) {
             k = s->cfg.slots_per_cycle;
-        } else if (c.ev == X86PMU_EV_REF_CYCLES) {
-            k = 0;      /* counted from the TSC, through x86pmu_count_bulk */
         } else {
             k = per[c.ev];
         }
@@ -345,21 +484,35 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
                 delta = cond ? ncycles : 0;
             }
         }
-        add(s, idx, &c, delta, &pmi);
+        add(s, idx, &c, delta, &pmi, &ovf);
     }
-    return pmi ? pmi_raised(s) : 0;
+    return pmi ? pmi_raised(s, ovf) : 0;
 }
 
 unsigned x86pmu_count_cycles(X86PMUState *s, X86PMURing ring,
                              uint64_t ncycles,
                              const uint32_t per_cycle[X86PMU_EV_NUM])
 {
-    return count_span(s, ring, ncycles, per_cycle, false);
+    return count_span(s, ring, ncycles, per_cycle, false, NULL);
+}
+
+/*
+ * Ticks of the clock event 3CH/01H counts on a GP counter in `tsc` more
+ * TSC ticks: one every cfg.ref_ratio, the phase carried over.
+ */
+static uint64_t gp_ref_ticks(X86PMUState *s, uint64_t tsc)
+{
+    uint64_t r = s->cfg.ref_ratio > 1 ? s->cfg.ref_ratio : 1;
+    uint64_t t = s->ref_phase + tsc;
+
+    s->ref_phase = t % r;
+    return t / r;
 }
 
 unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
                            const uint64_t total[X86PMU_EV_NUM])
 {
+    uint64_t gp_ref = gp_ref_ticks(s, total[X86PMU_EV_REF_CYCLES]), ovf = 0;
     bool pmi = false;
     unsigned idx, pos;
 
@@ -370,14 +523,29 @@ unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
             c.ev == X86PMU_EV_NONE || has_filters(&c)) {
             continue;
         }
-        add(s, idx, &c, total[c.ev], &pmi);
+        /*
+         * IA32_FIXED_CTR2 counts at the TSC's rate (SDM vol. 3B, "Cycle
+         * Counting and Opportunistic Processor Operation"); 3CH/01H on a
+         * GP counter counts the bus or crystal clock, a fixed fraction of
+         * it (SDM vol. 3B, the architectural events table: "measures bus
+         * cycles" on Core 2; Linux, Kan Liang, "perf/x86/intel: enable CPU
+         * ref_cycles for GP counter", 2017: the ratio is in
+         * MSR_PLATFORM_INFO from Nehalem, in CPUID.15H from Skylake, and
+         * 1 from Goldmont).
+         */
+        if (c.ev == X86PMU_EV_REF_CYCLES && idx < X86PMU_MAX_GP) {
+            add(s, idx, &c, gp_ref, &pmi, &ovf);
+        } else {
+            add(s, idx, &c, total[c.ev], &pmi, &ovf);
+        }
     }
-    return pmi ? pmi_raised(s) : 0;
+    return pmi ? pmi_raised(s, ovf) : 0;
 }
 
 unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
                           unsigned umask, uint64_t n)
 {
+    uint64_t ovf = 0;
     bool pmi = false;
     unsigned x;
 
@@ -393,9 +561,19 @@ unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
             !ring_match(&c, ring) || has_filters(&c)) {
             continue;
         }
-        add(s, x, &c, n, &pmi);
+        add(s, x, &c, n, &pmi, &ovf);
     }
-    return pmi ? pmi_raised(s) : 0;
+    return pmi ? pmi_raised(s, ovf) : 0;
+}
+
+void x86pmu_insn_begin(X86PMUState *s)
+{
+    memcpy(s->before.gp_sel, s->gp_sel, sizeof(s->gp_sel));
+    s->before.fixed_ctrl = s->fixed_ctrl;
+    s->before.global_ctrl = s->global_ctrl;
+    s->before.global_status = s->global_status;
+    s->before.unsched_idx = s->unsched_idx;
+    s->before.valid = true;
 }
 
 unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
@@ -403,8 +581,19 @@ unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
 {
     static const uint32_t quiet[X86PMU_EV_NUM];
     bool icpt = insn->flags & X86PMU_INSN_INTERCEPTED;
+    X86PMUState b, *before = NULL;
     unsigned pmis = 0;
 
+    if ((insn->flags & X86PMU_INSN_PMU_ACCESS) && s->before.valid) {
+        b = *s;
+        memcpy(b.gp_sel, s->before.gp_sel, sizeof(b.gp_sel));
+        b.fixed_ctrl = s->before.fixed_ctrl;
+        b.global_ctrl = s->before.global_ctrl;
+        b.global_status = s->before.global_status;
+        b.unsched_idx = s->before.unsched_idx;
+        before = &b;
+    }
+    s->before.valid = false;
     /*
      * Xen emulates the intercepted instruction without counting it (its
      * vPMU loads GLOBAL_CTRL at VM entry: Xen xen/arch/x86/cpu/vpmu_intel.c).
@@ -413,10 +602,23 @@ unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
         return 0;
     }
     if (insn->cycles > 1) {
-        pmis += count_span(s, ring, insn->cycles - 1, quiet, false);
+        pmis += count_span(s, ring, insn->cycles - 1, quiet, false, before);
     }
     pmis += count_span(s, ring, 1, insn->ev, icpt && x86pmu_quirk(s,
-                       X86PMU_QUIRK_KVM_EMULATED_WRMSR_IGNORES_CMASK));
+                       X86PMU_QUIRK_KVM_EMULATED_WRMSR_IGNORES_CMASK), before);
+    /*
+     * KVM between 9cd803d496e7 and 73554b29bd70 raised a PMI from its
+     * emulation of the instruction and another from its perf overflow
+     * path when both saw the overflow in one VM exit, with the LVT entry
+     * left unmasked: the guest took the second after the first handler
+     * returned ("KVM: x86: Synthesize at most one PMI per VM-exit", Jim
+     * Mattson, 2023).  The model owes it for an overflow an intercepted
+     * instruction causes, and raises it at the next PMU access, which the
+     * first handler makes.
+     */
+    if (pmis && icpt && x86pmu_quirk(s, X86PMU_QUIRK_KVM_SPURIOUS_PMI)) {
+        s->spurious_owed = true;
+    }
     if (icpt && x86pmu_quirk(s, X86PMU_QUIRK_VMWARE_HYBRID_FREEZE)) {
         /*
          * Instructions and branches stop in the hypervisor; the rest
@@ -433,16 +635,29 @@ unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
                                 X86PMU_QUIRK_SRF7_VM_EXIT_OVERCOUNT)) {
         /*
          * The VM entry after the exit retires in guest context as one more
-         * instruction and branch: AMD counts VMRUN (kvm-unit-tests
-         * x86/pmu.c), Atom cores overcount VM entry/exit (erratum SRF7).
+         * instruction and branch.  AMD counts VMRUN as a branch in guest
+         * context (kvm-unit-tests x86/pmu.c), and, as a far control
+         * transfer counted in its target mode (AMD's Sandipan Das on LKML,
+         * 2023-04-26), as an instruction too: an inference.  Atom cores
+         * overcount both on VM entry/exit (erratum SRF7).  Asynchronous
+         * exits (host interrupts) add more, at times no guest can see: not
+         * modelled.
          */
         uint32_t one[X86PMU_EV_NUM] = { 0 };
 
         one[X86PMU_EV_INSTRUCTIONS] = 1;
         one[X86PMU_EV_BRANCHES] = 1;
-        pmis += count_span(s, ring, 1, one, false);
+        pmis += count_span(s, ring, 1, one, false, NULL);
     }
     return pmis ? 1 : 0;
+}
+
+unsigned x86pmu_owed_pmis(X86PMUState *s)
+{
+    unsigned n = s->spurious_owed ? 1 : 0;
+
+    s->spurious_owed = false;
+    return n;
 }
 
 X86PMUActivity x86pmu_activity(const X86PMUState *s)
@@ -460,7 +675,7 @@ X86PMUActivity x86pmu_activity(const X86PMUState *s)
         a.any = true;
         if (c.ev != X86PMU_EV_NONE) {
             a.events |= 1u << c.ev;
-            a.filters |= has_filters(&c);
+            a.filters |= has_filters(&c) && c.ev != X86PMU_EV_REF_CYCLES;
         }
     }
     return a;
@@ -503,7 +718,17 @@ static uint64_t headroom_of(const X86PMUState *s, bool ref)
         /* Events that can be added without wrapping. */
         mask = x86pmu_mask(c.width);
         left = mask - (*c.value & mask);
-        left = ref ? left : left / max_per_cycle(s, &c);
+        if (!ref) {
+            left = left / max_per_cycle(s, &c);
+        } else if (has_filters(&c)) {
+            continue;   /* counts nothing */
+        } else if (idx < X86PMU_MAX_GP && s->cfg.ref_ratio > 1) {
+            /* TSC ticks before the (left + 1)th tick of the GP clock. */
+            uint64_t r = s->cfg.ref_ratio;
+
+            left = left >= UINT64_MAX / r - 1 ? UINT64_MAX - 1 :
+                   (left + 1) * r - s->ref_phase - 1;
+        }
         if (left < best) {
             best = left;
         }

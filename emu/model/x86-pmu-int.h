@@ -69,5 +69,7 @@ uint64_t x86pmu_counter_bits(const X86PMUState *s);
 /* The width counters really have (a defect may make it differ). */
 unsigned x86pmu_gp_width(const X86PMUState *s);
 unsigned x86pmu_fixed_width(const X86PMUState *s);
+/* After the enables changed: which counter a busy host leaves out. */
+void x86pmu_sched_update(X86PMUState *s);
 
 #endif

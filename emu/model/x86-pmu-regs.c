@@ -96,6 +96,7 @@ void x86pmu_reset(X86PMUState *s, const X86PMUConfig *cfg)
 {
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;
+    s->unsched_idx = 0xff;
     if (x86pmu_quirk(s, X86PMU_QUIRK_GLOBAL_CTRL_RESET_ZERO)) {
         return;
     }
@@ -147,6 +148,20 @@ static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
         if (c->version >= 2) {
             *edx = c->num_fixed | (uint32_t)c->fixed_width << 5 |
                    (c->anythread_deprecated ? 1u << 15 : 0);
+        }
+        break;
+    case 0x15:
+        /*
+         * Time Stamp Counter and Nominal Core Crystal Clock Information
+         * Leaf: TSC ticks per crystal tick = EBX / EAX, ECX the crystal's
+         * Hz or 0 "not enumerated" (SDM vol. 2A, CPUID).  The emulated TSC
+         * is the host's, of no fixed rate: ECX stays 0.  The crystal is
+         * what 3CH/01H counts on a GP counter (x86-pmu-count.c).
+         */
+        if (c->ref_report == X86PMU_REF_REPORT_CPUID15) {
+            *eax = 1;
+            *ebx = c->ref_ratio;
+            *ecx = *edx = 0;
         }
         break;
     case 0x1a:
@@ -226,6 +241,7 @@ typedef enum IntelReg {
     R_INUSE,
     R_PERF_CAPS,
     R_DEBUGCTL,
+    R_PLATFORM_INFO,
 } IntelReg;
 
 /*
@@ -246,6 +262,11 @@ static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
     *reg = R_ABSENT;
     if (msr == X86PMU_MSR_DEBUGCTL) {
         *reg = R_DEBUGCTL;
+    } else if (msr == X86PMU_MSR_PLATFORM_INFO) {
+        if (c->ref_report != X86PMU_REF_REPORT_PLATFORM_INFO) {
+            return X86PMU_NOT_MINE;
+        }
+        *reg = R_PLATFORM_INFO;
     } else if (msr == X86PMU_MSR_PERF_CAPABILITIES) {
         *reg = c->pdcm ? R_PERF_CAPS : R_ABSENT;
     } else if (msr == X86PMU_MSR_OFFCORE_RSP_0 ||
@@ -351,7 +372,9 @@ static uint64_t status_bits(const X86PMUState *s)
 
 /*
  * PERFEVTSEL bits that raise #GP: 63:32 (the model has no TSX, whose
- * IN_TX/IN_TXCP are 32/33) and AnyThread (21) before version 3.
+ * IN_TX/IN_TXCP are 32/33) and AnyThread (21) before version 3.  Xen
+ * refuses AnyThread and pin control (19) at every version (Xen
+ * xen/arch/x86/cpu/vpmu_intel.c, ARCH_CTRL_MASK).
  */
 static uint64_t evtsel_reserved(const X86PMUState *s)
 {
@@ -360,15 +383,20 @@ static uint64_t evtsel_reserved(const X86PMUState *s)
     if (s->cfg.version < 3) {
         r |= SEL_ANY;
     }
+    if (x86pmu_quirk(s, X86PMU_QUIRK_XEN_ANYTHREAD_PC_REJECTED)) {
+        r |= SEL_ANY | SEL_PC;
+    }
     return r;
 }
 
+/* Xen refuses FIXED_CTR_CTRL's AnyThread bits too (fixed_ctrl_mask). */
 static uint64_t fixed_ctrl_valid(const X86PMUState *s)
 {
     uint64_t field = FIXED_OS | FIXED_USR | FIXED_PMI, v = 0;
     unsigned i;
 
-    if (s->cfg.version >= 3) {
+    if (s->cfg.version >= 3 &&
+        !x86pmu_quirk(s, X86PMU_QUIRK_XEN_ANYTHREAD_PC_REJECTED)) {
         field |= FIXED_ANY;
     }
     for (i = 0; i < X86PMU_MAX_FIXED; i++) {
@@ -386,10 +414,22 @@ static uint64_t fixed_ctrl_valid(const X86PMUState *s)
  * FREEZE_PERFMON_ON_PMI "if CPUID.01H:ECX[15] = 1 and CPUID.0AH:EAX[7:0]
  * > 1"; FREEZE_WHILE_SMM if IA32_PERF_CAPABILITIES[12].
  */
+#define DEBUGCTL_BTF    (1ull << 1)
+#define DEBUGCTL_TR     (1ull << 6)
+#define DEBUGCTL_BTS    (1ull << 7)
 static uint64_t debugctl_valid(const X86PMUState *s)
 {
     uint64_t v = 0x7c3;
 
+    /*
+     * KVM takes only what vmx_get_supported_debugctl() lists (bus-lock
+     * detection, LBR and FREEZE_LBRS_ON_PMI with guest LBRs, RTM_DEBUG:
+     * none of them here) and drops LBR and BTF without a fault (Linux
+     * arch/x86/kvm/vmx/vmx.c, vmx_set_msr): the freeze bits raise #GP.
+     */
+    if (x86pmu_quirk(s, X86PMU_QUIRK_KVM_DEBUGCTL_FREEZE_REFUSED)) {
+        return X86PMU_DEBUGCTL_LBR | DEBUGCTL_BTF;
+    }
     if (s->cfg.debugctl_valid) {
         return s->cfg.debugctl_valid;
     }
@@ -447,6 +487,10 @@ static X86PMUAccess intel_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
     case R_DEBUGCTL:
         *val = s->debugctl;
         break;
+    case R_PLATFORM_INFO:
+        /* Maximum non-turbo ratio, [15:8]: TSC ticks per bus clock tick. */
+        *val = (uint64_t)(s->cfg.ref_ratio & 0xff) << 8;
+        break;
     }
     return X86PMU_OK;
 }
@@ -463,11 +507,6 @@ static void clear_status(X86PMUState *s, uint64_t bits, unsigned *pmis)
     if (s->pmi_owed_bits & bits) {
         s->global_status |= s->pmi_owed_bits & bits;
         s->pmi_owed_bits &= ~bits;
-        (*pmis)++;
-    }
-    /* A quirk: one more PMI, after the handler acknowledged the first. */
-    if (s->spurious_owed && bits) {
-        s->spurious_owed = false;
         (*pmis)++;
     }
 }
@@ -566,42 +605,59 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         if (val & ~debugctl_valid(s)) {
             return X86PMU_GP;
         }
+        if (x86pmu_quirk(s, X86PMU_QUIRK_KVM_DEBUGCTL_FREEZE_REFUSED)) {
+            val = 0;    /* LBR and BTF dropped */
+        }
         s->debugctl = val;
         break;
+    case R_PLATFORM_INFO:
+        return X86PMU_NOT_MINE;     /* QEMU's: writes are ignored */
     }
     return X86PMU_OK;
 }
 
 /*
- * RDPMC (SDM vol. 2B): ECX[30] picks the fixed counters, ECX[29:0] the
- * counter; ECX[31] ("fast" read of the low 32 bits) is reserved with an
- * architectural PMU and raises #GP, like any counter that does not exist
- * (KVM commit 5728a4a0ea79 records that bare metal does so).
+ * RDPMC (SDM vol. 2B, RDPMC, as quoted in Linux 5728a4a0ea79 and
+ * 7a0fc734c20d): ECX[31:16] is the counter type, 0 for the GP counters,
+ * 4000H for the fixed ones (2000H, the perf-metrics register, is not
+ * emulated), ECX[15:0] the index; another type, or a counter that does not
+ * exist, raises #GP.  So does ECX[31], older editions' "fast" read of the
+ * low 32 bits, on an architectural PMU (5728a4a0ea79 records bare metal).
  */
+#define RDPMC_TYPE_GP       0x0000
+#define RDPMC_TYPE_FIXED    0x4000
 static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
 {
-    bool fixed = (ecx >> 30) & 1, fast = ecx >> 31;
-    uint32_t idx = ecx & 0x3fffffff;
+    unsigned type = ecx >> 16, idx = ecx & 0xffff;
+    bool fast = ecx >> 31;
     uint64_t v;
 
     if (s->cfg.version == 0) {
         return X86PMU_GP;
     }
-    if (fast && !x86pmu_quirk(s, X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED)) {
-        return X86PMU_GP;
+    if (fast && x86pmu_quirk(s, X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED)) {
+        /* Older KVM masked ECX[31:30] off and returned the low 32 bits. */
+        bool fixed = (ecx >> 30) & 1;
+
+        idx = ecx & 0x3fffffff;
+        if (fixed ? !x86pmu_fixed_exists(s, idx) : !x86pmu_gp_exists(s, idx)) {
+            return X86PMU_GP;
+        }
+        *val = (uint32_t)(fixed ? s->fixed_ctr[idx] : s->gp_ctr[idx]);
+        return X86PMU_OK;
     }
-    if (fixed && x86pmu_defect(s, X86PMU_DEFECT_RDPMC_FIXED_READS_GP) &&
+    if (type == RDPMC_TYPE_FIXED &&
+        x86pmu_defect(s, X86PMU_DEFECT_RDPMC_FIXED_READS_GP) &&
         x86pmu_gp_exists(s, idx)) {
         v = s->gp_ctr[idx];
-    } else if (fixed && x86pmu_fixed_exists(s, idx)) {
+    } else if (type == RDPMC_TYPE_FIXED && x86pmu_fixed_exists(s, idx)) {
         v = s->fixed_ctr[idx];
-    } else if (!fixed && x86pmu_gp_exists(s, idx)) {
+    } else if (type == RDPMC_TYPE_GP && x86pmu_gp_exists(s, idx)) {
         v = s->gp_ctr[idx];
     } else {
         return X86PMU_GP;
     }
-    /* Older KVM masked ECX[31:30] off and returned the low 32 bits. */
-    *val = fast ? (uint32_t)v : v;
+    *val = v;
     return X86PMU_OK;
 }
 
@@ -661,7 +717,6 @@ static X86PMUAccess amd_decode(const X86PMUState *s, uint32_t msr,
  * PerfEvtSel bits the APM marks reserved: 19, 21, 39:36, 63:42, and
  * EventSelect[11:8] (35:32) before family 10h.  GuestOnly/HostOnly (40/41)
  * are stored; the model counts no nested guests, so they change nothing.
- * The model raises #GP on them as it does for Intel; KVM drops them.
  */
 static uint64_t amd_evtsel_reserved(const X86PMUState *s)
 {
@@ -672,6 +727,31 @@ static uint64_t amd_evtsel_reserved(const X86PMUState *s)
         r |= 0x0000000f00000000ull;
     }
     return r;
+}
+
+/*
+ * What a PerfEvtSel write keeps.  AMD EPYC parts "never raise a #GP" for
+ * it; they clear some reserved bits and keep others, bits 19 and 42 on
+ * Zen 3 (Linux 9b026073db2f, a hardware observation).  The APM's WRMSR
+ * page promises #GP only for reserved MSR addresses.  The model keeps 19 (pin
+ * control in older APMs) and, from family 19h, 42, and clears the rest;
+ * KVM clears 19, 21 and 63:36, HostOnly/GuestOnly included (Linux
+ * arch/x86/kvm/svm/pmu.c, reserved_bits 0xfffffff000280000).
+ */
+static uint64_t amd_evtsel_kept(const X86PMUState *s, uint64_t val)
+{
+    uint64_t clear = amd_evtsel_reserved(s) & ~SEL_PC;
+
+    if (x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
+        return val;
+    }
+    if (x86pmu_quirk(s, X86PMU_QUIRK_KVM_AMD_RESERVED_BITS_DROPPED)) {
+        return val & ~0xfffffff000280000ull;
+    }
+    if (s->cfg.family >= 0x19) {
+        clear &= ~(1ull << 42);
+    }
+    return val & ~clear;
 }
 
 static X86PMUAccess amd_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
@@ -705,67 +785,57 @@ static X86PMUAccess amd_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
     return X86PMU_OK;
 }
 
+/*
+ * AMD ignores writes to reserved bits and to read-only PMU MSRs: Linux
+ * arch/x86/kvm/pmu.c, kvm_pmu_set_msr ("AMD ignores writes to reserved
+ * bits and read-only PMU MSRs, whereas Intel generates #GP"; for
+ * PerfCntrGlobalStatus "Per PPR, Read-only MSR. Writes are ignored."; the
+ * GlobalCtl mask was "Based on the observed HW" in the patch that added
+ * PerfMonV2, 4a2771895ca6).  So no write to an existing AMD PMU MSR
+ * faults: reserved bits are dropped, counter bits 63:48 included.  With
+ * cfg.amd_reserved_gp they raise #GP instead, as on Intel.
+ */
 static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
                               unsigned *pmis)
 {
-    bool drop = x86pmu_quirk(s, X86PMU_QUIRK_KVM_AMD_RESERVED_BITS_DROPPED);
     uint64_t ctrs = x86pmu_counter_bits(s);
+    bool gp = s->cfg.amd_reserved_gp &&
+              !x86pmu_quirk(s, X86PMU_QUIRK_KVM_AMD_RESERVED_BITS_DROPPED) &&
+              !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED);
     AmdReg reg;
     unsigned n;
 
     if (amd_decode(s, msr, &reg, &n) == X86PMU_NOT_MINE) {
         return X86PMU_NOT_MINE;
     }
+    if (gp && ((reg == A_CTL && (val & amd_evtsel_reserved(s))) ||
+               (reg == A_CTR && (val & ~x86pmu_mask(X86PMU_AMD_WIDTH))) ||
+               ((reg == A_CTL_GLOBAL || reg == A_STATUS_CLR ||
+                 reg == A_STATUS_SET) && (val & ~ctrs)) ||
+               reg == A_STATUS)) {
+        return X86PMU_GP;
+    }
     switch (reg) {
     case A_ABSENT:
         return X86PMU_GP;
     case A_CTL:
-        if ((val & amd_evtsel_reserved(s)) &&
-            !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
-            if (!drop) {
-                return X86PMU_GP;
-            }
-            val &= ~amd_evtsel_reserved(s);
-        }
-        s->gp_sel[n] = val;
+        s->gp_sel[n] = amd_evtsel_kept(s, val);
         s->edge_prev &= ~BIT64(n);
         break;
     case A_CTR:
-        /* 48 bits; the model raises #GP on 63:48, KVM truncates. */
-        if (val & ~x86pmu_mask(X86PMU_AMD_WIDTH) && !drop) {
-            return X86PMU_GP;
-        }
         s->gp_ctr[n] = val & x86pmu_mask(x86pmu_gp_width(s));
         break;
     case A_CTL_GLOBAL:
-        if (val & ~ctrs) {
-            if (!drop) {
-                return X86PMU_GP;
-            }
-            val &= ctrs;
-        }
-        s->global_ctrl = val;
+        s->global_ctrl = val & ctrs;
         break;
     case A_STATUS:
-        return drop ? X86PMU_OK : X86PMU_GP;     /* read-only */
+        break;
     case A_STATUS_CLR:
-        if (val & ~ctrs) {
-            if (!drop) {
-                return X86PMU_GP;
-            }
-            val &= ctrs;
-        }
-        clear_status(s, val, pmis);
+        clear_status(s, val & ctrs, pmis);
         break;
     case A_STATUS_SET:
-        if (val & ~ctrs) {
-            if (!drop) {
-                return X86PMU_GP;
-            }
-            val &= ctrs;
-        }
         if (!x86pmu_defect(s, X86PMU_DEFECT_STATUS_SET_IGNORED)) {
-            s->global_status |= val;
+            s->global_status |= val & ctrs;
         }
         break;
     }
@@ -797,9 +867,15 @@ X86PMUAccess x86pmu_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
 X86PMUAccess x86pmu_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
                           unsigned *pmis)
 {
+    X86PMUAccess a;
+
     *pmis = 0;
-    return x86pmu_is_amd(s) ? amd_wrmsr(s, msr, val, pmis) :
-                              intel_wrmsr(s, msr, val, pmis);
+    a = x86pmu_is_amd(s) ? amd_wrmsr(s, msr, val, pmis) :
+                           intel_wrmsr(s, msr, val, pmis);
+    if (a == X86PMU_OK) {
+        x86pmu_sched_update(s);
+    }
+    return a;
 }
 
 X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
@@ -813,4 +889,39 @@ X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
     }
     return x86pmu_is_amd(s) ? amd_rdpmc(s, ecx, val) :
                               intel_rdpmc(s, ecx, val);
+}
+
+/*
+ * IA32_DEBUGCTL.FREEZE_WHILE_SMM (SDM vol. 3B, "IA32_DEBUGCTL MSR" and
+ * "Filtering of SMM Handler Overhead"): SMI delivery clears every enable
+ * bit of IA32_PERF_GLOBAL_CTRL, saves IA32_DEBUGCTL and clears its LBR,
+ * BTF, TR and BTS; after RSM DEBUGCTL is restored and "the enable bits of
+ * IA32_PERF_GLOBAL_CTRL will be set to 1".  Taken as written: every
+ * existing counter's enable bit, whatever it was before the SMI.
+ */
+void x86pmu_smm_enter(X86PMUState *s)
+{
+    if (x86pmu_is_amd(s) ||
+        !(s->debugctl & X86PMU_DEBUGCTL_FREEZE_WHILE_SMM)) {
+        return;
+    }
+    s->smm_frozen = true;
+    s->smm_debugctl = s->debugctl;
+    s->debugctl &= ~(X86PMU_DEBUGCTL_LBR | DEBUGCTL_BTF | DEBUGCTL_TR |
+                     DEBUGCTL_BTS);
+    s->global_ctrl = 0;
+    x86pmu_sched_update(s);
+}
+
+void x86pmu_smm_leave(X86PMUState *s)
+{
+    if (!s->smm_frozen) {
+        return;
+    }
+    s->smm_frozen = false;
+    s->debugctl = s->smm_debugctl;
+    if (s->cfg.version >= 2) {
+        s->global_ctrl = x86pmu_counter_bits(s);
+    }
+    x86pmu_sched_update(s);
 }

@@ -34,6 +34,7 @@
 
 /* Intel MSRs (SDM vol. 4, "Architectural MSRs"). */
 #define X86PMU_MSR_PMC0             0x0c1
+#define X86PMU_MSR_PLATFORM_INFO    0x0ce   /* model-specific, Nehalem on */
 #define X86PMU_MSR_PERFEVTSEL0      0x186
 #define X86PMU_MSR_DEBUGCTL         0x1d9
 #define X86PMU_MSR_OFFCORE_RSP_0    0x1a6
@@ -121,8 +122,34 @@ enum {
     X86PMU_QUIRK_NO_INUSE_MSR                     = 1u << 10,  /* F20 */
     X86PMU_QUIRK_SRF7_VM_EXIT_OVERCOUNT           = 1u << 11,  /* F11 */
     X86PMU_QUIRK_KVM_SPURIOUS_PMI                 = 1u << 12,  /* F18 */
-    X86PMU_QUIRK_NUM                              = 13,
+    X86PMU_QUIRK_XEN_PMC_ZERO_BECOMES_ONE         = 1u << 13,  /* F13 */
+    X86PMU_QUIRK_XEN_ANYTHREAD_PC_REJECTED        = 1u << 14,  /* F13 */
+    X86PMU_QUIRK_KVM_DEBUGCTL_FREEZE_REFUSED      = 1u << 15,
+    X86PMU_QUIRK_NUM                              = 16,
 };
+
+/*
+ * Which counters count an instruction that changes what they count (a
+ * WRMSR to IA32_PERF_GLOBAL_CTRL, an event select, FIXED_CTR_CTRL): the
+ * SDM only says a counter counts while its enables are set ("Architectural
+ * Performance Monitoring Version 2"), not on which side of that switch the
+ * WRMSR itself retires.  Named by which of an enabling and a disabling
+ * WRMSR around a window are counted.
+ */
+typedef enum X86PMUWrmsrCounted {
+    X86PMU_WRMSR_ENABLING,      /* by the counters enabled after it */
+    X86PMU_WRMSR_DISABLING,     /* by the counters enabled before it */
+    X86PMU_WRMSR_BOTH,          /* enabled before or after it */
+    X86PMU_WRMSR_NEITHER,       /* enabled before and after it */
+    X86PMU_WRMSR_NUM,
+} X86PMUWrmsrCounted;
+
+/* Where the CPU reports X86PMUConfig.ref_ratio. */
+typedef enum X86PMURefReport {
+    X86PMU_REF_REPORT_NONE,
+    X86PMU_REF_REPORT_CPUID15,      /* CPUID.15H: EBX/EAX, ECX = 0 */
+    X86PMU_REF_REPORT_PLATFORM_INFO, /* MSR_PLATFORM_INFO[15:8] */
+} X86PMURefReport;
 
 /*
  * Deliberately broken PMUs, one at a time: each is a bug a virtual PMU or
@@ -183,6 +210,22 @@ typedef struct X86PMUConfig {
     bool perfmon_v2;            /* Fn8000_0022_EAX[0] PerfMonV2 */
     /* The cycle model: top-down slots issued per core cycle. */
     uint8_t slots_per_cycle;
+    /*
+     * What the manuals leave open (emu/qemu/README.md, "Counting
+     * conventions"): the WRMSR that switches counting, whether an
+     * instruction that changes the privilege level counts at the level it
+     * goes to, whether delivering an interrupt or exception retires as an
+     * instruction and a branch, and the reference clock event 3CH/01H
+     * counts on a GP counter: TSC ticks per tick of it (FIXED_CTR2 counts
+     * TSC ticks).  amd_reserved_gp: AMD PMU MSR writes with reserved bits
+     * raise #GP, as on Intel, instead of dropping them.
+     */
+    X86PMUWrmsrCounted wrmsr_counted;
+    bool target_mode;
+    bool delivery_retires;
+    uint32_t ref_ratio;
+    X86PMURefReport ref_report;
+    bool amd_reserved_gp;
     /* Deviations from the manuals. */
     uint32_t quirks;            /* X86PMU_QUIRK_* */
     X86PMUDefect defect;
@@ -202,11 +245,36 @@ typedef struct X86PMUState {
     uint64_t edge_prev;
     /* Quirk state: GLOBAL_STATUS as a guest last saw it at a PMI. */
     uint64_t status_at_pmi;
-    /* Quirk/defect state: an extra PMI owed at the next status clear. */
+    /* Defect state: PMIs owed at the next status clear. */
     uint64_t pmi_owed_bits;
+    /* Quirk state: a second PMI owed from one overflow. */
     bool spurious_owed;
     /* Defect state: counters that wrapped to 0, overflow not yet seen. */
     uint64_t late_bits;
+    /* TSC ticks since the last tick of the GP reference clock. */
+    uint64_t ref_phase;
+    /* FREEZE_WHILE_SMM: in SMM with the counters frozen; DEBUGCTL saved. */
+    bool smm_frozen;
+    uint64_t smm_debugctl;
+    /*
+     * Quirk state: the counter a host perf scheduler could not place
+     * (X86PMU_QUIRK_HOST_COUNTER_UNSCHEDULABLE; 0xff: none), and the order
+     * the others were enabled in.
+     */
+    uint8_t unsched_idx;
+    uint64_t enabled_bits;
+    uint8_t enable_seq[X86PMU_FIXED_IDX(X86PMU_MAX_FIXED)];
+    uint8_t enable_next;
+    /*
+     * The controls an instruction that reads or writes the PMU started
+     * from (x86pmu_insn_begin), for X86PMUConfig.wrmsr_counted.
+     */
+    struct {
+        bool valid;
+        uint64_t gp_sel[X86PMU_MAX_GP], fixed_ctrl, global_ctrl;
+        uint64_t global_status;
+        uint8_t unsched_idx;
+    } before;
 } X86PMUState;
 
 /* The outcome of an MSR access or RDPMC. */
@@ -222,6 +290,8 @@ typedef enum X86PMUAccess {
  * happen: `ev` counts them (ev[X86PMU_EV_CYCLES] is ignored).
  */
 #define X86PMU_INSN_INTERCEPTED 1u  /* a hypervisor would exit on it */
+/* It may have changed the counters: count it as cfg.wrmsr_counted says. */
+#define X86PMU_INSN_PMU_ACCESS  2u
 typedef struct X86PMUInsn {
     uint32_t cycles;
     uint32_t ev[X86PMU_EV_NUM];
@@ -264,6 +334,9 @@ const char *x86pmu_quirk_name(unsigned bit);
 /* A defect by name; false if unknown. */
 bool x86pmu_parse_defect(const char *name, X86PMUDefect *defect);
 const char *x86pmu_defect_name(X86PMUDefect defect);
+/* pmu-wrmsr-counted's values: enabling, disabling, both, neither. */
+bool x86pmu_parse_wrmsr_counted(const char *name, X86PMUWrmsrCounted *w);
+const char *x86pmu_wrmsr_counted_name(X86PMUWrmsrCounted w);
 
 /* --- Registers (x86-pmu-regs.c) --- */
 
@@ -282,6 +355,21 @@ X86PMUAccess x86pmu_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
 /* RDPMC at privilege `cpl` with CR4.PCE = `pce`. */
 X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
                           bool pce, uint64_t *val);
+
+/*
+ * SMI delivery and RSM: IA32_DEBUGCTL.FREEZE_WHILE_SMM freezes the
+ * counters in SMM (SDM vol. 3B, "IA32_DEBUGCTL MSR").
+ */
+void x86pmu_smm_enter(X86PMUState *s);
+void x86pmu_smm_leave(X86PMUState *s);
+
+/*
+ * Before an instruction that reads or writes the PMU acts: remember which
+ * counters count, for counting it afterwards with X86PMU_INSN_PMU_ACCESS.
+ */
+void x86pmu_insn_begin(X86PMUState *s);
+/* PMIs owed from an earlier overflow (quirks), to raise now. */
+unsigned x86pmu_owed_pmis(X86PMUState *s);
 
 /* --- Counting (x86-pmu-count.c) --- */
 

@@ -337,13 +337,17 @@ HT_TEST(rdpmc_index_type_and_cr4_pce)
 {
 	uint64_t v;
 
-	/* SDM vol. 2B, RDPMC. */
+	/* SDM vol. 2B, RDPMC: ECX[31:16] type (0 GP, 4000H fixed, 2000H
+	 * perf metrics), ECX[15:0] index; any other type raises #GP. */
 	intel("Skylake-Client");
 	wr(0xc4, 0x1234);
 	HT_CHECK_EQ(rdpmc(3, 0, false, &v), 0);
 	HT_CHECK_EQ(v, 0x1234);
 	HT_CHECK_EQ(rdpmc(4, 0, false, &v), GP);
 	HT_CHECK_EQ(rdpmc(0x3fffffff, 0, false, &v), GP);
+	HT_CHECK_EQ(rdpmc(0x10003, 0, false, &v), GP);    /* type 1 */
+	HT_CHECK_EQ(rdpmc(0x20000000, 0, false, &v), GP); /* perf metrics */
+	HT_CHECK_EQ(rdpmc(0x40010001, 0, false, &v), GP); /* type 4001H */
 	HT_CHECK_EQ(rdpmc((1u << 30) | 3, 0, false, &v), GP);
 	HT_CHECK_EQ(rdpmc((1u << 31) | 3, 0, false, &v), GP);
 	HT_CHECK_EQ(rdpmc(3, 3, false, &v), GP);
@@ -420,7 +424,183 @@ HT_TEST(headroom_is_events_to_overflow_per_cycle)
 	HT_CHECK_EQ(x86pmu_headroom(&st), 2);
 	wr(0x186, SEL(0x3c, 0x01)); /* reference cycles: the TSC's business */
 	HT_CHECK_EQ(x86pmu_headroom(&st), UINT64_MAX);
+	/* The 10th tick of a clock 125 TSC ticks apart: 10 * 125 - 1 ticks. */
+	HT_CHECK_EQ(x86pmu_ref_headroom(&st), 1249);
+	wr(0x186, 0);
+	wr(0x38d, 0x100); /* FIXED_CTR2: TSC ticks */
+	wr(0x30b, 0xfffffffffff6ull);
+	wr(0x38f, 1ull << 34);
 	HT_CHECK_EQ(x86pmu_ref_headroom(&st), 9);
+}
+
+/* A WRMSR the model counts: it acted between x86pmu_insn_begin and now. */
+static void counted_wrmsr(uint32_t msr, uint64_t v)
+{
+	X86PMUInsn in = { .cycles = 100, .flags = X86PMU_INSN_INTERCEPTED | X86PMU_INSN_PMU_ACCESS };
+
+	in.ev[X86PMU_EV_INSTRUCTIONS] = 1;
+	x86pmu_insn_begin(&st);
+	HT_CHECK_EQ(wr(msr, v), 0);
+	x86pmu_count_insn(&st, X86PMU_RING_OS, &in);
+}
+
+static X86PMUWrmsrCounted window_rule;
+static void set_window(X86PMUConfig *c)
+{
+	c->wrmsr_counted = window_rule;
+}
+
+HT_TEST(wrmsr_counted_by_the_configured_side)
+{
+	/* The SDM says a counter counts while its enables are set, not on
+	 * which side of the enabling WRMSR that WRMSR retires: each rule of
+	 * pmu-wrmsr-counted on a window WRMSR(on) 10 instructions WRMSR(off). */
+	static const struct {
+		X86PMUWrmsrCounted rule;
+		uint64_t want;
+	} rules[] = {
+		{ X86PMU_WRMSR_ENABLING, 11 },
+		{ X86PMU_WRMSR_DISABLING, 11 },
+		{ X86PMU_WRMSR_BOTH, 12 },
+		{ X86PMU_WRMSR_NEITHER, 10 },
+	};
+
+	for (unsigned i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		intel("Skylake-Client");
+		window_rule = rules[i].rule;
+		reconfigure(set_window);
+		wr(0x186, SEL_INSTR);
+		wr(0x38f, 0);
+		counted_wrmsr(0x38f, 1);
+		run(X86PMU_RING_OS, 10, 0);
+		counted_wrmsr(0x38f, 0);
+		HT_CHECK(rdv(0xc1) == rules[i].want, "%s: expected %lu, counted %lu",
+			 x86pmu_wrmsr_counted_name(rules[i].rule), (unsigned long)rules[i].want,
+			 (unsigned long)rdv(0xc1));
+	}
+	/* A counter an event-select write stops counts it as it was set up
+	 * (instructions, OS) when the disabling side is counted. */
+	window_rule = X86PMU_WRMSR_DISABLING;
+	intel("Skylake-Client");
+	reconfigure(set_window);
+	wr(0x186, SEL_INSTR);
+	counted_wrmsr(0x186, SEL(0x3c, 0) & ~(1ull << 22));
+	HT_CHECK_EQ(rdv(0xc1), 1);
+	/* Instructions that leave the enables alone count under every rule. */
+	window_rule = X86PMU_WRMSR_NEITHER;
+	reconfigure(set_window);
+	wr(0x186, SEL_INSTR);
+	wr(0xc1, 0);
+	counted_wrmsr(0xc2, 7);
+	HT_CHECK_EQ(rdv(0xc1), 1);
+}
+
+HT_TEST(reference_cycles_fixed_at_tsc_gp_at_the_bus_clock)
+{
+	/* FIXED_CTR2 "increments at the same TSC frequency" (SDM vol. 3B,
+	 * "Cycle Counting and Opportunistic Processor Operation"); 3CH/01H on
+	 * a GP counter counts a fixed-frequency reference clock, the bus
+	 * clock on Core 2 (SDM vol. 3B architectural events table), at the
+	 * TSC/crystal ratio of CPUID.15H from Skylake (Linux, Kan Liang,
+	 * "perf/x86/intel: enable CPU ref_cycles for GP counter"). */
+	uint64_t t[X86PMU_EV_NUM] = { 0 };
+	uint32_t a = 0, b = 0, c = 0, d = 0;
+	uint64_t v;
+
+	intel("Skylake-Client");
+	x86pmu_cpuid(&st, 0x15, 0, &a, &b, &c, &d);
+	HT_CHECK_EQ(b / a, 125);
+	HT_CHECK_EQ(c, 0); /* crystal Hz: not enumerated */
+	wr(0x186, SEL(0x3c, 0x01));
+	wr(0x38d, 0x100);
+	wr(0x38f, 0x400000001ull);
+	t[X86PMU_EV_REF_CYCLES] = 1000;
+	x86pmu_count_bulk(&st, X86PMU_RING_OS, t);
+	HT_CHECK_EQ(rdv(0x30b), 1000);
+	HT_CHECK_EQ(rdv(0xc1), 8);
+	t[X86PMU_EV_REF_CYCLES] = 100; /* the phase carries over */
+	x86pmu_count_bulk(&st, X86PMU_RING_OS, t);
+	HT_CHECK_EQ(rdv(0xc1), 8);
+	x86pmu_count_bulk(&st, X86PMU_RING_OS, t);
+	HT_CHECK_EQ(rdv(0xc1), 9);
+	HT_CHECK_EQ(rdv(0x30b), 1200);
+	/* Nehalem to Broadwell report it in MSR_PLATFORM_INFO[15:8]. */
+	intel("Haswell");
+	HT_CHECK_EQ(rdv(0xce), 34 << 8);
+	intel("Skylake-Client");
+	HT_CHECK_EQ(rd(0xce, &v), -1); /* QEMU's, as without a PMU */
+	intel("Denverton");            /* Goldmont: the ratio is 1 */
+	wr(0x186, SEL(0x3c, 0x01));
+	wr(0x38f, 1);
+	t[X86PMU_EV_REF_CYCLES] = 77;
+	x86pmu_count_bulk(&st, X86PMU_RING_OS, t);
+	HT_CHECK_EQ(rdv(0xc1), 77);
+}
+
+HT_TEST(reference_cycles_with_cmask_inv_or_edge_count_nothing)
+{
+	/* The model has no reference ticks per core cycle to compare with
+	 * CMASK: such a counter counts nothing (emu/qemu/README.md), and needs
+	 * no cycle-by-cycle counting. */
+	X86PMUInsn slow = { .cycles = 10 };
+	uint64_t t[X86PMU_EV_NUM] = { 0 };
+
+	slow.ev[X86PMU_EV_INSTRUCTIONS] = 1;
+	intel("Skylake-Client");
+	wr(0x186, SEL(0x3c, 0x01) | 1ull << 23 | 1ull << 24); /* CMASK 1, INV */
+	wr(0x187, SEL(0x3c, 0x01) | 1ull << 18);              /* EDGE */
+	wr(0x38f, 3);
+	x86pmu_count_insn(&st, X86PMU_RING_OS, &slow);
+	t[X86PMU_EV_REF_CYCLES] = 5000;
+	x86pmu_count_bulk(&st, X86PMU_RING_OS, t);
+	HT_CHECK_EQ(rdv(0xc1), 0);
+	HT_CHECK_EQ(rdv(0xc2), 0);
+	HT_CHECK(!x86pmu_activity(&st).filters, "reference-cycles CMASK needs no step mode");
+}
+
+HT_TEST(freeze_while_smm_clears_then_sets_global_ctrl)
+{
+	/* SDM vol. 3B, "IA32_DEBUGCTL MSR", FREEZE_WHILE_SMM: at SMI delivery
+	 * GLOBAL_CTRL's enables are cleared, DEBUGCTL saved and its LBR, BTF,
+	 * TR and BTS cleared; after RSM "the enable bits of
+	 * IA32_PERF_GLOBAL_CTRL will be set to 1" and DEBUGCTL restored. */
+	intel("Skylake-Client");
+	wr(0x186, SEL_INSTR);
+	wr(0x38f, 1);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 14 | 0x41), 0);
+	x86pmu_smm_enter(&st);
+	HT_CHECK_EQ(rdv(0x38f), 0);
+	HT_CHECK_EQ(rdv(0x1d9), 1ull << 14);
+	run(X86PMU_RING_OS, 7, 0);
+	HT_CHECK_EQ(rdv(0xc1), 0);
+	x86pmu_smm_leave(&st);
+	HT_CHECK_EQ(rdv(0x38f), 0x70000000full);
+	HT_CHECK_EQ(rdv(0x1d9), 1ull << 14 | 0x41);
+	run(X86PMU_RING_OS, 7, 0);
+	HT_CHECK_EQ(rdv(0xc1), 7);
+	/* Without the bit, SMM changes nothing. */
+	wr(0x1d9, 0);
+	wr(0x38f, 1);
+	x86pmu_smm_enter(&st);
+	run(X86PMU_RING_OS, 2, 0);
+	x86pmu_smm_leave(&st);
+	HT_CHECK_EQ(rdv(0xc1), 9);
+	HT_CHECK_EQ(rdv(0x38f), 1);
+}
+
+HT_TEST(conventions_default_by_vendor)
+{
+	/* emu/qemu/README.md, "Counting conventions": the enabling WRMSR is
+	 * counted; mode-changing instructions count in their target mode (AMD:
+	 * documented; Intel: V. Weaver's USR-only measurements); delivering an
+	 * interrupt or exception retires as an instruction and a branch on AMD
+	 * only (AMD's C0H/C2H descriptions; the SDM is silent). */
+	intel("Skylake-Client");
+	HT_CHECK(st.cfg.wrmsr_counted == X86PMU_WRMSR_ENABLING, "Intel: enabling WRMSR counted");
+	HT_CHECK(st.cfg.target_mode && !st.cfg.delivery_retires, "Intel: target mode, no delivery");
+	amd(0x19, 0x11);
+	HT_CHECK(st.cfg.wrmsr_counted == X86PMU_WRMSR_ENABLING, "AMD: enabling WRMSR counted");
+	HT_CHECK(st.cfg.target_mode && st.cfg.delivery_retires, "AMD: target mode, delivery");
 }
 
 static void k8(void)
@@ -433,19 +613,18 @@ HT_TEST(amd_legacy_extcore_alias_and_widths)
 	uint64_t v;
 
 	/* APM vol. 2, 13.2: legacy addresses alias ExtCore counters 0-3;
-	 * 48-bit counters; reserved PerfEvtSel bits. */
+	 * 48-bit counters.  Reserved bits: see amd_reserved_bits_dropped. */
 	amd(0x17, 1);
 	HT_CHECK_EQ(wr(0xc0010004, 0x123456789abcull), 0);
 	HT_CHECK_EQ(rdv(0xc0010201), 0x123456789abcull);
-	HT_CHECK_EQ(wr(0xc001020b, 5), 0);   /* PerfCtr5 */
-	HT_CHECK_EQ(rd(0xc001020d, &v), GP); /* no PerfCtr6 */
-	HT_CHECK_EQ(wr(0xc0010201, 1ull << 48), GP);
-	HT_CHECK_EQ(wr(0xc0010200, 1ull << 21), GP);
-	HT_CHECK_EQ(wr(0xc0010200, 1ull << 19), GP);
-	HT_CHECK_EQ(wr(0xc0010200, 1ull << 43), GP);
+	HT_CHECK_EQ(wr(0xc001020b, 5), 0);          /* PerfCtr5 */
+	HT_CHECK_EQ(rd(0xc001020d, &v), GP);        /* no PerfCtr6 */
+	HT_CHECK_EQ(wr(0xc001020c, 0), GP);         /* no PerfEvtSel6 */
 	HT_CHECK_EQ(wr(0xc0010200, 3ull << 40), 0); /* Host/GuestOnly */
+	HT_CHECK_EQ(rdv(0xc0010200), 3ull << 40);
 	HT_CHECK_EQ(wr(0xc0010200, 1ull << 32), 0); /* EventSelect[11:8] */
-	HT_CHECK_EQ(rd(0xc0000301, &v), GP);        /* no PerfMonV2 */
+	HT_CHECK_EQ(rdv(0xc0010200), 1ull << 32);
+	HT_CHECK_EQ(rd(0xc0000301, &v), GP); /* no PerfMonV2 */
 	HT_CHECK_EQ(rdpmc(5, 0, false, &v), 0);
 	HT_CHECK_EQ(rdpmc(6, 0, false, &v), GP);
 	HT_CHECK_EQ(rdpmc((1u << 31) | 1, 0, false, &v), GP);
@@ -456,12 +635,17 @@ HT_TEST(amd_legacy_extcore_alias_and_widths)
 	HT_CHECK_EQ(rd(0xc0010200, &v), GP); /* no PerfCtrExtCore */
 	HT_CHECK_EQ(rdpmc(4, 0, false, &v), GP);
 	k8();
-	HT_CHECK_EQ(wr(0xc0010000, 1ull << 32), GP); /* 8-bit events on K8 */
+	HT_CHECK_EQ(wr(0xc0010000, 1ull << 32 | 0xc0), 0); /* 8-bit events on K8 */
+	HT_CHECK_EQ(rdv(0xc0010000), 0xc0);
 }
 
 static void amd_drop(X86PMUConfig *c)
 {
 	c->quirks = X86PMU_QUIRK_KVM_AMD_RESERVED_BITS_DROPPED;
+}
+static void amd_gp(X86PMUConfig *c)
+{
+	c->amd_reserved_gp = true;
 }
 
 HT_TEST(amd_perfmon_v2_global_registers)
@@ -481,18 +665,50 @@ HT_TEST(amd_perfmon_v2_global_registers)
 	HT_CHECK_EQ(rdv(0xc0000300), 0);
 	HT_CHECK_EQ(wr(0xc0000303, 2), 0);
 	HT_CHECK_EQ(rdv(0xc0000300), 2);
-	HT_CHECK_EQ(wr(0xc0000301, 1ull << 6), GP);
-	HT_CHECK_EQ(wr(0xc0000300, 0), GP);
 	uint32_t a = 0, b = 0, c = 0, d = 0;
 	x86pmu_cpuid(&st, 0x80000022, 0, &a, &b, &c, &d);
 	HT_CHECK_EQ(a, 1);
 	HT_CHECK_EQ(b, 6);
-	/* KVM drops what the APM reserves instead of #GP (hardware-truth F4). */
-	reconfigure(amd_drop);
-	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | 1ull << 21), 0);
-	HT_CHECK_EQ(rdv(0xc0010200), SEL(0xc0, 0));
-	HT_CHECK_EQ(wr(0xc0000301, 0xff), 0);
+}
+
+HT_TEST(amd_reserved_bits_dropped_without_fault)
+{
+	/* Linux 9b026073db2f: AMD EPYC parts "never raise a #GP" for a
+	 * PerfEvtSel write and keep bits 19 and 42 on Zen 3, clearing other
+	 * reserved bits.  KVM (arch/x86/kvm/pmu.c): "AMD ignores writes to
+	 * reserved bits and read-only PMU MSRs"; PerfCntrGlobalStatus writes
+	 * are ignored "Per PPR". */
+	const uint64_t rsvd = 1ull << 19 | 1ull << 21 | 1ull << 37 | 1ull << 42 | 1ull << 50;
+
+	amd(0x19, 0x11); /* Zen 4: PerfMonV2 */
+	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | rsvd), 0);
+	HT_CHECK_EQ(rdv(0xc0010200), SEL(0xc0, 0) | 1ull << 19 | 1ull << 42);
+	HT_CHECK_EQ(wr(0xc0010201, 1ull << 48 | 5), 0); /* bits 63:48 dropped */
+	HT_CHECK_EQ(rdv(0xc0010201), 5);
+	HT_CHECK_EQ(wr(0xc0000301, 0xff), 0); /* GlobalCtl: counters 0-5 */
 	HT_CHECK_EQ(rdv(0xc0000301), 0x3f);
+	HT_CHECK_EQ(wr(0xc0000303, 0x41), 0); /* StatusSet */
+	HT_CHECK_EQ(rdv(0xc0000300), 0x1);
+	HT_CHECK_EQ(wr(0xc0000300, 0), 0); /* GlobalStatus: write ignored */
+	HT_CHECK_EQ(rdv(0xc0000300), 0x1);
+	HT_CHECK_EQ(wr(0xc0000302, 0xc1), 0); /* StatusClr */
+	HT_CHECK_EQ(rdv(0xc0000300), 0);
+	amd(0x17, 1); /* Zen 2: bit 42 is Zen 3's, cleared before it */
+	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | rsvd), 0);
+	HT_CHECK_EQ(rdv(0xc0010200), SEL(0xc0, 0) | 1ull << 19);
+	/* KVM clears 19, 21 and 63:36, HostOnly/GuestOnly included. */
+	amd(0x19, 0x11);
+	reconfigure(amd_drop);
+	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | rsvd | 3ull << 40), 0);
+	HT_CHECK_EQ(rdv(0xc0010200), SEL(0xc0, 0));
+	/* pmu-amd-reserved-gp: #GP as on Intel, for the profiles pinned to it. */
+	amd(0x19, 0x11);
+	reconfigure(amd_gp);
+	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | 1ull << 21), GP);
+	HT_CHECK_EQ(wr(0xc0010201, 1ull << 48), GP);
+	HT_CHECK_EQ(wr(0xc0000301, 1ull << 6), GP);
+	HT_CHECK_EQ(wr(0xc0000300, 0), GP);
+	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | 3ull << 40), 0);
 }
 
 static void v5_bad_bitmap(X86PMUConfig *c)
@@ -628,23 +844,44 @@ static void q_trunc(X86PMUConfig *c)
 	quirk(c, X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED);
 }
 
+static void q_xen_zero(X86PMUConfig *c)
+{
+	quirk(c, X86PMU_QUIRK_XEN_PMC_ZERO_BECOMES_ONE);
+}
+static void q_xen_any(X86PMUConfig *c)
+{
+	quirk(c, X86PMU_QUIRK_XEN_ANYTHREAD_PC_REJECTED);
+}
+static void q_kvm_debugctl(X86PMUConfig *c)
+{
+	quirk(c, X86PMU_QUIRK_KVM_DEBUGCTL_FREEZE_REFUSED);
+}
+
 HT_TEST(quirks_on_registers_and_pmis)
 {
 	unsigned pmis;
 	uint64_t v;
+	X86PMUInsn wrmsr = { .cycles = 100, .flags = X86PMU_INSN_INTERCEPTED };
+	wrmsr.ev[X86PMU_EV_INSTRUCTIONS] = 1;
 
 	intel("Skylake-Client");
 	HT_CHECK(x86pmu_delivery(&st).mask_lvt, "Intel masks LVTPC on delivery");
+	/* KVM before 73554b29bd70: an overflow on an emulated instruction
+	 * raised two PMIs, the second after the first handler; one on guest
+	 * code raised one.  The LVT entry was not masked (a16eb25b09c0). */
 	reconfigure(q_spurious);
 	HT_CHECK(!x86pmu_delivery(&st).mask_lvt, "the old KVM did not mask");
 	wr(0x4c1, 0xffffffffffffull);
 	wr(0x186, SEL_INSTR | INT);
 	wr(0x38f, 1);
 	HT_CHECK_EQ(run(X86PMU_RING_OS, 1, 0), 1);
-	x86pmu_wrmsr(&st, 0x390, 1, &pmis);
-	HT_CHECK_EQ(pmis, 1); /* the second, spurious PMI */
+	HT_CHECK_EQ(x86pmu_owed_pmis(&st), 0);
 	x86pmu_wrmsr(&st, 0x390, 1, &pmis);
 	HT_CHECK_EQ(pmis, 0);
+	wr(0x4c1, 0xffffffffffffull);
+	HT_CHECK_EQ(x86pmu_count_insn(&st, X86PMU_RING_OS, &wrmsr), 1);
+	HT_CHECK_EQ(x86pmu_owed_pmis(&st), 1); /* the second PMI */
+	HT_CHECK_EQ(x86pmu_owed_pmis(&st), 0);
 
 	reconfigure(q_xen_status);
 	wr(0x4c1, 0xffffffffffffull);
@@ -657,16 +894,81 @@ HT_TEST(quirks_on_registers_and_pmis)
 	HT_CHECK_EQ(rd(0x392, &v), GP);
 	HT_CHECK_EQ(rd(0x391, &v), 0);
 
-	reconfigure(q_unsched);
-	wr(0x189, SEL_INSTR);
-	wr(0x186, SEL_INSTR);
-	run(X86PMU_RING_OS, 5, 0);
-	HT_CHECK_EQ(rdv(0xc4), 0);
-	HT_CHECK_EQ(rdv(0xc1), 5);
-
 	reconfigure(q_trunc);
 	HT_CHECK_EQ(wr(0x309, 0x1ffffffffffffull), 0);
 	HT_CHECK_EQ(rdv(0x309), 0xffffffffffffull);
+
+	/* Xen's handle_pmc_quirk: at a PMI, an overflowed counter at 0 is
+	 * written 1 (vpmu_intel.c, every Intel family 6 part). */
+	intel("Haswell");
+	reconfigure(q_xen_zero);
+	wr(0x4c1, 0xffffffffffffull);
+	wr(0x186, SEL_INSTR | INT);
+	wr(0x187, SEL_INSTR);
+	wr(0xc2, 0x7fffffff); /* no overflow: stays as counted */
+	wr(0x38f, 3);
+	HT_CHECK_EQ(run(X86PMU_RING_OS, 1, 0), 1);
+	HT_CHECK_EQ(rdv(0xc1), 1);
+	HT_CHECK_EQ(rdv(0xc2), 0x80000000ull);
+	/* Xen's ARCH_CTRL_MASK and fixed_ctrl_mask: AnyThread (21) and pin
+	 * control (19) refused at version 3, fixed AnyThread too. */
+	reconfigure(q_xen_any);
+	HT_CHECK_EQ(wr(0x186, 1ull << 21), GP);
+	HT_CHECK_EQ(wr(0x186, 1ull << 19), GP);
+	HT_CHECK_EQ(wr(0x38d, 0x4), GP);
+	HT_CHECK_EQ(wr(0x38d, 0xbbb), 0);
+
+	/* KVM's vmx_set_msr: DEBUGCTL takes no freeze bit; LBR and BTF are
+	 * dropped without a fault. */
+	intel("Skylake-Client");
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 12 | 1ull << 14), 0);
+	reconfigure(q_kvm_debugctl);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 12), GP);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 11), GP);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 14), GP);
+	HT_CHECK_EQ(wr(0x1d9, 0x3), 0);
+	HT_CHECK_EQ(rdv(0x1d9), 0);
+}
+
+HT_TEST(host_counter_unschedulable_only_when_all_are_taken)
+{
+	/* KVM backs each enabled guest counter with a pinned host perf event;
+	 * the host NMI watchdog holds one cycles event (FIXED_CTR1 on Intel).
+	 * Only every GP counter plus FIXED_CTR1 asks for one counter too many,
+	 * and perf refuses the event added last. */
+	intel("Skylake-Client");
+	reconfigure(q_unsched);
+	wr(0x186, SEL_INSTR);
+	wr(0x187, SEL_INSTR);
+	wr(0x188, SEL_INSTR);
+	wr(0x189, SEL_INSTR);
+	wr(0x38d, 0x30); /* FIXED_CTR1 */
+	wr(0x38f, 0xf);  /* every GP counter, FIXED_CTR1 off: fits */
+	run(X86PMU_RING_OS, 5, 0);
+	HT_CHECK_EQ(rdv(0xc4), 5);
+	wr(0x38f, 0x20000000full); /* FIXED_CTR1 added last: it loses */
+	run(X86PMU_RING_OS, 5, 0);
+	HT_CHECK_EQ(rdv(0xc4), 10);
+	HT_CHECK_EQ(rdv(0xc1), 10);
+	HT_CHECK_EQ(rdv(0x30a), 0);
+	wr(0x38f, 0x200000007ull); /* PMC3 off: FIXED_CTR1 finds a counter */
+	run(X86PMU_RING_OS, 5, 0);
+	HT_CHECK_EQ(rdv(0x30a), 5);
+	wr(0x38f, 0x20000000full); /* now PMC3 is the one added last */
+	run(X86PMU_RING_OS, 5, 0);
+	HT_CHECK_EQ(rdv(0xc4), 10);
+	HT_CHECK_EQ(rdv(0x30a), 10);
+	/* AMD: the watchdog takes a GP counter; all six in use leaves one out. */
+	amd(0x19, 0x11);
+	reconfigure(q_unsched);
+	for (unsigned i = 0; i < 5; i++)
+		wr(0xc0010200 + 2 * i, SEL(0xc0, 0));
+	run(X86PMU_RING_OS, 3, 0);
+	HT_CHECK_EQ(rdv(0xc0010209), 3);
+	wr(0xc001020a, SEL(0xc0, 0));
+	run(X86PMU_RING_OS, 3, 0);
+	HT_CHECK_EQ(rdv(0xc001020b), 0);
+	HT_CHECK_EQ(rdv(0xc0010209), 6);
 }
 
 static void d_swap(X86PMUConfig *c)
@@ -727,6 +1029,14 @@ HT_TEST(names_round_trip)
 		HT_CHECK(x86pmu_parse_quirks(x86pmu_quirk_name(i), &q, &bad, &len) && q == 1u << i,
 			 "quirk %u", i);
 	}
+	for (unsigned i = 0; i < X86PMU_WRMSR_NUM; i++) {
+		X86PMUWrmsrCounted w;
+		HT_CHECK(x86pmu_parse_wrmsr_counted(x86pmu_wrmsr_counted_name((X86PMUWrmsrCounted)i), &w) &&
+				 w == i,
+			 "wrmsr-counted %u", i);
+	}
+	X86PMUWrmsrCounted w;
+	HT_CHECK(!x86pmu_parse_wrmsr_counted("1", &w), "pmu-wrmsr-counted takes names");
 }
 
 HT_MAIN("emu_model")

@@ -4,8 +4,11 @@
  * tiny 32-bit multiboot kernel: each window is WRMSR (enable), a body,
  * MOV, MOV, WRMSR (disable), so instructions = body + 3 by the
  * conventions; the expected body counts below are the conventions
- * written as numbers.  Prints "ok"/"not ok" lines on COM1 and exits
- * through isa-debug-exit (0x10 all passed, 0x11 otherwise).
+ * written as numbers.  A trip to ring 3 checks where a privilege change
+ * is counted and that reference cycles follow the privilege level, and
+ * the GP reference clock is compared with FIXED_CTR2 through CPUID.15H.
+ * Prints "ok"/"not ok" lines on COM1 and exits through isa-debug-exit
+ * (0x10 all passed, 0x11 otherwise).
  *
  * Copyright (c) 2025 The pmutest authors
  *
@@ -19,7 +22,10 @@
 #define DEBUG_EXIT 0xf4
 #define MSR_PERFEVTSEL0 0x186
 #define MSR_PMC0 0xc1
+#define MSR_FIXED_CTR0 0x309
+#define MSR_FIXED_CTR_CTRL 0x38d
 #define MSR_GLOBAL_CTRL 0x38f
+#define SEL_USR_EN ((1u << 16) | (1u << 22))
 #define SEL_OS_USR_EN ((1u << 16) | (1u << 17) | (1u << 22))
 
 /* --- Multiboot (version 1) header, entry, stack --- */
@@ -30,9 +36,10 @@ static const uint32_t multiboot_header[3] = {
 };
 
 uint8_t stack[16384] __attribute__((aligned(16)));
-void main32(void);
+void main32(uint32_t magic, uint32_t mbi);
 __asm__(".globl _start\n_start:\n\t"
         "mov $stack + 16384, %esp\n\t"
+        "push %ebx\n\tpush %eax\n\t"
         "call main32\n"
         "1: hlt\n\tjmp 1b\n");
 
@@ -118,9 +125,10 @@ struct idt_entry {
     uint16_t off_hi;
 } __attribute__((packed));
 
-static struct idt_entry idt[32];
+static struct idt_entry idt[0x81];
 void skip2_handler(void);
 void return_handler(void);
+void back_from_ring3(void);     /* INT 80H: see to_ring3() */
 /* Two instructions and one: the handlers' cost in each window. */
 __asm__(".globl skip2_handler\nskip2_handler:\n\t"
         "addl $2, (%esp)\n\t"
@@ -150,7 +158,68 @@ static void load_idt(void)
     set_gate(0, skip2_handler);     /* #DE */
     set_gate(3, return_handler);    /* #BP */
     set_gate(6, skip2_handler);     /* #UD */
+    set_gate(0x80, back_from_ring3);
+    idt[0x80].type = 0xee;  /* DPL 3: INT 80H works from ring 3 */
     __asm__ volatile("lidt %0" : : "m"(d));
+}
+
+/*
+ * --- Ring 3: a GDT with user segments, a TSS for the way back, and
+ * INT 80H (a DPL-3 gate) that returns to the caller of to_ring3() ---
+ */
+
+static uint64_t gdt[6] = {
+    0,
+    0x00cf9a000000ffffull,     /* 0x08: code, DPL 0 */
+    0x00cf92000000ffffull,     /* 0x10: data, DPL 0 */
+    0x00cffa000000ffffull,     /* 0x18: code, DPL 3 */
+    0x00cff2000000ffffull,     /* 0x20: data, DPL 3 */
+    0,                         /* 0x28: the TSS */
+};
+static uint32_t tss[26];       /* ESP0 at 4, SS0 at 8 (bytes) */
+static uint8_t ring0_stack[4096] __attribute__((aligned(16)));
+static uint8_t ring3_stack[4096] __attribute__((aligned(16)));
+uint32_t ring0_esp;            /* to_ring3()'s stack, for the way back */
+void to_ring3(void (*fn)(void), uint32_t esp);
+/*
+ * to_ring3: save the callee-saved registers and ESP, IRET to fn at CPL 3
+ * on `esp`.  fn ends with INT 80H; its handler takes the saved ESP back
+ * and returns from to_ring3.
+ */
+__asm__(".globl to_ring3\nto_ring3:\n\t"
+        "push %ebp\n\tpush %ebx\n\tpush %esi\n\tpush %edi\n\t"
+        "mov 20(%esp), %eax\n\t"
+        "mov 24(%esp), %ecx\n\t"
+        "mov %esp, ring0_esp\n\t"
+        "mov $0x23, %edx\n\tmov %dx, %ds\n\tmov %dx, %es\n\t"
+        "push $0x23\n\tpush %ecx\n\tpushf\n\tpush $0x1b\n\tpush %eax\n\t"
+        "iret\n"
+        ".globl back_from_ring3\nback_from_ring3:\n\t"
+        "mov $0x10, %edx\n\tmov %dx, %ds\n\tmov %dx, %es\n\t"
+        "mov ring0_esp, %esp\n\t"
+        "pop %edi\n\tpop %esi\n\tpop %ebx\n\tpop %ebp\n\t"
+        "ret\n");
+
+static void load_gdt(void)
+{
+    uint32_t base = (uint32_t)(uintptr_t)tss, limit = sizeof(tss) - 1;
+    struct {
+        uint16_t limit;
+        uint32_t base;
+    } __attribute__((packed)) d = { sizeof(gdt) - 1, (uint32_t)(uintptr_t)gdt };
+
+    /* A 32-bit available TSS, DPL 0. */
+    gdt[5] = (uint64_t)(limit & 0xffff) | (uint64_t)(base & 0xffffff) << 16 |
+             0x89ull << 40 | (uint64_t)(base >> 24) << 56;
+    tss[1] = (uint32_t)(uintptr_t)(ring0_stack + sizeof(ring0_stack));
+    tss[2] = 0x10;
+    __asm__ volatile("lgdt %0\n\t"
+                     "ljmp $0x08, $1f\n"
+                     "1:\n\t"
+                     "mov $0x10, %%eax\n\tmov %%ax, %%ds\n\tmov %%ax, %%es\n\t"
+                     "mov %%ax, %%ss\n\tmov %%ax, %%fs\n\tmov %%ax, %%gs\n\t"
+                     "mov $0x28, %%eax\n\tltr %%ax"
+                     : : "m"(d) : "eax", "memory");
 }
 
 /* --- Windows --- */
@@ -166,6 +235,11 @@ static void load_idt(void)
 #define START() (lo = 3, hi = 0, ecx = MSR_GLOBAL_CTRL)
 
 static unsigned failures, passes;
+/*
+ * 1 when QEMU runs with pmu-delivery-retires=on and says so on the
+ * command line: an exception's delivery adds an instruction and a branch.
+ */
+static uint32_t delivery;
 
 static void check(const char *what, uint32_t seen, uint32_t want)
 {
@@ -231,16 +305,17 @@ static void conventions(void)
     arm(0xc0 | SEL_OS_USR_EN);
     START();
     __asm__ volatile(WINDOW("ud2") : REGS : : "memory", "cc");
-    check("UD2 faults: not counted; its handler's 2 are",
-          (uint32_t)rdmsr(MSR_PMC0), 2 + 3);
-    check("UD2: the handler's IRET is the one branch", (uint32_t)rdmsr(MSR_PMC0 + 1), 1);
+    check("UD2 faults: not counted; its handler's 2 are (and #UD's delivery)",
+          (uint32_t)rdmsr(MSR_PMC0), 2 + 3 + delivery);
+    check("UD2: the handler's IRET is the one branch (and #UD's delivery)",
+          (uint32_t)rdmsr(MSR_PMC0 + 1), 1 + delivery);
 
     arm(0xc0 | SEL_OS_USR_EN);
     START();
     __asm__ volatile(WINDOW("xor %%ebx, %%ebx\n\tdiv %%ebx")
                      : REGS : : "memory", "cc", "ebx");
-    check("DIV by 0 faults: XOR and the handler's 2", (uint32_t)rdmsr(MSR_PMC0),
-          1 + 2 + 3);
+    check("DIV by 0 faults: XOR and the handler's 2 (and #DE's delivery)",
+          (uint32_t)rdmsr(MSR_PMC0), 1 + 2 + 3 + delivery);
 
     arm(0xc0 | SEL_OS_USR_EN);
     START();
@@ -262,6 +337,99 @@ static void conventions(void)
                      : REGS : : "memory", "cc", "ebx");
     check("CMASK=1: one retiring cycle per instruction", (uint32_t)rdmsr(MSR_PMC0),
           2001 + 3);
+}
+
+static uint32_t timed_loop_body(uint32_t n)
+{
+    __asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+    return n;
+}
+
+/*
+ * Ring 3, by IRET; back by INT 80H.  N iterations of DEC/JNZ between two
+ * RDTSCs (their values kept in user_t0/user_t1).
+ */
+#define RING3_ITERS 1000000
+uint32_t user_t0, user_t1;
+void user_loop(void);
+__asm__(".globl user_loop\nuser_loop:\n\t"
+        "rdtsc\n\tmov %eax, user_t0\n\t"
+        "mov $1000000, %ecx\n"
+        "1:\tdec %ecx\n\tjnz 1b\n\t"
+        "rdtsc\n\tmov %eax, user_t1\n\t"
+        "int $0x80\n");
+
+static void ring3_run(void)
+{
+    uint8_t *top = ring3_stack + sizeof(ring3_stack);
+
+    to_ring3(user_loop, (uint32_t)(uintptr_t)top);
+}
+
+static void privilege(void)
+{
+    uint32_t a, b, c, d, usr, gp, fixed;
+
+    /*
+     * USR-only core cycles around a trip to ring 3: the loop (2 per
+     * iteration), 3 MOVs, 2 RDTSCs (20 each), and of the IRET in (40) and
+     * the INT 80H out (60) the one counted at CPL 3: in the target mode
+     * the IRET (pmu-target-mode, the default), else the INT.
+     */
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_PERFEVTSEL0, 0x3c | SEL_USR_EN);
+    wrmsr(MSR_PERFEVTSEL0 + 1, 0xc0 | SEL_USR_EN);
+    wrmsr(MSR_PMC0, 0);
+    wrmsr(MSR_PMC0 + 1, 0);
+    wrmsr(MSR_GLOBAL_CTRL, 3);
+    ring3_run();
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    check("ring 3: USR cycles hold the IRET in, not the INT 80H out",
+          (uint32_t)rdmsr(MSR_PMC0), 2 * RING3_ITERS + 3 + 2 * 20 + 40);
+    check("ring 3: USR instructions: the IRET, the loop, 3 MOVs, 2 RDTSCs",
+          (uint32_t)rdmsr(MSR_PMC0 + 1), 1 + 2 * RING3_ITERS + 3 + 2);
+
+    /*
+     * Reference cycles counting only at CPL 3, nothing else counting:
+     * the ticks of the ring-3 loop are theirs (folded at each privilege
+     * change), at least half of the TSC ticks the loop saw.
+     */
+    wrmsr(MSR_PERFEVTSEL0, 0);
+    wrmsr(MSR_PERFEVTSEL0 + 1, 0);
+    wrmsr(MSR_FIXED_CTR0 + 2, 0);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0x2 << 8);   /* FIXED_CTR2, USR */
+    wrmsr(MSR_GLOBAL_CTRL, 1ull << 34);
+    ring3_run();
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    usr = (uint32_t)rdmsr(MSR_FIXED_CTR0 + 2);
+    check("ring 3: USR-only reference cycles cover the ring-3 loop",
+          usr >= (user_t1 - user_t0) / 2, 1);
+
+    /*
+     * 3CH/01H on a GP counter ticks once per CPUID.15H EBX/EAX TSC ticks;
+     * FIXED_CTR2 once per TSC tick: over the same window GP * ratio is
+     * FIXED_CTR2 to within one GP tick.
+     */
+    cpuid(0, &a, &b, &c, &d);
+    if (a < 0x15) {
+        puts("# no CPUID.15H: GP reference clock ratio not checked\n");
+        return;
+    }
+    cpuid(0x15, &a, &b, &c, &d);
+    wrmsr(MSR_FIXED_CTR0 + 2, 0);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0x3 << 8);
+    wrmsr(MSR_PERFEVTSEL0, 0x13c | SEL_OS_USR_EN);
+    wrmsr(MSR_PMC0, 0);
+    wrmsr(MSR_GLOBAL_CTRL, (1ull << 34) | 1);
+    (void)timed_loop_body(RING3_ITERS);
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    gp = (uint32_t)rdmsr(MSR_PMC0);
+    fixed = (uint32_t)rdmsr(MSR_FIXED_CTR0 + 2);
+    b /= a ? a : 1;
+    check("GP reference cycles x CPUID.15H ratio = FIXED_CTR2, within one tick",
+          gp * b <= fixed + b && gp * b + b >= fixed && gp > 0, 1);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0);
+    wrmsr(MSR_PERFEVTSEL0, 0);
 }
 
 /* Host TSC ticks for `n` iterations of DEC/JNZ with PMC0 set to `sel`. */
@@ -308,11 +476,38 @@ static void cost(void)
     }
 }
 
-void main32(void)
+/* Is `word` in the multiboot command line? */
+static bool cmdline_has(uint32_t magic, uint32_t mbi, const char *word)
+{
+    const char *p;
+
+    /* Multiboot 1: EAX magic, info flags bit 2, cmdline at offset 16. */
+    if (magic != 0x2badb002 || !(*(const uint32_t *)(uintptr_t)mbi & 4)) {
+        return false;
+    }
+    for (p = (const char *)(uintptr_t)*(const uint32_t *)(uintptr_t)(mbi + 16);
+         *p; p++) {
+        const char *a = p, *w = word;
+
+        while (*w && *a == *w) {
+            a++, w++;
+        }
+        if (!*w) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void main32(uint32_t magic, uint32_t mbi)
 {
     uint32_t a, b, c, d;
 
     puts("emu selftest: the emulated PMU's counting conventions\n");
+    if (cmdline_has(magic, mbi, "delivery-retires")) {
+        delivery = 1;
+        puts("# pmu-delivery-retires: exception delivery counts\n");
+    }
     cpuid(0, &a, &b, &c, &d);
     if (b != 0x756e6547 || a < 0xa) {
         puts("# emu-selftest: 0 passed, 0 failed, 1 skipped (needs an Intel "
@@ -325,8 +520,10 @@ void main32(void)
              "architectural PMU version 2)\n");
         outb(DEBUG_EXIT, 0x10);
     }
+    load_gdt();
     load_idt();
     conventions();
+    privilege();
     cost();
     puts("# emu-selftest: ");
     putu(passes);

@@ -42,6 +42,41 @@ static bool prop_set(int32_t v)
     return v >= 0;
 }
 
+/*
+ * pmu-wrmsr-counted, pmu-target-mode, pmu-delivery-retires, pmu-ref-ratio,
+ * pmu-amd-reserved-gp.
+ */
+static bool pmu_conventions(X86CPU *cpu, X86PMUConfig *c, Error **errp)
+{
+    struct X86PMUConventionProps *p = &cpu->pmu_conv;
+
+    if (p->wrmsr_counted && *p->wrmsr_counted &&
+        !x86pmu_parse_wrmsr_counted(p->wrmsr_counted, &c->wrmsr_counted)) {
+        error_setg(errp, "pmu-wrmsr-counted=%s: one of enabling, disabling, "
+                   "both, neither (which of a WRMSR pair that enables and "
+                   "disables counting is counted)", p->wrmsr_counted);
+        return false;
+    }
+    if (p->target_mode != ON_OFF_AUTO_AUTO) {
+        c->target_mode = p->target_mode == ON_OFF_AUTO_ON;
+    }
+    if (p->delivery_retires != ON_OFF_AUTO_AUTO) {
+        c->delivery_retires = p->delivery_retires == ON_OFF_AUTO_ON;
+    }
+    if (prop_set(p->ref_ratio)) {
+        c->ref_ratio = p->ref_ratio;
+    }
+    if (p->amd_reserved_gp != ON_OFF_AUTO_AUTO) {
+        if (c->vendor != X86PMU_VENDOR_AMD) {
+            error_setg(errp, "pmu-amd-reserved-gp: an AMD property on an "
+                       "Intel CPU");
+            return false;
+        }
+        c->amd_reserved_gp = p->amd_reserved_gp == ON_OFF_AUTO_ON;
+    }
+    return true;
+}
+
 /* The model's shape for this CPU, the properties applied on top. */
 static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
                        Error **errp)
@@ -128,6 +163,9 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     if (prop_set(p->slots_per_cycle)) {
         c->slots_per_cycle = p->slots_per_cycle;
     }
+    if (!pmu_conventions(cpu, c, errp)) {
+        return false;
+    }
     if (p->quirks && *p->quirks) {
         const char *bad;
         unsigned len;
@@ -194,9 +232,12 @@ bool x86_pmu_realize(X86CPU *cpu, const char *model, Error **errp)
         cpu->env.cpuid_min_xlevel = MAX(cpu->env.cpuid_min_xlevel,
                                         0x80000022);
     }
-    /* CPUID.0AH must be reachable. */
+    /* CPUID.0AH must be reachable, and 15H where it gives the ratio. */
     if (c.vendor == X86PMU_VENDOR_INTEL && c.version) {
-        cpu->env.cpuid_min_level = MAX(cpu->env.cpuid_min_level, 0xa);
+        bool leaf15 = c.ref_report == X86PMU_REF_REPORT_CPUID15;
+
+        cpu->env.cpuid_min_level = MAX(cpu->env.cpuid_min_level,
+                                       leaf15 ? 0x15 : 0xa);
     }
     cpu->pmu_ref_timer = timer_new_ns(QEMU_CLOCK_REALTIME, pmu_ref_timer_cb,
                                       cpu);
@@ -215,7 +256,21 @@ void x86_pmu_reset(X86CPU *cpu)
 
     x86pmu_reset(&env->pmu, &cpu->pmu_cfg);
     memset(env->pmu_acc, 0, sizeof(env->pmu_acc));
+    env->pmu_mode_insn = 0;
     env->pmu_ref_mark = cpu_get_tsc(env);
+    env->hflags &= ~HF_PMU_ALL_MASK;
+    pmu_update(env);
+}
+
+/*
+ * INIT leaves the MSRs unchanged (SDM vol. 3A, "Initialization Overview"),
+ * and QEMU carries the PMU's state across it, but not hflags: what
+ * translated code must account is decided again from the registers.
+ */
+void x86_pmu_init_done(X86CPU *cpu)
+{
+    CPUX86State *env = &cpu->env;
+
     env->hflags &= ~HF_PMU_ALL_MASK;
     pmu_update(env);
 }
@@ -322,7 +377,8 @@ static unsigned pmu_fold(CPUX86State *env, bool one_insn)
 /*
  * Reference cycles: the TSC's ticks while the vCPU executes guest code
  * (it is "unhalted" then; a halted vCPU leaves cpu_exec), attributed to
- * the privilege level current when they are folded.
+ * the privilege level current when they are folded; every privilege
+ * change folds them first (x86_pmu_cpl_change).
  */
 static unsigned pmu_fold_ref(CPUX86State *env)
 {
@@ -373,13 +429,11 @@ static void pmu_arm_ref_timer(CPUX86State *env)
 static void pmu_update(CPUX86State *env)
 {
     X86PMUActivity a = env->pmu_active = x86pmu_activity(&env->pmu);
-    bool smm_frozen = (env->hflags & HF_SMM_MASK) &&
-                      (env->pmu.debugctl & X86PMU_DEBUGCTL_FREEZE_WHILE_SMM);
     uint32_t f = 0;
     uint64_t left = x86pmu_headroom(&env->pmu);
 
     /* Reference cycles come from the TSC: they need no accounting. */
-    if ((a.events & ~(1u << X86PMU_EV_REF_CYCLES)) && !smm_frozen) {
+    if (a.events & ~(1u << X86PMU_EV_REF_CYCLES)) {
         f |= HF_PMU_MASK;
         if (a.events & (1u << X86PMU_EV_LLC_REFS | 1u << X86PMU_EV_LLC_MISSES |
                         1u << X86PMU_EV_BRANCH_MISSES)) {
@@ -468,12 +522,14 @@ void x86_pmu_restore(CPUX86State *env, uint32_t tb_flags, uint64_t left)
 {
     X86PMUAccount *a = &env->pmu_acc[ring_of(tb_flags)];
 
+    env->pmu_mode_insn = 0;
     if (!(tb_flags & HF_PMU_MASK)) {
         return;
     }
-    a->cycles -= X86_PMU_CYCLES(left);
-    a->insns -= X86_PMU_INSNS(left);
-    a->branches -= X86_PMU_BRANCHES(left);
+    /* At most what is there: a privilege change may have moved it. */
+    a->cycles -= MIN(a->cycles, X86_PMU_CYCLES(left));
+    a->insns -= MIN(a->insns, X86_PMU_INSNS(left));
+    a->branches -= MIN(a->branches, X86_PMU_BRANCHES(left));
     if (!(tb_flags & HF_PMU_STEP_MASK)) {
         env->pmu_countdown += X86_PMU_CYCLES(left);
     }
@@ -501,10 +557,13 @@ void x86_pmu_insn_begin(CPUX86State *env, uint32_t self, uintptr_t ra)
     }
     pmis = pmu_fold(env, env->hflags & HF_PMU_STEP_MASK);
     pmis += pmu_fold_ref(env);
+    pmis += x86pmu_owed_pmis(&env->pmu);
     if (counted) {
         a->insns += 1;
         a->cycles += cost;
     }
+    /* Which counters count before it acts (pmu-wrmsr-counted). */
+    x86pmu_insn_begin(&env->pmu);
     if (pmis) {
         /* An overflow before this instruction: its PMI comes first. */
         pmu_update(env);
@@ -515,14 +574,16 @@ void x86_pmu_insn_begin(CPUX86State *env, uint32_t self, uintptr_t ra)
 
 /*
  * After they acted: self retires now, counted by the counters enabled
- * from now on (a WRMSR that enables counting is counted, one that
- * disables it is not), as an instruction a hypervisor intercepts.
+ * before or after it as pmu-wrmsr-counted says (by default the enabled
+ * ones: a WRMSR that enables counting is counted, one that disables it
+ * is not), as an instruction a hypervisor intercepts.
  */
 void x86_pmu_insn_end(CPUX86State *env, uint32_t self)
 {
     X86PMURing ring = ring_of(env->hflags);
     X86PMUInsn in = { .cycles = MAX(self & 0xffff, 1),
-                      .flags = X86PMU_INSN_INTERCEPTED };
+                      .flags = X86PMU_INSN_INTERCEPTED |
+                               X86PMU_INSN_PMU_ACCESS };
     unsigned pmis;
 
     if (self >> 31) {
@@ -593,16 +654,101 @@ void x86_pmu_exec_exit(CPUX86State *env)
     }
 }
 
-/* SMI delivery and RSM: fold before, and re-decide (freeze while SMM). */
+/*
+ * SMI delivery and RSM: fold before; after, FREEZE_WHILE_SMM clears the
+ * counters' global enables on the way in and sets them on the way out
+ * (x86pmu_smm_enter/leave), and translated code's accounting follows.
+ */
 void x86_pmu_mode_change_begin(CPUX86State *env)
 {
+    env->pmu_mode_insn = 0;
     pmu_deliver(env, pmu_fold(env, env->hflags & HF_PMU_STEP_MASK) +
                 pmu_fold_ref(env));
 }
 
 void x86_pmu_mode_change_end(CPUX86State *env)
 {
+    if (env->hflags & HF_SMM_MASK) {
+        x86pmu_smm_enter(&env->pmu);
+    } else {
+        x86pmu_smm_leave(&env->pmu);
+    }
     pmu_update(env);
+}
+
+/*
+ * The privilege level changes to `cpl` (SS is loaded; hflags still holds
+ * the old level).  Reference cycles so far belong to the old level.  An
+ * instruction that changes it (IRET, SYSCALL, SYSRET, SYSENTER, SYSEXIT,
+ * far CALL, JMP and RET, INT n) was accounted, with the rest of its TB,
+ * at the old level; with pmu-target-mode it moves to the new one:
+ * "instructions and events that change the mode are counted in the
+ * target mode" (AMD, Sandipan Das on LKML, 2023-04-26).  The translator
+ * leaves its events in pmu_mode_insn before it runs.
+ */
+void x86_pmu_cpl_change(CPUX86State *env, int cpl)
+{
+    uint64_t ins = env->pmu_mode_insn;
+    unsigned pmis = pmu_fold_ref(env);
+
+    env->pmu_mode_insn = 0;
+    if (ins && env->pmu.cfg.target_mode) {
+        X86PMUAccount *from = &env->pmu_acc[ring_of(env->hflags)];
+        X86PMUAccount *to = &env->pmu_acc[cpl ? 1 : 0];
+
+        if (from != to && from->insns >= X86_PMU_INSNS(ins) &&
+            from->cycles >= X86_PMU_CYCLES(ins) &&
+            from->branches >= X86_PMU_BRANCHES(ins)) {
+            from->insns -= X86_PMU_INSNS(ins);
+            from->cycles -= X86_PMU_CYCLES(ins);
+            from->branches -= X86_PMU_BRANCHES(ins);
+            to->insns += X86_PMU_INSNS(ins);
+            to->cycles += X86_PMU_CYCLES(ins);
+            to->branches += X86_PMU_BRANCHES(ins);
+        }
+    }
+    if (pmis) {
+        pmu_update(env);
+        pmu_deliver(env, pmis);
+    }
+}
+
+/*
+ * Interrupt and exception delivery.  A software interrupt (INT n, INT3,
+ * INTO) is its instruction, counted as one.  Anything else interrupted
+ * the instruction stream: no instruction changes the level, and with
+ * pmu-delivery-retires the delivery itself retires, in one cycle, as one
+ * instruction and one branch at the handler's level.  AMD counts it so:
+ * "The number of instructions retired (including exceptions, interrupts
+ * and resyncs.)" and "The number of branch instructions retired
+ * (conditional, unconditional, exceptions, and interrupts.)" (AMD's
+ * Athlon event descriptions, events C0H and C2H); Linux's amdzen event
+ * files for C2H: "including exceptions and interrupts".  The SDM says only
+ * "Counters continue counting during hardware interrupts, traps, and
+ * inside interrupt handlers".
+ */
+void x86_pmu_delivery_begin(CPUX86State *env, int is_int)
+{
+    if (!is_int) {
+        env->pmu_mode_insn = 0;
+    }
+}
+
+void x86_pmu_delivery_end(CPUX86State *env, int is_int)
+{
+    X86PMUInsn in = { .cycles = 1 };
+    unsigned pmis;
+
+    env->pmu_mode_insn = 0;
+    if (is_int || !env->pmu.cfg.delivery_retires || !env->pmu_ref_running) {
+        return;
+    }
+    in.ev[X86PMU_EV_INSTRUCTIONS] = 1;
+    in.ev[X86PMU_EV_BRANCHES] = 1;
+    pmis = pmu_fold(env, env->hflags & HF_PMU_STEP_MASK);
+    pmis += x86pmu_count_insn(&env->pmu, ring_of(env->hflags), &in);
+    pmu_update(env);
+    pmu_deliver(env, pmis);
 }
 
 /* --- The reference-cycles timer --- */

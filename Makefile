@@ -156,8 +156,9 @@ boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-scree
 		--screen-iso $(BUILD)/pmutest-screen.iso
 
 # Everything CI runs: host unit tests, tool tests, a clang build, the boot
-# matrix. Each part prints its own "N passed, M failed" line; the last line
-# is the total.
+# matrix, and the emulated-PMU matrix (which builds the patched QEMU, or
+# takes it from the cache). Each part prints its own "N passed, M failed"
+# line; the last line is the total.
 test: deps-test
 	@mkdir -p $(BUILD)
 	@$(MAKE) layer-check | tee $(BUILD)/test-layers.txt
@@ -168,10 +169,13 @@ test: deps-test
 	@$(MAKE) clang-build
 	@$(MAKE) bracket-check | tee $(BUILD)/test-bracket.txt
 	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
+	@$(MAKE) emu-selftest | tee $(BUILD)/test-emu-selftest.txt
+	@$(MAKE) emu-matrix | tee $(BUILD)/test-emu.txt
 	@$(PYTHON) tools/total-results.py $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
 		$(BUILD)/test-format.txt:format $(BUILD)/test-host.txt:host \
 		$(BUILD)/test-tools.txt:tools \
-		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix
+		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix \
+		$(BUILD)/test-emu-selftest.txt:emu-selftest $(BUILD)/test-emu.txt:emu-matrix
 
 # The house stays straight: every include points down the layers of
 # docs/HACKING.md (the order is data in tools/check-layers.py) and none
@@ -219,9 +223,17 @@ bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
 
 # --- The emulated-PMU QEMU (emu/, issue 9): Debian's QEMU with emu/qemu's
 # patches, cached outside the clone; the binary's path is the last line.
-.PHONY: emu-qemu emu-profiles emu-selftest
+.PHONY: emu-qemu emu-profiles emu-selftest emu-matrix
 emu-qemu:
 	@emu/qemu/build.sh
+# Every profile booted and judged by its kind, and monitor/sample mode on an
+# emulated PMU, two QEMUs at a time (tools/pmutest/emumatrix.py); ends with
+# "defects caught: N of M" and "emu-matrix: N passed, M failed, K skipped".
+emu-matrix: $(BUILD)/pmutest.elf
+	@if q=$$(emu/qemu/build.sh | tail -n 1); then \
+		$(PYTHON) tools/emu-matrix.py --kernel $(BUILD)/pmutest.elf --qemu "$$q" --logdir $(BUILD)/emu-matrix; \
+	else echo "emu-matrix: emu/qemu/build.sh failed (above): no emulated PMU to test"; \
+		echo "emu-matrix: 0 passed, 1 failed, 0 skipped"; exit 1; fi
 # The profiles to boot it with: NAME KIND CPUARG, one per line.
 emu-profiles:
 	@awk '!/^[[:space:]]*(#|$$)/ { print $$1, $$2, $$3 }' emu/profiles.list
@@ -235,11 +247,14 @@ $(EMU_SELFTEST): emu/qemu/selftest/selftest.c emu/qemu/selftest/selftest.ld Make
 		-nostdinc -isystem $(shell $(CC) -print-file-name=include) -c $< -o $(@:.elf=.o)
 	ld -m elf_i386 -nostdlib $(shell ld --help 2>/dev/null | grep -- --no-warn-rwx-segments >/dev/null \
 		&& echo --no-warn-rwx-segments) -T emu/qemu/selftest/selftest.ld -o $@ $(@:.elf=.o)
+# The kernel's "# emu-selftest: ..." line is repeated without the "#", so
+# that make test's total counts it.
 emu-selftest: $(EMU_SELFTEST)
 	@q=$$(emu/qemu/build.sh | tail -n 1) && rc=0 && timeout 300 $$q -machine q35 -accel tcg \
 		-cpu Skylake-Client,pmu=on -m 128M -display none -nodefaults -no-reboot -serial stdio \
-		-device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel $(EMU_SELFTEST) 2>/dev/null || rc=$$?; \
-		[ $$rc = 33 ]
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel $(EMU_SELFTEST) 2>/dev/null \
+		| tee $(BUILD)/emu/selftest.out || rc=$$?; \
+		sed -n 's/\r$$//; s/^# \(emu-selftest: [0-9].*\)$$/\1/p' $(BUILD)/emu/selftest.out; [ $$rc = 33 ]
 
 clean:
 	rm -rf $(BUILD)

@@ -319,8 +319,9 @@ static const char *needs_inuse(void)
 	if (why)
 		return why;
 	if (!pmu_caps()->global_inuse)
-		return ktest_reason("architectural PMU v%u has no IA32_PERF_GLOBAL_INUSE (needs v4)",
-				    pmu_caps()->version);
+		return ktest_reason(
+			"no IA32_PERF_GLOBAL_INUSE: it comes with Intel's architectural PMU v4 (this one: %s v%u)",
+			pmu_caps()->vendor_id, pmu_caps()->version);
 	return NULL;
 }
 

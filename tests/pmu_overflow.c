@@ -505,6 +505,25 @@ static void iso_snapshot(void *arg)
 	s->overflows = st.overflows;
 }
 
+/* Values in this CPU's free counters that no other CPU's counters hold:
+ * two CPUs that ran the same exact window hold the same counts, and a
+ * count copied from one to the other would go unseen. Bit 31 clear, so
+ * that a legacy IA32_PMCx write stores it unchanged. */
+static void iso_mark(void *arg)
+{
+	struct pmu_cpu *pc = pmu_cpu_ensure();
+	const struct pmu_caps *c = &pc->caps;
+	uint32_t mark = 0x2a5a0000u | (this_cpu()->cpu & 0xffu) << 8;
+
+	(void)arg;
+	for (unsigned x = 0; x < PMU_MAX_GP; x++)
+		if (pmu_has_gp(c, x) && !((pc->gp_reserved >> x) & 1))
+			pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), mark | x);
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
+		if (pmu_has_fixed(c, i) && !((pc->fixed_reserved >> i) & 1))
+			pmu_hw_wrmsr(pmu_fixed_msr(c, i), mark | 0x80u | i);
+}
+
 struct iso_job {
 	int err;
 	char why[PMU_REASON_LEN];
@@ -592,6 +611,7 @@ KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0,
 		struct iso_snap before, after;
 		struct iso_job job = { 0 };
 
+		run_on(b, iso_mark, NULL);
 		run_on(b, iso_snapshot, &before);
 		run_on(a, iso_overflow, &job);
 		run_on(b, iso_snapshot, &after);

@@ -308,6 +308,27 @@ static void cost(void)
     }
 }
 
+/*
+ * hv-sig (patch 0040), with which make emu-selftest starts QEMU: leaf
+ * 0x40000000 carries the signature asked for and names 0x40000001 its
+ * highest leaf; TCG's own signature moves to the next block, 0x40000100.
+ */
+static void hypervisor_leaves(void)
+{
+    uint32_t a, b, c, d;
+
+    cpuid(0x40000000, &a, &b, &c, &d);
+    check("hv-sig: CPUID 0x40000000 EAX, the block's highest leaf", a,
+          0x40000001);
+    check("hv-sig=KVMKVMKVM: EBX \"KVMK\"", b, 0x4b4d564b);
+    check("hv-sig=KVMKVMKVM: ECX \"VMKV\"", c, 0x564b4d56);
+    check("hv-sig=KVMKVMKVM: EDX \"M\", NUL-padded", d, 0x4d);
+    cpuid(0x40000100, &a, &b, &c, &d);
+    check("hv-sig: CPUID 0x40000100 EAX", a, 0x40000101);
+    check("hv-sig: TCG's signature moved to 0x40000100",
+          b == 0x54474354 && c == 0x43544743 && d == 0x47435447, 1);
+}
+
 void main32(void)
 {
     uint32_t a, b, c, d;
@@ -326,6 +347,7 @@ void main32(void)
         outb(DEBUG_EXIT, 0x10);
     }
     load_idt();
+    hypervisor_leaves();
     conventions();
     cost();
     puts("# emu-selftest: ");

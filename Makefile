@@ -223,7 +223,7 @@ bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
 
 # --- The emulated-PMU QEMU (emu/, issue 9): Debian's QEMU with emu/qemu's
 # patches, cached outside the clone; the binary's path is the last line.
-.PHONY: emu-qemu emu-profiles emu-selftest emu-matrix
+.PHONY: emu-qemu emu-profiles emu-selftest emu-matrix emu-demo
 emu-qemu:
 	@emu/qemu/build.sh
 # Every profile booted and judged by its kind, and monitor/sample mode on an
@@ -234,6 +234,11 @@ emu-matrix: $(BUILD)/pmutest.elf
 		$(PYTHON) tools/emu-matrix.py --kernel $(BUILD)/pmutest.elf --qemu "$$q" --logdir $(BUILD)/emu-matrix; \
 	else echo "emu-matrix: emu/qemu/build.sh failed (above): no emulated PMU to test"; \
 		echo "emu-matrix: 0 passed, 1 failed, 0 skipped"; exit 1; fi
+# For a newcomer: the suite, monitor and sample mode on an emulated PMU,
+# the interesting lines picked out (tools/pmutest/demo.py).
+emu-demo: $(BUILD)/pmutest.elf
+	@q=$$(emu/qemu/build.sh | tail -n 1) && $(PYTHON) tools/emu-demo --kernel $(BUILD)/pmutest.elf \
+		--qemu "$$q" --logdir $(BUILD)/emu-demo
 # The profiles to boot it with: NAME KIND CPUARG, one per line.
 emu-profiles:
 	@awk '!/^[[:space:]]*(#|$$)/ { print $$1, $$2, $$3 }' emu/profiles.list

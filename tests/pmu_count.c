@@ -371,6 +371,13 @@ KTEST("pmu.count", overflow_at_exactly_p, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		pmu_idx_name(c, idx[i], name, sizeof(name));
 		if (!window_count(idx[i], name, &p))
 			continue;
+		if (p == 0) {
+			/* Nothing to place an overflow at; whether the counter
+			 * should have counted is pmu.count.gp_arch_events' call
+			 * (a host's perf user may hold it under a hypervisor). */
+			diag("%s counted no instructions in the window: no overflow to place", name);
+			continue;
+		}
 		if (run_to(idx[i], name, p, 0, &st))
 			check(st,
 			      "%s from -%lu over a window of exactly %lu instructions: expected it to wrap to 0 with its status bit %u set, the bit is clear",

@@ -279,8 +279,8 @@ KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU,
  * asynchronous VM exit counted in the guest, kvm-unit-tests x86/pmu.c). */
 #define OVF_EXACT_TRIES 5
 
-/* One bracketed window on counter idx, started from `start` (period
- * semantics: 0 or -P, INT clear): the raw counter afterwards and whether
+/* One bracketed window on counter idx counting instructions from
+ * -period (0: from 0; INT clear): the raw counter afterwards and whether
  * its GLOBAL_STATUS bit was set. The bit is cleared before and after. */
 static bool exact_window(int idx, uint64_t period, uint64_t *raw, bool *status)
 {

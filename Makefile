@@ -149,8 +149,9 @@ boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-scree
 		--screen-iso $(BUILD)/pmutest-screen.iso
 
 # Everything CI runs: host unit tests, tool tests, a clang build, the boot
-# matrix. Each part prints its own "N passed, M failed" line; the last line
-# is the total.
+# matrix, and the emulated-PMU matrix (which builds the patched QEMU, or
+# takes it from the cache). Each part prints its own "N passed, M failed"
+# line; the last line is the total.
 test: deps-test
 	@mkdir -p $(BUILD)
 	@$(MAKE) layer-check | tee $(BUILD)/test-layers.txt
@@ -161,10 +162,13 @@ test: deps-test
 	@$(MAKE) clang-build
 	@$(MAKE) bracket-check | tee $(BUILD)/test-bracket.txt
 	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
+	@$(MAKE) emu-selftest | tee $(BUILD)/test-emu-selftest.txt
+	@$(MAKE) emu-matrix | tee $(BUILD)/test-emu.txt
 	@$(PYTHON) tools/total-results.py $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
 		$(BUILD)/test-format.txt:format $(BUILD)/test-host.txt:host \
 		$(BUILD)/test-tools.txt:tools \
-		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix
+		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix \
+		$(BUILD)/test-emu-selftest.txt:emu-selftest $(BUILD)/test-emu.txt:emu-matrix
 
 # The house stays straight: every include points down the layers of
 # docs/HACKING.md (the order is data in tools/check-layers.py) and none
@@ -212,15 +216,29 @@ bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
 
 # --- The emulated-PMU QEMU (emu/, issue 9): Debian's QEMU with emu/qemu's
 # patches, cached outside the clone; the binary's path is the last line.
-.PHONY: emu-qemu emu-profiles emu-selftest
+.PHONY: emu-qemu emu-profiles emu-selftest emu-matrix emu-demo
 emu-qemu:
 	@emu/qemu/build.sh
+# Every profile booted and judged by its kind, and monitor/sample mode on an
+# emulated PMU, two QEMUs at a time (tools/pmutest/emumatrix.py); ends with
+# "defects caught: N of M" and "emu-matrix: N passed, M failed, K skipped".
+emu-matrix: $(BUILD)/pmutest.elf
+	@if q=$$(emu/qemu/build.sh | tail -n 1); then \
+		$(PYTHON) tools/emu-matrix.py --kernel $(BUILD)/pmutest.elf --qemu "$$q" --logdir $(BUILD)/emu-matrix; \
+	else echo "emu-matrix: emu/qemu/build.sh failed (above): no emulated PMU to test"; \
+		echo "emu-matrix: 0 passed, 1 failed, 0 skipped"; exit 1; fi
+# For a newcomer: the suite, monitor and sample mode on an emulated PMU,
+# the interesting lines picked out (tools/pmutest/demo.py).
+emu-demo: $(BUILD)/pmutest.elf
+	@q=$$(emu/qemu/build.sh | tail -n 1) && $(PYTHON) tools/emu-demo --kernel $(BUILD)/pmutest.elf \
+		--qemu "$$q" --logdir $(BUILD)/emu-demo
 # The profiles to boot it with: NAME KIND CPUARG, one per line.
 emu-profiles:
 	@awk '!/^[[:space:]]*(#|$$)/ { print $$1, $$2, $$3 }' emu/profiles.list
-# The emulator's own counting conventions, checked by a 32-bit multiboot
-# kernel on the v4 shape (emu/qemu/selftest); prints "emu-selftest: N passed",
-# once as the shape is and once with pmu-delivery-retires=on.
+# The emulator's own counting conventions, and the hv-sig leaves, checked
+# by a 32-bit multiboot kernel on the v4 shape (emu/qemu/selftest), once as
+# the shape is and once with pmu-delivery-retires=on; each run prints
+# "emu-selftest: N passed, M failed".
 EMU_SELFTEST := $(BUILD)/emu/selftest.elf
 $(EMU_SELFTEST): emu/qemu/selftest/selftest.c emu/qemu/selftest/selftest.ld Makefile
 	@mkdir -p $(@D)
@@ -229,12 +247,16 @@ $(EMU_SELFTEST): emu/qemu/selftest/selftest.c emu/qemu/selftest/selftest.ld Make
 		-nostdinc -isystem $(shell $(CC) -print-file-name=include) -c $< -o $(@:.elf=.o)
 	ld -m elf_i386 -nostdlib $(shell ld --help 2>/dev/null | grep -- --no-warn-rwx-segments >/dev/null \
 		&& echo --no-warn-rwx-segments) -T emu/qemu/selftest/selftest.ld -o $@ $(@:.elf=.o)
+# The kernel's "# emu-selftest: ..." line is repeated without the "#", so
+# that make test's total counts it.
 emu-selftest: $(EMU_SELFTEST)
 	@q=$$(emu/qemu/build.sh | tail -n 1) && for v in "" delivery-retires; do rc=0; \
-		timeout 300 $$q -machine q35 -accel tcg -cpu Skylake-Client,pmu=on$${v:+,pmu-$$v=on} \
+		timeout 300 $$q -machine q35 -accel tcg -cpu Skylake-Client,pmu=on,hv-sig=KVMKVMKVM$${v:+,pmu-$$v=on} \
 		-m 128M -display none -nodefaults -no-reboot -serial stdio \
-		-device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel $(EMU_SELFTEST) \
-		$${v:+-append $$v} 2>/dev/null || rc=$$?; [ $$rc = 33 ] || exit 1; done
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel $(EMU_SELFTEST) $${v:+-append $$v} 2>/dev/null \
+		| tee $(BUILD)/emu/selftest$${v:+-$$v}.out || rc=$$?; \
+		sed -n 's/\r$$//; s/^# \(emu-selftest: [0-9].*\)$$/\1/p' $(BUILD)/emu/selftest$${v:+-$$v}.out; \
+		[ $$rc = 33 ] || exit 1; done
 
 clean:
 	rm -rf $(BUILD)

@@ -6,9 +6,12 @@
  * bits, EFER.NXE and its own GDT behind, so every control register is
  * written with a full value here (SDM vol. 3A, 10.8.5 "Initializing IA-32e
  * Mode"). */
+#include "arch/x86/cpuid.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/hypervisor.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/pc/platform_exit.h"
 #include "arch/x86/smp.h"
 #include "boot/boot.h"
 
@@ -106,7 +109,7 @@ enter_long_mode:
 4:	ljmp $GDT_KCODE, $ap_entry64
 
 no_long_mode:
-	/* Say why on COM1 (already set up by any loader that prints) and stop. */
+	/* Say why on COM1 (already set up by any loader that prints). */
 	movl $msg_no_long_mode, %esi
 5:	lodsb
 	testb %al, %al
@@ -114,8 +117,41 @@ no_long_mode:
 	movw $0x3f8, %dx
 	outb %al, %dx
 	jmp 5b
-6:	hlt
-	jmp 6b
+6:	/* Under QEMU (TCG or KVM, arch/x86/hypervisor.h) leave through
+	 * isa-debug-exit with the panic status, so a run ends with a verdict
+	 * instead of a timeout; platform_exit() asks the same question in C.
+	 * On bare metal nothing may be written to an unknown port: halt. */
+	movl $1, %eax
+	cpuid
+	btl $CPUID_1_ECX_HYPERVISOR_BIT, %ecx
+	jnc 9f
+	movl $HV_LEAF_FIRST, %esi
+7:	movl %esi, %eax
+	cpuid
+	cmpl $HV_SIG_TCG_EBX, %ebx
+	jne 8f
+	cmpl $HV_SIG_TCG_ECX, %ecx
+	jne 8f
+	cmpl $HV_SIG_TCG_EDX, %edx
+	je qemu_exit_panic
+8:	cmpl $HV_SIG_KVM_EBX, %ebx
+	jne 10f
+	cmpl $HV_SIG_KVM_ECX, %ecx
+	jne 10f
+	cmpl $HV_SIG_KVM_EDX, %edx
+	je qemu_exit_panic
+10:	cmpl $HV_LEAF_NEXT, %esi
+	je 9f
+	movl $HV_LEAF_NEXT, %esi
+	jmp 7b
+qemu_exit_panic:
+	movl $EXIT_CODE_PANIC, %eax
+	movw $QEMU_DEBUG_EXIT_PORT, %dx
+	outl %eax, %dx
+	/* No isa-debug-exit device: halt as on bare metal. */
+9:	cli
+	hlt
+	jmp 9b
 
 	.code64
 bsp_entry64:

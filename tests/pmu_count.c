@@ -304,3 +304,119 @@ KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU,
 	}
 	pmu_event_del(&ev);
 }
+
+/* Tries a window gets to repeat itself before the check gives up: a
+ * hypervisor may add an event to one window now and then (an
+ * asynchronous VM exit counted in the guest, kvm-unit-tests x86/pmu.c). */
+#define OVF_EXACT_TRIES 5
+
+/* One bracketed window on counter idx counting instructions from
+ * -period (0: from 0; INT clear): the raw counter afterwards and whether
+ * its GLOBAL_STATUS bit was set. The bit is cleared before and after. */
+static bool exact_window(int idx, uint64_t period, uint64_t *raw, bool *status)
+{
+	const struct pmu_caps *c = pmu_caps();
+	struct pmu_event ev;
+	struct pmu_event *g[] = { &ev };
+	uint64_t st = 0;
+	bool ok;
+
+	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
+	ev.attr.period = period; /* a preset of -period only: INT stays clear */
+	if (!check(pmu_event_add_idx(&ev, idx) == PMU_OK, "counter %d: %s", idx, ev.reason))
+		return false;
+	pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(idx));
+	ok = pmu_test_measure(g, 1, false, NULL);
+	pmu_hw_rdmsr(ev.hw.event_base, raw);
+	pmu_hw_rdmsr(c->global_status, &st);
+	*status = st & pmu_idx_bit(idx);
+	pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(idx));
+	pmu_event_del(&ev);
+	return ok;
+}
+
+/* The window's own count P: two runs from 0 in a row that agree. */
+static bool window_count(int idx, const char *name, uint64_t *p)
+{
+	uint64_t prev = 0, v = 0;
+	bool st;
+
+	for (unsigned t = 0; t < OVF_EXACT_TRIES; t++) {
+		if (!exact_window(idx, 0, &v, &st))
+			return false;
+		if (t && v == prev) {
+			*p = v;
+			return true;
+		}
+		prev = v;
+	}
+	ktest_skip("%s: the window counted %lu then %lu instructions: it does not repeat itself here", name,
+		   prev, v);
+}
+
+/* Run from -period until the counter ends at `want` (the window repeated
+ * itself exactly); whether the status bit was set then. */
+static bool run_to(int idx, const char *name, uint64_t period, uint64_t want, bool *status)
+{
+	uint64_t v = 0;
+
+	for (unsigned t = 0; t < OVF_EXACT_TRIES; t++) {
+		if (!exact_window(idx, period, &v, status))
+			return false;
+		if (v == want)
+			return true;
+	}
+	ktest_skip(
+		"%s from -%lu: expected to end at %#lx, ended at %#lx in %u tries: the window does not repeat itself here",
+		name, period, want, v, OVF_EXACT_TRIES);
+}
+
+/* The overflow is the P-th event after a preset of -P, not one later: the
+ * window's own count P is measured first, from 0, so the exactness rests
+ * on the window repeating itself and not on what the bracket's WRMSRs
+ * count (pmu/bracket.h). From -P the counter wraps to 0 on the window's
+ * last event: its GLOBAL_STATUS bit sets. From -(P+1) it stops at -1
+ * without wrapping: the bit stays clear (SDM vol. 3B, "Architectural
+ * Performance Monitoring Version 2", IA32_PERF_GLOBAL_STATUS). */
+KTEST("pmu.count", overflow_at_exactly_p, pmu_needs_global_ctrl, KTEST_PER_CPU,
+      "a window of P events: preset -P sets the status bit, -(P+1) does not")
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
+	int idx[PMU_MAX_GP + 1];
+	unsigned n = 0;
+
+	for (unsigned x = 0; x < PMU_MAX_GP; x++)
+		if ((gp >> x) & 1)
+			idx[n++] = (int)x;
+	if (pmu_arch_event_of_fixed(0) == PMU_ARCH_INSTRUCTIONS && (fx & 1))
+		idx[n++] = PMU_IDX_FIXED(0);
+	if (n == 0)
+		ktest_skip("no free counter that counts instructions (GP %#x, fixed %#x)", gp, fx);
+	for (unsigned i = 0; i < n; i++) {
+		char name[24];
+		unsigned width = pmu_idx_width(c, idx[i]);
+		uint64_t mask = pmu_width_mask(width), p = 0;
+		bool st = false;
+
+		pmu_idx_name(c, idx[i], name, sizeof(name));
+		if (!window_count(idx[i], name, &p))
+			continue;
+		if (p == 0) {
+			/* Nothing to place an overflow at; whether the counter
+			 * should have counted is pmu.count.gp_arch_events' call
+			 * (a host's perf user may hold it under a hypervisor). */
+			diag("%s counted no instructions in the window: no overflow to place", name);
+			continue;
+		}
+		if (run_to(idx[i], name, p, 0, &st))
+			check(st,
+			      "%s from -%lu over a window of exactly %lu instructions: expected it to wrap to 0 with its status bit %u set, the bit is clear",
+			      name, p, p, __builtin_ctzll(pmu_idx_bit(idx[i])));
+		if (run_to(idx[i], name, p + 1, mask, &st))
+			check(!st,
+			      "%s from -%lu over a window of %lu instructions: expected it to stop at %#lx without an overflow, the status bit %u is set",
+			      name, p + 1, p, mask, __builtin_ctzll(pmu_idx_bit(idx[i])));
+		diag("%s: a window of %lu instructions, preset -%lu and -%lu", name, p, p, p + 1);
+	}
+}

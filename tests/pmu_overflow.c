@@ -597,6 +597,25 @@ static void iso_snapshot(void *arg)
 	s->overflows = st.overflows;
 }
 
+/* Values in this CPU's free counters that no other CPU's counters hold:
+ * two CPUs that ran the same exact window hold the same counts, and a
+ * count copied from one to the other would go unseen. Bit 31 clear, so
+ * that a legacy IA32_PMCx write stores it unchanged. */
+static void iso_mark(void *arg)
+{
+	struct pmu_cpu *pc = pmu_cpu_ensure();
+	const struct pmu_caps *c = &pc->caps;
+	uint32_t mark = 0x2a5a0000u | (this_cpu()->cpu & 0xffu) << 8;
+
+	(void)arg;
+	for (unsigned x = 0; x < PMU_MAX_GP; x++)
+		if (pmu_has_gp(c, x) && !((pc->gp_reserved >> x) & 1))
+			pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), mark | x);
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
+		if (pmu_has_fixed(c, i) && !((pc->fixed_reserved >> i) & 1))
+			pmu_hw_wrmsr(pmu_fixed_msr(c, i), mark | 0x80u | i);
+}
+
 struct iso_job {
 	int err;
 	char why[PMU_REASON_LEN];
@@ -684,6 +703,7 @@ KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0,
 		struct iso_snap before, after;
 		struct iso_job job = { 0 };
 
+		run_on(b, iso_mark, NULL);
 		run_on(b, iso_snapshot, &before);
 		run_on(a, iso_overflow, &job);
 		run_on(b, iso_snapshot, &after);
@@ -703,4 +723,174 @@ KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0,
 			      "cpu %u: MSR %#x changed from %#lx to %#lx while cpu %u worked", b,
 			      before.msr[k], before.v[k], after.v[k], a);
 	}
+}
+
+/* --- The LVT entry at PMI delivery (Intel). --- */
+
+struct lvt_view {
+	unsigned calls;
+	uint32_t lvt;
+};
+
+/* In the handler, before it re-arms: the entry as delivery left it. */
+static void observe_lvt(void *ctx, uint64_t status)
+{
+	struct lvt_view *v = ctx;
+
+	(void)status;
+	if (!v->calls++)
+		v->lvt = pmi_lvt_read();
+}
+
+static const char *needs_pmi_intel_apic(void)
+{
+	const char *why = pmu_needs_pmi();
+
+	if (why)
+		return why;
+	/* AMD's APIC leaves the entry unmasked: Linux's PerfMonV2 handler
+	 * does not unmask it, and KVM stopped masking it for AMD guests (Linux
+	 * 49ff3b4aec51 "KVM: x86/pmu: Do not mask LVTPC when handling a PMI on
+	 * AMD platforms"). */
+	if (pmu_caps()->vendor != PMU_VENDOR_INTEL)
+		return "the LVT entry is masked on PMI delivery by Intel's APIC only (AMD's leaves it unmasked: Linux 49ff3b4aec51)";
+	return NULL;
+}
+
+/* The processor sets the LVT performance-counter entry's mask bit when it
+ * delivers a PMI (SDM vol. 3A, "Local Vector Table"; vol. 3B, "Generating
+ * an Interrupt on Overflow"), so no second PMI comes before the handler
+ * re-arms it. Read in the handler, before the re-arm, through each
+ * delivery path; after the handler the entry must be unmasked again. */
+KTEST("pmu.overflow", lvt_masked_at_pmi, needs_pmi_intel_apic, KTEST_PER_CPU,
+      "the LVT entry is masked when the PMI handler starts (Intel)")
+{
+	enum pmi_delivery was = pmi_delivery();
+	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
+	static const enum pmi_delivery modes[] = { PMI_DELIVERY_FIXED, PMI_DELIVERY_NMI };
+
+	if (x >= PMU_MAX_GP)
+		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
+	for (unsigned m = 0; m < 2; m++) {
+		struct lvt_view v = { 0 };
+		struct pmu_event a;
+		struct pmu_event *g[] = { &a };
+		const char *path = pmi_delivery_name(modes[m]);
+
+		if (!check(pmi_set_delivery(modes[m]) == 0, "%s delivery: LVT reads %#x after writing %#x",
+			   path, pmi_lvt_read(), pmi_lvt_value(modes[m])))
+			continue;
+		pmu_test_event(&a, PMU_ARCH_INSTRUCTIONS);
+		a.attr.intr = true;
+		if (!check(pmu_event_add_idx(&a, (int)x) == PMU_OK, "IA32_PMC%u: %s", x, a.reason))
+			continue;
+		pmu_pmi_set_observer(observe_lvt, &v);
+		bool ran = ovf_window(g, 1, 1u, NULL);
+		pmu_pmi_set_observer(NULL, NULL);
+		pmu_event_del(&a);
+		if (!ran)
+			continue;
+		if (!check(v.calls >= 1, "%s delivery: no PMI reached the handler (LVT %#x)", path,
+			   pmi_lvt_read()))
+			continue;
+		check(v.lvt & LAPIC_LVT_MASKED,
+		      "%s delivery: expected the LVT entry masked (bit 16) when the handler starts, read %#x (programmed %#x)",
+		      path, v.lvt, pmi_lvt_value(modes[m]));
+		check((pmi_lvt_read() & LAPIC_LVT_WRITABLE) == pmi_lvt_value(modes[m]),
+		      "%s delivery: expected the handler to re-arm the entry to %#x, read %#x", path,
+		      pmi_lvt_value(modes[m]), pmi_lvt_read());
+		diag("%s delivery: LVT %#x at the handler's start, %#x after it", path, v.lvt,
+		     pmi_lvt_read());
+	}
+	pmi_set_delivery(was);
+}
+
+/* --- The PMI handler's length, counted by the PMU itself. --- */
+
+/* One window of PMU_TEST_LOOPS iterations with interrupts on: counter r
+ * counts instructions, s counts them too with a period, raising a PMI
+ * every period events when pmis is true (else only status bits). The
+ * instructions r counted, and the overflows the handler took for s. */
+static bool handler_window(int ridx, int sidx, uint64_t period, bool pmis, uint64_t *count, uint32_t *ovf)
+{
+	struct pmu_event r, s;
+	struct pmu_event *g[] = { &r, &s };
+	struct pmu_pmi_stats s0 = my_stats(), s1;
+	bool ok = false;
+
+	pmu_test_event(&r, PMU_ARCH_INSTRUCTIONS);
+	r.name = "reference instructions";
+	pmu_test_event(&s, PMU_ARCH_INSTRUCTIONS);
+	s.attr.period = period;
+	s.attr.intr = pmis;
+	if (!check(pmu_event_add_idx(&r, ridx) == PMU_OK, "reference counter %d: %s", ridx, r.reason))
+		return false;
+	if (check(pmu_event_add_idx(&s, sidx) == PMU_OK, "sampling counter %d: %s", sidx, s.reason)) {
+		ok = ovf_window(g, 2, 0, NULL);
+		pmu_event_del(&s);
+	}
+	s1 = my_stats();
+	*count = pmu_event_count(&r);
+	*ovf = s1.ovf[sidx] - s0.ovf[sidx];
+	pmu_event_del(&r);
+	/* Without PMIs the wraps left s's status bit set. */
+	pmu_hw_wrmsr(pmu_caps()->global_ovf, pmu_idx_bit(sidx));
+	return ok;
+}
+
+/* A window without PMIs and two with k and about 2k PMIs, the same
+ * instructions otherwise: a reference counter sees each PMI's handler
+ * (entry, pmu_pmi_handle, re-arm, EOI, IRET) as extra instructions, the
+ * same number for every PMI but for the odd data-dependent one (a new
+ * worst cost stored by pmi_account), so the two per-PMI figures agree
+ * within one. The sampling counter's period leaves half a period after
+ * the last overflow, so even a PMI with skid lands inside the window.
+ * The per-PMI figure is `make bench`'s handler length. */
+KTEST("pmu.overflow", handler_length, pmu_needs_pmi, KTEST_PER_CPU,
+      "k PMIs add k times the same instructions to a reference counter")
+{
+	enum pmi_delivery was = pmi_delivery();
+	uint32_t gp = pmu_test_free_gp();
+	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	int ridx = x < PMU_MAX_GP ? reference_idx((int)x) : -1;
+	static const enum pmi_delivery modes[] = { PMI_DELIVERY_FIXED, PMI_DELIVERY_NMI };
+	static const uint64_t pmis_wanted[2] = { 4, 8 };
+
+	if (x >= PMU_MAX_GP || ridx < 0)
+		ktest_skip("needs a free GP counter and a second free counter (GP %#x, fixed %#x)", gp,
+			   pmu_test_free_fixed());
+	for (unsigned m = 0; m < 2; m++) {
+		const char *path = pmi_delivery_name(modes[m]);
+		uint64_t base, count[2];
+		uint32_t ovf, k[2];
+
+		if (!check(pmi_set_delivery(modes[m]) == 0, "%s delivery: LVT reads %#x after writing %#x",
+			   path, pmi_lvt_read(), pmi_lvt_value(modes[m])))
+			continue;
+		/* The window's own count first, without PMIs; then periods of
+		 * window / (k + 1/2): k overflows, half a period of slack. */
+		if (!handler_window(ridx, (int)x, 0, false, &base, &ovf))
+			continue;
+		check(ovf == 0, "%s delivery: %u overflows handled with INT clear", path, ovf);
+		bool ok = true;
+		for (unsigned j = 0; j < 2 && ok; j++)
+			ok = handler_window(ridx, (int)x, 2 * base / (2 * pmis_wanted[j] + 1), true,
+					    &count[j], &k[j]);
+		if (!ok)
+			continue;
+		if (!check(k[0] >= 1 && k[1] > k[0] && count[0] > base && count[1] > count[0],
+			   "%s delivery: expected more PMIs and instructions in the second window: %u PMIs %lu, %u PMIs %lu, none %lu",
+			   path, k[0], count[0], k[1], count[1], base))
+			continue;
+		/* Per PMI within one instruction of each other:
+		 * |(count[0] - base) / k[0] - (count[1] - base) / k[1]| <= 1. */
+		int64_t a = (int64_t)((count[0] - base) * k[1]), b = (int64_t)((count[1] - base) * k[0]);
+		check((a > b ? a - b : b - a) <= (int64_t)k[0] * k[1],
+		      "%s delivery: %u PMIs added %lu instructions, %u PMIs %lu: expected the same number per PMI within 1",
+		      path, k[0], count[0] - base, k[1], count[1] - base);
+		diag("PMI handler length: %lu instructions per PMI (%s delivery; %u PMIs added %lu, %u added %lu, to a window of %lu)",
+		     (count[1] - base + k[1] / 2) / k[1], path, k[0], count[0] - base, k[1], count[1] - base,
+		     base);
+	}
+	pmi_set_delivery(was);
 }

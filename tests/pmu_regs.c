@@ -387,3 +387,92 @@ fixed:;
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
 	}
 }
+
+static const char *needs_inuse(void)
+{
+	const char *why = pmu_needs_counting();
+
+	if (why)
+		return why;
+	if (!pmu_caps()->global_inuse)
+		return ktest_reason(
+			"no IA32_PERF_GLOBAL_INUSE: it comes with Intel's architectural PMU v4 (this one: %s v%u)",
+			pmu_caps()->vendor_id, pmu_caps()->version);
+	return NULL;
+}
+
+/* INUSE after a write: read it, or fail the test naming the fault. */
+static uint64_t inuse_now(void)
+{
+	uint64_t v = 0;
+	int vec = pmu_hw_rdmsr(pmu_caps()->global_inuse, &v);
+
+	if (vec)
+		ktest_fail("rdmsr IA32_PERF_GLOBAL_INUSE (MSR %#x) raised vector %d on a v%u PMU",
+			   pmu_caps()->global_inuse, vec, pmu_caps()->version);
+	return v;
+}
+
+/* IA32_PERF_GLOBAL_INUSE (SDM vol. 3B, "Architectural Performance
+ * Monitoring Version 4"): bit x while IA32_PERFEVTSELx selects an event,
+ * bit 32 + i while FIXED_CTR_CTRL's enable field i is non-zero, bit 63
+ * while an INT or PMI bit is set. Each free counter alone, from the
+ * state the other counters leave: exactly its bit (and 63 with INT/PMI)
+ * comes and goes. */
+KTEST("pmu.regs", inuse_follows_selects, needs_inuse, KTEST_PER_CPU,
+      "INUSE: a select or fixed field sets exactly its bit; clearing clears it")
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
+	const uint64_t pmi_bit = BIT(PERF_GLOBAL_INUSE_PMI_BIT);
+	const struct pmu_arch_event_desc *ins = pmu_arch_event(PMU_ARCH_INSTRUCTIONS);
+	uint64_t base = inuse_now(), v, fixed_ctrl = 0;
+
+	diag("IA32_PERF_GLOBAL_INUSE = %#lx before the check", base);
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		uint64_t sel = (uint64_t)ins->event | (uint64_t)ins->umask << PERFEVTSEL_UMASK_SHIFT |
+			       BIT(PERFEVTSEL_OS_BIT);
+		uint64_t bit = pmu_idx_bit((int)x);
+
+		if (!((gp >> x) & 1))
+			continue;
+		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), sel);
+		v = inuse_now();
+		check(v == (base | bit), "%s%u <- %#lx (EN clear): expected INUSE %#lx, read %#lx",
+		      pmu_evtsel_name(c), x, sel, base | bit, v);
+		uint64_t sel_int = sel | BIT(PERFEVTSEL_INT_BIT);
+		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), sel_int);
+		v = inuse_now();
+		check(v == (base | bit | pmi_bit), "%s%u <- %#lx (INT set): expected INUSE %#lx, read %#lx",
+		      pmu_evtsel_name(c), x, sel_int, base | bit | pmi_bit, v);
+		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
+		v = inuse_now();
+		check(v == base, "%s%u <- 0: expected INUSE back at %#lx, read %#lx", pmu_evtsel_name(c), x,
+		      base, v);
+	}
+	if (fx && pmu_hw_rdmsr(c->fixed_ctrl, &fixed_ctrl) != 0)
+		ktest_fail("rdmsr IA32_FIXED_CTR_CTRL faulted");
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
+		unsigned sh = FIXED_CTR_CTRL_SHIFT(i);
+		uint64_t bit = pmu_idx_bit(PMU_IDX_FIXED(i));
+		uint64_t os = fixed_ctrl | BIT(FIXED_CTR_CTRL_OS_BIT) << sh;
+		uint64_t os_pmi = os | BIT(FIXED_CTR_CTRL_PMI_BIT) << sh;
+
+		if (!((fx >> i) & 1))
+			continue;
+		pmu_hw_wrmsr(c->fixed_ctrl, os);
+		v = inuse_now();
+		check(v == (base | bit),
+		      "IA32_FIXED_CTR_CTRL <- %#lx (FIXED_CTR%u at CPL 0): expected INUSE %#lx, read %#lx",
+		      os, i, base | bit, v);
+		pmu_hw_wrmsr(c->fixed_ctrl, os_pmi);
+		v = inuse_now();
+		check(v == (base | bit | pmi_bit),
+		      "IA32_FIXED_CTR_CTRL <- %#lx (FIXED_CTR%u with PMI): expected INUSE %#lx, read %#lx",
+		      os_pmi, i, base | bit | pmi_bit, v);
+		pmu_hw_wrmsr(c->fixed_ctrl, fixed_ctrl);
+		v = inuse_now();
+		check(v == base, "IA32_FIXED_CTR_CTRL <- %#lx: expected INUSE back at %#lx, read %#lx",
+		      fixed_ctrl, base, v);
+	}
+}

@@ -1,7 +1,9 @@
-/* CPUID result registers, shared by the kernel and the host PMU model. */
+/* CPUID result registers, shared by the kernel and the host PMU model;
+ * the bit numbers are asm-safe (boot/entry.S). */
 #ifndef ARCH_X86_CPUID_H
 #define ARCH_X86_CPUID_H
 
+#ifndef __ASSEMBLY__
 #include <stdint.h>
 
 #include "lib/bits.h"
@@ -9,6 +11,7 @@
 struct cpuid_regs {
 	uint32_t eax, ebx, ecx, edx;
 };
+#endif
 
 /* CPUID.01H:ECX/EDX and friends (SDM vol. 2A, CPUID, tables 3-10/3-11). */
 #define CPUID_1_ECX_CX16_BIT 13 /* CMPXCHG16B */

@@ -7,8 +7,12 @@ run's value).
 Measured: boot-to-exit wall time per boot path (QEMU start to QEMU exit,
 which comes right after the summary line), AP bring-up guest time (the
 kernel's own TSC figure from its log) for -smp 4/64/255, the PMI handler's
-cost and the sample rate where there is a PMU, image sizes, the measurement
-bracket, and the host benchmarks the tree provides (build/host/bench_*).
+cost and the sample rate where there is a PMU (KVM) and on the emulated PMU
+(emu/, profile EMU_PROFILE), the handler's length in instructions per PMI
+counted by the emulated PMU itself (pmu.overflow.handler_length), the
+emulated-PMU QEMU's build time from an empty cache (once; BENCH_EMU_FRESH=0
+skips it) and from the cache, image sizes, the measurement bracket, and the
+host benchmarks the tree provides (build/host/bench_*).
 Figures, not pass/fail: the machines are noisy, so nothing here is asserted."""
 import datetime
 import json
@@ -23,7 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from . import REPO_ROOT
+from . import REPO_ROOT, profiles
 from .qemu import QEMU, QemuConfig, build_qemu_command, find_ovmf, kvm_unusable_reason, private_ovmf
 from .verdict import STATUS_ALL_SKIP, STATUS_FAIL, STATUS_PASS
 
@@ -33,6 +37,9 @@ BRINGUP = re.compile(r'^# smp: AP bring-up took (\d+) us')
 PMI_COST = re.compile(r'^# pmi: cpu (\d+) handler cost: mean (\d+) TSC ticks \((\d+) ns\)')
 SAMPLES = re.compile(r'^# sample-mode: cpu (\d+): (\d+) samples, (\d+) lost')
 SKIP = re.compile(r'ok \d+ sample\.run # SKIP (.*)$')
+HANDLER_LENGTH = re.compile(r'^# PMI handler length: (\d+) instructions per PMI \((\w+) delivery')
+# The emulated PMU the PMI rows use: Skylake's shape (emu/profiles.list).
+EMU_PROFILE = 'intel-v4'
 
 
 @dataclass
@@ -149,6 +156,87 @@ def pmi_figures(kernel, tmp, kvm_cpu, kvm_reason):
     return [cost, rate]
 
 
+def emulated_pmi_figures(kernel, tmp):
+    """The PMI rows on the emulated PMU: the handler's cost in TCG time and
+    the sample rate (sample mode, as on KVM), and its length in
+    instructions per PMI, counted by the emulated PMU itself: a reference
+    counter over windows with 0, ~4 and ~8 PMIs (the kernel's
+    pmu.overflow.handler_length prints the figure)."""
+    what = 'emulated %s' % EMU_PROFILE
+    # Two CPUs a run, each a value: the ring (1 MiB) holds a second of
+    # samples at emulated speed, so none is lost to a full ring.
+    cost = Figure('PMI handler cost per CPU (%s: TCG time, not silicon; fixed delivery)' % what, 'ns',
+                  wanted=2 * RUNS, fmt='%.0f')
+    rate = Figure('samples/s per CPU at period 100000 cycles (%s, runs with 0 lost)' % what, '',
+                  wanted=2 * RUNS, fmt='%.0f')
+    length = {d: Figure('PMI handler length (%s, %s delivery)' % (what, d), 'instructions', wanted=RUNS,
+                        fmt='%.0f') for d in ('fixed', 'nmi')}
+    rows = [cost, rate, length['fixed'], length['nmi']]
+    try:
+        qemu = profiles.emulated_qemu()
+        cpu = profiles.find_profile(EMU_PROFILE).cpu
+    except profiles.ProfileError as e:
+        for f in rows:
+            f.text = str(e)
+        return rows
+    sample = QemuConfig(qemu=qemu, kernel=kernel, smp=2, accel='tcg', cpu=cpu,
+                        append='mode=sample events=cycles/period=100000/ duration=1000 ring=1048576')
+    handler = QemuConfig(qemu=qemu, kernel=kernel, smp=1, accel='tcg', cpu=cpu,
+                         append='tests=pmu.overflow.handler_length')
+    for _ in range(RUNS):
+        _wall, text, _ok = boot(sample, tmp)
+        for line in text.splitlines():
+            m = PMI_COST.match(line.strip())
+            if m:
+                cost.values.append(int(m.group(3)))
+            m = SAMPLES.match(line.strip())
+            if m and int(m.group(3)) == 0:
+                rate.values.append(int(m.group(2)))
+        _wall, text, _ok = boot(handler, tmp)
+        for line in text.splitlines():
+            m = HANDLER_LENGTH.match(line.strip())
+            if m and m.group(2) in length:
+                length[m.group(2)].values.append(int(m.group(1)))
+    for f in rows:
+        if not f.values:
+            f.text = 'no figure in the emulated run\'s log'
+    return rows
+
+
+def emu_build_figures(tmp):
+    """emu/qemu/build.sh from an empty cache (one run: it downloads Debian's
+    QEMU source and builds it, minutes) and from the cache."""
+    script = profiles.EMU_QEMU_SCRIPT
+    fresh = Figure('emulated-PMU QEMU build from an empty cache (build deps installed)', 's', wanted=1,
+                   fmt='%.0f')
+    cached = Figure('emulated-PMU QEMU build, cached (make emu-qemu)', 's', wanted=RUNS)
+
+    def timed(env=None):
+        t0 = time.monotonic()
+        proc = subprocess.run([script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors='replace', env=env)
+        lines = proc.stdout.strip().splitlines()
+        return time.monotonic() - t0, proc.returncode, lines[-1] if lines else ''
+
+    if os.environ.get('BENCH_EMU_FRESH', '1') == '0':
+        fresh.text = 'not measured (BENCH_EMU_FRESH=0)'
+    else:
+        secs, rc, last = timed(dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, 'emu-cache')))
+        if rc == 0:
+            fresh.values.append(round(secs, 1))
+        else:
+            fresh.text = 'build failed: %s' % last
+    _secs, rc, last = timed()          # fill the real cache first
+    if rc != 0:
+        cached.text = 'build failed: %s' % last
+        return [fresh, cached]
+    for _ in range(RUNS):
+        secs, rc, _last = timed()
+        if rc == 0:
+            cached.values.append(round(secs, 2))
+    return [fresh, cached]
+
+
 def host_bench_figures(build):
     """The host benchmarks' table rows: "| name | figure | figure | ... |"."""
     figures, host = [], os.path.join(build, 'host')
@@ -188,6 +276,9 @@ def measure(kernel, iso, tmp):
                     fig.values.append(int(m.group(1)) / 1000)
         figures.append(fig)
     figures += pmi_figures(kernel, tmp, kvm_cpu, kvm_reason)
+    # The build first: it fills the cache the emulated rows boot from.
+    builds = emu_build_figures(tmp)
+    figures += emulated_pmi_figures(kernel, tmp) + builds
     stripped = os.path.join(tmp, 'k.stripped')
     subprocess.run(['strip', '-o', stripped, kernel], check=True)
     figures.append(Figure('stripped kernel size', 'KiB', value=round(os.path.getsize(stripped) / 1024, 1),

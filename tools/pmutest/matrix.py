@@ -95,6 +95,13 @@ def configs(kernel, iso, screen_iso=None):
          ('panic', '# PANIC: unexpected exception outside any test', '#UD invalid opcode')),
         ('panic-double-fault', k + tcg + ['--smp', '2', '--append', 'debug.fault=df'],
          ('panic', '# PANIC: #DF double fault', '#DF double fault (vector 8)')),
+        # A CPU without long mode (Core Duo): the kernel says why; under
+        # QEMU it leaves with the panic status, on bare metal (no
+        # hypervisor bit) it halts, so that run must be stopped.
+        ('no-long-mode-qemu-exits', k + tcg + ['--smp', '2', '--cpu', 'coreduo'],
+         ('no-long-mode', 127)),
+        ('no-long-mode-bare-metal-halts', k + tcg + ['--smp', '2', '--cpu', 'coreduo,hypervisor=off',
+                                                     '--timeout', '3'], ('no-long-mode', None)),
         ('framebuffer-ovmf-screenshot', [], ('screen', screen_iso)) if screen_iso else None,
         ('cmdline-empty', k + tcg + ['--smp', '2', '--append', ''] + e('tcg.expect'), None),
         # LAVA's rendering of ci-examples/lava-job.yaml through a pty, as is
@@ -114,6 +121,23 @@ def panic_verdict(rc, out, log, want):
     if not missing:
         return 0, out
     return 1, out + '\nexpected a panic, missing: %s\n' % ', '.join(missing)
+
+
+NO_LONG_MODE = 'pmutest: this CPU has no long mode'
+
+
+def no_long_mode_verdict(out, log, want_status):
+    """0 when the kernel refused the CPU as wanted: the no-long-mode line in
+    the log, and QEMU status want_status (None: still running, halted,
+    until the runner stopped it); else 1, with the reason added to out."""
+    missing = [] if NO_LONG_MODE in _read(log) else ['the line "%s ..."' % NO_LONG_MODE]
+    if want_status is None and 'timeout: QEMU was still running' not in out:
+        missing.append('a halted kernel (QEMU still running at the timeout)')
+    if want_status is not None and 'qemu status: %d ' % want_status not in out:
+        missing.append('QEMU status %d' % want_status)
+    if not missing:
+        return 0, out
+    return 1, out + '\nexpected the no-long-mode stop, missing: %s\n' % ', '.join(missing)
 
 
 def _read(path):
@@ -376,6 +400,8 @@ def run_one(name, args, kind, logdir):
     rc, out = proc.returncode, proc.stdout
     if isinstance(kind, tuple) and kind[0] == 'panic':
         rc, out = panic_verdict(rc, out, log, kind)
+    elif isinstance(kind, tuple) and kind[0] == 'no-long-mode':
+        rc, out = no_long_mode_verdict(out, log, kind[1])
     else:
         live = [] if '--log' in args else linesplit_problems(_read(log)) + preamble_problems(_read(log))
         problems = junit_problems(junit) + live

@@ -35,3 +35,12 @@ class Figures(unittest.TestCase):
         table = bench.table([bench.Figure('a', 's', values=[1.0], wanted=1)])
         head, _, row = table.splitlines()
         self.assertEqual(row.index('1.00 s (1.00-1.00)'), head.index('value'))
+
+
+class EmulatedRows(unittest.TestCase):
+    def test_handler_length_line(self):
+        line = ('    # PMI handler length: 482 instructions per PMI (fixed delivery; 4 PMIs added 1928, '
+                '8 added 3856, to a window of 300003)')
+        m = bench.HANDLER_LENGTH.match(line.strip())
+        self.assertEqual((m.group(1), m.group(2)), ('482', 'fixed'))
+        self.assertIsNone(bench.HANDLER_LENGTH.match('# PMI delivery: fixed'))

@@ -8,10 +8,10 @@
 #include <stdbool.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/hypervisor.h"
 #include "arch/x86/pc/console.h"
 #include "lib/acpi.h"
 
-#define QEMU_DEBUG_EXIT_PORT 0xf4
 #define PM1_SLP_EN (1u << 13)
 #define PM1_SLP_TYP_SHIFT 10
 
@@ -30,20 +30,12 @@ _Noreturn void cpu_halt_forever(void)
 	}
 }
 
-/* QEMU's TCG and KVM identify themselves in the hypervisor leaf
- * (CPUID.40000000H, EBX:ECX:EDX signature). */
+/* QEMU's TCG and KVM identify themselves in a hypervisor leaf: under
+ * them the isa-debug-exit device is ours to use (another VMM on KVM
+ * ignores the port write, and the halt below follows). */
 static bool running_under_qemu(void)
 {
-	if (!(cpuid(1).ecx & BIT(CPUID_1_ECX_HYPERVISOR_BIT)))
-		return false;
-	struct cpuid_regs r = cpuid(0x40000000);
-	char sig[13];
-	uint32_t w[3] = { r.ebx, r.ecx, r.edx };
-	for (int i = 0; i < 12; i++)
-		sig[i] = (char)(w[i / 4] >> (8 * (i % 4)));
-	sig[12] = 0;
-	return (sig[0] == 'T' && sig[1] == 'C' && sig[2] == 'G') ||
-	       (sig[0] == 'K' && sig[1] == 'V' && sig[2] == 'M');
+	return hypervisor_is(HV_TCG) || hypervisor_is(HV_KVM);
 }
 
 static void acpi_poweroff(void)

@@ -218,6 +218,8 @@ static double tsc_per_ns(void)
     return dn > 1000000 ? (double)dt / dn : 1.0;
 }
 
+static void pmu_leak_init(void);
+
 bool x86_pmu_realize(X86CPU *cpu, const char *model, Error **errp)
 {
     X86PMUConfig c;
@@ -227,6 +229,9 @@ bool x86_pmu_realize(X86CPU *cpu, const char *model, Error **errp)
     }
     cpu->pmu_cfg = c;
     cpu->pmu_tcg = true;
+    if (c.defect == X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS) {
+        pmu_leak_init();
+    }
     /* CPUID Fn8000_0022 (PerfMonV2) must be reachable. */
     if (c.vendor == X86PMU_VENDOR_AMD && c.perfmon_v2) {
         cpu->env.cpuid_min_xlevel = MAX(cpu->env.cpuid_min_xlevel,
@@ -290,44 +295,74 @@ static X86PMURing ring_of(uint32_t hflags)
 }
 
 /*
- * The defect "counts leak between CPUs": a vPMU that restores the wrong
- * vCPU's saved counters, so that what one vCPU counted shows up in the
- * next one's counter registers.
+ * The defect "counts leak between CPUs": a vPMU whose saved counter
+ * context is per host CPU instead of per vCPU, so that a vCPU restores
+ * what another vCPU saved there.  Emulated as one host CPU: each fold
+ * that counted something saves the vCPU's counters in the one save area;
+ * a vCPU takes over a save it has not seen, made by another vCPU, when it
+ * next executes RDMSR, WRMSR or RDPMC.  Taken at those instructions
+ * rather than by asynchronous work on the other vCPU (which may not run
+ * before the guest looks), and from whichever vCPU saved last rather than
+ * from a neighbour (the guest numbers its CPUs in the order they come up),
+ * the leak is deterministic: what one vCPU counted before the guest asks
+ * another to look is what the other shows.
  */
-typedef struct PMULeak {
+#define PMU_LEAK_CPUS 1024
+
+static QemuMutex pmu_leak_lock;
+static struct {
+    uint64_t gen;           /* saves made */
+    int src;                /* the cpu_index that made the newest */
     uint64_t gp[X86PMU_MAX_GP], fixed[X86PMU_MAX_FIXED];
-    bool *pending;
-} PMULeak;
+} pmu_leak_area;
+static uint64_t pmu_leak_seen[PMU_LEAK_CPUS];
 
-static void pmu_leak_work(CPUState *cs, run_on_cpu_data data)
+static void pmu_leak_init(void)
 {
-    CPUX86State *env = cs->env_ptr;
-    PMULeak *l = data.host_ptr;
+    static bool done;
 
-    memcpy(env->pmu.gp_ctr, l->gp, sizeof(l->gp));
-    memcpy(env->pmu.fixed_ctr, l->fixed, sizeof(l->fixed));
-    qatomic_set(l->pending, false);
-    g_free(l);
-    pmu_update(env);
+    if (!qatomic_xchg(&done, true)) {
+        qemu_mutex_init(&pmu_leak_lock);
+    }
 }
 
-static void pmu_leak(CPUX86State *env)
+static void pmu_leak_save(CPUX86State *env)
 {
-    static bool pending[1024];
-    CPUState *next = CPU_NEXT(env_cpu(env)) ?: first_cpu;
-    bool *p = &pending[env_cpu(env)->cpu_index % 1024];
-    PMULeak *l;
+    qemu_mutex_lock(&pmu_leak_lock);
+    memcpy(pmu_leak_area.gp, env->pmu.gp_ctr, sizeof(pmu_leak_area.gp));
+    memcpy(pmu_leak_area.fixed, env->pmu.fixed_ctr,
+           sizeof(pmu_leak_area.fixed));
+    pmu_leak_area.src = env_cpu(env)->cpu_index;
+    pmu_leak_area.gen++;
+    qemu_mutex_unlock(&pmu_leak_lock);
+}
 
-    /* One copy in flight at a time: folds can come every instruction. */
-    if (next == env_cpu(env) || qatomic_read(p)) {
-        return;
+static void pmu_leak_take(CPUX86State *env)
+{
+    int me = env_cpu(env)->cpu_index;
+    uint64_t *seen = &pmu_leak_seen[me % PMU_LEAK_CPUS];
+    bool taken = false;
+
+    qemu_mutex_lock(&pmu_leak_lock);
+    if (pmu_leak_area.gen != *seen) {
+        *seen = pmu_leak_area.gen;
+        if (pmu_leak_area.src != me) {
+            memcpy(env->pmu.gp_ctr, pmu_leak_area.gp,
+                   sizeof(pmu_leak_area.gp));
+            memcpy(env->pmu.fixed_ctr, pmu_leak_area.fixed,
+                   sizeof(pmu_leak_area.fixed));
+            taken = true;
+        }
     }
-    qatomic_set(p, true);
-    l = g_new(PMULeak, 1);
-    l->pending = p;
-    memcpy(l->gp, env->pmu.gp_ctr, sizeof(l->gp));
-    memcpy(l->fixed, env->pmu.fixed_ctr, sizeof(l->fixed));
-    async_run_on_cpu(next, pmu_leak_work, RUN_ON_CPU_HOST_PTR(l));
+    qemu_mutex_unlock(&pmu_leak_lock);
+    if (taken) {
+        pmu_update(env);
+    }
+}
+
+static bool pmu_leaks(CPUX86State *env)
+{
+    return env->pmu.cfg.defect == X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS;
 }
 
 /*
@@ -367,8 +402,8 @@ static unsigned pmu_fold(CPUX86State *env, bool one_insn)
             pmis += x86pmu_count_bulk(&env->pmu, ring, t);
         }
         memset(a, 0, sizeof(*a));
-        if (env->pmu.cfg.defect == X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS) {
-            pmu_leak(env);
+        if (pmu_leaks(env)) {
+            pmu_leak_save(env);
         }
     }
     return pmis;
@@ -598,6 +633,9 @@ void x86_pmu_insn_end(CPUX86State *env, uint32_t self)
 
 int x86_pmu_rdmsr(CPUX86State *env, uint32_t msr, uint64_t *val)
 {
+    if (pmu_leaks(env)) {
+        pmu_leak_take(env);
+    }
     switch (x86pmu_rdmsr(&env->pmu, msr, val)) {
     case X86PMU_OK:
         return 1;
@@ -614,6 +652,9 @@ int x86_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
     unsigned pmis = 0;
     X86PMUAccess r;
 
+    if (pmu_leaks(env)) {
+        pmu_leak_take(env);
+    }
     /* IA32_PRED_CMD.IBPB forgets the branch targets (SDM vol. 4). */
     if (msr == 0x49 && (val & 1)) {
         pmu_sim_ibpb(cpu);
@@ -631,6 +672,9 @@ int x86_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
 
 bool x86_pmu_rdpmc(CPUX86State *env, uint32_t ecx, uint64_t *val)
 {
+    if (pmu_leaks(env)) {
+        pmu_leak_take(env);
+    }
     return x86pmu_rdpmc(&env->pmu, ecx, env->hflags & HF_CPL_MASK,
                         env->cr[4] & CR4_PCE_MASK, val) == X86PMU_OK;
 }

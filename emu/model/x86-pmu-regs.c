@@ -131,6 +131,7 @@ static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
             *edx &= ~((1u << 15) | (1u << 19));
             *edx |= c->hybrid ? 1u << 15 : 0;
         }
+        x86pmu_v6_cpuid(s, leaf, subleaf, eax, ebx, ecx, edx);
         break;
     case 0x0a:
         /* SDM vol. 2A, CPUID, "Architectural Performance Monitoring Leaf". */
@@ -157,19 +158,7 @@ static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
         }
         break;
     case 0x23:
-        /*
-         * Architectural Performance Monitoring Extended Leaf: sub-leaf 0
-         * EAX bit 1 says sub-leaf 1 (the counter bitmaps) is valid.
-         */
-        if (c->leaf23) {
-            *eax = *ebx = *ecx = *edx = 0;
-            if (subleaf == 0) {
-                *eax = 1u << 1;
-            } else if (subleaf == 1) {
-                *eax = c->leaf23_gp;
-                *ebx = c->leaf23_fixed;
-            }
-        }
+        x86pmu_v6_cpuid(s, leaf, subleaf, eax, ebx, ecx, edx);
         break;
     default:
         break;
@@ -188,10 +177,13 @@ static void cpuid_amd(const X86PMUState *s, uint32_t leaf,
         *ecx = (*ecx & ~(1u << 23)) | (c->perfctr_core ? 1u << 23 : 0);
         break;
     case 0x80000022:
-        /* Fn8000_0022: EAX[0] PerfMonV2, EBX[3:0] NumPerfCtrCore. */
+        /*
+         * Fn8000_0022: EAX[0] PerfMonV2, EAX[2] LbrAndPmcFreeze, EBX[3:0]
+         * NumPerfCtrCore.
+         */
         *eax = *ebx = *ecx = *edx = 0;
         if (c->perfmon_v2) {
-            *eax = 1;
+            *eax = 1 | (c->lbr_pmc_freeze ? 1u << 2 : 0);
             *ebx = c->num_gp & 0xf;
         }
         break;
@@ -252,15 +244,15 @@ static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
                msr == X86PMU_MSR_OFFCORE_RSP_1) {
         *reg = R_ABSENT;
     } else if (msr >= X86PMU_MSR_PMC0 &&
-               msr < X86PMU_MSR_PMC0 + X86PMU_MAX_GP) {
+               msr < X86PMU_MSR_PMC0 + X86PMU_LEGACY_GP) {
         *idx = msr - X86PMU_MSR_PMC0;
         *reg = x86pmu_gp_exists(s, *idx) ? R_PMC : R_ABSENT;
     } else if (msr >= X86PMU_MSR_PERFEVTSEL0 &&
-               msr < X86PMU_MSR_PERFEVTSEL0 + X86PMU_MAX_GP) {
+               msr < X86PMU_MSR_PERFEVTSEL0 + X86PMU_LEGACY_GP) {
         *idx = msr - X86PMU_MSR_PERFEVTSEL0;
         *reg = x86pmu_gp_exists(s, *idx) ? R_EVTSEL : R_ABSENT;
     } else if (msr >= X86PMU_MSR_A_PMC0 &&
-               msr < X86PMU_MSR_A_PMC0 + X86PMU_MAX_GP) {
+               msr < X86PMU_MSR_A_PMC0 + X86PMU_LEGACY_GP) {
         /* Only with IA32_PERF_CAPABILITIES[13] ("Full-Width Writes"). */
         *idx = msr - X86PMU_MSR_A_PMC0;
         *reg = x86pmu_gp_exists(s, *idx) && fw_write(s) ? R_APMC : R_ABSENT;
@@ -351,11 +343,12 @@ static uint64_t status_bits(const X86PMUState *s)
 
 /*
  * PERFEVTSEL bits that raise #GP: 63:32 (the model has no TSX, whose
- * IN_TX/IN_TXCP are 32/33) and AnyThread (21) before version 3.
+ * IN_TX/IN_TXCP are 32/33) but those CPUID.23H opens, and AnyThread (21)
+ * before version 3.
  */
 static uint64_t evtsel_reserved(const X86PMUState *s)
 {
-    uint64_t r = ~0xffffffffull;
+    uint64_t r = ~0xffffffffull & ~x86pmu_v6_evtsel_bits(s);
 
     if (s->cfg.version < 3) {
         r |= SEL_ANY;
@@ -376,7 +369,7 @@ static uint64_t fixed_ctrl_valid(const X86PMUState *s)
             v |= field << (4 * i);
         }
     }
-    return v;
+    return v | x86pmu_v6_fixed_ctrl_bits(s);
 }
 
 /*
@@ -409,6 +402,9 @@ static X86PMUAccess intel_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
     unsigned i;
 
     *val = 0;
+    if (x86pmu_v6_owns(msr)) {
+        return x86pmu_v6_rdmsr(s, msr, val);
+    }
     if (intel_decode(s, msr, &reg, &i) == X86PMU_NOT_MINE) {
         return X86PMU_NOT_MINE;
     }
@@ -472,15 +468,84 @@ static void clear_status(X86PMUState *s, uint64_t bits, unsigned *pmis)
     }
 }
 
+/*
+ * The full width, through IA32_A_PMCx or version 6's IA32_PMC_GPn_CTR;
+ * bits past it #GP, as KVM and kvm-unit-tests'
+ * check_gp_counters_write_width expect of hardware.
+ */
+X86PMUAccess x86pmu_write_gp_full(X86PMUState *s, unsigned x, uint64_t val)
+{
+    if (val & ~x86pmu_mask(s->cfg.gp_width)) {
+        return X86PMU_GP;
+    }
+    s->gp_ctr[x] = val & x86pmu_mask(x86pmu_gp_width(s));
+    return X86PMU_OK;
+}
+
+/* IA32_PERFEVTSELx, or version 6's IA32_PMC_GPn_CFG_A. */
+X86PMUAccess x86pmu_write_evtsel(X86PMUState *s, unsigned x, uint64_t val)
+{
+    if ((val & evtsel_reserved(s)) &&
+        !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
+        return X86PMU_GP;
+    }
+    s->gp_sel[x] = val;
+    s->edge_prev &= ~BIT64(x);
+    return X86PMU_OK;
+}
+
+/*
+ * IA32_FIXED_CTRi, or version 6's IA32_PMC_FXm_CTR: "Bits beyond the
+ * width of the fixed-function counter are reserved and must be written
+ * as zeros" (SDM vol. 3B, "Architectural Performance Monitoring Version
+ * 2"): #GP.  KVM truncates instead.
+ */
+X86PMUAccess x86pmu_write_fixed(X86PMUState *s, unsigned i, uint64_t val)
+{
+    if (val & ~x86pmu_mask(s->cfg.fixed_width)) {
+        if (!x86pmu_quirk(s, X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED)) {
+            return X86PMU_GP;
+        }
+    }
+    s->fixed_ctr[i] = val & x86pmu_mask(x86pmu_fixed_width(s));
+    return X86PMU_OK;
+}
+
+/*
+ * A defect: a write to a counter while it counts is dropped (a vPMU that
+ * only loads counter values when it reprograms a stopped counter).
+ */
+static bool write_dropped(const X86PMUState *s, unsigned idx)
+{
+    bool en = idx < 32 ? (s->gp_sel[idx] & SEL_EN) != 0 :
+              (FIXED_FIELD(s->fixed_ctrl, idx - 32) &
+               (FIXED_OS | FIXED_USR)) != 0;
+    bool has_global = x86pmu_is_amd(s) ? s->cfg.perfmon_v2 :
+                      s->cfg.version >= 2;
+    bool global = !has_global || ((s->global_ctrl >> idx) & 1);
+
+    return x86pmu_defect(s, X86PMU_DEFECT_RUNNING_COUNTER_WRITE_DROPPED) &&
+           en && global;
+}
+
 static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
                                 unsigned *pmis)
 {
-    unsigned gpw = x86pmu_gp_width(s), fxw = x86pmu_fixed_width(s);
+    unsigned gpw = x86pmu_gp_width(s);
     IntelReg reg;
     unsigned i;
 
+    if (x86pmu_v6_owns(msr)) {
+        return x86pmu_v6_wrmsr(s, msr, val);
+    }
     if (intel_decode(s, msr, &reg, &i) == X86PMU_NOT_MINE) {
         return X86PMU_NOT_MINE;
+    }
+    if ((reg == R_PMC || reg == R_APMC) && write_dropped(s, i)) {
+        return X86PMU_OK;
+    }
+    if (reg == R_FIXED && write_dropped(s, X86PMU_FIXED_IDX(i))) {
+        return X86PMU_OK;
     }
     switch (reg) {
     case R_ABSENT:
@@ -499,37 +564,11 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         }
         break;
     case R_APMC:
-        /*
-         * The full width; bits past it #GP, as KVM and kvm-unit-tests'
-         * check_gp_counters_write_width expect of hardware.
-         */
-        if (val & ~x86pmu_mask(s->cfg.gp_width)) {
-            return X86PMU_GP;
-        }
-        s->gp_ctr[i] = val & x86pmu_mask(gpw);
-        break;
+        return x86pmu_write_gp_full(s, i, val);
     case R_EVTSEL:
-        if ((val & evtsel_reserved(s)) &&
-            !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
-            return X86PMU_GP;
-        }
-        s->gp_sel[i] = val;
-        s->edge_prev &= ~BIT64(i);
-        break;
+        return x86pmu_write_evtsel(s, i, val);
     case R_FIXED:
-        /*
-         * "Bits beyond the width of the fixed-function counter are
-         * reserved and must be written as zeros" (SDM vol. 3B,
-         * "Architectural Performance Monitoring Version 2"): #GP.  KVM
-         * truncates instead.
-         */
-        if (val & ~x86pmu_mask(s->cfg.fixed_width)) {
-            if (!x86pmu_quirk(s, X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED)) {
-                return X86PMU_GP;
-            }
-        }
-        s->fixed_ctr[i] = val & x86pmu_mask(fxw);
-        break;
+        return x86pmu_write_fixed(s, i, val);
     case R_FIXED_CTRL:
         if (val & ~fixed_ctrl_valid(s)) {
             return X86PMU_GP;
@@ -538,7 +577,10 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         s->edge_prev &= 0xffffffffull;
         break;
     case R_CTRL:
-        if (val & ~x86pmu_counter_bits(s)) {
+        /* Bit 48 lets PERF_METRICS count (x86-pmu-v6.c). */
+        if (val & ~(x86pmu_counter_bits(s) |
+                    (x86pmu_perf_metrics_exist(s) ?
+                     X86PMU_GLOBAL_PERF_METRICS : 0))) {
             return X86PMU_GP;
         }
         s->global_ctrl = val;
@@ -578,14 +620,19 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
  * architectural PMU and raises #GP, like any counter that does not exist
  * (KVM commit 5728a4a0ea79 records that bare metal does so).
  */
-static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
+static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
+                                uint64_t *val)
 {
     bool fixed = (ecx >> 30) & 1, fast = ecx >> 31;
     uint32_t idx = ecx & 0x3fffffff;
+    X86PMUAccess r;
     uint64_t v;
 
     if (s->cfg.version == 0) {
         return X86PMU_GP;
+    }
+    if (x86pmu_v6_rdpmc_metrics(s, ecx, val, &r)) {
+        return r;
     }
     if (fast && !x86pmu_quirk(s, X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED)) {
         return X86PMU_GP;
@@ -602,6 +649,9 @@ static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
     }
     /* Older KVM masked ECX[31:30] off and returned the low 32 bits. */
     *val = fast ? (uint32_t)v : v;
+    if (cpl > 0 && x86pmu_v6_user_disabled(s, fixed, idx)) {
+        *val = 0;
+    }
     return X86PMU_OK;
 }
 
@@ -615,6 +665,7 @@ typedef enum AmdReg {
     A_CTL_GLOBAL,
     A_STATUS_CLR,
     A_STATUS_SET,
+    A_DEBUGCTL,
 } AmdReg;
 
 /*
@@ -651,6 +702,13 @@ static X86PMUAccess amd_decode(const X86PMUState *s, uint32_t msr,
             };
             *reg = v2[msr - X86PMU_MSR_AMD_GLOBAL_STATUS];
         }
+        /* A defect: KVM before 68e61f6fd656 had no StatusSet (#GP). */
+        if (*reg == A_STATUS_SET &&
+            x86pmu_defect(s, X86PMU_DEFECT_AMD_STATUS_SET_ABSENT)) {
+            *reg = A_ABSENT;
+        }
+    } else if (msr == X86PMU_MSR_DEBUGCTL && x86pmu_amd_debugctl_valid(s)) {
+        *reg = A_DEBUGCTL;      /* LbrAndPmcFreeze's FLBRI (x86-pmu-amd.c) */
     } else {
         return X86PMU_NOT_MINE;
     }
@@ -660,8 +718,8 @@ static X86PMUAccess amd_decode(const X86PMUState *s, uint32_t msr,
 /*
  * PerfEvtSel bits the APM marks reserved: 19, 21, 39:36, 63:42, and
  * EventSelect[11:8] (35:32) before family 10h.  GuestOnly/HostOnly (40/41)
- * are stored; the model counts no nested guests, so they change nothing.
- * The model raises #GP on them as it does for Intel; KVM drops them.
+ * are stored and count as x86-pmu-amd.c says.  The model raises #GP on
+ * reserved bits as it does for Intel; KVM drops them.
  */
 static uint64_t amd_evtsel_reserved(const X86PMUState *s)
 {
@@ -701,15 +759,26 @@ static X86PMUAccess amd_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
     case A_STATUS_CLR:
     case A_STATUS_SET:
         break;
+    case A_DEBUGCTL:
+        *val = s->debugctl;
+        break;
     }
     return X86PMU_OK;
 }
+
+/*
+ * What KVM lets a guest keep of PerfEvtSel (Linux arch/x86/kvm/svm/pmu.c,
+ * reserved mask 0xfffffff000280000): bits 19, 21 and 63:36 go, GuestOnly
+ * and HostOnly among them.
+ */
+#define KVM_AMD_EVTSEL_DROPPED 0xfffffff000280000ull
 
 static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
                               unsigned *pmis)
 {
     bool drop = x86pmu_quirk(s, X86PMU_QUIRK_KVM_AMD_RESERVED_BITS_DROPPED);
     uint64_t ctrs = x86pmu_counter_bits(s);
+    uint64_t status = x86pmu_amd_status_bits(s);
     AmdReg reg;
     unsigned n;
 
@@ -720,12 +789,11 @@ static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
     case A_ABSENT:
         return X86PMU_GP;
     case A_CTL:
-        if ((val & amd_evtsel_reserved(s)) &&
-            !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
-            if (!drop) {
-                return X86PMU_GP;
-            }
-            val &= ~amd_evtsel_reserved(s);
+        if (drop) {
+            val &= ~KVM_AMD_EVTSEL_DROPPED;
+        } else if ((val & amd_evtsel_reserved(s)) &&
+                   !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
+            return X86PMU_GP;
         }
         s->gp_sel[n] = val;
         s->edge_prev &= ~BIT64(n);
@@ -734,6 +802,9 @@ static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         /* 48 bits; the model raises #GP on 63:48, KVM truncates. */
         if (val & ~x86pmu_mask(X86PMU_AMD_WIDTH) && !drop) {
             return X86PMU_GP;
+        }
+        if (write_dropped(s, n)) {
+            return X86PMU_OK;
         }
         s->gp_ctr[n] = val & x86pmu_mask(x86pmu_gp_width(s));
         break;
@@ -749,24 +820,30 @@ static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
     case A_STATUS:
         return drop ? X86PMU_OK : X86PMU_GP;     /* read-only */
     case A_STATUS_CLR:
-        if (val & ~ctrs) {
+        if (val & ~status) {
             if (!drop) {
                 return X86PMU_GP;
             }
-            val &= ctrs;
+            val &= status;
         }
         clear_status(s, val, pmis);
         break;
     case A_STATUS_SET:
-        if (val & ~ctrs) {
+        if (val & ~status) {
             if (!drop) {
                 return X86PMU_GP;
             }
-            val &= ctrs;
+            val &= status;
         }
         if (!x86pmu_defect(s, X86PMU_DEFECT_STATUS_SET_IGNORED)) {
             s->global_status |= val;
         }
+        break;
+    case A_DEBUGCTL:
+        if (val & ~x86pmu_amd_debugctl_valid(s)) {
+            return X86PMU_GP;
+        }
+        s->debugctl = val;
         break;
     }
     return X86PMU_OK;
@@ -812,5 +889,5 @@ X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
         return X86PMU_GP;
     }
     return x86pmu_is_amd(s) ? amd_rdpmc(s, ecx, val) :
-                              intel_rdpmc(s, ecx, val);
+                              intel_rdpmc(s, ecx, cpl, val);
 }

@@ -56,6 +56,12 @@ static const V6Shape v6_shapes[] = {
       X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE },
 };
 
+const char *x86pmu_shape_name(unsigned i)
+{
+    return i < sizeof(v6_shapes) / sizeof(v6_shapes[0]) ? v6_shapes[i].name :
+           NULL;
+}
+
 const char *x86pmu_shape_named(const char *name, X86PMUConfig *c)
 {
     unsigned i;

@@ -362,6 +362,8 @@ void x86pmu_set_svm(X86PMUState *s, bool svme, bool guest);
  * core types): fills *cfg and returns its description, or NULL.
  */
 const char *x86pmu_shape_named(const char *name, X86PMUConfig *cfg);
+/* The i-th named shape's name; NULL past the last. */
+const char *x86pmu_shape_name(unsigned i);
 
 /* --- Counting (x86-pmu-count.c) --- */
 

@@ -439,7 +439,7 @@ static const char *const defect_names[X86PMU_DEFECT_NUM] = {
     [X86PMU_DEFECT_NMI_DELIVERED_AS_FIXED] = "nmi-delivered-as-fixed",
     [X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS] =
         "branches-count-instructions",
-    [X86PMU_DEFECT_V6_ALIAS_OFF_BY_ONE] = "v6-alias-off-by-one",
+    [X86PMU_DEFECT_V6_ALIAS_WRAPS_PAST_7] = "v6-alias-wraps-past-7",
     [X86PMU_DEFECT_EVTSEL_EXTENSIONS_REFUSED] = "evtsel-extensions-refused",
     [X86PMU_DEFECT_RDPMC_USER_DISABLE_IGNORED] = "rdpmc-user-disable-ignored",
     [X86PMU_DEFECT_ACR_CAUSE_UNCHECKED] = "acr-cause-unchecked",

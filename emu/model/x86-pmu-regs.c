@@ -130,6 +130,7 @@ static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
             /* EDX[15] hybrid; EDX[19] architectural LBRs: not emulated. */
             *edx &= ~((1u << 15) | (1u << 19));
             *edx |= c->hybrid ? 1u << 15 : 0;
+            *edx |= c->ibpb ? 1u << 26 : 0;     /* IBRS and IBPB */
         }
         x86pmu_v6_cpuid(s, leaf, subleaf, eax, ebx, ecx, edx);
         break;
@@ -175,6 +176,10 @@ static void cpuid_amd(const X86PMUState *s, uint32_t leaf,
     case 0x80000001:
         /* Fn8000_0001_ECX[23] PerfCtrExtCore (APM vol. 3, appendix E). */
         *ecx = (*ecx & ~(1u << 23)) | (c->perfctr_core ? 1u << 23 : 0);
+        break;
+    case 0x80000008:
+        /* Fn8000_0008_EBX[12] IBPB (APM vol. 3, appendix E). */
+        *ebx |= c->ibpb ? 1u << 12 : 0;
         break;
     case 0x80000022:
         /*

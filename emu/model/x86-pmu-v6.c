@@ -418,20 +418,16 @@ static bool v6_decode(const X86PMUState *s, uint32_t msr, unsigned *idx,
     return *reg != V6_CFG_A && x86pmu_fixed_exists(s, *idx - 32);
 }
 
-/* A defect: the GP aliases lead to the next counter's registers. */
+/*
+ * A defect: an emulation that keeps 8 counters' registers, so the aliases
+ * of GP 8 and up lead to GP 0 and up.
+ */
 static unsigned alias_target(const X86PMUState *s, unsigned idx)
 {
-    unsigned n;
-
-    if (idx >= 32 || !x86pmu_defect(s, X86PMU_DEFECT_V6_ALIAS_OFF_BY_ONE)) {
+    if (idx >= 32 || !x86pmu_defect(s, X86PMU_DEFECT_V6_ALIAS_WRAPS_PAST_7)) {
         return idx;
     }
-    for (n = idx + 1; n < X86PMU_MAX_GP; n++) {
-        if (x86pmu_gp_exists(s, n)) {
-            return n;
-        }
-    }
-    return 0;
+    return idx % X86PMU_LEGACY_GP;
 }
 
 X86PMUAccess x86pmu_v6_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)

@@ -182,7 +182,7 @@ typedef enum X86PMUDefect {
     X86PMU_DEFECT_NMI_DELIVERED_AS_FIXED,
     X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS,
     /* Version 6 and CPUID.23H (x86-pmu-v6.c). */
-    X86PMU_DEFECT_V6_ALIAS_OFF_BY_ONE,
+    X86PMU_DEFECT_V6_ALIAS_WRAPS_PAST_7,
     X86PMU_DEFECT_EVTSEL_EXTENSIONS_REFUSED,
     X86PMU_DEFECT_RDPMC_USER_DISABLE_IGNORED,
     X86PMU_DEFECT_ACR_CAUSE_UNCHECKED,
@@ -240,6 +240,12 @@ typedef struct X86PMUConfig {
     bool lbr_pmc_freeze;        /* Fn8000_0022_EAX[2] LbrAndPmcFreeze */
     /* The cycle model: top-down slots issued per core cycle. */
     uint8_t slots_per_cycle;
+    /*
+     * CPUID says IA32_PRED_CMD.IBPB exists (Intel CPUID.(07H,0):EDX[26],
+     * AMD Fn8000_0008_EBX[12]): the emulator's branch predictor model
+     * forgets its targets on it.
+     */
+    bool ibpb;
     /* Deviations from the manuals. */
     uint32_t quirks;            /* X86PMU_QUIRK_* */
     X86PMUDefect defect;

@@ -147,7 +147,8 @@ static void amd_decode_caps(struct pmu_caps *c)
 	if (c->amd_ext_core && max_ext >= CPUID_AMD_PERFMON) {
 		pmu_hw_cpuid(CPUID_AMD_PERFMON, 0, &r);
 		c->amd_perfmon_v2 = (r.eax >> CPUID_80000022_EAX_PERFMON_V2_BIT) & 1;
-		c->amd_lbr_pmc_freeze = c->amd_perfmon_v2 && ((r.eax >> CPUID_80000022_EAX_LBR_PMC_FREEZE_BIT) & 1);
+		c->amd_lbr_pmc_freeze = c->amd_perfmon_v2 &&
+					((r.eax >> CPUID_80000022_EAX_LBR_PMC_FREEZE_BIT) & 1);
 		v2_counters = BITS(r.ebx, 3, 0);
 	}
 

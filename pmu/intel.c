@@ -238,8 +238,9 @@ static int intel_check_filters(const struct pmu_caps *c, const struct pmu_event_
 			     "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
 			     c->version);
 	if (err == PMU_OK && (a->host_only || a->guest_only))
-		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
-			     "host_only/guest_only are AMD PerfEvtSel bits 41/40 (APM vol. 2, 13.2); Intel has none");
+		return kerrf(
+			why, whylen, PMU_E_UNSUPPORTED,
+			"host_only/guest_only are AMD PerfEvtSel bits 41/40 (APM vol. 2, 13.2); Intel has none");
 	return err;
 }
 

@@ -36,7 +36,7 @@ void intel_v6_decode_leaf23(struct pmu_caps *c)
 		if ((c->leaf23_valid >> n) & 1)
 			pmu_hw_cpuid(CPUID_23_LEAF, n, &c->leaf23_regs[n]);
 	c->v6_features = c->leaf23_regs[0].ebx & (BIT(CPUID_23_EBX_UMASK2_BIT) | BIT(CPUID_23_EBX_EQ_BIT) |
-					     BIT(CPUID_23_EBX_RDPMC_USER_DISABLE_BIT));
+						  BIT(CPUID_23_EBX_RDPMC_USER_DISABLE_BIT));
 
 	if ((c->leaf23_valid >> CPUID_23_COUNTERS_SUBLEAF) & 1) {
 		r = c->leaf23_regs[CPUID_23_COUNTERS_SUBLEAF];
@@ -99,9 +99,10 @@ void intel_v6_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 
 	if (!c->arch_perfmon_ext) {
 		if (c->version >= 6) {
-			ksnprintf(buf, sizeof(buf),
-				  "%sversion %u without CPUID.23H (CPUID.(07H,1):EAX[8]=0): counters as CPUID.0AH says",
-				  prefix, c->version);
+			ksnprintf(
+				buf, sizeof(buf),
+				"%sversion %u without CPUID.23H (CPUID.(07H,1):EAX[8]=0): counters as CPUID.0AH says",
+				prefix, c->version);
 			out(ctx, buf);
 		}
 		return;
@@ -113,22 +114,24 @@ void intel_v6_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 		out(ctx, buf);
 		return;
 	}
-	ksnprintf(buf, sizeof(buf),
-		  "%sCPUID.23H.0: EAX=%#x (sub-leaves valid), EBX=%#x (UMASK2 %s, EQ %s, RDPMC user disable %s), ECX=%#x, EDX=%#x",
-		  prefix, s[0].eax, s[0].ebx, (c->v6_features >> CPUID_23_EBX_UMASK2_BIT) & 1 ? "yes" : "no",
-		  (c->v6_features >> CPUID_23_EBX_EQ_BIT) & 1 ? "yes" : "no",
-		  (c->v6_features >> CPUID_23_EBX_RDPMC_USER_DISABLE_BIT) & 1 ? "yes" : "no", s[0].ecx,
-		  s[0].edx);
+	ksnprintf(
+		buf, sizeof(buf),
+		"%sCPUID.23H.0: EAX=%#x (sub-leaves valid), EBX=%#x (UMASK2 %s, EQ %s, RDPMC user disable %s), ECX=%#x, EDX=%#x",
+		prefix, s[0].eax, s[0].ebx, (c->v6_features >> CPUID_23_EBX_UMASK2_BIT) & 1 ? "yes" : "no",
+		(c->v6_features >> CPUID_23_EBX_EQ_BIT) & 1 ? "yes" : "no",
+		(c->v6_features >> CPUID_23_EBX_RDPMC_USER_DISABLE_BIT) & 1 ? "yes" : "no", s[0].ecx,
+		s[0].edx);
 	out(ctx, buf);
 	if ((c->leaf23_valid >> CPUID_23_COUNTERS_SUBLEAF) & 1) {
-		ksnprintf(buf, sizeof(buf), "%sCPUID.23H.1: GP counters %#x, fixed counters %#x", prefix, s[1].eax,
-			  s[1].ebx);
+		ksnprintf(buf, sizeof(buf), "%sCPUID.23H.1: GP counters %#x, fixed counters %#x", prefix,
+			  s[1].eax, s[1].ebx);
 		out(ctx, buf);
 	}
 	if ((c->leaf23_valid >> CPUID_23_ACR_SUBLEAF) & 1) {
-		ksnprintf(buf, sizeof(buf),
-			  "%sCPUID.23H.2 auto counter reload: reloadable GP %#x fixed %#x, cause GP %#x fixed %#x",
-			  prefix, s[2].eax, s[2].ebx, s[2].ecx, s[2].edx);
+		ksnprintf(
+			buf, sizeof(buf),
+			"%sCPUID.23H.2 auto counter reload: reloadable GP %#x fixed %#x, cause GP %#x fixed %#x",
+			prefix, s[2].eax, s[2].ebx, s[2].ecx, s[2].edx);
 		out(ctx, buf);
 	}
 	if ((c->leaf23_valid >> CPUID_23_EVENTS_SUBLEAF) & 1) {
@@ -137,19 +140,21 @@ void intel_v6_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 		out(ctx, buf);
 	}
 	if ((c->leaf23_valid >> CPUID_23_PEBS_CAPS_SUBLEAF) & 1) {
-		ksnprintf(buf, sizeof(buf), "%sCPUID.23H.4 arch-PEBS capabilities: EBX=%#x (not driven)", prefix,
-			  s[4].ebx);
+		ksnprintf(buf, sizeof(buf), "%sCPUID.23H.4 arch-PEBS capabilities: EBX=%#x (not driven)",
+			  prefix, s[4].ebx);
 		out(ctx, buf);
 	}
 	if ((c->leaf23_valid >> CPUID_23_PEBS_COUNTERS_SUBLEAF) & 1) {
-		ksnprintf(buf, sizeof(buf),
-			  "%sCPUID.23H.5 arch-PEBS counters: GP %#x (PDIST %#x), fixed %#x (PDIST %#x) (not driven)",
-			  prefix, s[5].eax, s[5].ebx, s[5].ecx, s[5].edx);
+		ksnprintf(
+			buf, sizeof(buf),
+			"%sCPUID.23H.5 arch-PEBS counters: GP %#x (PDIST %#x), fixed %#x (PDIST %#x) (not driven)",
+			prefix, s[5].eax, s[5].ebx, s[5].ecx, s[5].edx);
 		out(ctx, buf);
 	}
 	if (c->leaf23_valid >> CPUID_23_SUBLEAVES) {
-		ksnprintf(buf, sizeof(buf), "%sCPUID.23H.0:EAX sub-leaves past 5 valid (%#x): unknown to pmutest",
-			  prefix, c->leaf23_valid);
+		ksnprintf(buf, sizeof(buf),
+			  "%sCPUID.23H.0:EAX sub-leaves past 5 valid (%#x): unknown to pmutest", prefix,
+			  c->leaf23_valid);
 		out(ctx, buf);
 	}
 }

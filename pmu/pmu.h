@@ -178,14 +178,14 @@ struct pmu_caps {
 	bool amd_lbr_pmc_freeze; /* CPUID 0x80000022:EAX[2] */
 
 	/* Version 6 and CPUID.23H (pmu/intel_v6.c). */
-	bool arch_perfmon_ext;       /* CPUID.(07H,1):EAX[8]: leaf 23H exists */
-	uint32_t leaf23_valid;       /* 23.0 EAX: bit n = sub-leaf n valid */
+	bool arch_perfmon_ext;            /* CPUID.(07H,1):EAX[8]: leaf 23H exists */
+	uint32_t leaf23_valid;            /* 23.0 EAX: bit n = sub-leaf n valid */
 	struct cpuid_regs leaf23_regs[6]; /* sub-leaves 0-5 as read (0 when not valid) */
-	uint32_t v6_features;        /* 23.0 EBX: UMASK2, EQ, RDPMC user disable */
-	uint64_t acr_reload;         /* 23.2 EAX | EBX << 32 (GLOBAL_CTRL layout) */
-	uint64_t acr_cause;          /* 23.2 ECX | EDX << 32 */
-	bool events_from_leaf23;     /* events_avail came from 23.3 EAX */
-	bool v6_msrs;                /* the counters are driven through 0x1900 + 4n */
+	uint32_t v6_features;             /* 23.0 EBX: UMASK2, EQ, RDPMC user disable */
+	uint64_t acr_reload;              /* 23.2 EAX | EBX << 32 (GLOBAL_CTRL layout) */
+	uint64_t acr_cause;               /* 23.2 ECX | EDX << 32 */
+	bool events_from_leaf23;          /* events_avail came from 23.3 EAX */
+	bool v6_msrs;                     /* the counters are driven through 0x1900 + 4n */
 };
 
 static inline uint64_t pmu_width_mask(unsigned width)
@@ -261,9 +261,9 @@ struct pmu_event_attr {
 	uint16_t event; /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
 	uint8_t umask, cmask;
 	bool usr, os, edge, inv, any, intr;
-	uint64_t offcore_rsp;     /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
-	uint64_t period;          /* sampling period; 0 = counting (kept for sampling) */
-	enum pmu_arch_event arch; /* the named event it came from, or PMU_ARCH_NONE */
+	uint64_t offcore_rsp;       /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
+	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
+	enum pmu_arch_event arch;   /* the named event it came from, or PMU_ARCH_NONE */
 	bool host_only, guest_only; /* AMD PerfEvtSel HostOnly (41) / GuestOnly (40) */
 };
 

@@ -23,6 +23,7 @@
 #define EFER_LME_BIT 8
 #define EFER_LMA_BIT 10
 #define EFER_NXE_BIT 11
+#define EFER_SVME_BIT 12 /* AMD: SVM enable (APM vol. 2, "Extended Feature Enable Register") */
 #define MSR_FS_BASE 0xc0000100
 #define MSR_GS_BASE 0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102

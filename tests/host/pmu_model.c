@@ -597,9 +597,11 @@ static uint64_t *pmu_reg(struct model_cpu *m, uint32_t msr)
 	if (msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + X86PMU_LEGACY_GP)
 		return &s->gp_sel[msr - MSR_IA32_PERFEVTSEL0];
 	if (msr >= MSR_IA32_PMC_V6_GP0_CTR && msr < MSR_IA32_PMC_V6_GP0_CTR + 4 * X86PMU_MAX_GP)
-		return (msr - MSR_IA32_PMC_V6_GP0_CTR) % 4 == 0 ? &s->gp_ctr[(msr - MSR_IA32_PMC_V6_GP0_CTR) / 4]
-		       : (msr - MSR_IA32_PMC_V6_GP0_CTR) % 4 == 1 ? &s->gp_sel[(msr - MSR_IA32_PMC_V6_GP0_CTR) / 4]
-								  : NULL;
+		return (msr - MSR_IA32_PMC_V6_GP0_CTR) % 4 == 0
+			       ? &s->gp_ctr[(msr - MSR_IA32_PMC_V6_GP0_CTR) / 4]
+		       : (msr - MSR_IA32_PMC_V6_GP0_CTR) % 4 == 1
+			       ? &s->gp_sel[(msr - MSR_IA32_PMC_V6_GP0_CTR) / 4]
+			       : NULL;
 	if (msr >= MSR_IA32_PMC_V6_FX0_CTR && msr < MSR_IA32_PMC_V6_FX0_CTR + 4 * X86PMU_MAX_FIXED &&
 	    (msr - MSR_IA32_PMC_V6_FX0_CTR) % 4 == 0)
 		return &s->fixed_ctr[(msr - MSR_IA32_PMC_V6_FX0_CTR) / 4];

@@ -19,15 +19,15 @@ enum model_amd_profile {
 };
 
 struct model_amd_config {
-	const char *vendor;   /* "AuthenticAMD" or "HygonGenuine" */
-	uint32_t signature;   /* CPUID Fn0000_0001_EAX */
-	bool hypervisor;      /* CPUID Fn0000_0001_ECX[31] */
-	bool ext_core;        /* CPUID Fn8000_0001_ECX[23] PerfCtrExtCore */
-	bool perfmon_v2;      /* CPUID Fn8000_0022_EAX[0] */
-	bool lbr_pmc_freeze;  /* CPUID Fn8000_0022_EAX[2] */
-	uint8_t v2_counters;  /* CPUID Fn8000_0022_EBX[3:0] */
-	bool svm;             /* CPUID Fn8000_0001_ECX[2] */
-	bool ignores_writes;  /* legacy MSRs drop writes and read 0; RDPMC #GP (KVM, no vPMU) */
+	const char *vendor;  /* "AuthenticAMD" or "HygonGenuine" */
+	uint32_t signature;  /* CPUID Fn0000_0001_EAX */
+	bool hypervisor;     /* CPUID Fn0000_0001_ECX[31] */
+	bool ext_core;       /* CPUID Fn8000_0001_ECX[23] PerfCtrExtCore */
+	bool perfmon_v2;     /* CPUID Fn8000_0022_EAX[0] */
+	bool lbr_pmc_freeze; /* CPUID Fn8000_0022_EAX[2] */
+	uint8_t v2_counters; /* CPUID Fn8000_0022_EBX[3:0] */
+	bool svm;            /* CPUID Fn8000_0001_ECX[2] */
+	bool ignores_writes; /* legacy MSRs drop writes and read 0; RDPMC #GP (KVM, no vPMU) */
 };
 
 #define MODEL_AMD_WIDTH 48

@@ -122,8 +122,9 @@ HT_TEST(cpu_term_errors_name_the_token)
 	CHECK_BAD("cpu/event=0xc0,,umask=1/", "empty term in the cpu/.../ list");
 	CHECK_BAD("cpu//", "empty term in the cpu/.../ list");
 	CHECK_BAD("cpu/event=0xc0,/", "empty term in the cpu/.../ list");
-	CHECK_BAD("cpu/foo=1,event=1/",
-		  "unknown term 'foo' (known: event umask cmask usr os edge inv any int period offcore_rsp host_only guest_only)");
+	CHECK_BAD(
+		"cpu/foo=1,event=1/",
+		"unknown term 'foo' (known: event umask cmask usr os edge inv any int period offcore_rsp host_only guest_only)");
 	CHECK_BAD("cpu/event=0xc0,event=1/", "duplicate term 'event'");
 	CHECK_BAD("cpu/event=zz/", "term 'event=zz': 'zz' is not a number (decimal or 0x hex)");
 	CHECK_BAD("cpu/event=0x/", "term 'event=0x': '0x' is not a number (decimal or 0x hex)");

@@ -115,18 +115,22 @@ HT_TEST(lunar_lake_core_types_from_leaf_23)
 
 	printed[0] = '\0';
 	pmu_caps_print(e, "", collect, NULL);
-	HT_CHECK(strstr(printed,
-			"CPUID.23H.0: EAX=0xf (sub-leaves valid), EBX=0x3 (UMASK2 yes, EQ yes, RDPMC user disable no), ECX=0, EDX=0\n") !=
-			 NULL,
-		 "%s", printed);
-	HT_CHECK(strstr(printed, "CPUID.23H.1: GP counters 0xff, fixed counters 0x77\n") != NULL, "%s", printed);
+	HT_CHECK(
+		strstr(printed,
+		       "CPUID.23H.0: EAX=0xf (sub-leaves valid), EBX=0x3 (UMASK2 yes, EQ yes, RDPMC user disable no), ECX=0, EDX=0\n") !=
+			NULL,
+		"%s", printed);
+	HT_CHECK(strstr(printed, "CPUID.23H.1: GP counters 0xff, fixed counters 0x77\n") != NULL, "%s",
+		 printed);
 	HT_CHECK(
 		strstr(printed,
 		       "CPUID.23H.2 auto counter reload: reloadable GP 0xfc fixed 0x3, cause GP 0xfc fixed 0x3\n") !=
 			NULL,
 		"%s", printed);
-	HT_CHECK(strstr(printed, "CPUID.23H.3: architectural events supported 0x1f7f\n") != NULL, "%s", printed);
-	HT_CHECK(strstr(printed, "registers: PERFEVTSEL0 0x1901, counter0 0x1900 (writes via 0x1900), stride 4") !=
+	HT_CHECK(strstr(printed, "CPUID.23H.3: architectural events supported 0x1f7f\n") != NULL, "%s",
+		 printed);
+	HT_CHECK(strstr(printed,
+			"registers: PERFEVTSEL0 0x1901, counter0 0x1900 (writes via 0x1900), stride 4") !=
 			 NULL,
 		 "%s", printed);
 }
@@ -191,7 +195,8 @@ HT_TEST(leaf_23_needs_arch_perfmon_ext)
 	HT_CHECK(p->v6_msrs, "version 6: the v6 map all the same");
 	printed[0] = '\0';
 	pmu_caps_print(p, "", collect, NULL);
-	HT_CHECK(strstr(printed, "version 6 without CPUID.23H (CPUID.(07H,1):EAX[8]=0)") != NULL, "%s", printed);
+	HT_CHECK(strstr(printed, "version 6 without CPUID.23H (CPUID.(07H,1):EAX[8]=0)") != NULL, "%s",
+		 printed);
 }
 
 /* Architectural v1 (no GLOBAL_STATUS): the handler infers the overflow of

@@ -7,8 +7,10 @@ run's value).
 Measured: boot-to-exit wall time per boot path (QEMU start to QEMU exit,
 which comes right after the summary line), AP bring-up guest time (the
 kernel's own TSC figure from its log) for -smp 4/64/255, the PMI handler's
-cost and the sample rate where there is a PMU, image sizes, the measurement
-bracket, and the host benchmarks the tree provides (build/host/bench_*).
+cost and the sample rate where there is a PMU, the PMU's cost map
+(pmu.cost.table's "# cost:" rows, on KVM and on the emulated PMU), image
+sizes, the measurement bracket, and the host benchmarks the tree provides
+(build/host/bench_*).
 Figures, not pass/fail: the machines are noisy, so nothing here is asserted."""
 import datetime
 import json
@@ -24,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import REPO_ROOT
+from .profiles import ProfileError, emulated_qemu, find_profile
 from .qemu import QEMU, QemuConfig, build_qemu_command, find_ovmf, kvm_unusable_reason, private_ovmf
 from .verdict import STATUS_ALL_SKIP, STATUS_FAIL, STATUS_PASS
 
@@ -33,6 +36,11 @@ BRINGUP = re.compile(r'^# smp: AP bring-up took (\d+) us')
 PMI_COST = re.compile(r'^# pmi: cpu (\d+) handler cost: mean (\d+) TSC ticks \((\d+) ns\)')
 SAMPLES = re.compile(r'^# sample-mode: cpu (\d+): (\d+) samples, (\d+) lost')
 SKIP = re.compile(r'ok \d+ sample\.run # SKIP (.*)$')
+# pmu.cost.table's rows (tests/pmu_cost.c), on CPU 0.
+COST = re.compile(r'^# cost: cpu0 (.+) median (\d+) min (\d+) p90 (\d+) TSC ticks')
+COST_SKIP = re.compile(r'ok \d+ pmu\.cost\.table@cpu0\S* # SKIP (.*)$')
+# The emulated PMU the cost map also runs on (emu/profiles.list).
+COST_PROFILE = 'intel-v4'
 
 
 @dataclass
@@ -149,6 +157,44 @@ def pmi_figures(kernel, tmp, kvm_cpu, kvm_reason):
     return [cost, rate]
 
 
+def cost_figures(kernel, tmp, kvm_cpu, kvm_reason):
+    """The cost map's rows (TSC ticks, median of each run's median), on KVM
+    and on the emulated PMU: where RDPMC and the PMU MSRs trap and where
+    they run natively (README.md, "Reading the cost map")."""
+    envs = []
+    if kvm_cpu:
+        envs.append(('KVM', QemuConfig(kernel=kernel, smp=1, accel='kvm', cpu=kvm_cpu,
+                                       append='tests=pmu.cost.*'), None))
+    else:
+        envs.append(('KVM', None, 'no usable KVM here (%s)' % kvm_reason))
+    try:
+        profile = find_profile(COST_PROFILE)
+        envs.append(('emulated %s' % COST_PROFILE,
+                     QemuConfig(qemu=emulated_qemu(), kernel=kernel, smp=1, accel='tcg',
+                                cpu=profile.cpu, append='tests=pmu.cost.*'), None))
+    except ProfileError as e:
+        envs.append(('emulated %s' % COST_PROFILE, None, str(e)))
+    figures = []
+    for env, cfg, why in envs:
+        rows = {}
+        for _ in range(RUNS if cfg else 0):
+            _wall, text, _ok = boot(cfg, tmp)
+            for line in text.splitlines():
+                line = line.strip()
+                m = COST.match(line)
+                if m:
+                    rows.setdefault(m.group(1), []).append(int(m.group(2)))
+                m = COST_SKIP.search(line)
+                if m:
+                    why = m.group(1)
+        if not rows:
+            figures.append(Figure('cost map (%s)' % env, text=why or 'no "# cost:" rows'))
+        for name, values in rows.items():
+            figures.append(Figure('cost (%s): %s' % (env, name), 'ticks', values=values, wanted=RUNS,
+                                  fmt='%.0f'))
+    return figures
+
+
 def host_bench_figures(build):
     """The host benchmarks' table rows: "| name | figure | figure | ... |"."""
     figures, host = [], os.path.join(build, 'host')
@@ -188,6 +234,7 @@ def measure(kernel, iso, tmp):
                     fig.values.append(int(m.group(1)) / 1000)
         figures.append(fig)
     figures += pmi_figures(kernel, tmp, kvm_cpu, kvm_reason)
+    figures += cost_figures(kernel, tmp, kvm_cpu, kvm_reason)
     stripped = os.path.join(tmp, 'k.stripped')
     subprocess.run(['strip', '-o', stripped, kernel], check=True)
     figures.append(Figure('stripped kernel size', 'KiB', value=round(os.path.getsize(stripped) / 1024, 1),

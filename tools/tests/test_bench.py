@@ -35,3 +35,14 @@ class Figures(unittest.TestCase):
         table = bench.table([bench.Figure('a', 's', values=[1.0], wanted=1)])
         head, _, row = table.splitlines()
         self.assertEqual(row.index('1.00 s (1.00-1.00)'), head.index('value'))
+
+
+class CostRows(unittest.TestCase):
+    def test_cost_line_of_the_kernel(self):
+        # As tests/pmu_cost.c prints it, indented inside its KTAP block.
+        line = '    # cost: cpu0 wrmsr event select, event changes median 1940 min 1852 p90 2024 TSC ticks (n=64, 1.50 x cpuid)'
+        m = bench.COST.match(line.strip())
+        self.assertEqual(m.groups(), ('wrmsr event select, event changes', '1940', '1852', '2024'))
+        self.assertIsNone(bench.COST.match('# cost: cpu1 rdpmc gp median 1 min 1 p90 1 TSC ticks'))
+        skip = bench.COST_SKIP.search('ok 1 pmu.cost.table@cpu0-apic0 # SKIP no free GP counter (mask 0)')
+        self.assertEqual(skip.group(1), 'no free GP counter (mask 0)')

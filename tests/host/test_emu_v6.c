@@ -545,6 +545,31 @@ HT_TEST(new_defects_break_what_they_say)
 	HT_CHECK_EQ(rdv(0xc0010201), 3);
 }
 
+static void ibpb(X86PMUConfig *c)
+{
+	c->ibpb = true;
+}
+
+/* CPUID's IBPB bits, which TCG filters, where the emulator's predictor
+ * model honours IA32_PRED_CMD (Intel 07H EDX[26], AMD 8000_0008 EBX[12]). */
+HT_TEST(ibpb_enumerated_on_request)
+{
+	uint32_t r[4];
+
+	shape("lunarlake-p");
+	cpuid(0x07, 0, r);
+	HT_CHECK_EQ(r[3] >> 26 & 1, 0);
+	with(ibpb);
+	cpuid(0x07, 0, r);
+	HT_CHECK_EQ(r[3] >> 26 & 1, 1);
+	amd_v2();
+	cpuid(0x80000008, 0, r);
+	HT_CHECK_EQ(r[1] >> 12 & 1, 0);
+	with(ibpb);
+	cpuid(0x80000008, 0, r);
+	HT_CHECK_EQ(r[1] >> 12 & 1, 1);
+}
+
 HT_TEST(config_check_refuses_what_is_not_emulated)
 {
 	X86PMUConfig c;

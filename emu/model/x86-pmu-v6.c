@@ -138,8 +138,10 @@ void x86pmu_v6_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
         *ebx = c->leaf23_fixed;
         break;
     case 2:
-        /* EAX/EBX: GP/fixed counters that can be reloaded; ECX/EDX: that
-         * can cause a reload (Linux commit 1856c6c2f841). */
+        /*
+         * EAX/EBX: GP/fixed counters that can be reloaded; ECX/EDX: that
+         * can cause a reload (Linux commit 1856c6c2f841).
+         */
         if (c->acr) {
             *eax = (uint32_t)c->acr_reload;
             *ebx = (uint32_t)(c->acr_reload >> 32);
@@ -148,8 +150,10 @@ void x86pmu_v6_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
         }
         break;
     case 3:
-        /* Bit e: architectural event e is supported (the opposite sense
-         * of CPUID.0AH:EBX). */
+        /*
+         * Bit e: architectural event e is supported (the opposite sense
+         * of CPUID.0AH:EBX).
+         */
         if (c->leaf23_events) {
             *eax = c->events_avail23;
         }

@@ -278,7 +278,7 @@ int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_
 		} else {
 			return perr(
 				&p,
-				"unknown event '%.*s' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots topdown-be-bound topdown-bad-spec topdown-fe-bound topdown-retiring lbr-inserts; raw: rUUEE; cpu/event=..,umask=../)",
+				"unknown event '%.*s' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-* lbr-inserts; raw: rUUEE; cpu/.../)",
 				kshown(nlen), s);
 		}
 	}

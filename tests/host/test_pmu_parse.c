@@ -147,7 +147,7 @@ HT_TEST(other_errors)
 	CHECK_BAD("cyc\xc3\xa9", "character 0xc3 at offset 3 is not allowed in an event string");
 	CHECK_BAD(
 		"instructionz",
-		"unknown event 'instructionz' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots topdown-be-bound topdown-bad-spec topdown-fe-bound topdown-retiring lbr-inserts; raw: rUUEE; cpu/event=..,umask=../)");
+		"unknown event 'instructionz' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-* lbr-inserts; raw: rUUEE; cpu/.../)");
 	/* The attr is untouched on error. */
 	struct pmu_event_attr before;
 	memset(&before, 0x5a, sizeof(before));

@@ -20,6 +20,17 @@ const struct pmu_arch_event_desc pmu_arch_events[PMU_ARCH_NR] = {
 	[PMU_ARCH_BRANCHES] = { "branches", 0xc4, 0x00, -1 },             /* Branch Instructions Retired */
 	[PMU_ARCH_BRANCH_MISSES] = { "branch-misses", 0xc5, 0x00, -1 },   /* Branch Misses Retired */
 	[PMU_ARCH_TOPDOWN_SLOTS] = { "topdown-slots", 0xa4, 0x01, 3 },    /* Topdown Slots */
+	/* Bits 8-12, first on Clearwater Forest (SDM vol. 3B, "Pre-defined
+	 * Architectural Performance Events", as the KVM selftests'
+	 * pmu_counters_test encodes them, Linux commit "KVM: selftests:
+	 * Validate more arch-events"); fixed counters 4-6 of the Atom-derived
+	 * cores count three of them (Linux intel_skt_event_constraints:
+	 * 0x0073, 0x019c and 0x02c2 on fixed 4, 5, 6). */
+	[PMU_ARCH_TOPDOWN_BE_BOUND] = { "topdown-be-bound", 0xa4, 0x02, -1 }, /* Topdown Backend Bound */
+	[PMU_ARCH_TOPDOWN_BAD_SPEC] = { "topdown-bad-spec", 0x73, 0x00, 4 },  /* Topdown Bad Speculation */
+	[PMU_ARCH_TOPDOWN_FE_BOUND] = { "topdown-fe-bound", 0x9c, 0x01, 5 },  /* Topdown Frontend Bound */
+	[PMU_ARCH_TOPDOWN_RETIRING] = { "topdown-retiring", 0xc2, 0x02, 6 },  /* Topdown Retiring */
+	[PMU_ARCH_LBR_INSERTS] = { "lbr-inserts", 0xe4, 0x01, -1 },           /* LBR Inserts */
 };
 
 const struct pmu_arch_event_desc *pmu_arch_event(enum pmu_arch_event e)

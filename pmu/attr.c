@@ -133,6 +133,8 @@ enum term_kind {
 	T_INT,
 	T_PERIOD,
 	T_OFFCORE,
+	T_HOST_ONLY,
+	T_GUEST_ONLY,
 	T_NR
 };
 
@@ -152,6 +154,8 @@ static const struct {
 	[T_INT] = { "int", true, 1 },
 	[T_PERIOD] = { "period", false, ~0ull >> 1 },
 	[T_OFFCORE] = { "offcore_rsp", false, ~0ull },
+	[T_HOST_ONLY] = { "host_only", true, 1 },
+	[T_GUEST_ONLY] = { "guest_only", true, 1 },
 };
 
 static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_event_attr *a, unsigned *seen)
@@ -175,7 +179,7 @@ static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_eve
 	if (k == T_NR)
 		return perr(
 			p,
-			"unknown term '%.*s' (known: event umask cmask usr os edge inv any int period offcore_rsp)",
+			"unknown term '%.*s' (known: event umask cmask usr os edge inv any int period offcore_rsp host_only guest_only)",
 			kshown(nlen), t);
 	if (*seen & (1u << k))
 		return perr(p, "duplicate term '%s'", terms[k].name);
@@ -203,6 +207,8 @@ static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_eve
 	case T_INT: a->intr = v; break;
 	case T_PERIOD: a->period = v; break;
 	case T_OFFCORE: a->offcore_rsp = v; break;
+	case T_HOST_ONLY: a->host_only = v; break;
+	case T_GUEST_ONLY: a->guest_only = v; break;
 	case T_NR: break;
 	}
 	return PMU_OK;
@@ -272,7 +278,7 @@ int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_
 		} else {
 			return perr(
 				&p,
-				"unknown event '%.*s' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots; raw: rUUEE; cpu/event=..,umask=../)",
+				"unknown event '%.*s' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-* lbr-inserts; raw: rUUEE; cpu/.../)",
 				kshown(nlen), s);
 		}
 	}
@@ -291,7 +297,8 @@ int pmu_attr_format(const struct pmu_event_attr *a, char *buf, size_t n)
 		ksnprintf(period, sizeof(period), ",period=%llu", (unsigned long long)a->period);
 	if (a->offcore_rsp)
 		ksnprintf(rsp, sizeof(rsp), ",offcore_rsp=0x%llx", (unsigned long long)a->offcore_rsp);
-	return ksnprintf(buf, n, "cpu/event=0x%02x,umask=0x%02x%s%s%s%s%s%s%s%s%s/", a->event, a->umask,
+	return ksnprintf(buf, n, "cpu/event=0x%02x,umask=0x%02x%s%s%s%s%s%s%s%s%s%s%s/", a->event, a->umask,
 			 cmask, a->usr ? ",usr" : ",usr=0", a->os ? ",os" : ",os=0", a->edge ? ",edge" : "",
-			 a->inv ? ",inv" : "", a->any ? ",any" : "", a->intr ? ",int" : "", period, rsp);
+			 a->inv ? ",inv" : "", a->any ? ",any" : "", a->intr ? ",int" : "", period, rsp,
+			 a->host_only ? ",host_only" : "", a->guest_only ? ",guest_only" : "");
 }

@@ -2,6 +2,7 @@
  * diagnostics, one block per distinct CPU type). */
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/intel_v6.h"
 #include "pmu/pmu.h"
 
 /* A line assembled piece by piece; output is cut, never overrun. */
@@ -71,7 +72,11 @@ static void amd_caps_print(const struct pmu_caps *c, const char *prefix, pmu_lin
 	if (c->global_ctrl)
 		line_add(&l, ", %s %#x STATUS %#x STATUS_CLR %#x", pmu_global_ctrl_name(c), c->global_ctrl,
 			 c->global_status, c->global_ovf);
-	else if (c->no_global_why)
+	if (c->global_status_set)
+		line_add(&l, " STATUS_SET %#x", c->global_status_set);
+	if (c->amd_lbr_pmc_freeze)
+		line_add(&l, ", LbrAndPmcFreeze");
+	if (!c->global_ctrl && c->no_global_why)
 		line_add(&l, "; %s", c->no_global_why);
 	line_emit(&l, out, ctx);
 }
@@ -165,6 +170,7 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 	if (c->offcore_msrs)
 		line_add(&l, ", %u offcore-response MSR(s)", c->offcore_msrs);
 	line_emit(&l, out, ctx);
+	intel_v6_print(c, prefix, out, ctx);
 }
 
 bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b)
@@ -175,7 +181,9 @@ bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b)
 	       a->fixed_width == b->fixed_width && a->events_len == b->events_len &&
 	       a->events_unavail == b->events_unavail && a->perf_caps_valid == b->perf_caps_valid &&
 	       a->perf_caps == b->perf_caps && a->hybrid == b->hybrid && a->core_type == b->core_type &&
-	       a->native_model == b->native_model;
+	       a->native_model == b->native_model && a->events_avail == b->events_avail &&
+	       a->v6_features == b->v6_features && a->acr_reload == b->acr_reload &&
+	       a->acr_cause == b->acr_cause && a->amd_lbr_pmc_freeze == b->amd_lbr_pmc_freeze;
 }
 
 const char *pmu_idx_name(const struct pmu_caps *c, int idx, char *buf, size_t n)

@@ -7,14 +7,9 @@
 #include "lib/string.h"
 #include "pmu/intel_models.h"
 #include "pmu/intel_offcore.h"
+#include "pmu/intel_v6.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-
-/* CPUID.23H sub-leaf 0 EAX: bit n set = sub-leaf n is valid; sub-leaf 1
- * gives EAX = GP counter bitmap, EBX = fixed counter bitmap (SDM vol. 2A,
- * "Architectural Performance Monitoring Extended Leaf"; Linux's fix
- * "perf/x86/intel: Fix ARCH_PERFMON_NUM_COUNTER_LEAF" tests bit 1). */
-#define CPUID_23_COUNTER_SUBLEAF 1
 
 /* Counter constraints per microarchitecture (pmu/intel_models.h), from
  * Linux arch/x86/events/intel/core.c (intel_skl_event_constraints); the
@@ -82,17 +77,9 @@ static void intel_decode_hybrid(struct pmu_caps *c)
 		c->native_model = BITS(r.eax, 23, 0);
 	}
 	/* Leaf 0x23 overrides the counter counts of leaf 0x0A with bitmaps:
-	 * on hybrid parts they differ per core type, and they may have holes. */
-	if (c->max_leaf >= 0x23) {
-		pmu_hw_cpuid(0x23, 0, &r);
-		if ((r.eax >> CPUID_23_COUNTER_SUBLEAF) & 1) {
-			pmu_hw_cpuid(0x23, CPUID_23_COUNTER_SUBLEAF, &r);
-			c->leaf23 = true;
-			c->gp_mask = r.eax & (uint32_t)pmu_width_mask(PMU_MAX_GP);
-			c->fixed_mask = r.ebx & (uint32_t)pmu_width_mask(PMU_MAX_FIXED);
-			c->num_gp = fls32(c->gp_mask);
-		}
-	}
+	 * on hybrid parts they differ per core type, and they may have holes
+	 * (pmu/intel_v6.c decodes every sub-leaf). */
+	intel_v6_decode_leaf23(c);
 }
 
 /* Alder Lake and Raptor Lake enumerate in CPUID.0AH only the counters
@@ -214,6 +201,21 @@ static void intel_decode_caps(struct pmu_caps *c)
 		c->global_status_set = MSR_IA32_PERF_GLOBAL_STATUS_SET;
 		c->global_inuse = MSR_IA32_PERF_GLOBAL_INUSE;
 	}
+	/* IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI "if CPUID.01H:ECX[15] = 1 and
+	 * CPUID.0AH:EAX[7:0] > 1" (SDM vol. 3B, "IA32_DEBUGCTL MSR"); from
+	 * version 4 it sets CTR_Frz (and LBR_Frz) and writing them to
+	 * GLOBAL_STATUS_RESET lifts it, before it cleared GLOBAL_CTRL. */
+	if (c->version >= 2 && c->pdcm) {
+		c->freeze_ctl = BIT(DEBUGCTL_FREEZE_PERFMON_ON_PMI_BIT);
+		if (c->version >= 4) {
+			c->freeze_status_bits = BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT) |
+						BIT(PERF_GLOBAL_STATUS_LBR_FRZ_BIT);
+			c->freeze_counters_bit = BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT);
+		} else {
+			c->freeze_clears_global_ctrl = true;
+		}
+	}
+	intel_v6_registers(c);
 
 	c->uarch = intel_uarch_name(intel_uarch_of(c));
 	c->offcore_msrs = pmu_offcore_msrs(c);
@@ -263,6 +265,10 @@ static int intel_check_filters(const struct pmu_caps *c, const struct pmu_event_
 		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
 			     "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
 			     c->version);
+	if (err == PMU_OK && (a->host_only || a->guest_only))
+		return kerrf(
+			why, whylen, PMU_E_UNSUPPORTED,
+			"host_only/guest_only are AMD PerfEvtSel bits 41/40 (APM vol. 2, 13.2); Intel has none");
 	return err;
 }
 

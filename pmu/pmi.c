@@ -12,11 +12,6 @@
 _Static_assert(PMU_PMI_FROM_USER == PMU_SAMPLE_MISC_USER, "PMI origin bits are the sample's misc bits");
 _Static_assert(PMU_PMI_FROM_NMI == PMU_SAMPLE_MISC_NMI, "PMI origin bits are the sample's misc bits");
 
-/* Freeze-on-PMI status bits (SDM vol. 3B, "Architectural Performance
- * Monitoring Version 4", IA32_PERF_GLOBAL_STATUS): writing them to
- * IA32_PERF_GLOBAL_STATUS_RESET is what unfreezes the counters / LBRs. */
-#define PMI_FROZEN_BITS (BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT) | BIT(PERF_GLOBAL_STATUS_LBR_FRZ_BIT))
-
 struct pmi_cpu {
 	struct pmu_pmi_stats stats;
 	struct rb *ring;
@@ -41,18 +36,23 @@ static uint64_t counter_bits(const struct pmu_caps *c)
 }
 
 /* Without IA32_PERF_GLOBAL_STATUS (architectural v1, AMD before
- * PerfMonV2) an overflow can only be inferred: a sampling counter is
- * preloaded with -period, so its top bit stays set until it wraps (Linux
- * x86_pmu_handle_irq relies on the same). Counting events cannot be told. */
+ * PerfMonV2) an overflow can only be inferred, as Linux x86_pmu_handle_irq
+ * does: a counter armed with a negative value (a sampling period, or a
+ * preset written through pmu_event_write_counter) keeps its top bit until
+ * it wraps. So an event with INT whose last known raw value had the top
+ * bit set and whose counter now has it clear has overflowed. A counter
+ * started at 0 cannot be told apart and is never claimed. */
 static uint64_t inferred_status(struct pmu_cpu *pc)
 {
 	uint64_t st = 0, v;
 
 	for (int idx = 0; idx < PMU_IDX_NR; idx++) {
 		struct pmu_event *ev = pc->owner[idx];
-		if (!ev || !ev->attr.period || !ev->attr.intr)
+		if (!ev || !ev->attr.intr)
 			continue;
-		if (pmu_hw_rdmsr(ev->hw.event_base, &v) == 0 && !((v >> (ev->hw.width - 1)) & 1))
+		uint64_t top = 1ull << (ev->hw.width - 1);
+		uint64_t prev = __atomic_load_n(&ev->hw.prev.lo, __ATOMIC_RELAXED);
+		if ((prev & top) && pmu_hw_rdmsr(ev->hw.event_base, &v) == 0 && !(v & top))
 			st |= pmu_idx_bit(idx);
 	}
 	return st;
@@ -146,7 +146,7 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	p->stats.last_status = status;
 	p->stats.last_rip = rip;
 	p->stats.last_from = from;
-	if (status & BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT))
+	if (status & c->freeze_counters_bit)
 		p->stats.frozen++;
 	if (p->observer)
 		p->observer(p->observer_ctx, status);
@@ -162,16 +162,17 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	if (!handled)
 		p->stats.unclaimed++;
 
-	/* Clear exactly what was handled, plus the frozen bits: on v4 that
-	 * write is what lets the counters run again (SDM vol. 3B,
-	 * "Architectural Performance Monitoring Version 4"). */
-	clear = handled | (c->version >= 4 ? status & PMI_FROZEN_BITS : 0);
+	/* Clear exactly what was handled, plus the frozen bits: on v4 (and
+	 * AMD's LbrFreeze) that write is what lets the counters run again
+	 * (SDM vol. 3B, "Architectural Performance Monitoring Version 4";
+	 * Linux arch/x86/events/amd/core.c amd_pmu_v2_handle_irq). */
+	clear = handled | (status & c->freeze_status_bits);
 	p->stats.last_cleared = clear;
 	if (clear && c->global_ovf && pmu_hw_wrmsr(c->global_ovf, clear) != 0)
 		p->stats.faults++;
 	/* Before v4, FREEZE_PERFMON_ON_PMI clears GLOBAL_CTRL's enables (SDM
 	 * vol. 3B, "IA32_DEBUGCTL MSR", legacy freeze): put them back. */
-	if (p->freeze && c->version < 4 && c->global_ctrl &&
+	if (p->freeze && c->freeze_clears_global_ctrl && c->global_ctrl &&
 	    pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow) != 0)
 		p->stats.faults++;
 	return status;
@@ -227,11 +228,11 @@ int pmu_pmi_set_freeze(bool on)
 	struct pmu_cpu *pc = pmu_this_cpu();
 	uint64_t v;
 
-	if (!p || !pc || !pc->initialised || pc->caps.version < 2 || !pc->caps.debugctl)
+	if (!p || !pc || !pc->initialised || !pc->caps.freeze_ctl || !pc->caps.debugctl)
 		return PMU_E_UNSUPPORTED;
 	if (pmu_hw_rdmsr(pc->caps.debugctl, &v) != 0)
 		return PMU_E_FAULT;
-	v = on ? v | BIT(DEBUGCTL_FREEZE_PERFMON_ON_PMI_BIT) : v & ~BIT(DEBUGCTL_FREEZE_PERFMON_ON_PMI_BIT);
+	v = on ? v | pc->caps.freeze_ctl : v & ~pc->caps.freeze_ctl;
 	/* The handler must know before the first frozen PMI. */
 	p->freeze = on;
 	if (pmu_hw_wrmsr(pc->caps.debugctl, v) != 0) {
@@ -260,7 +261,7 @@ int pmu_pmi_status_set(uint64_t bits)
 {
 	struct pmu_cpu *pc = pmu_this_cpu();
 
-	if (!pc || !pc->initialised || pc->caps.version < 4 || !pc->caps.global_status_set)
+	if (!pc || !pc->initialised || !pc->caps.global_status_set)
 		return PMU_E_UNSUPPORTED;
 	return pmu_hw_wrmsr(pc->caps.global_status_set, bits) ? PMU_E_FAULT : PMU_OK;
 }

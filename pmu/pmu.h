@@ -59,6 +59,13 @@ enum pmu_arch_event {
 	PMU_ARCH_BRANCHES = 5,
 	PMU_ARCH_BRANCH_MISSES = 6,
 	PMU_ARCH_TOPDOWN_SLOTS = 7,
+	/* Bits 8-12 of the vector (CPUID.23H.3:EAX says "supported" for the
+	 * same bits): pmu/arch_events.c gives the sources. */
+	PMU_ARCH_TOPDOWN_BE_BOUND = 8,
+	PMU_ARCH_TOPDOWN_BAD_SPEC = 9,
+	PMU_ARCH_TOPDOWN_FE_BOUND = 10,
+	PMU_ARCH_TOPDOWN_RETIRING = 11,
+	PMU_ARCH_LBR_INSERTS = 12,
 	PMU_ARCH_NR
 };
 
@@ -179,6 +186,26 @@ struct pmu_caps {
 	bool ctr_write_full;               /* ctr_base writes store the full width (no sign extension) */
 	uint32_t rdpmc_extra_mask;         /* RDPMC indices past the GP counters that read other counters */
 	bool amd_ext_core, amd_perfmon_v2; /* CPUID 0x80000001:ECX[23], 0x80000022:EAX[0] */
+
+	/* Freeze on PMI, as the handler sees it (pmu/pmi.c): the DEBUGCTL
+	 * bit that asks for it (Intel 12 FREEZE_PERFMON_ON_PMI, AMD 11 with
+	 * LbrAndPmcFreeze; 0: none), the status bits that say "frozen" and
+	 * that writing to the status-clear register lifts (Intel v4 58/59,
+	 * AMD 58), the one that says the counters stopped, and whether the
+	 * freeze clears GLOBAL_CTRL instead (Intel before v4). */
+	uint64_t freeze_ctl, freeze_status_bits, freeze_counters_bit;
+	bool freeze_clears_global_ctrl;
+	bool amd_lbr_pmc_freeze; /* CPUID 0x80000022:EAX[2] */
+
+	/* Version 6 and CPUID.23H (pmu/intel_v6.c). */
+	bool arch_perfmon_ext;            /* CPUID.(07H,1):EAX[8]: leaf 23H exists */
+	uint32_t leaf23_valid;            /* 23.0 EAX: bit n = sub-leaf n valid */
+	struct cpuid_regs leaf23_regs[6]; /* sub-leaves 0-5 as read (0 when not valid) */
+	uint32_t v6_features;             /* 23.0 EBX: UMASK2, EQ, RDPMC user disable */
+	uint64_t acr_reload;              /* 23.2 EAX | EBX << 32 (GLOBAL_CTRL layout) */
+	uint64_t acr_cause;               /* 23.2 ECX | EDX << 32 */
+	bool events_from_leaf23;          /* events_avail came from 23.3 EAX */
+	bool v6_msrs;                     /* the counters are driven through 0x1900 + 4n */
 };
 
 static inline uint64_t pmu_width_mask(unsigned width)
@@ -254,9 +281,10 @@ struct pmu_event_attr {
 	uint16_t event; /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
 	uint8_t umask, cmask;
 	bool usr, os, edge, inv, any, intr;
-	uint64_t offcore_rsp;     /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
-	uint64_t period;          /* sampling period; 0 = counting (kept for sampling) */
-	enum pmu_arch_event arch; /* the named event it came from, or PMU_ARCH_NONE */
+	uint64_t offcore_rsp;       /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
+	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
+	enum pmu_arch_event arch;   /* the named event it came from, or PMU_ARCH_NONE */
+	bool host_only, guest_only; /* AMD PerfEvtSel HostOnly (41) / GuestOnly (40) */
 };
 
 /* The hardware side of an event once it holds a counter ("hwc"). */
@@ -543,14 +571,17 @@ void pmu_pmi_set_ring(struct rb *rb, uint64_t values_mask);
  * (counters still frozen with freeze-on-PMI); for tests. NULL: none. */
 typedef void (*pmu_pmi_observer_fn)(void *ctx, uint64_t status);
 void pmu_pmi_set_observer(pmu_pmi_observer_fn fn, void *ctx);
-/* IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI on the calling CPU. Before v4 the
- * freeze clears GLOBAL_CTRL; the handler then restores it. */
+/* Freeze on PMI on the calling CPU: the DEBUGCTL bit caps.freeze_ctl
+ * names (Intel FREEZE_PERFMON_ON_PMI, AMD FLBRI with LbrAndPmcFreeze).
+ * Before Intel v4 the freeze clears GLOBAL_CTRL; the handler then
+ * restores it. */
 int pmu_pmi_set_freeze(bool on);
 /* IA32_DEBUGCTL.FREEZE_WHILE_SMM on the calling CPU, where
  * IA32_PERF_CAPABILITIES[12] offers it (PMU_E_UNSUPPORTED elsewhere):
  * the counters stop while SMM code, which runs at CPL 0, executes. */
 int pmu_smm_freeze(bool on);
-/* Set status bits through IA32_PERF_GLOBAL_STATUS_SET (v4). */
+/* Set status bits through caps.global_status_set (Intel v4
+ * IA32_PERF_GLOBAL_STATUS_SET, AMD PerfCntrGlobalStatusSet). */
 int pmu_pmi_status_set(uint64_t bits);
 /* "pmis 3 spurious 0 ..." lines for one CPU's statistics. */
 void pmu_pmi_report(unsigned cpu, pmu_line_fn out, void *ctx);

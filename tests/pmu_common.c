@@ -90,7 +90,10 @@ const char *pmu_needs_fixed(void)
 
 const char *pmu_needs_pmi(void)
 {
-	const char *why = pmu_needs_global_ctrl();
+	/* Without a global status register (Intel v1, AMD before PerfMonV2)
+	 * the handler infers overflows from the counters (pmu/pmi.c), as
+	 * Linux does: PMIs still come from the INT bit. */
+	const char *why = pmu_needs_counting();
 	char buf[PMU_REASON_LEN];
 
 	if (why)

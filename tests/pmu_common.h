@@ -39,8 +39,9 @@
 const char *pmu_needs_counting(void);    /* the probe found counters that count */
 const char *pmu_needs_global_ctrl(void); /* ... and IA32_PERF_GLOBAL_CTRL (v2+) */
 const char *pmu_needs_fixed(void);       /* ... and at least one fixed counter */
-/* ... global control and PMIs reach this CPU (the LVT entry holds what is
- * programmed); no sample ring or observer left from an earlier test. */
+/* ... and PMIs reach this CPU (the LVT entry holds what is programmed);
+ * no sample ring or observer left from an earlier test. Without a global
+ * status register the PMI handler infers overflows from the counters. */
 const char *pmu_needs_pmi(void);
 
 /* Make sure `cpu` went through pmu_cpu_init, running it there if boot did

@@ -46,4 +46,34 @@ struct cpuid_regs {
 #define CPUID_HV_LEAF_LAST 0x4000ff00u
 #define CPUID_HV_LEAF_STEP 0x100u
 
+/* --- The newest PMUs and the peer checks (issue 12) --- */
+/* CPUID.(07H,1):EAX[8] ArchPerfmonExt: leaf 23H exists (Linux
+ * arch/x86/include/asm/cpuid/leaf_types.h, x86-cpuid-db). */
+#define CPUID_7_1_EAX_ARCH_PERFMON_EXT_BIT 8
+/* CPUID.23H.0:EAX bit n: sub-leaf n is valid (1 counter bitmaps, 2 auto
+ * counter reload, 3 architectural events, 4-5 arch-PEBS); EBX: the
+ * event-select extensions (Linux perf_event.h cpuid35_eax/cpuid35_ebx). */
+#define CPUID_23_LEAF 0x23
+#define CPUID_23_SUBLEAVES 6
+#define CPUID_23_COUNTERS_SUBLEAF 1
+#define CPUID_23_ACR_SUBLEAF 2
+#define CPUID_23_EVENTS_SUBLEAF 3
+#define CPUID_23_PEBS_CAPS_SUBLEAF 4
+#define CPUID_23_PEBS_COUNTERS_SUBLEAF 5
+#define CPUID_23_EBX_UMASK2_BIT 0
+#define CPUID_23_EBX_EQ_BIT 1
+#define CPUID_23_EBX_RDPMC_USER_DISABLE_BIT 2
+/* Speculation control: IBPB through IA32_PRED_CMD (SDM vol. 2A, CPUID
+ * leaf 07H EDX[26] "IBRS and IBPB"; APM vol. 3, CPUID Fn8000_0008_EBX[12]
+ * "IBPB"). */
+#define CPUID_7_EDX_SPEC_CTRL_BIT 26
+#define CPUID_80000008_EBX_IBPB_BIT 12
+/* Restricted transactional memory (SDM vol. 2A, CPUID leaf 07H EBX[11]). */
+#define CPUID_7_EBX_RTM_BIT 11
+/* AMD SVM (APM vol. 3, CPUID Fn8000_0001_ECX[2]): EFER.SVME may be set. */
+#define CPUID_80000001_ECX_SVM_BIT 2
+/* LbrAndPmcFreeze (APM vol. 3, CPUID Fn8000_0022_EAX[2]; Linux commit
+ * 598c2fafc06f). */
+#define CPUID_80000022_EAX_LBR_PMC_FREEZE_BIT 2
+
 #endif

@@ -23,6 +23,7 @@
 #define EFER_LME_BIT 8
 #define EFER_LMA_BIT 10
 #define EFER_NXE_BIT 11
+#define EFER_SVME_BIT 12 /* AMD: SVM enable (APM vol. 2, "Extended Feature Enable Register") */
 #define MSR_FS_BASE 0xc0000100
 #define MSR_GS_BASE 0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102
@@ -61,13 +62,30 @@
 #define MSR_OFFCORE_RSP_0 0x000001a6 /* model-specific, pairs with event 0xB7 umask 0x01 */
 #define MSR_OFFCORE_RSP_1 0x000001a7 /* model-specific, pairs with event 0xBB umask 0x01 */
 /* Version 6 alternative layout (SDM vol. 3B, "Architectural Performance
- * Monitoring Version 6"): GP counter x at 0x1900 + 4x with its event select
- * at 0x1901 + 4x; fixed counter i at 0x1980 + 4i. Named for reference: the
- * driver uses the classic layout, which v6 parts keep. */
+ * Monitoring Version 6"; Linux msr-index.h, commit 149fd4712bcd): GP
+ * counter x at 0x1900 + 4x, its event select (CFG_A) at 0x1901 + 4x, the
+ * auto-counter-reload cause mask (CFG_B) at 0x1902 + 4x and reload value
+ * (CFG_C) at 0x1903 + 4x; fixed counter i at 0x1980 + 4i with CFG_B/CFG_C
+ * at 0x1982/0x1983 + 4i (commit ec980e4facef). Linux drives every counter
+ * through them from version 6 on, and so does pmu/intel_v6.c. */
 #define MSR_IA32_PMC_V6_GP0_CTR 0x00001900
 #define MSR_IA32_PMC_V6_GP0_CFG_A 0x00001901
+#define MSR_IA32_PMC_V6_GP0_CFG_B 0x00001902
+#define MSR_IA32_PMC_V6_GP0_CFG_C 0x00001903
 #define MSR_IA32_PMC_V6_FX0_CTR 0x00001980
+#define MSR_IA32_PMC_V6_FX0_CFG_B 0x00001982
+#define MSR_IA32_PMC_V6_FX0_CFG_C 0x00001983
 #define MSR_IA32_PMC_V6_STEP 4
+/* Top-down level-1/2 fractions of FIXED_CTR3's slots, one byte each
+ * (IA32_PERF_CAPABILITIES[15]; Linux commit 59a854e2f3b9): byte 0
+ * retiring, 1 bad speculation, 2 frontend bound, 3 backend bound. RDPMC
+ * reads it with ECX bit 29; IA32_PERF_GLOBAL_CTRL bit 48 lets it count. */
+#define MSR_PERF_METRICS 0x00000329
+#define PERF_METRICS_RDPMC_INDEX (1u << 29)
+#define PERF_GLOBAL_CTRL_PERF_METRICS_BIT 48
+/* IA32_PREDICTION_COMMAND (SDM vol. 4, table 2-2 at 49H): bit 0 IBPB. */
+#define MSR_IA32_PRED_CMD 0x00000049
+#define PRED_CMD_IBPB_BIT 0
 
 /* IA32_PERFEVTSELx (SDM vol. 3B, "Architectural Performance Monitoring
  * Version 1 Facilities", figure "Layout of IA32_PERFEVTSELx MSRs"). */
@@ -90,6 +108,19 @@
  * "Performance Monitoring and Intel TSX"). */
 #define PERFEVTSEL_IN_TX_BIT 32
 #define PERFEVTSEL_IN_TXCP_BIT 33
+/* Version 6 extensions, each enumerated by CPUID.23H.0:EBX (Linux commits
+ * dce0c74d2d18 and 59af95e028d4): EQ compares CMASK for equality, RDPMC
+ * user disable makes RDPMC at CPL > 0 read 0, UMASK2 is a second unit
+ * mask. IA32_FIXED_CTR_CTRL holds fixed counter i's user-disable bit at
+ * 33 + 4i. */
+#define PERFEVTSEL_EQ_BIT 36
+#define PERFEVTSEL_RDPMC_USER_DISABLE_BIT 37
+#define PERFEVTSEL_UMASK2_SHIFT 40
+#define PERFEVTSEL_UMASK2_MASK 0x0000ff0000000000ull
+#define FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i) (33 + 4 * (i))
+/* AMD PerfEvtSel GuestOnly/HostOnly (APM vol. 2, 13.2). */
+#define AMD_PERFEVTSEL_GUEST_ONLY_BIT 40
+#define AMD_PERFEVTSEL_HOST_ONLY_BIT 41
 
 /* IA32_FIXED_CTR_CTRL: one 4-bit field per fixed counter (SDM vol. 3B,
  * "Architectural Performance Monitoring Version 2"; AnyThread from
@@ -156,5 +187,12 @@
 #define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS 0xc0000300
 #define MSR_AMD64_PERF_CNTR_GLOBAL_CTL 0xc0000301
 #define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR 0xc0000302
+/* PerfMonV2's write-1-to-set twin of PerfCntrGlobalStatus (Linux
+ * msr-index.h; KVM commit 68e61f6fd656). */
+#define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_SET 0xc0000303
+/* PerfCntrGlobalStatus bit 58, LbrFreeze (Linux amd/core.c
+ * amd_pmu_cpu_reset): set on a PMI with LbrAndPmcFreeze and
+ * IA32_DEBUGCTL bit 11 (FLBRI, Intel's FREEZE_LBRS_ON_PMI position). */
+#define AMD_PERF_GLOBAL_STATUS_LBR_FREEZE_BIT 58
 
 #endif

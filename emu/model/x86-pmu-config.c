@@ -161,11 +161,8 @@ static const char *amd_shape(uint32_t family, uint32_t model,
            "0xC0010200 + 2n";
 }
 
-const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
-                         uint32_t family, uint32_t model, X86PMUConfig *cfg)
+void x86pmu_config_defaults(X86PMUConfig *cfg, X86PMUVendor vendor)
 {
-    unsigned i;
-
     memset(cfg, 0, sizeof(*cfg));
     cfg->vendor = vendor;
     cfg->slots_per_cycle = 4;
@@ -188,6 +185,14 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
     cfg->wrmsr_counted = X86PMU_WRMSR_ENABLING;
     cfg->target_mode = true;
     cfg->delivery_retires = vendor == X86PMU_VENDOR_AMD;
+}
+
+const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
+                         uint32_t family, uint32_t model, X86PMUConfig *cfg)
+{
+    unsigned i;
+
+    x86pmu_config_defaults(cfg, vendor);
     if (vendor == X86PMU_VENDOR_AMD) {
         return amd_shape(family, model, cfg);
     }
@@ -267,22 +272,68 @@ static const char *msg(const char *a, uint64_t n1, bool hex1, const char *b,
 #define DEC false
 #define HEX true
 
+/*
+ * CPUID.23H beyond the counter bitmaps (x86-pmu-v6.c), and the top-down
+ * events' need for slots: the model's split gives each cycle one slot per
+ * instruction, per mispredicted branch and to the frontend.
+ */
+static const char *check_leaf23(const X86PMUConfig *c, uint32_t fixed_all)
+{
+    uint64_t ctrs = (uint64_t)(c->leaf23 ? c->leaf23_gp :
+                               (1u << c->num_gp) - 1) |
+                    (uint64_t)(c->leaf23 ? c->leaf23_fixed : fixed_all) << 32;
+    bool topdown = c->events_len > 8 || (c->leaf23_events &&
+                                         (c->events_avail23 >> 8)) ||
+                   (ctrs >> 36) || (c->perf_caps & X86PMU_CAP_PERF_METRICS);
+
+    if (c->leaf23 && (c->leaf23_gp >> X86PMU_LEGACY_GP) && c->version < 6) {
+        return msg("CPUID.23H GP bitmap ", c->leaf23_gp, HEX, ": counters "
+                   "past IA32_PMC7 need the version 6 MSR layout "
+                   "(pmu-version=6)", 0, DEC, NULL);
+    }
+    if (!c->leaf23 && (c->v6_features || c->acr || c->leaf23_events)) {
+        return msg("pmu-v6-caps=", c->v6_features, HEX, ": the event-select "
+                   "extensions, auto counter reload and the events bitmap "
+                   "are CPUID.23H sub-leaves: they need its counter bitmaps",
+                   0, DEC, NULL);
+    }
+    if (c->v6_features & ~(X86PMU_V6_UMASK2 | X86PMU_V6_EQ |
+                           X86PMU_V6_RDPMC_USER_DISABLE)) {
+        return msg("pmu-v6-caps=", c->v6_features, HEX, ": CPUID.23H.0:EBX "
+                   "bits 0-2 (UMASK2, EQ, RDPMC user disable) are emulated",
+                   0, DEC, NULL);
+    }
+    if (c->acr && (c->version < 6 || (c->acr_reload & ~ctrs) ||
+                   (c->acr_cause & ~ctrs))) {
+        return msg("CPUID.23H.2 reload/cause bitmaps ", c->acr_reload, HEX,
+                   "/", c->acr_cause, HEX, ": auto counter reload needs "
+                   "version 6 (its CFG_B/CFG_C MSRs) and existing counters");
+    }
+    if (topdown && c->slots_per_cycle < 3) {
+        return msg("pmu-slots-per-cycle=", c->slots_per_cycle, DEC, ": the "
+                   "top-down events need at least 3 slots per cycle", 0, DEC,
+                   NULL);
+    }
+    return NULL;
+}
+
 static const char *check_intel(const X86PMUConfig *c)
 {
     uint32_t fixed_all = c->fixed_bitmap |
                          (c->num_fixed >= 32 ? ~0u : (1u << c->num_fixed) - 1);
 
-    if (c->version > 5) {
-        return msg("pmu-version=", c->version, DEC, ": versions above 5 (the "
-                   "version 6 MSR layout) are not emulated", 0, DEC, NULL);
+    if (c->version > 6) {
+        return msg("pmu-version=", c->version, DEC, ": versions above 6 are "
+                   "not emulated", 0, DEC, NULL);
     }
     if (c->version == 0) {
         return NULL;
     }
-    if (c->num_gp > X86PMU_MAX_GP) {
+    if (c->num_gp > (c->version >= 6 ? X86PMU_MAX_GP : X86PMU_LEGACY_GP)) {
         return msg("pmu-gp=", c->num_gp, DEC, ": IA32_PMC0-7 and "
                    "IA32_PERFEVTSEL0-7 have room for 8 counters (SDM vol. 4); "
-                   "more needs the version 6 layout", 0, DEC, NULL);
+                   "more needs the version 6 layout (at most 10 emulated)",
+                   0, DEC, NULL);
     }
     if (c->num_gp && (c->gp_width < 32 || c->gp_width > 64)) {
         return msg("pmu-gp-width=", c->gp_width, DEC, ": must be 32..64 (a "
@@ -302,7 +353,7 @@ static const char *check_intel(const X86PMUConfig *c)
     if (fixed_all >> X86PMU_MAX_FIXED) {
         return msg("pmu-fixed=", c->num_fixed, DEC, "/pmu-fixed-bitmap=",
                    c->fixed_bitmap, HEX, ": fixed counters past "
-                   "IA32_FIXED_CTR3 are not emulated");
+                   "IA32_FIXED_CTR6 are not emulated");
     }
     if (fixed_all && (c->fixed_width < 1 || c->fixed_width > 64)) {
         return msg("pmu-fixed-width=", c->fixed_width, DEC, ": must be 1..64",
@@ -310,13 +361,20 @@ static const char *check_intel(const X86PMUConfig *c)
     }
     if (c->events_len > X86PMU_EV_NUM) {
         return msg("pmu-events-len=", c->events_len, DEC, ": the model knows "
-                   "the 8 architectural events of CPUID.0AH:EBX[7:0]", 0, DEC,
-                   NULL);
+                   "the 13 architectural events of CPUID.0AH:EBX[12:0]", 0,
+                   DEC, NULL);
     }
-    if (c->perf_caps & ~(X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE)) {
+    if (c->perf_caps & ~(X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE |
+                         X86PMU_CAP_PERF_METRICS)) {
         return msg("pmu-perf-caps=", c->perf_caps, HEX, ": only bits 12 "
-                   "(FREEZE_WHILE_SMM) and 13 (FW_WRITE) are emulated", 0, DEC,
-                   NULL);
+                   "(FREEZE_WHILE_SMM), 13 (FW_WRITE) and 15 (PERF_METRICS) "
+                   "are emulated", 0, DEC, NULL);
+    }
+    if ((c->perf_caps & X86PMU_CAP_PERF_METRICS) &&
+        !((c->leaf23 ? c->leaf23_fixed : fixed_all) & (1u << 3))) {
+        return msg("pmu-perf-caps=", c->perf_caps, HEX, ": PERF_METRICS "
+                   "divides IA32_FIXED_CTR3's slots: it needs fixed counter 3",
+                   0, DEC, NULL);
     }
     if (c->perf_caps && !c->pdcm) {
         return msg("pmu-perf-caps=", c->perf_caps, HEX, ": "
@@ -333,10 +391,10 @@ static const char *check_intel(const X86PMUConfig *c)
     if (c->leaf23 && ((c->leaf23_gp >> X86PMU_MAX_GP) ||
                       (c->leaf23_fixed >> X86PMU_MAX_FIXED))) {
         return msg("CPUID.23H bitmaps ", c->leaf23_gp, HEX, "/",
-                   c->leaf23_fixed, HEX, ": counters past PMC7/FIXED_CTR3 "
+                   c->leaf23_fixed, HEX, ": counters past PMC9/FIXED_CTR6 "
                    "are not emulated");
     }
-    return NULL;
+    return check_leaf23(c, fixed_all);
 }
 
 static const char *check_amd(const X86PMUConfig *c)
@@ -352,6 +410,11 @@ static const char *check_amd(const X86PMUConfig *c)
     if (c->gp_width != X86PMU_AMD_WIDTH) {
         return msg("pmu-gp-width=", c->gp_width, DEC, ": AMD's counters are "
                    "48 bits (APM vol. 2, 13.2)", 0, DEC, NULL);
+    }
+    if (c->lbr_pmc_freeze && !c->perfmon_v2) {
+        return msg("pmu-lbr-pmc-freeze=on needs pmu-perfmon-v2=on (its "
+                   "status bit is PerfCntrGlobalStatus[58])", 0, DEC, NULL, 0,
+                   DEC, NULL);
     }
     if (c->perfmon_v2 && !c->perfctr_core) {
         return msg("pmu-perfmon-v2=on needs pmu-perfctr-core=on (PerfMonV2 "
@@ -442,6 +505,21 @@ static const char *const defect_names[X86PMU_DEFECT_NUM] = {
     [X86PMU_DEFECT_NMI_DELIVERED_AS_FIXED] = "nmi-delivered-as-fixed",
     [X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS] =
         "branches-count-instructions",
+    [X86PMU_DEFECT_V6_ALIAS_WRAPS_PAST_7] = "v6-alias-wraps-past-7",
+    [X86PMU_DEFECT_EVTSEL_EXTENSIONS_REFUSED] = "evtsel-extensions-refused",
+    [X86PMU_DEFECT_RDPMC_USER_DISABLE_IGNORED] = "rdpmc-user-disable-ignored",
+    [X86PMU_DEFECT_ACR_CAUSE_UNCHECKED] = "acr-cause-unchecked",
+    [X86PMU_DEFECT_ACR_RELOAD_IGNORED] = "acr-reload-ignored",
+    [X86PMU_DEFECT_TOPDOWN_FIXED_STUCK] = "topdown-fixed-stuck",
+    [X86PMU_DEFECT_PERF_METRICS_RDPMC_READS_SLOTS] =
+        "perf-metrics-rdpmc-reads-slots",
+    [X86PMU_DEFECT_AMD_STATUS_SET_ABSENT] = "amd-status-set-absent",
+    [X86PMU_DEFECT_AMD_FREEZE_STATUS_NOT_SET] = "amd-freeze-status-not-set",
+    [X86PMU_DEFECT_HOST_ONLY_COUNTS_WITHOUT_SVM] =
+        "host-only-counts-without-svm",
+    [X86PMU_DEFECT_RUNNING_COUNTER_WRITE_DROPPED] =
+        "running-counter-write-dropped",
+    [X86PMU_DEFECT_IBPB_KEEPS_PREDICTIONS] = "ibpb-keeps-predictions",
 };
 
 const char *x86pmu_quirk_name(unsigned bit)

@@ -19,9 +19,9 @@
  */
 #define HYBRID_FREEZE_EXIT_CYCLES 8000
 
-/* Every counter index the model has: GP 0-7, fixed 0-3 (32-35). */
+/* Every counter index the model has: GP 0-9, fixed 0-6 (32-38). */
 static const uint8_t all_idx[] = {
-    0, 1, 2, 3, 4, 5, 6, 7, 32, 33, 34, 35,
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 32, 33, 34, 35, 36, 37, 38,
 };
 #define FOR_EACH_IDX(pos, idx) \
     for (pos = 0; pos < sizeof(all_idx) && (idx = all_idx[pos], true); pos++)
@@ -35,12 +35,16 @@ typedef struct Ctr {
     bool intr;              /* PMI on overflow */
     unsigned cmask;
     bool inv, edge;
+    bool eq;                /* version 6 EQ: CMASK compares for equality */
 } Ctr;
 
 /*
  * The SDM's architectural events (vol. 3B, "Pre-defined Architectural
  * Performance Events"), event select and unit mask, in CPUID.0AH:EBX bit
- * order; an event CPUID marks unavailable counts nothing here.
+ * order; an event CPUID marks unavailable counts nothing here.  Events
+ * 8-12 (top-down backend bound, bad speculation, frontend bound,
+ * retiring; LBR inserts) as the KVM selftests' pmu_counters_test and
+ * Linux's Skymont constraints encode them.
  */
 static const struct {
     uint8_t event, umask;
@@ -53,18 +57,37 @@ static const struct {
     [X86PMU_EV_BRANCHES] = { 0xc4, 0x00 },
     [X86PMU_EV_BRANCH_MISSES] = { 0xc5, 0x00 },
     [X86PMU_EV_SLOTS] = { 0xa4, 0x01 },
+    [X86PMU_EV_TD_BACKEND] = { 0xa4, 0x02 },
+    [X86PMU_EV_TD_BAD_SPEC] = { 0x73, 0x00 },
+    [X86PMU_EV_TD_FRONTEND] = { 0x9c, 0x01 },
+    [X86PMU_EV_TD_RETIRING] = { 0xc2, 0x02 },
+    [X86PMU_EV_LBR_INSERTS] = { 0xe4, 0x01 },
 };
+
+/*
+ * An architectural event exists when CPUID.23H.3:EAX says so, where that
+ * sub-leaf is valid (Linux and KVM prefer it: leaf 0AH is the hybrid
+ * parts' common subset), else when CPUID.0AH:EBX does not rule it out.
+ */
+static bool arch_event_exists(const X86PMUState *s, unsigned e)
+{
+    if (s->cfg.leaf23 && s->cfg.leaf23_events) {
+        return (s->cfg.events_avail23 >> e) & 1;
+    }
+    return e < s->cfg.events_len && !((s->cfg.events_unavail >> e) & 1);
+}
 
 static X86PMUEvent intel_gp_event(const X86PMUState *s, uint64_t sel)
 {
     unsigned e;
 
     for (e = 0; e < X86PMU_EV_NUM; e++) {
+        /* A second unit mask (UMASK2) names another event. */
         if (intel_arch_events[e].event != SEL_EVENT(sel) ||
-            intel_arch_events[e].umask != SEL_UMASK(sel)) {
+            intel_arch_events[e].umask != SEL_UMASK(sel) || SEL_UMASK2(sel)) {
             continue;
         }
-        if (e >= s->cfg.events_len || ((s->cfg.events_unavail >> e) & 1)) {
+        if (!arch_event_exists(s, e)) {
             return X86PMU_EV_NONE;
         }
         if (e == X86PMU_EV_BRANCHES &&
@@ -107,25 +130,39 @@ static X86PMUEvent amd_event(const X86PMUState *s, uint64_t sel)
     }
 }
 
-/* IA32_FIXED_CTR0-3: instructions, core cycles, reference cycles, slots. */
+/*
+ * IA32_FIXED_CTR0-3: instructions, core cycles, reference cycles, slots;
+ * 4-6 (Atom-derived cores): top-down bad speculation, frontend bound,
+ * retiring (Linux intel_skt_event_constraints: 0x0073, 0x019c, 0x02c2).
+ */
 static X86PMUEvent fixed_event(const X86PMUState *s, unsigned i)
 {
     static const X86PMUEvent ev[X86PMU_MAX_FIXED] = {
         X86PMU_EV_INSTRUCTIONS, X86PMU_EV_CYCLES, X86PMU_EV_REF_CYCLES,
-        X86PMU_EV_SLOTS,
+        X86PMU_EV_SLOTS, X86PMU_EV_TD_BAD_SPEC, X86PMU_EV_TD_FRONTEND,
+        X86PMU_EV_TD_RETIRING,
     };
 
     if (i == 0 && x86pmu_defect(s, X86PMU_DEFECT_FIXED_CTR0_COUNTS_CYCLES)) {
         return X86PMU_EV_CYCLES;
     }
+    if (i >= 4 && x86pmu_defect(s, X86PMU_DEFECT_TOPDOWN_FIXED_STUCK)) {
+        return X86PMU_EV_NONE;
+    }
     return ev[i];
 }
 
-static bool frozen(const X86PMUState *s)
+bool x86pmu_frozen(const X86PMUState *s)
 {
-    /* Version 4: CTR_Frz stops every counter until software clears it. */
-    return !x86pmu_is_amd(s) && s->cfg.version >= 4 &&
-           (s->global_status & X86PMU_STATUS_CTR_FRZ);
+    /*
+     * Version 4: CTR_Frz stops every counter until software clears it.
+     * AMD LbrAndPmcFreeze: LbrFreeze does (x86-pmu-amd.c).
+     */
+    if (x86pmu_is_amd(s)) {
+        return s->cfg.lbr_pmc_freeze &&
+               (s->global_status & X86PMU_STATUS_LBR_FRZ);
+    }
+    return s->cfg.version >= 4 && (s->global_status & X86PMU_STATUS_CTR_FRZ);
 }
 
 static bool global_enabled(const X86PMUState *s, unsigned idx)
@@ -146,13 +183,16 @@ static bool global_enabled(const X86PMUState *s, unsigned idx)
 static bool ctr_read(X86PMUState *s, unsigned idx, Ctr *c)
 {
     memset(c, 0, sizeof(*c));
-    if (frozen(s) || !global_enabled(s, idx)) {
+    if (x86pmu_frozen(s) || !global_enabled(s, idx)) {
         return false;
     }
     if (idx < X86PMU_MAX_GP) {
         uint64_t sel = s->gp_sel[idx];
 
         if (!x86pmu_gp_exists(s, idx) || !(sel & SEL_EN)) {
+            return false;
+        }
+        if (x86pmu_is_amd(s) && !x86pmu_amd_host_guest_counts(s, sel)) {
             return false;
         }
         c->value = &s->gp_ctr[idx];
@@ -164,6 +204,7 @@ static bool ctr_read(X86PMUState *s, unsigned idx, Ctr *c)
         c->cmask = SEL_CMASK(sel);
         c->inv = sel & SEL_INV;
         c->edge = sel & SEL_EDGE;
+        c->eq = !x86pmu_is_amd(s) && (sel & SEL_EQ);
     } else {
         unsigned i = idx - X86PMU_FIXED_IDX(0);
         unsigned f = FIXED_FIELD(s->fixed_ctrl, i);
@@ -326,15 +367,20 @@ static bool ring_match(const Ctr *c, X86PMURing ring)
     return ring == X86PMU_RING_OS ? c->os : c->usr;
 }
 
-/* A counter overflowed: status bit, and whether it asks for a PMI. */
+/*
+ * A counter overflowed: status bit (none for a counter that reloads
+ * itself), the counters it reloads, and whether it asks for a PMI.
+ */
 static void overflow(X86PMUState *s, unsigned idx, const Ctr *c, bool *pmi)
 {
     bool has_status = x86pmu_is_amd(s) ? s->cfg.perfmon_v2 :
                       s->cfg.version >= 2;
 
-    if (has_status && !x86pmu_defect(s, X86PMU_DEFECT_STATUS_BIT_NOT_SET)) {
+    if (has_status && !x86pmu_defect(s, X86PMU_DEFECT_STATUS_BIT_NOT_SET) &&
+        !x86pmu_acr_self(s, idx)) {
         s->global_status |= BIT64(idx);
     }
+    x86pmu_acr_overflowed(s, idx);
     if (!c->intr || x86pmu_defect(s, X86PMU_DEFECT_PMI_NEVER_DELIVERED)) {
         return;
     }
@@ -389,7 +435,9 @@ static unsigned pmi_raised(X86PMUState *s, uint64_t ovf)
      * Version 4").  FREEZE_LBRS_ON_PMI likewise clears DEBUGCTL.LBR or
      * sets LBR_Frz.
      */
-    if (!x86pmu_is_amd(s) && s->cfg.version >= 2) {
+    if (x86pmu_is_amd(s)) {
+        x86pmu_amd_pmi_freeze(s);
+    } else if (s->cfg.version >= 2) {
         if ((s->debugctl & X86PMU_DEBUGCTL_FREEZE_PERFMON_ON_PMI) &&
             !x86pmu_defect(s, X86PMU_DEFECT_FREEZE_NOT_FREEZING)) {
             if (s->cfg.version >= 4) {
@@ -428,6 +476,54 @@ static unsigned pmi_raised(X86PMUState *s, uint64_t ovf)
 }
 
 /*
+ * Events of event `ev` in one cycle with per[] events.  The top-down
+ * events follow x86pmu_td_split when the model has a cycle's slots
+ * (slots_per_cycle); without it (the host tests' harness) they come in
+ * per[] like the others.
+ */
+static uint64_t per_cycle(const X86PMUState *s, X86PMUEvent ev,
+                          const uint32_t per[X86PMU_EV_NUM])
+{
+    unsigned spc = s->cfg.slots_per_cycle;
+    uint64_t td[4];
+
+    switch (ev) {
+    case X86PMU_EV_CYCLES:
+        return 1;
+    case X86PMU_EV_SLOTS:
+        return spc;
+    case X86PMU_EV_REF_CYCLES:
+        return 0;   /* counted from the TSC, through x86pmu_count_bulk */
+    case X86PMU_EV_TD_RETIRING:
+    case X86PMU_EV_TD_BAD_SPEC:
+    case X86PMU_EV_TD_FRONTEND:
+    case X86PMU_EV_TD_BACKEND:
+        if (!spc) {
+            return per[ev];
+        }
+        x86pmu_td_split(s, 1, per[X86PMU_EV_INSTRUCTIONS],
+                        per[X86PMU_EV_BRANCH_MISSES], td);
+        return ev == X86PMU_EV_TD_RETIRING ? td[0] :
+               ev == X86PMU_EV_TD_BAD_SPEC ? td[1] :
+               ev == X86PMU_EV_TD_FRONTEND ? td[2] : td[3];
+    default:
+        return per[ev];
+    }
+}
+
+/* PERF_METRICS' share of a span (x86-pmu-v6.c). */
+static void metrics_add(X86PMUState *s, X86PMURing ring, const uint64_t t[])
+{
+    if (!x86pmu_metrics_counting(s, ring)) {
+        return;
+    }
+    s->metrics[0] += t[X86PMU_EV_TD_RETIRING];
+    s->metrics[1] += t[X86PMU_EV_TD_BAD_SPEC];
+    s->metrics[2] += t[X86PMU_EV_TD_FRONTEND];
+    s->metrics[3] += t[X86PMU_EV_TD_BACKEND];
+}
+
+/*
  * `ncycles` alike cycles at `ring`.  `emulated_insn`: the retire cycle of
  * an instruction KVM emulated, which it counts on every instructions
  * counter whatever CMASK/INV/EDGE say (Linux arch/x86/kvm/pmu.c,
@@ -438,13 +534,18 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
                            const uint32_t per[X86PMU_EV_NUM],
                            bool emulated_insn, X86PMUState *before)
 {
+    uint64_t t[X86PMU_EV_NUM];
     bool pmi = false;
     uint64_t ovf = 0;
-    unsigned idx, pos;
+    unsigned idx, pos, e;
 
     if (!ncycles) {
         return 0;
     }
+    for (e = 0; e < X86PMU_EV_NUM; e++) {
+        t[e] = per_cycle(s, (X86PMUEvent)e, per) * ncycles;
+    }
+    metrics_add(s, ring, t);
     FOR_EACH_IDX(pos, idx) {
         uint64_t k, delta;
         Ctr c;
@@ -458,21 +559,20 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
             c.ev == X86PMU_EV_NONE || c.ev == X86PMU_EV_REF_CYCLES) {
             continue;
         }
-        /* Cycles and slots happen in every cycle; the rest as given. */
-        if (c.ev == X86PMU_EV_CYCLES) {
-            k = 1;
-        } else if (c.ev == X86PMU_EV_SLOTS) {
-            k = s->cfg.slots_per_cycle;
-        } else {
-            k = per[c.ev];
-        }
+        k = per_cycle(s, c.ev, per);
         if (!has_filters(&c)) {
             delta = k * ncycles;
         } else if (emulated_insn && c.ev == X86PMU_EV_INSTRUCTIONS) {
             delta = 1;
         } else {
             unsigned cm = c.cmask ? c.cmask : 1;
-            bool cond = c.inv ? k < cm : k >= cm;
+            /*
+             * EQ: the cycle's count equals CMASK (inferred from Intel LKVS
+             * zbit_test's WALK_ACTIVE_1 = CMASK 1 + EQ against CMASK 1's
+             * "at least one"; the ISE text is not public).
+             */
+            bool cond = c.eq && c.cmask ? (k == cm) != c.inv :
+                        c.inv ? k < cm : k >= cm;
 
             if (c.edge) {
                 bool prev = (s->edge_prev >> idx) & 1;
@@ -486,6 +586,7 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
         }
         add(s, idx, &c, delta, &pmi, &ovf);
     }
+    x86pmu_acr_apply(s);
     return pmi ? pmi_raised(s, ovf) : 0;
 }
 
@@ -513,9 +614,20 @@ unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
                            const uint64_t total[X86PMU_EV_NUM])
 {
     uint64_t gp_ref = gp_ref_ticks(s, total[X86PMU_EV_REF_CYCLES]), ovf = 0;
+    uint64_t t[X86PMU_EV_NUM], td[4];
     bool pmi = false;
     unsigned idx, pos;
 
+    memcpy(t, total, sizeof(t));
+    if (s->cfg.slots_per_cycle) {
+        x86pmu_td_split(s, t[X86PMU_EV_CYCLES], t[X86PMU_EV_INSTRUCTIONS],
+                        t[X86PMU_EV_BRANCH_MISSES], td);
+        t[X86PMU_EV_TD_RETIRING] = td[0];
+        t[X86PMU_EV_TD_BAD_SPEC] = td[1];
+        t[X86PMU_EV_TD_FRONTEND] = td[2];
+        t[X86PMU_EV_TD_BACKEND] = td[3];
+    }
+    metrics_add(s, ring, t);
     FOR_EACH_IDX(pos, idx) {
         Ctr c;
 
@@ -536,9 +648,10 @@ unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
         if (c.ev == X86PMU_EV_REF_CYCLES && idx < X86PMU_MAX_GP) {
             add(s, idx, &c, gp_ref, &pmi, &ovf);
         } else {
-            add(s, idx, &c, total[c.ev], &pmi, &ovf);
+            add(s, idx, &c, t[c.ev], &pmi, &ovf);
         }
     }
+    x86pmu_acr_apply(s);
     return pmi ? pmi_raised(s, ovf) : 0;
 }
 
@@ -563,6 +676,7 @@ unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
         }
         add(s, x, &c, n, &pmi, &ovf);
     }
+    x86pmu_acr_apply(s);
     return pmi ? pmi_raised(s, ovf) : 0;
 }
 
@@ -678,6 +792,12 @@ X86PMUActivity x86pmu_activity(const X86PMUState *s)
             a.filters |= has_filters(&c) && c.ev != X86PMU_EV_REF_CYCLES;
         }
     }
+    /* Bad speculation, and PERF_METRICS with it, needs the predictor. */
+    if ((a.events & 1u << X86PMU_EV_TD_BAD_SPEC) ||
+        x86pmu_metrics_counting(s, X86PMU_RING_OS) ||
+        x86pmu_metrics_counting(s, X86PMU_RING_USR)) {
+        a.events |= 1u << X86PMU_EV_BRANCH_MISSES;
+    }
     return a;
 }
 
@@ -692,6 +812,7 @@ static uint64_t max_per_cycle(const X86PMUState *s, const Ctr *c)
     case X86PMU_EV_LLC_MISSES:
         return 4;   /* two accesses, each may split across two lines */
     case X86PMU_EV_SLOTS:
+    case X86PMU_EV_TD_BACKEND:
         return s->cfg.slots_per_cycle ? s->cfg.slots_per_cycle : 1;
     default:
         return 1;

@@ -131,7 +131,9 @@ static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
             /* EDX[15] hybrid; EDX[19] architectural LBRs: not emulated. */
             *edx &= ~((1u << 15) | (1u << 19));
             *edx |= c->hybrid ? 1u << 15 : 0;
+            *edx |= c->ibpb ? 1u << 26 : 0;     /* IBRS and IBPB */
         }
+        x86pmu_v6_cpuid(s, leaf, subleaf, eax, ebx, ecx, edx);
         break;
     case 0x0a:
         /* SDM vol. 2A, CPUID, "Architectural Performance Monitoring Leaf". */
@@ -172,19 +174,7 @@ static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
         }
         break;
     case 0x23:
-        /*
-         * Architectural Performance Monitoring Extended Leaf: sub-leaf 0
-         * EAX bit 1 says sub-leaf 1 (the counter bitmaps) is valid.
-         */
-        if (c->leaf23) {
-            *eax = *ebx = *ecx = *edx = 0;
-            if (subleaf == 0) {
-                *eax = 1u << 1;
-            } else if (subleaf == 1) {
-                *eax = c->leaf23_gp;
-                *ebx = c->leaf23_fixed;
-            }
-        }
+        x86pmu_v6_cpuid(s, leaf, subleaf, eax, ebx, ecx, edx);
         break;
     default:
         break;
@@ -202,11 +192,18 @@ static void cpuid_amd(const X86PMUState *s, uint32_t leaf,
         /* Fn8000_0001_ECX[23] PerfCtrExtCore (APM vol. 3, appendix E). */
         *ecx = (*ecx & ~(1u << 23)) | (c->perfctr_core ? 1u << 23 : 0);
         break;
+    case 0x80000008:
+        /* Fn8000_0008_EBX[12] IBPB (APM vol. 3, appendix E). */
+        *ebx |= c->ibpb ? 1u << 12 : 0;
+        break;
     case 0x80000022:
-        /* Fn8000_0022: EAX[0] PerfMonV2, EBX[3:0] NumPerfCtrCore. */
+        /*
+         * Fn8000_0022: EAX[0] PerfMonV2, EAX[2] LbrAndPmcFreeze, EBX[3:0]
+         * NumPerfCtrCore.
+         */
         *eax = *ebx = *ecx = *edx = 0;
         if (c->perfmon_v2) {
-            *eax = 1;
+            *eax = 1 | (c->lbr_pmc_freeze ? 1u << 2 : 0);
             *ebx = c->num_gp & 0xf;
         }
         break;
@@ -273,15 +270,15 @@ static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
                msr == X86PMU_MSR_OFFCORE_RSP_1) {
         *reg = R_ABSENT;
     } else if (msr >= X86PMU_MSR_PMC0 &&
-               msr < X86PMU_MSR_PMC0 + X86PMU_MAX_GP) {
+               msr < X86PMU_MSR_PMC0 + X86PMU_LEGACY_GP) {
         *idx = msr - X86PMU_MSR_PMC0;
         *reg = x86pmu_gp_exists(s, *idx) ? R_PMC : R_ABSENT;
     } else if (msr >= X86PMU_MSR_PERFEVTSEL0 &&
-               msr < X86PMU_MSR_PERFEVTSEL0 + X86PMU_MAX_GP) {
+               msr < X86PMU_MSR_PERFEVTSEL0 + X86PMU_LEGACY_GP) {
         *idx = msr - X86PMU_MSR_PERFEVTSEL0;
         *reg = x86pmu_gp_exists(s, *idx) ? R_EVTSEL : R_ABSENT;
     } else if (msr >= X86PMU_MSR_A_PMC0 &&
-               msr < X86PMU_MSR_A_PMC0 + X86PMU_MAX_GP) {
+               msr < X86PMU_MSR_A_PMC0 + X86PMU_LEGACY_GP) {
         /* Only with IA32_PERF_CAPABILITIES[13] ("Full-Width Writes"). */
         *idx = msr - X86PMU_MSR_A_PMC0;
         *reg = x86pmu_gp_exists(s, *idx) && fw_write(s) ? R_APMC : R_ABSENT;
@@ -372,13 +369,13 @@ static uint64_t status_bits(const X86PMUState *s)
 
 /*
  * PERFEVTSEL bits that raise #GP: 63:32 (the model has no TSX, whose
- * IN_TX/IN_TXCP are 32/33) and AnyThread (21) before version 3.  Xen
- * refuses AnyThread and pin control (19) at every version (Xen
- * xen/arch/x86/cpu/vpmu_intel.c, ARCH_CTRL_MASK).
+ * IN_TX/IN_TXCP are 32/33) but those CPUID.23H opens, and AnyThread (21)
+ * before version 3.  Xen refuses AnyThread and pin control (19) at every
+ * version (Xen xen/arch/x86/cpu/vpmu_intel.c, ARCH_CTRL_MASK).
  */
 static uint64_t evtsel_reserved(const X86PMUState *s)
 {
-    uint64_t r = ~0xffffffffull;
+    uint64_t r = ~0xffffffffull & ~x86pmu_v6_evtsel_bits(s);
 
     if (s->cfg.version < 3) {
         r |= SEL_ANY;
@@ -404,7 +401,7 @@ static uint64_t fixed_ctrl_valid(const X86PMUState *s)
             v |= field << (4 * i);
         }
     }
-    return v;
+    return v | x86pmu_v6_fixed_ctrl_bits(s);
 }
 
 /*
@@ -449,6 +446,9 @@ static X86PMUAccess intel_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
     unsigned i;
 
     *val = 0;
+    if (x86pmu_v6_owns(msr)) {
+        return x86pmu_v6_rdmsr(s, msr, val);
+    }
     if (intel_decode(s, msr, &reg, &i) == X86PMU_NOT_MINE) {
         return X86PMU_NOT_MINE;
     }
@@ -511,15 +511,84 @@ static void clear_status(X86PMUState *s, uint64_t bits, unsigned *pmis)
     }
 }
 
+/*
+ * The full width, through IA32_A_PMCx or version 6's IA32_PMC_GPn_CTR;
+ * bits past it #GP, as KVM and kvm-unit-tests'
+ * check_gp_counters_write_width expect of hardware.
+ */
+X86PMUAccess x86pmu_write_gp_full(X86PMUState *s, unsigned x, uint64_t val)
+{
+    if (val & ~x86pmu_mask(s->cfg.gp_width)) {
+        return X86PMU_GP;
+    }
+    s->gp_ctr[x] = val & x86pmu_mask(x86pmu_gp_width(s));
+    return X86PMU_OK;
+}
+
+/* IA32_PERFEVTSELx, or version 6's IA32_PMC_GPn_CFG_A. */
+X86PMUAccess x86pmu_write_evtsel(X86PMUState *s, unsigned x, uint64_t val)
+{
+    if ((val & evtsel_reserved(s)) &&
+        !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
+        return X86PMU_GP;
+    }
+    s->gp_sel[x] = val;
+    s->edge_prev &= ~BIT64(x);
+    return X86PMU_OK;
+}
+
+/*
+ * IA32_FIXED_CTRi, or version 6's IA32_PMC_FXm_CTR: "Bits beyond the
+ * width of the fixed-function counter are reserved and must be written
+ * as zeros" (SDM vol. 3B, "Architectural Performance Monitoring Version
+ * 2"): #GP.  KVM truncates instead.
+ */
+X86PMUAccess x86pmu_write_fixed(X86PMUState *s, unsigned i, uint64_t val)
+{
+    if (val & ~x86pmu_mask(s->cfg.fixed_width)) {
+        if (!x86pmu_quirk(s, X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED)) {
+            return X86PMU_GP;
+        }
+    }
+    s->fixed_ctr[i] = val & x86pmu_mask(x86pmu_fixed_width(s));
+    return X86PMU_OK;
+}
+
+/*
+ * A defect: a write to a counter while it counts is dropped (a vPMU that
+ * only loads counter values when it reprograms a stopped counter).
+ */
+static bool write_dropped(const X86PMUState *s, unsigned idx)
+{
+    bool en = idx < 32 ? (s->gp_sel[idx] & SEL_EN) != 0 :
+              (FIXED_FIELD(s->fixed_ctrl, idx - 32) &
+               (FIXED_OS | FIXED_USR)) != 0;
+    bool has_global = x86pmu_is_amd(s) ? s->cfg.perfmon_v2 :
+                      s->cfg.version >= 2;
+    bool global = !has_global || ((s->global_ctrl >> idx) & 1);
+
+    return x86pmu_defect(s, X86PMU_DEFECT_RUNNING_COUNTER_WRITE_DROPPED) &&
+           en && global;
+}
+
 static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
                                 unsigned *pmis)
 {
-    unsigned gpw = x86pmu_gp_width(s), fxw = x86pmu_fixed_width(s);
+    unsigned gpw = x86pmu_gp_width(s);
     IntelReg reg;
     unsigned i;
 
+    if (x86pmu_v6_owns(msr)) {
+        return x86pmu_v6_wrmsr(s, msr, val);
+    }
     if (intel_decode(s, msr, &reg, &i) == X86PMU_NOT_MINE) {
         return X86PMU_NOT_MINE;
+    }
+    if ((reg == R_PMC || reg == R_APMC) && write_dropped(s, i)) {
+        return X86PMU_OK;
+    }
+    if (reg == R_FIXED && write_dropped(s, X86PMU_FIXED_IDX(i))) {
+        return X86PMU_OK;
     }
     switch (reg) {
     case R_ABSENT:
@@ -538,37 +607,11 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         }
         break;
     case R_APMC:
-        /*
-         * The full width; bits past it #GP, as KVM and kvm-unit-tests'
-         * check_gp_counters_write_width expect of hardware.
-         */
-        if (val & ~x86pmu_mask(s->cfg.gp_width)) {
-            return X86PMU_GP;
-        }
-        s->gp_ctr[i] = val & x86pmu_mask(gpw);
-        break;
+        return x86pmu_write_gp_full(s, i, val);
     case R_EVTSEL:
-        if ((val & evtsel_reserved(s)) &&
-            !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
-            return X86PMU_GP;
-        }
-        s->gp_sel[i] = val;
-        s->edge_prev &= ~BIT64(i);
-        break;
+        return x86pmu_write_evtsel(s, i, val);
     case R_FIXED:
-        /*
-         * "Bits beyond the width of the fixed-function counter are
-         * reserved and must be written as zeros" (SDM vol. 3B,
-         * "Architectural Performance Monitoring Version 2"): #GP.  KVM
-         * truncates instead.
-         */
-        if (val & ~x86pmu_mask(s->cfg.fixed_width)) {
-            if (!x86pmu_quirk(s, X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED)) {
-                return X86PMU_GP;
-            }
-        }
-        s->fixed_ctr[i] = val & x86pmu_mask(fxw);
-        break;
+        return x86pmu_write_fixed(s, i, val);
     case R_FIXED_CTRL:
         if (val & ~fixed_ctrl_valid(s)) {
             return X86PMU_GP;
@@ -577,7 +620,10 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         s->edge_prev &= 0xffffffffull;
         break;
     case R_CTRL:
-        if (val & ~x86pmu_counter_bits(s)) {
+        /* Bit 48 lets PERF_METRICS count (x86-pmu-v6.c). */
+        if (val & ~(x86pmu_counter_bits(s) |
+                    (x86pmu_perf_metrics_exist(s) ?
+                     X86PMU_GLOBAL_PERF_METRICS : 0))) {
             return X86PMU_GP;
         }
         s->global_ctrl = val;
@@ -619,17 +665,19 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
 /*
  * RDPMC (SDM vol. 2B, RDPMC, as quoted in Linux 5728a4a0ea79 and
  * 7a0fc734c20d): ECX[31:16] is the counter type, 0 for the GP counters,
- * 4000H for the fixed ones (2000H, the perf-metrics register, is not
- * emulated), ECX[15:0] the index; another type, or a counter that does not
- * exist, raises #GP.  So does ECX[31], older editions' "fast" read of the
+ * 4000H for the fixed ones (2000H: PERF_METRICS where it exists,
+ * x86-pmu-v6.c), ECX[15:0] the index; another type, or a counter that
+ * does not exist, raises #GP.  So does ECX[31], older editions' "fast" read of the
  * low 32 bits, on an architectural PMU (5728a4a0ea79 records bare metal).
  */
 #define RDPMC_TYPE_GP       0x0000
 #define RDPMC_TYPE_FIXED    0x4000
-static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
+static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
+                                uint64_t *val)
 {
     unsigned type = ecx >> 16, idx = ecx & 0xffff;
     bool fast = ecx >> 31;
+    X86PMUAccess r;
     uint64_t v;
 
     if (s->cfg.version == 0) {
@@ -646,6 +694,9 @@ static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
         *val = (uint32_t)(fixed ? s->fixed_ctr[idx] : s->gp_ctr[idx]);
         return X86PMU_OK;
     }
+    if (x86pmu_v6_rdpmc_metrics(s, ecx, val, &r)) {
+        return r;
+    }
     if (type == RDPMC_TYPE_FIXED &&
         x86pmu_defect(s, X86PMU_DEFECT_RDPMC_FIXED_READS_GP) &&
         x86pmu_gp_exists(s, idx)) {
@@ -658,6 +709,10 @@ static X86PMUAccess intel_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
         return X86PMU_GP;
     }
     *val = v;
+    if (cpl > 0 &&
+        x86pmu_v6_user_disabled(s, type == RDPMC_TYPE_FIXED, idx)) {
+        *val = 0;
+    }
     return X86PMU_OK;
 }
 
@@ -671,6 +726,7 @@ typedef enum AmdReg {
     A_CTL_GLOBAL,
     A_STATUS_CLR,
     A_STATUS_SET,
+    A_DEBUGCTL,
 } AmdReg;
 
 /*
@@ -707,6 +763,13 @@ static X86PMUAccess amd_decode(const X86PMUState *s, uint32_t msr,
             };
             *reg = v2[msr - X86PMU_MSR_AMD_GLOBAL_STATUS];
         }
+        /* A defect: KVM before 68e61f6fd656 had no StatusSet (#GP). */
+        if (*reg == A_STATUS_SET &&
+            x86pmu_defect(s, X86PMU_DEFECT_AMD_STATUS_SET_ABSENT)) {
+            *reg = A_ABSENT;
+        }
+    } else if (msr == X86PMU_MSR_DEBUGCTL && x86pmu_amd_debugctl_valid(s)) {
+        *reg = A_DEBUGCTL;      /* LbrAndPmcFreeze's FLBRI (x86-pmu-amd.c) */
     } else {
         return X86PMU_NOT_MINE;
     }
@@ -716,7 +779,7 @@ static X86PMUAccess amd_decode(const X86PMUState *s, uint32_t msr,
 /*
  * PerfEvtSel bits the APM marks reserved: 19, 21, 39:36, 63:42, and
  * EventSelect[11:8] (35:32) before family 10h.  GuestOnly/HostOnly (40/41)
- * are stored; the model counts no nested guests, so they change nothing.
+ * are stored and count as x86-pmu-amd.c says.
  */
 static uint64_t amd_evtsel_reserved(const X86PMUState *s)
 {
@@ -781,6 +844,9 @@ static X86PMUAccess amd_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
     case A_STATUS_CLR:
     case A_STATUS_SET:
         break;
+    case A_DEBUGCTL:
+        *val = s->debugctl;
+        break;
     }
     return X86PMU_OK;
 }
@@ -802,6 +868,7 @@ static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
     bool gp = s->cfg.amd_reserved_gp &&
               !x86pmu_quirk(s, X86PMU_QUIRK_KVM_AMD_RESERVED_BITS_DROPPED) &&
               !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED);
+    uint64_t status = x86pmu_amd_status_bits(s);
     AmdReg reg;
     unsigned n;
 
@@ -810,8 +877,9 @@ static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
     }
     if (gp && ((reg == A_CTL && (val & amd_evtsel_reserved(s))) ||
                (reg == A_CTR && (val & ~x86pmu_mask(X86PMU_AMD_WIDTH))) ||
-               ((reg == A_CTL_GLOBAL || reg == A_STATUS_CLR ||
-                 reg == A_STATUS_SET) && (val & ~ctrs)) ||
+               (reg == A_CTL_GLOBAL && (val & ~ctrs)) ||
+               ((reg == A_STATUS_CLR || reg == A_STATUS_SET) &&
+                (val & ~status)) ||
                reg == A_STATUS)) {
         return X86PMU_GP;
     }
@@ -823,6 +891,9 @@ static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         s->edge_prev &= ~BIT64(n);
         break;
     case A_CTR:
+        if (write_dropped(s, n)) {
+            return X86PMU_OK;
+        }
         s->gp_ctr[n] = val & x86pmu_mask(x86pmu_gp_width(s));
         break;
     case A_CTL_GLOBAL:
@@ -831,12 +902,18 @@ static X86PMUAccess amd_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
     case A_STATUS:
         break;
     case A_STATUS_CLR:
-        clear_status(s, val & ctrs, pmis);
+        clear_status(s, val & status, pmis);
         break;
     case A_STATUS_SET:
         if (!x86pmu_defect(s, X86PMU_DEFECT_STATUS_SET_IGNORED)) {
-            s->global_status |= val & ctrs;
+            s->global_status |= val & status;
         }
+        break;
+    case A_DEBUGCTL:
+        if (val & ~x86pmu_amd_debugctl_valid(s)) {
+            return X86PMU_GP;
+        }
+        s->debugctl = val;
         break;
     }
     return X86PMU_OK;
@@ -888,7 +965,7 @@ X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
         return X86PMU_GP;
     }
     return x86pmu_is_amd(s) ? amd_rdpmc(s, ecx, val) :
-                              intel_rdpmc(s, ecx, val);
+                              intel_rdpmc(s, ecx, cpl, val);
 }
 
 /*

@@ -26,8 +26,9 @@
  * index x, fixed counter i is index 32 + i.  AMD's core counters use the
  * GP indices.
  */
-#define X86PMU_MAX_GP           8   /* IA32_PMC0-7 / PERFEVTSEL0-7 */
-#define X86PMU_MAX_FIXED        4   /* IA32_FIXED_CTR0-3 */
+#define X86PMU_MAX_GP           10  /* GP 0-9: CPUID.23H.1 P-cores have 10 */
+#define X86PMU_LEGACY_GP        8   /* IA32_PMC0-7 / PERFEVTSEL0-7 / A_PMC0-7 */
+#define X86PMU_MAX_FIXED        7   /* IA32_FIXED_CTR0-6 */
 #define X86PMU_AMD_MAX_CTRS     6   /* PerfEvtSel/PerfCtr 0-5 */
 #define X86PMU_FIXED_IDX(i)     (32 + (i))
 #define X86PMU_AMD_WIDTH        48  /* APM vol. 2, 13.2: 48-bit counters */
@@ -48,6 +49,17 @@
 #define X86PMU_MSR_GLOBAL_STATUS_SET 0x391  /* v4 */
 #define X86PMU_MSR_GLOBAL_INUSE     0x392   /* v4 */
 #define X86PMU_MSR_A_PMC0           0x4c1
+#define X86PMU_MSR_PERF_METRICS     0x329   /* PERF_CAPABILITIES[15] */
+/*
+ * Version 6's per-counter MSRs (SDM vol. 3B, "Architectural Performance
+ * Monitoring Version 6"; Linux msr-index.h MSR_IA32_PMC_V6_*): GP counter
+ * n at 0x1900 + 4n (CTR, CFG_A = its event select, CFG_B, CFG_C), fixed
+ * counter m at 0x1980 + 4m (CTR, -, CFG_B, CFG_C).
+ */
+#define X86PMU_MSR_V6_GP0_CTR       0x1900
+#define X86PMU_MSR_V6_FX0_CTR       0x1980
+#define X86PMU_MSR_V6_STEP          4
+#define X86PMU_MSR_V6_END           0x19c0  /* 32 GP and 16 fixed slots */
 
 /* AMD MSRs (APM vol. 2, 13.2). */
 #define X86PMU_MSR_K7_EVNTSEL0      0xc0010000
@@ -61,6 +73,17 @@
 /* IA32_PERF_CAPABILITIES bits the model implements (SDM vol. 4). */
 #define X86PMU_CAP_FREEZE_WHILE_SMM (1ull << 12)
 #define X86PMU_CAP_FW_WRITE         (1ull << 13)
+#define X86PMU_CAP_PERF_METRICS     (1ull << 15)
+
+/*
+ * CPUID.23H.0:EBX, the event-select extensions (Linux perf_event.h
+ * cpuid35_ebx, commits dce0c74d2d18 and 59af95e028d4): UMASK2 in
+ * PERFEVTSEL[47:40], EQ in bit 36, RDPMC user disable in bit 37 and
+ * IA32_FIXED_CTR_CTRL bit 33 + 4i.
+ */
+#define X86PMU_V6_UMASK2            (1u << 0)
+#define X86PMU_V6_EQ                (1u << 1)
+#define X86PMU_V6_RDPMC_USER_DISABLE (1u << 2)
 
 /* IA32_DEBUGCTL (SDM vol. 3B, "IA32_DEBUGCTL MSR"). */
 #define X86PMU_DEBUGCTL_LBR                 (1ull << 0)
@@ -69,11 +92,13 @@
 #define X86PMU_DEBUGCTL_FREEZE_WHILE_SMM    (1ull << 14)
 
 /* IA32_PERF_GLOBAL_STATUS bits beyond the counters (SDM vol. 3B). */
-#define X86PMU_STATUS_LBR_FRZ       (1ull << 58)    /* v4 */
+#define X86PMU_STATUS_LBR_FRZ       (1ull << 58)    /* v4; AMD: LbrFreeze */
 #define X86PMU_STATUS_CTR_FRZ       (1ull << 59)    /* v4 */
 #define X86PMU_STATUS_OVF_UNCORE    (1ull << 61)    /* v3 */
 #define X86PMU_STATUS_OVF_BUF       (1ull << 62)
 #define X86PMU_STATUS_COND_CHGD     (1ull << 63)
+/* IA32_PERF_GLOBAL_CTRL bit 48: PERF_METRICS counts (Linux perf_event.h). */
+#define X86PMU_GLOBAL_PERF_METRICS  (1ull << 48)
 
 /*
  * The events the model can count.  The order is CPUID.0AH:EBX's bit order
@@ -88,6 +113,11 @@ typedef enum X86PMUEvent {
     X86PMU_EV_BRANCHES,         /* branch instructions retired */
     X86PMU_EV_BRANCH_MISSES,    /* branch mispredicts retired */
     X86PMU_EV_SLOTS,            /* top-down slots */
+    X86PMU_EV_TD_BACKEND,       /* top-down backend bound (slots) */
+    X86PMU_EV_TD_BAD_SPEC,      /* top-down bad speculation (slots) */
+    X86PMU_EV_TD_FRONTEND,      /* top-down frontend bound (slots) */
+    X86PMU_EV_TD_RETIRING,      /* top-down retiring (slots) */
+    X86PMU_EV_LBR_INSERTS,      /* LBR inserts */
     X86PMU_EV_NUM,
     X86PMU_EV_NONE = X86PMU_EV_NUM, /* an event the model does not count */
 } X86PMUEvent;
@@ -178,6 +208,21 @@ typedef enum X86PMUDefect {
     X86PMU_DEFECT_FIXED_PMI_BIT_IGNORED,
     X86PMU_DEFECT_NMI_DELIVERED_AS_FIXED,
     X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS,
+    /* Version 6 and CPUID.23H (x86-pmu-v6.c). */
+    X86PMU_DEFECT_V6_ALIAS_WRAPS_PAST_7,
+    X86PMU_DEFECT_EVTSEL_EXTENSIONS_REFUSED,
+    X86PMU_DEFECT_RDPMC_USER_DISABLE_IGNORED,
+    X86PMU_DEFECT_ACR_CAUSE_UNCHECKED,
+    X86PMU_DEFECT_ACR_RELOAD_IGNORED,
+    X86PMU_DEFECT_TOPDOWN_FIXED_STUCK,
+    X86PMU_DEFECT_PERF_METRICS_RDPMC_READS_SLOTS,
+    /* AMD (x86-pmu-amd.c). */
+    X86PMU_DEFECT_AMD_STATUS_SET_ABSENT,
+    X86PMU_DEFECT_AMD_FREEZE_STATUS_NOT_SET,
+    X86PMU_DEFECT_HOST_ONLY_COUNTS_WITHOUT_SVM,
+    /* Peer checks. */
+    X86PMU_DEFECT_RUNNING_COUNTER_WRITE_DROPPED,
+    X86PMU_DEFECT_IBPB_KEEPS_PREDICTIONS,
     X86PMU_DEFECT_NUM,
 } X86PMUDefect;
 
@@ -204,10 +249,22 @@ typedef struct X86PMUConfig {
     bool leaf23;                /* CPUID.23H: counter bitmaps */
     uint32_t leaf23_gp;         /* CPUID.23H.1:EAX */
     uint32_t leaf23_fixed;      /* CPUID.23H.1:EBX */
+    /*
+     * The rest of CPUID.23H (x86-pmu-v6.c): sub-leaf 0 EBX, auto counter
+     * reload (sub-leaf 2: bit x = GP x, bit 32 + i = fixed i, as in
+     * IA32_PERF_GLOBAL_CTRL) and the supported-events bitmap (sub-leaf 3).
+     */
+    uint32_t v6_features;       /* CPUID.23H.0:EBX, X86PMU_V6_* */
+    bool acr;                   /* CPUID.23H.0:EAX[2] */
+    uint64_t acr_reload;        /* 23H.2: EAX | EBX << 32, can be reloaded */
+    uint64_t acr_cause;         /* 23H.2: ECX | EDX << 32, can cause one */
+    bool leaf23_events;         /* CPUID.23H.0:EAX[3] */
+    uint32_t events_avail23;    /* CPUID.23H.3:EAX: bit e = event e exists */
     /* AMD (APM vol. 3, CPUID Fn8000_0001 and Fn8000_0022). */
     uint32_t family;            /* DisplayFamily: 12-bit events from 10h */
     bool perfctr_core;          /* Fn8000_0001_ECX[23] PerfCtrExtCore */
     bool perfmon_v2;            /* Fn8000_0022_EAX[0] PerfMonV2 */
+    bool lbr_pmc_freeze;        /* Fn8000_0022_EAX[2] LbrAndPmcFreeze */
     /* The cycle model: top-down slots issued per core cycle. */
     uint8_t slots_per_cycle;
     /*
@@ -226,6 +283,12 @@ typedef struct X86PMUConfig {
     uint32_t ref_ratio;
     X86PMURefReport ref_report;
     bool amd_reserved_gp;
+    /*
+     * CPUID says IA32_PRED_CMD.IBPB exists (Intel CPUID.(07H,0):EDX[26],
+     * AMD Fn8000_0008_EBX[12]): the emulator's branch predictor model
+     * forgets its targets on it.
+     */
+    bool ibpb;
     /* Deviations from the manuals. */
     uint32_t quirks;            /* X86PMU_QUIRK_* */
     X86PMUDefect defect;
@@ -275,6 +338,18 @@ typedef struct X86PMUState {
         uint64_t global_status;
         uint8_t unsched_idx;
     } before;
+    /* Version 6: IA32_PMC_GPn/FXm_CFG_B and CFG_C (auto counter reload). */
+    uint64_t gp_cfg_b[X86PMU_MAX_GP], gp_cfg_c[X86PMU_MAX_GP];
+    uint64_t fixed_cfg_b[X86PMU_MAX_FIXED], fixed_cfg_c[X86PMU_MAX_FIXED];
+    /* Counters to reload once the current span is counted (GLOBAL bits). */
+    uint64_t acr_pending;
+    /*
+     * PERF_METRICS: top-down slots since it was last cleared, in its byte
+     * order: retiring, bad speculation, frontend bound, backend bound.
+     */
+    uint64_t metrics[4];
+    /* AMD: EFER.SVME and guest mode, for HostOnly/GuestOnly. */
+    bool svme, guest;
 } X86PMUState;
 
 /* The outcome of an MSR access or RDPMC. */
@@ -355,6 +430,19 @@ X86PMUAccess x86pmu_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
 /* RDPMC at privilege `cpl` with CR4.PCE = `pce`. */
 X86PMUAccess x86pmu_rdpmc(X86PMUState *s, uint32_t ecx, unsigned cpl,
                           bool pce, uint64_t *val);
+/*
+ * AMD's HostOnly/GuestOnly bits count by EFER.SVME and by whether a guest
+ * runs (APM vol. 2, 13.2): the user says which, before it counts events.
+ */
+void x86pmu_set_svm(X86PMUState *s, bool svme, bool guest);
+
+/*
+ * A named shape that no QEMU CPU model has (x86-pmu-v6.c: the version 6
+ * core types): fills *cfg and returns its description, or NULL.
+ */
+const char *x86pmu_shape_named(const char *name, X86PMUConfig *cfg);
+/* The i-th named shape's name; NULL past the last. */
+const char *x86pmu_shape_name(unsigned i);
 
 /*
  * SMI delivery and RSM: IA32_DEBUGCTL.FREEZE_WHILE_SMM freezes the

@@ -15,6 +15,7 @@ struct pmi_percpu {
 	enum pmi_delivery mode;
 	uint64_t count[2];
 	uint64_t cost_total, cost_max; /* TSC ticks from handler entry to the re-arm (and EOI) */
+	uint64_t last_entry;           /* TSC at the last handler entry (the cost map's PMI latency) */
 };
 
 static struct pmi_percpu pmi_percpu[MAX_CPUS];
@@ -75,6 +76,7 @@ static void pmi_irq(struct trap_frame *f)
 	struct pmi_percpu *p = pmi_mine();
 	uint64_t t0 = rdtsc();
 
+	p->last_entry = t0;
 	p->count[PMI_DELIVERY_FIXED]++;
 	pmu_pmi_handle(f->rip, pmi_from(f));
 	pmi_rearm(p);
@@ -95,6 +97,7 @@ static bool pmi_nmi(struct trap_frame *f)
 	if (!p->ready || p->mode != PMI_DELIVERY_NMI)
 		return false;
 	uint64_t t0 = rdtsc();
+	p->last_entry = t0;
 	p->count[PMI_DELIVERY_NMI]++;
 	status = pmu_pmi_handle(f->rip, pmi_from(f) | PMU_PMI_FROM_NMI);
 	pmi_rearm(p);
@@ -137,6 +140,11 @@ void pmi_cost(unsigned cpu, uint64_t *mean, uint64_t *max)
 	uint64_t n = p->count[PMI_DELIVERY_FIXED] + p->count[PMI_DELIVERY_NMI];
 	*mean = n ? p->cost_total / n : 0;
 	*max = p->cost_max;
+}
+
+uint64_t pmi_last_entry_tsc(unsigned cpu)
+{
+	return cpu < MAX_CPUS ? __atomic_load_n(&pmi_percpu[cpu].last_entry, __ATOMIC_RELAXED) : 0;
 }
 
 void pmi_configure(enum pmi_delivery d)

@@ -45,5 +45,7 @@ uint32_t pmi_lvt_read(void);
 uint64_t pmi_count(unsigned cpu, enum pmi_delivery d);
 /* Mean and worst handler cost on `cpu` in TSC ticks (0 before any PMI). */
 void pmi_cost(unsigned cpu, uint64_t *mean, uint64_t *max);
+/* The TSC when `cpu`'s handler was last entered (0 before any PMI). */
+uint64_t pmi_last_entry_tsc(unsigned cpu);
 
 #endif

@@ -1,7 +1,8 @@
 /* The host PMU model: implements pmu/pmu_hw.h over simulated CPUs. Their
  * PMU registers are emu/model, the register model QEMU runs for its
  * emulated PMU (SDM vol. 3B "Performance Monitoring", vol. 4 table 2-2,
- * vol. 2B RDPMC); this file keeps what only the host tests need: the
+ * vol. 2B RDPMC; AMD APM vol. 2 13.2 for AMD CPUs, whose profiles are in
+ * tests/host/pmu_model_amd.c); this file keeps what only the host tests need: the
  * profiles, the CPUs and the current one, the write trace, the offcore
  * response MSRs and the client uncore, and the behaviours of broken
  * emulations (writes ignored, RDPMC refused, counters that never count).
@@ -156,8 +157,37 @@ const char *model_profile_name(enum model_profile p)
  * driver does not use them; "fast RDPMC" (pre-architectural parts) is
  * the model's quirk of the same behaviour (low 32 bits). The work of a
  * tick gives its top-down slots itself: none are implied per cycle. */
+static bool is_amd(const struct model_cpu_config *c)
+{
+	return strcmp(c->vendor, "AuthenticAMD") == 0 || strcmp(c->vendor, "HygonGenuine") == 0;
+}
+
+/* DisplayFamily (SDM vol. 2A / APM vol. 3, CPUID Fn0000_0001_EAX): base +
+ * extended when the base family is 0Fh. */
+static uint32_t family_of(uint32_t sig)
+{
+	uint32_t f = BITS(sig, 11, 8);
+	return f == 0xf ? f + (uint32_t)BITS(sig, 27, 20) : f;
+}
+
 static X86PMUConfig pmu_config(const struct model_cpu_config *c)
 {
+	if (is_amd(c)) {
+		X86PMUConfig a = {
+			.vendor = X86PMU_VENDOR_AMD,
+			.family = family_of(c->signature),
+			.perfctr_core = c->amd_ext_core,
+			.perfmon_v2 = c->amd_perfmon_v2,
+			.lbr_pmc_freeze = c->amd_lbr_pmc_freeze,
+			.num_gp = c->amd_counters,
+			.gp_width = X86PMU_AMD_WIDTH,
+			/* Reserved bits #GP, as the emulated AMD silicon
+			 * profiles run (emu/profiles.list): the driver's
+			 * refusal before the write is checked against it. */
+			.amd_reserved_gp = true,
+		};
+		return a;
+	}
 	X86PMUConfig p = {
 		.vendor = X86PMU_VENDOR_INTEL,
 		.version = c->version,
@@ -177,6 +207,12 @@ static X86PMUConfig pmu_config(const struct model_cpu_config *c)
 		.leaf23 = c->leaf23,
 		.leaf23_gp = c->leaf23_gp,
 		.leaf23_fixed = c->leaf23_fixed,
+		.v6_features = c->v6_features,
+		.acr = c->acr,
+		.acr_reload = c->acr_reload,
+		.acr_cause = c->acr_cause,
+		.leaf23_events = c->leaf23_events,
+		.events_avail23 = c->events_avail23,
 		.slots_per_cycle = 0,
 		.quirks = c->quirks | (c->fast_rdpmc ? X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED : 0),
 	};
@@ -199,11 +235,8 @@ static void reset_cpu(struct model_cpu *m, const struct model_cpu_config *cfg)
 void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
 {
 	ncpus = n > MODEL_MAX_CPUS ? MODEL_MAX_CPUS : (n ? n : 1);
-	for (unsigned c = 0; c < ncpus; c++) {
+	for (unsigned c = 0; c < ncpus; c++)
 		reset_cpu(&cpus[c], &cfgs[c]);
-		if (cfgs[c].vendor_ops)
-			cfgs[c].vendor_ops->reset(c);
-	}
 	memset(&unc, 0, sizeof(unc));
 	cur = 0;
 	cur_cpl = 0;
@@ -256,13 +289,9 @@ void model_set_cr4_pce(bool on)
 {
 	cur_pce = on;
 }
-unsigned model_cpl(void)
+void model_set_svm(bool svme, bool guest)
 {
-	return cur_cpl;
-}
-bool model_cr4_pce(void)
-{
-	return cur_pce;
+	x86pmu_set_svm(&cpus[cur].pmu, svme, guest);
 }
 
 /* --- Harness-only registers: offcore response, client uncore --- */
@@ -417,15 +446,12 @@ static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 
 int pmu_hw_rdmsr(uint32_t msr, uint64_t *val)
 {
-	if (cpus[cur].cfg.vendor_ops)
-		return cpus[cur].cfg.vendor_ops->rdmsr(cur, msr, val);
 	return do_rdmsr(&cpus[cur], msr, val);
 }
 
 int pmu_hw_wrmsr(uint32_t msr, uint64_t val)
 {
-	const struct model_vendor_ops *vops = cpus[cur].cfg.vendor_ops;
-	int fault = vops ? vops->wrmsr(cur, msr, val) : do_wrmsr(&cpus[cur], msr, val);
+	int fault = do_wrmsr(&cpus[cur], msr, val);
 
 	if (trace_len < MODEL_TRACE_MAX)
 		trace[trace_len++] = (struct model_write){ cur, msr, val, fault };
@@ -441,23 +467,17 @@ static void rdpmc_hook_fire(void)
 	}
 }
 
-/* RDPMC (SDM vol. 2B) is the model's; the harness adds the broken
- * emulations: #UD (TCG without a PMU) and #GP for every counter. */
+/* RDPMC (SDM vol. 2B, APM vol. 3) is the model's; the harness adds the
+ * broken emulations: #GP for every counter, and #UD (TCG without a PMU). */
 int pmu_hw_rdpmc(uint32_t ecx, uint64_t *val)
 {
 	struct model_cpu *m = &cpus[cur];
 
 	*val = 0;
-	if (m->cfg.vendor_ops) {
-		int fault = m->cfg.vendor_ops->rdpmc(cur, ecx, val);
-		if (!fault)
-			rdpmc_hook_fire();
-		return fault;
-	}
-	if (m->cfg.ignores_writes)
-		return MODEL_VEC_UD;
 	if (m->cfg.rdpmc_gp)
 		return MODEL_VEC_GP;
+	if (m->cfg.ignores_writes)
+		return MODEL_VEC_UD;
 	if (x86pmu_rdpmc(&m->pmu, ecx, cur_cpl, cur_pce, val) != X86PMU_OK) {
 		*val = 0;
 		return MODEL_VEC_GP;
@@ -478,10 +498,6 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 	const char *v = c->vendor;
 
 	memset(r, 0, sizeof(*r));
-	if (c->vendor_ops) {
-		c->vendor_ops->cpuid(cur, leaf, subleaf, r);
-		return;
-	}
 	if ((leaf == 0x40000000u || leaf == 0x40000100u) && c->hv_sig[leaf >> 8 & 1]) {
 		const char *sig = c->hv_sig[leaf >> 8 & 1];
 		r->eax = leaf + 1;
@@ -491,6 +507,8 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 		return;
 	}
 	if (leaf > c->max_leaf && leaf < 0x80000000u)
+		return;
+	if (leaf >= 0x80000000u && leaf > c->max_ext_leaf)
 		return;
 	switch (leaf) {
 	case 0:
@@ -511,6 +529,12 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 			r->ebx = 7u << 22 | 63u;
 			r->ecx = 63;
 		}
+		break;
+	case 0x80000000u: r->eax = c->max_ext_leaf; break;
+	case 0x80000001u:
+		/* Long mode, and SVM where the CPU has it (APM vol. 3). */
+		r->edx = BIT(CPUID_80000001_EDX_LM_BIT);
+		r->ecx = c->svm ? BIT(CPUID_80000001_ECX_SVM_BIT) : 0;
 		break;
 	case 0x0b:
 		if (!c->leaf_0b)
@@ -564,12 +588,35 @@ static uint64_t *pmu_reg(struct model_cpu *m, uint32_t msr)
 {
 	X86PMUState *s = &m->pmu;
 
-	if (msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + X86PMU_MAX_GP)
+	if (is_amd(&m->cfg)) {
+		if (msr >= MSR_K7_EVNTSEL0 && msr < MSR_K7_EVNTSEL0 + 4)
+			return &s->gp_sel[msr - MSR_K7_EVNTSEL0];
+		if (msr >= MSR_K7_PERFCTR0 && msr < MSR_K7_PERFCTR0 + 4)
+			return &s->gp_ctr[msr - MSR_K7_PERFCTR0];
+		if (msr >= MSR_F15H_PERF_CTL0 && msr < MSR_F15H_PERF_CTL0 + 2 * X86PMU_AMD_MAX_CTRS)
+			return (msr - MSR_F15H_PERF_CTL0) % 2 ? &s->gp_ctr[(msr - MSR_F15H_PERF_CTL0) / 2]
+							      : &s->gp_sel[(msr - MSR_F15H_PERF_CTL0) / 2];
+		if (msr == MSR_AMD64_PERF_CNTR_GLOBAL_STATUS)
+			return &s->global_status;
+		if (msr == MSR_AMD64_PERF_CNTR_GLOBAL_CTL)
+			return &s->global_ctrl;
+		return NULL;
+	}
+	if (msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + X86PMU_LEGACY_GP)
 		return &s->gp_ctr[msr - MSR_IA32_PMC0];
-	if (msr >= MSR_IA32_A_PMC0 && msr < MSR_IA32_A_PMC0 + X86PMU_MAX_GP)
+	if (msr >= MSR_IA32_A_PMC0 && msr < MSR_IA32_A_PMC0 + X86PMU_LEGACY_GP)
 		return &s->gp_ctr[msr - MSR_IA32_A_PMC0];
-	if (msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + X86PMU_MAX_GP)
+	if (msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + X86PMU_LEGACY_GP)
 		return &s->gp_sel[msr - MSR_IA32_PERFEVTSEL0];
+	if (msr >= MSR_IA32_PMC_V6_GP0_CTR && msr < MSR_IA32_PMC_V6_GP0_CTR + 4 * X86PMU_MAX_GP)
+		return (msr - MSR_IA32_PMC_V6_GP0_CTR) % 4 == 0
+			       ? &s->gp_ctr[(msr - MSR_IA32_PMC_V6_GP0_CTR) / 4]
+		       : (msr - MSR_IA32_PMC_V6_GP0_CTR) % 4 == 1
+			       ? &s->gp_sel[(msr - MSR_IA32_PMC_V6_GP0_CTR) / 4]
+			       : NULL;
+	if (msr >= MSR_IA32_PMC_V6_FX0_CTR && msr < MSR_IA32_PMC_V6_FX0_CTR + 4 * X86PMU_MAX_FIXED &&
+	    (msr - MSR_IA32_PMC_V6_FX0_CTR) % 4 == 0)
+		return &s->fixed_ctr[(msr - MSR_IA32_PMC_V6_FX0_CTR) / 4];
 	if (msr >= MSR_IA32_FIXED_CTR0 && msr < MSR_IA32_FIXED_CTR0 + X86PMU_MAX_FIXED)
 		return &s->fixed_ctr[msr - MSR_IA32_FIXED_CTR0];
 	switch (msr) {
@@ -588,8 +635,6 @@ uint64_t model_peek(unsigned cpu, uint32_t msr)
 	unsigned i;
 	uint64_t v;
 
-	if (m->cfg.vendor_ops)
-		return m->cfg.vendor_ops->peek(cpu < ncpus ? cpu : 0, msr);
 	h = decode_harness(m, msr, &i);
 	if (h != H_NONE)
 		return *harness_reg(m, h, i);
@@ -603,10 +648,6 @@ void model_poke(unsigned cpu, uint32_t msr, uint64_t val)
 	uint64_t *r, v;
 	unsigned i;
 
-	if (m->cfg.vendor_ops) {
-		m->cfg.vendor_ops->poke(cpu < ncpus ? cpu : 0, msr, val);
-		return;
-	}
 	h = decode_harness(m, msr, &i);
 	if (h != H_NONE && h != H_UNC_CONFIG) {
 		*harness_reg(m, h, i) = val;
@@ -717,14 +758,6 @@ void model_tick(const struct model_work *w)
 
 	/* Approximation: the TSC advances with the core cycles of the work. */
 	m->tsc += w->cycles;
-	if (c->vendor_ops) {
-		if (c->vendor_ops->tick(cur, w)) {
-			m->pmi_count++;
-			if (pmi_handler)
-				pmi_handler(pmi_handler_arg);
-		}
-		return;
-	}
 	/* The uncore counts whatever the core PMU does: global EN and the
 	 * box's EN; lookups spread evenly over the boxes (approximation of
 	 * the address hash), event 0x34 only. */
@@ -737,7 +770,7 @@ void model_tick(const struct model_work *w)
 							 w->llc_lookups * b / nb) &
 							wmask(44);
 	}
-	if (c->version == 0 || c->ignores_writes || c->no_count)
+	if ((c->version == 0 && !is_amd(c)) || c->ignores_writes || c->no_count)
 		return;
 	/* Overflow, GLOBAL_STATUS and freeze-on-PMI are the model's; the
 	 * PMI is taken once the tick's work is done (approximation: real

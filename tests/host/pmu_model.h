@@ -36,8 +36,6 @@ enum model_profile {
 	MODEL_PROFILE_NR
 };
 
-struct model_vendor_ops;
-
 /* Client uncore layouts (pmu/intel_uncore.c): global control at 0x391 (Sandy
  * Bridge .. Broadwell; Haswell's MSR_UNC_CBO_CONFIG holds count + 1) or
  * 0xE01 (Skylake on). */
@@ -81,9 +79,22 @@ struct model_cpu_config {
 	 * hypervisor's virtual PMU this CPU has, as the emulated profiles do. */
 	uint32_t quirks;
 	bool no_count; /* counters hold writes but never advance */
-	/* Another vendor's model stands in for this one on this CPU (NULL:
-	 * the SDM model; tests/host/pmu_model_amd.c). */
-	const struct model_vendor_ops *vendor_ops;
+	/* AMD (vendor AuthenticAMD or HygonGenuine; tests/host/pmu_model_amd.c
+	 * has the profiles): the register model's AMD part, whose family comes
+	 * from the signature. */
+	uint32_t max_ext_leaf;   /* CPUID 0x80000000:EAX; 0: no extended leaves */
+	bool amd_ext_core;       /* Fn8000_0001_ECX[23] PerfCtrExtCore */
+	bool amd_perfmon_v2;     /* Fn8000_0022_EAX[0] */
+	bool amd_lbr_pmc_freeze; /* Fn8000_0022_EAX[2] */
+	uint8_t amd_counters;    /* Fn8000_0022_EBX[3:0] */
+	bool svm;                /* Fn8000_0001_ECX[2] */
+	/* Version 6 and CPUID.23H beyond the bitmaps (emu/model's X86PMUConfig
+	 * fields of the same names). */
+	uint32_t v6_features;
+	bool acr;
+	uint64_t acr_reload, acr_cause;
+	bool leaf23_events;
+	uint32_t events_avail23;
 };
 
 /* Reset every CPU to a profile (4 CPUs); full_width sets
@@ -118,21 +129,9 @@ struct model_work {
 };
 void model_tick(const struct model_work *w);
 
-/* A vendor model: each hook acts on CPU cpu. The common code keeps the
- * write trace, CPL and CR4.PCE (model_cpl/model_cr4_pce), the RDPMC hook,
- * the TSC and PMI delivery (tick returns true when it raised a PMI). */
-struct model_vendor_ops {
-	void (*reset)(unsigned cpu);
-	void (*cpuid)(unsigned cpu, uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r);
-	int (*rdmsr)(unsigned cpu, uint32_t msr, uint64_t *val);
-	int (*wrmsr)(unsigned cpu, uint32_t msr, uint64_t val);
-	int (*rdpmc)(unsigned cpu, uint32_t ecx, uint64_t *val);
-	bool (*tick)(unsigned cpu, const struct model_work *w);
-	uint64_t (*peek)(unsigned cpu, uint32_t msr);
-	void (*poke)(unsigned cpu, uint32_t msr, uint64_t val);
-};
-unsigned model_cpl(void);
-bool model_cr4_pce(void);
+/* AMD's EFER.SVME and guest mode on the current CPU, for HostOnly and
+ * GuestOnly (emu/model x86pmu_set_svm). */
+void model_set_svm(bool svme, bool guest);
 
 /* The counted loop of pmu/loops.h: 3n instructions, n branches, 2n cycles. */
 void model_tick_loop(uint64_t n);

@@ -91,7 +91,8 @@ HT_TEST(caps_legacy_family_10h)
 	HT_CHECK_EQ(c->global_status, 0);
 	HT_CHECK_EQ(c->global_ovf, 0);
 	HT_CHECK_EQ(c->fixed_ctrl, 0);
-	HT_CHECK_EQ(c->evtsel_reserved, 0xfffffff000280000ull);
+	/* APM vol. 2, 13.2: 19, 21, 39:36 and 63:42; 40/41 are HostOnly/GuestOnly. */
+	HT_CHECK_EQ(c->evtsel_reserved, 0xfffffcf000280000ull);
 	HT_CHECK_EQ(c->events_avail, arch_mask());
 	HT_CHECK(c->counters_assumed, "legacy counters come from the family rule");
 	HT_CHECK(c->ctr_write_full, "PerfCtr writes are full width");
@@ -162,7 +163,7 @@ HT_TEST(caps_k8_and_hygon_and_pre_amd64)
 	HT_CHECK_EQ(pmu_caps()->family, 0xf);
 	HT_CHECK_EQ(pmu_caps()->num_gp, 4);
 	/* EventSelect[11:8] does not exist before family 10h. */
-	HT_CHECK_EQ(pmu_caps()->evtsel_reserved, 0xfffffff000280000ull | 0xf00000000ull);
+	HT_CHECK_EQ(pmu_caps()->evtsel_reserved, 0xfffffcf000280000ull | 0xf00000000ull);
 
 	struct model_amd_config cfg = model_amd_profile_config(MODEL_AMD_EXTCORE);
 	cfg.vendor = "HygonGenuine";
@@ -530,10 +531,94 @@ HT_TEST(reserved_bits_refused_before_the_write)
 	HT_CHECK(strstr(ev.reason, "bit 21 is reserved") != NULL, "reason: %s", ev.reason);
 	HT_CHECK_EQ(model_trace_len(), 0);
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, 0x2000c0ull), 13);
-	/* GuestOnly/HostOnly (40/41): reserved for pmutest, #GP in the model. */
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 40) | 0xc0), 13);
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 41) | 0xc0), 13);
-	HT_CHECK(pmu_caps()->evtsel_reserved >> 40 & 3, "bits 40/41 are in the reserved mask");
+	/* GuestOnly/HostOnly (40/41) are no reserved bits (APM vol. 2, 13.2):
+	 * the driver encodes them, the model takes them. The old reading
+	 * (refused like KVM's reserved mask) is gone. */
+	HT_CHECK(!(pmu_caps()->evtsel_reserved >> 40 & 3), "bits 40/41 are not in the reserved mask");
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 40) | 0xc0), 0);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 41) | 0xc0), 0);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 42) | 0xc0), 13);
+	pmu_hw_wrmsr(0xc0010200, 0);
+}
+
+/* HostOnly/GuestOnly from the event string to the counter: nothing counts
+ * with EFER.SVME clear, HostOnly counts in the host with it set, GuestOnly
+ * only in a guest (APM vol. 2, 13.2; Linux arch/x86/events/amd/core.c). */
+HT_TEST(host_only_guest_only_encoded_and_counted)
+{
+	struct pmu_event_attr a;
+	struct pmu_event ho, go;
+	char err[128];
+
+	boot(MODEL_AMD_PERFMON_V2);
+	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc0,host_only/", &a, err, sizeof(err)), PMU_OK);
+	HT_CHECK(a.host_only && !a.guest_only, "host_only parsed");
+	pmu_event_init(&ho, &a, "host-only");
+	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc0,guest_only/", &a, err, sizeof(err)), PMU_OK);
+	pmu_event_init(&go, &a, "guest-only");
+	struct pmu_event *g[] = { &ho, &go };
+	HT_CHECK_EQ(pmu_events_add(g, 2), PMU_OK);
+	HT_CHECK_EQ(ho.hw.config >> 40 & 3, 2);
+	HT_CHECK_EQ(go.hw.config >> 40 & 3, 1);
+	for (unsigned svme = 0; svme < 2; svme++) {
+		model_set_svm(svme, false);
+		HT_CHECK_EQ(pmu_events_enable(g, 2), PMU_OK);
+		model_tick_loop(100);
+		HT_CHECK_EQ(pmu_events_disable(g, 2), PMU_OK);
+		HT_CHECK(pmu_event_count(&ho) == (svme ? 300 : 0) && pmu_event_count(&go) == 0,
+			 "EFER.SVME=%u: host-only %llu, guest-only %llu", svme,
+			 (unsigned long long)pmu_event_count(&ho), (unsigned long long)pmu_event_count(&go));
+	}
+	pmu_events_del(g, 2);
+	/* Intel has no such bits: refused with the reason, nothing written. */
+	model_init(MODEL_V4, true);
+	pmu_cpu_init(&opts);
+	model_trace_clear();
+	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc0,guest_only/", &a, err, sizeof(err)), PMU_OK);
+	pmu_event_init(&go, &a, "guest-only");
+	HT_CHECK_EQ(pmu_event_add(&go), PMU_E_UNSUPPORTED);
+	HT_CHECK(strstr(go.reason, "AMD PerfEvtSel bits 41/40") != NULL, "reason: %s", go.reason);
+	HT_CHECK_EQ(model_trace_len(), 0);
+}
+
+/* PerfMonV2's StatusSet (KVM commit 68e61f6fd656) is the driver's status-set
+ * register; LbrAndPmcFreeze its freeze, cleared by the PMI handler. */
+HT_TEST(perfmon_v2_status_set_and_lbr_pmc_freeze)
+{
+	struct model_amd_config cfg = model_amd_profile_config(MODEL_AMD_PERFMON_V2);
+
+	boot_cfg(&cfg);
+	HT_CHECK_EQ(pmu_caps()->global_status_set, 0xc0000303);
+	HT_CHECK(!pmu_caps()->amd_lbr_pmc_freeze && !pmu_caps()->freeze_ctl, "no freeze without EAX[2]");
+	HT_CHECK_EQ(pmu_pmi_set_freeze(true), PMU_E_UNSUPPORTED);
+	HT_CHECK_EQ(pmu_pmi_status_set(0x2), PMU_OK);
+	HT_CHECK_EQ(model_peek(0, 0xc0000300), 0x2);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0000302, 0x2), 0);
+
+	cfg.lbr_pmc_freeze = true;
+	boot_cfg(&cfg);
+	const struct pmu_caps *c = pmu_caps();
+	HT_CHECK(c->amd_lbr_pmc_freeze, "CPUID 0x80000022:EAX[2] decoded");
+	HT_CHECK_EQ(c->freeze_ctl, 1ull << 11);
+	HT_CHECK_EQ(c->freeze_status_bits, 1ull << 58);
+	HT_CHECK_EQ(pmu_pmi_set_freeze(true), PMU_OK);
+	HT_CHECK_EQ(model_peek(0, 0x1d9), 1ull << 11);
+
+	struct pmu_event ev;
+	arch_ev(&ev, PMU_ARCH_INSTRUCTIONS);
+	ev.attr.period = 10;
+	ev.attr.intr = true;
+	HT_CHECK_EQ(pmu_event_add(&ev), PMU_OK);
+	HT_CHECK_EQ(pmu_event_enable(&ev), PMU_OK);
+	model_tick_loop(5);
+	HT_CHECK_EQ(model_pmi_count(0), 1);
+	HT_CHECK_EQ(model_peek(0, 0xc0000300) >> 58 & 1, 1);
+	/* The handler clears the overflow and LbrFreeze; counting goes on. */
+	uint64_t st = pmu_pmi_handle(0, 0);
+	HT_CHECK_EQ(st, 1ull << 58 | 1);
+	HT_CHECK_EQ(model_peek(0, 0xc0000300), 0);
+	pmu_event_del(&ev);
+	HT_CHECK_EQ(pmu_pmi_set_freeze(false), PMU_OK);
 }
 
 /* --- The model against the APM --- */

@@ -43,7 +43,11 @@ HT_TEST(named_events)
 	HT_CHECK_EQ(pmu_arch_event_by_name("topdown-slots"), PMU_ARCH_TOPDOWN_SLOTS);
 	HT_CHECK_EQ(pmu_arch_event_by_code(0xc5, 0), PMU_ARCH_BRANCH_MISSES);
 	HT_CHECK_EQ(pmu_arch_event_of_fixed(3), PMU_ARCH_TOPDOWN_SLOTS);
-	HT_CHECK_EQ(pmu_arch_event_of_fixed(4), PMU_ARCH_NONE);
+	/* Fixed counters 4-6 of the Atom-derived cores (Linux intel_skt_event_constraints). */
+	HT_CHECK_EQ(pmu_arch_event_of_fixed(4), PMU_ARCH_TOPDOWN_BAD_SPEC);
+	HT_CHECK_EQ(pmu_arch_event_of_fixed(6), PMU_ARCH_TOPDOWN_RETIRING);
+	HT_CHECK_EQ(pmu_arch_event_of_fixed(7), PMU_ARCH_NONE);
+	HT_CHECK_EQ(pmu_arch_event_by_code(0x73, 0), PMU_ARCH_TOPDOWN_BAD_SPEC);
 }
 
 HT_TEST(modifiers)
@@ -118,8 +122,9 @@ HT_TEST(cpu_term_errors_name_the_token)
 	CHECK_BAD("cpu/event=0xc0,,umask=1/", "empty term in the cpu/.../ list");
 	CHECK_BAD("cpu//", "empty term in the cpu/.../ list");
 	CHECK_BAD("cpu/event=0xc0,/", "empty term in the cpu/.../ list");
-	CHECK_BAD("cpu/foo=1,event=1/",
-		  "unknown term 'foo' (known: event umask cmask usr os edge inv any int period offcore_rsp)");
+	CHECK_BAD(
+		"cpu/foo=1,event=1/",
+		"unknown term 'foo' (known: event umask cmask usr os edge inv any int period offcore_rsp host_only guest_only)");
 	CHECK_BAD("cpu/event=0xc0,event=1/", "duplicate term 'event'");
 	CHECK_BAD("cpu/event=zz/", "term 'event=zz': 'zz' is not a number (decimal or 0x hex)");
 	CHECK_BAD("cpu/event=0x/", "term 'event=0x': '0x' is not a number (decimal or 0x hex)");
@@ -142,7 +147,7 @@ HT_TEST(other_errors)
 	CHECK_BAD("cyc\xc3\xa9", "character 0xc3 at offset 3 is not allowed in an event string");
 	CHECK_BAD(
 		"instructionz",
-		"unknown event 'instructionz' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-slots; raw: rUUEE; cpu/event=..,umask=../)");
+		"unknown event 'instructionz' (named: cycles instructions ref-cycles llc-references llc-misses branches branch-misses topdown-* lbr-inserts; raw: rUUEE; cpu/.../)");
 	/* The attr is untouched on error. */
 	struct pmu_event_attr before;
 	memset(&before, 0x5a, sizeof(before));

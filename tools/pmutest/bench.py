@@ -9,10 +9,11 @@ which comes right after the summary line), AP bring-up guest time (the
 kernel's own TSC figure from its log) for -smp 4/64/255, the PMI handler's
 cost and the sample rate where there is a PMU (KVM) and on the emulated PMU
 (emu/, profile EMU_PROFILE), the handler's length in instructions per PMI
-counted by the emulated PMU itself (pmu.overflow.handler_length), the
-emulated-PMU QEMU's build time from an empty cache (once; BENCH_EMU_FRESH=0
-skips it) and from the cache, image sizes, the measurement bracket, and the
-host benchmarks the tree provides (build/host/bench_*).
+counted by the emulated PMU itself (pmu.overflow.handler_length), the PMU's
+cost map (pmu.cost.table's "# cost:" rows, on KVM and on the emulated PMU),
+the emulated-PMU QEMU's build time from an empty cache (once;
+BENCH_EMU_FRESH=0 skips it) and from the cache, image sizes, the measurement
+bracket, and the host benchmarks the tree provides (build/host/bench_*).
 Figures, not pass/fail: the machines are noisy, so nothing here is asserted."""
 import datetime
 import json
@@ -40,6 +41,9 @@ SKIP = re.compile(r'ok \d+ sample\.run # SKIP (.*)$')
 HANDLER_LENGTH = re.compile(r'^# PMI handler length: (\d+) instructions per PMI \((\w+) delivery')
 # The emulated PMU the PMI rows use: Skylake's shape (emu/profiles.list).
 EMU_PROFILE = 'intel-v4'
+# pmu.cost.table's rows (tests/pmu_cost.c), on CPU 0.
+COST = re.compile(r'^# cost: cpu0 (.+) median (\d+) min (\d+) p90 (\d+) TSC ticks')
+COST_SKIP = re.compile(r'ok \d+ pmu\.cost\.table@cpu0\S* # SKIP (.*)$')
 
 
 @dataclass
@@ -237,6 +241,44 @@ def emu_build_figures(tmp):
     return [fresh, cached]
 
 
+def cost_figures(kernel, tmp, kvm_cpu, kvm_reason):
+    """The cost map's rows (TSC ticks, median of each run's median), on KVM
+    and on the emulated PMU: where RDPMC and the PMU MSRs trap and where
+    they run natively (README.md, "Reading the cost map")."""
+    envs = []
+    if kvm_cpu:
+        envs.append(('KVM', QemuConfig(kernel=kernel, smp=1, accel='kvm', cpu=kvm_cpu,
+                                       append='tests=pmu.cost.*'), None))
+    else:
+        envs.append(('KVM', None, 'no usable KVM here (%s)' % kvm_reason))
+    try:
+        profile = profiles.find_profile(EMU_PROFILE)
+        envs.append(('emulated %s' % EMU_PROFILE,
+                     QemuConfig(qemu=profiles.emulated_qemu(), kernel=kernel, smp=1, accel='tcg',
+                                cpu=profile.cpu, append='tests=pmu.cost.*'), None))
+    except profiles.ProfileError as e:
+        envs.append(('emulated %s' % EMU_PROFILE, None, str(e)))
+    figures = []
+    for env, cfg, why in envs:
+        rows = {}
+        for _ in range(RUNS if cfg else 0):
+            _wall, text, _ok = boot(cfg, tmp)
+            for line in text.splitlines():
+                line = line.strip()
+                m = COST.match(line)
+                if m:
+                    rows.setdefault(m.group(1), []).append(int(m.group(2)))
+                m = COST_SKIP.search(line)
+                if m:
+                    why = m.group(1)
+        if not rows:
+            figures.append(Figure('cost map (%s)' % env, text=why or 'no "# cost:" rows'))
+        for name, values in rows.items():
+            figures.append(Figure('cost (%s): %s' % (env, name), 'ticks', values=values, wanted=RUNS,
+                                  fmt='%.0f'))
+    return figures
+
+
 def host_bench_figures(build):
     """The host benchmarks' table rows: "| name | figure | figure | ... |"."""
     figures, host = [], os.path.join(build, 'host')
@@ -279,6 +321,7 @@ def measure(kernel, iso, tmp):
     # The build first: it fills the cache the emulated rows boot from.
     builds = emu_build_figures(tmp)
     figures += emulated_pmi_figures(kernel, tmp) + builds
+    figures += cost_figures(kernel, tmp, kvm_cpu, kvm_reason)
     stripped = os.path.join(tmp, 'k.stripped')
     subprocess.run(['strip', '-o', stripped, kernel], check=True)
     figures.append(Figure('stripped kernel size', 'KiB', value=round(os.path.getsize(stripped) / 1024, 1),

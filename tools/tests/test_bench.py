@@ -44,3 +44,14 @@ class EmulatedRows(unittest.TestCase):
         m = bench.HANDLER_LENGTH.match(line.strip())
         self.assertEqual((m.group(1), m.group(2)), ('482', 'fixed'))
         self.assertIsNone(bench.HANDLER_LENGTH.match('# PMI delivery: fixed'))
+
+
+class CostRows(unittest.TestCase):
+    def test_cost_line_of_the_kernel(self):
+        # As tests/pmu_cost.c prints it, indented inside its KTAP block.
+        line = '    # cost: cpu0 wrmsr event select, event changes median 1940 min 1852 p90 2024 TSC ticks (n=64, 1.50 x cpuid)'
+        m = bench.COST.match(line.strip())
+        self.assertEqual(m.groups(), ('wrmsr event select, event changes', '1940', '1852', '2024'))
+        self.assertIsNone(bench.COST.match('# cost: cpu1 rdpmc gp median 1 min 1 p90 1 TSC ticks'))
+        skip = bench.COST_SKIP.search('ok 1 pmu.cost.table@cpu0-apic0 # SKIP no free GP counter (mask 0)')
+        self.assertEqual(skip.group(1), 'no free GP counter (mask 0)')

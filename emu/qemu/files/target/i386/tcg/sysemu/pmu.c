@@ -23,6 +23,7 @@
 #include "hw/i386/apic.h"
 #include "tcg/helper-tcg.h"
 #include "pmu-sim.h"
+#include "pmu-ext.h"
 
 /*
  * Step mode (one instruction per TB, each folded on its own) ends when
@@ -94,8 +95,12 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     struct X86PMUProps *p = &cpu->pmu_prop;
     const char *why;
 
-    if (!x86pmu_shape(model, vendor, family, fmodel, c) &&
-        (vendor == X86PMU_VENDOR_AMD || !prop_set(p->version))) {
+    if (p->shape && *p->shape) {
+        if (!x86_pmu_named_shape(p->shape, vendor, c, errp)) {
+            return false;
+        }
+    } else if (!x86pmu_shape(model, vendor, family, fmodel, c) &&
+               (vendor == X86PMU_VENDOR_AMD || !prop_set(p->version))) {
         error_setg(errp, "pmu=on: no PMU shape for CPU model '%s' (family "
                    "0x%x model 0x%x); pick one from pmutest's emu/qemu/"
                    "README.md or set pmu-version and the other pmu-* "
@@ -107,16 +112,18 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
          prop_set(p->fixed_width) || p->fixed_bitmap != UINT64_MAX ||
          prop_set(p->events_len) || p->events_unavail != UINT64_MAX ||
          p->perf_caps != UINT64_MAX || p->fw_writes != ON_OFF_AUTO_AUTO ||
-         p->pdcm != ON_OFF_AUTO_AUTO)) {
+         p->pdcm != ON_OFF_AUTO_AUTO || p->v6_caps != UINT64_MAX)) {
         error_setg(errp, "pmu-version/pmu-fixed*/pmu-events-*/pmu-perf-caps/"
-                   "pmu-fw-writes/pmu-pdcm: Intel properties on an AMD CPU");
+                   "pmu-fw-writes/pmu-pdcm/pmu-v6-caps: Intel properties on "
+                   "an AMD CPU");
         return false;
     }
     if (vendor == X86PMU_VENDOR_INTEL &&
         (p->perfctr_core != ON_OFF_AUTO_AUTO ||
-         p->perfmon_v2 != ON_OFF_AUTO_AUTO)) {
-        error_setg(errp, "pmu-perfctr-core/pmu-perfmon-v2: AMD properties "
-                   "on an Intel CPU");
+         p->perfmon_v2 != ON_OFF_AUTO_AUTO ||
+         p->lbr_pmc_freeze != ON_OFF_AUTO_AUTO)) {
+        error_setg(errp, "pmu-perfctr-core/pmu-perfmon-v2/pmu-lbr-pmc-freeze: "
+                   "AMD properties on an Intel CPU");
         return false;
     }
     if (prop_set(p->version)) {
@@ -160,6 +167,7 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     if (p->perfmon_v2 != ON_OFF_AUTO_AUTO) {
         c->perfmon_v2 = p->perfmon_v2 == ON_OFF_AUTO_ON;
     }
+    x86_pmu_ext_props(p, c);
     if (prop_set(p->slots_per_cycle)) {
         c->slots_per_cycle = p->slots_per_cycle;
     }
@@ -237,12 +245,15 @@ bool x86_pmu_realize(X86CPU *cpu, const char *model, Error **errp)
         cpu->env.cpuid_min_xlevel = MAX(cpu->env.cpuid_min_xlevel,
                                         0x80000022);
     }
-    /* CPUID.0AH must be reachable, and 15H where it gives the ratio. */
+    /*
+     * CPUID.0AH must be reachable, 15H where it gives the reference
+     * clock's ratio, and 23H when the shape has one.
+     */
     if (c.vendor == X86PMU_VENDOR_INTEL && c.version) {
         bool leaf15 = c.ref_report == X86PMU_REF_REPORT_CPUID15;
 
         cpu->env.cpuid_min_level = MAX(cpu->env.cpuid_min_level,
-                                       leaf15 ? 0x15 : 0xa);
+                                       c.leaf23 ? 0x23 : leaf15 ? 0x15 : 0xa);
     }
     cpu->pmu_ref_timer = timer_new_ns(QEMU_CLOCK_REALTIME, pmu_ref_timer_cb,
                                       cpu);
@@ -374,6 +385,7 @@ static unsigned pmu_fold(CPUX86State *env, bool one_insn)
 {
     unsigned pmis = 0, ring;
 
+    x86_pmu_sync_svm(env);
     for (ring = 0; ring < 2; ring++) {
         X86PMUAccount *a = &env->pmu_acc[ring];
 
@@ -463,9 +475,13 @@ static void pmu_arm_ref_timer(CPUX86State *env)
  */
 static void pmu_update(CPUX86State *env)
 {
-    X86PMUActivity a = env->pmu_active = x86pmu_activity(&env->pmu);
+    X86PMUActivity a;
     uint32_t f = 0;
-    uint64_t left = x86pmu_headroom(&env->pmu);
+    uint64_t left;
+
+    x86_pmu_sync_svm(env);
+    a = env->pmu_active = x86pmu_activity(&env->pmu);
+    left = x86pmu_headroom(&env->pmu);
 
     /* Reference cycles come from the TSC: they need no accounting. */
     if (a.events & ~(1u << X86PMU_EV_REF_CYCLES)) {
@@ -625,6 +641,7 @@ void x86_pmu_insn_end(CPUX86State *env, uint32_t self)
         env->pmu_acc[ring].insns -= 1;
         env->pmu_acc[ring].cycles -= self & 0xffff;
     }
+    x86_pmu_sync_svm(env);
     in.ev[X86PMU_EV_INSTRUCTIONS] = 1;
     pmis = x86pmu_count_insn(&env->pmu, ring, &in);
     pmu_update(env);
@@ -656,7 +673,8 @@ int x86_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
         pmu_leak_take(env);
     }
     /* IA32_PRED_CMD.IBPB forgets the branch targets (SDM vol. 4). */
-    if (msr == 0x49 && (val & 1)) {
+    if (msr == 0x49 && (val & 1) &&
+        env->pmu.cfg.defect != X86PMU_DEFECT_IBPB_KEEPS_PREDICTIONS) {
         pmu_sim_ibpb(cpu);
     }
     r = x86pmu_wrmsr(&env->pmu, msr, val, &pmis);

@@ -196,7 +196,7 @@ static void fep_rdpmc(void *arg)
  * RDPMC reads, and #GPs past the counters (the KVM selftests'
  * rdpmc_safe_fep). */
 KTEST("pmu.parity", emulated_instructions, needs_fep, KTEST_PER_CPU,
-      "KVM forced emulation: 21 instructions + counted WRMSRs, 5 branches, both overflow")
+      "KVM forced emulation: 21 instructions + WRMSRs, 5 branches, both overflow")
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint32_t gp = pmu_test_free_gp();

@@ -169,6 +169,7 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
         cfg->anythread_deprecated = s->anythread_deprecated;
         cfg->perf_caps = s->perf_caps;
         cfg->family = family;
+        x86pmu_offcore_shape(family, model, &cfg->offcore);
         return s->what;
     }
     return NULL;
@@ -381,6 +382,10 @@ static const char *const defect_names[X86PMU_DEFECT_NUM] = {
     [X86PMU_DEFECT_NMI_DELIVERED_AS_FIXED] = "nmi-delivered-as-fixed",
     [X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS] =
         "branches-count-instructions",
+    [X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE] = "offcore-ignores-response",
+    [X86PMU_DEFECT_UNCORE_IGNORES_ENABLE] = "uncore-ignores-enable",
+    [X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES] =
+        "uncore-leaks-across-packages",
 };
 
 const char *x86pmu_quirk_name(unsigned bit)

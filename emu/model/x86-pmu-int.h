@@ -70,4 +70,11 @@ uint64_t x86pmu_counter_bits(const X86PMUState *s);
 unsigned x86pmu_gp_width(const X86PMUState *s);
 unsigned x86pmu_fixed_width(const X86PMUState *s);
 
+/*
+ * Offcore response (x86-pmu-offcore.c): the RSP MSR an event select names
+ * (-1: none), and the rules of a write to RSP MSR i.
+ */
+int x86pmu_offcore_slot(const X86PMUState *s, uint64_t sel);
+X86PMUAccess x86pmu_offcore_write(X86PMUState *s, unsigned i, uint64_t val);
+
 #endif

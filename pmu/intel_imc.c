@@ -132,7 +132,13 @@ static uint32_t cfg_read(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off)
 	return pmu_hw_pci_read32(bus, dev, fn, off, &v) ? ~0u : v;
 }
 
-static int detect_mchbar(struct pmu_imc *m)
+/* Under a hypervisor the host bridge and the buses are the VM's. */
+static const char *hv_note(const struct pmu_caps *c)
+{
+	return c->hypervisor ? " (under a hypervisor, whose platform has none)" : "";
+}
+
+static int detect_mchbar(struct pmu_imc *m, const struct pmu_caps *c)
 {
 	const struct pmu_imc_model *r = m->model;
 	uint32_t id = cfg_read(0, 0, 0, 0), probe;
@@ -143,9 +149,10 @@ static int detect_mchbar(struct pmu_imc *m)
 			     id & 0xffff, id >> 16);
 	m->mchbar_reg = cfg_read(0, 0, 0, MCHBAR_REG) | (uint64_t)cfg_read(0, 0, 0, MCHBAR_REG + 4) << 32;
 	if (!(m->mchbar_reg & MCHBAR_EN) || !(m->mchbar_reg & r->base_mask))
-		return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
-			     "MCHBAR (host bridge 0:0.0 config 48H) reads %#llx: not enabled by the firmware",
-			     (unsigned long long)m->mchbar_reg);
+		return kerrf(
+			m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+			"MCHBAR (host bridge 0:0.0 config 48H) reads %#llx: not enabled by the firmware%s",
+			(unsigned long long)m->mchbar_reg, hv_note(c));
 	m->base = m->mchbar_reg & r->base_mask;
 	if (pmu_hw_mmio_read32(m->base + r->rd, &probe))
 		return kerrf(m->why, sizeof(m->why), PMU_E_FAULT, "MCHBAR %#llx + %#x is not mapped",
@@ -156,7 +163,7 @@ static int detect_mchbar(struct pmu_imc *m)
 /* The package of bus b: the UBOX on it, else the nearest UBOX bus below
  * (Linux snbep_pci2phy_map_init without "reverse" for Skylake-SP); -1 if
  * none. The UBOX's node ID is field i of its node-to-package map. */
-static int detect_channels(struct pmu_imc *m)
+static int detect_channels(struct pmu_imc *m, const struct pmu_caps *c)
 {
 	const struct pmu_imc_model *r = m->model;
 	int pkg = -1;
@@ -220,7 +227,7 @@ int pmu_imc_detect(struct pmu_imc *m, const struct pmu_caps *c)
 		return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
 			     "no memory-controller table for family %u model %#x", c->family, c->model);
 	}
-	return m->model->kind == PMU_IMC_MCHBAR ? detect_mchbar(m) : detect_channels(m);
+	return m->model->kind == PMU_IMC_MCHBAR ? detect_mchbar(m, c) : detect_channels(m, c);
 }
 
 static int free_running(const struct pmu_imc *m, unsigned mc, uint32_t off, uint64_t *v)

@@ -254,6 +254,18 @@ static const struct pmu_uncore_model uncore_models[] = {
 	  .start = PMU_UNC_BOX_FREEZE0,
 	  .global = { GLOBAL(MSR_SPR_UNC_PMON_GLOBAL_CTL, 0, 1) },
 	  CHA_READS },
+	/* Linux places these CHAs through the discovery table (gnr_uncore_init);
+	 * Intel's PCM (src/cpucounters.cpp, CX_MSR_PMON_CTLY/CTRY) addresses
+	 * them as Sapphire Rapids' and reads their count from MSR 3FEDH[8:0]:
+	 * one source. Perfmon graniterapids, sierraforest, grandridge
+	 * _uncore.json: UNC_CHA_REQUESTS.READS_LOCAL 50H/01H. */
+	{ .name = "Granite Rapids, Sierra Forest, Grand Ridge",
+	  .server = INTEL_UARCHS(INTEL_GRANITERAPIDS) | INTEL_UARCHS(INTEL_CRESTMONT),
+	  .box = &spr_cha,
+	  .count = PMU_UNC_COUNT_GNR_CONFIG,
+	  .max_boxes = PMU_UNCORE_MAX_BOXES,
+	  .start = PMU_UNC_BOX_FREEZE0,
+	  CHA_READS },
 };
 
 /* Box control bits (Linux uncore_snbep.c SNBEP_PMON_BOX_CTL_*, IVBEP
@@ -311,6 +323,7 @@ static uint32_t count_msr(enum pmu_unc_count k)
 	case PMU_UNC_COUNT_CBO_CONFIG_PLUS1: return MSR_UNC_CBO_CONFIG;
 	case PMU_UNC_COUNT_NCU_CONFIG: return MSR_SKX_NCU_PMON_CONFIG;
 	case PMU_UNC_COUNT_SPR_CONFIG: return MSR_SPR_UNC_CBO_CONFIG;
+	case PMU_UNC_COUNT_GNR_CONFIG: return MSR_GNR_PMON_NUMBER_CBOS;
 	case PMU_UNC_COUNT_FIXED: break;
 	}
 	return 0;
@@ -325,6 +338,7 @@ static unsigned count_decode(enum pmu_unc_count k, uint64_t v)
 	case PMU_UNC_COUNT_NCU_CONFIG: return (unsigned)BITS(v, 5, 0);
 	case PMU_UNC_COUNT_SPR_CONFIG:
 		return v > PMU_UNCORE_MAX_BOXES ? PMU_UNCORE_MAX_BOXES + 1 : (unsigned)v;
+	case PMU_UNC_COUNT_GNR_CONFIG: return (unsigned)BITS(v, 8, 0);
 	case PMU_UNC_COUNT_FIXED: break;
 	}
 	return 0;

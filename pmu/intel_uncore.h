@@ -1,7 +1,8 @@
 /* Intel uncore boxes reached through MSRs: the client C-boxes (LLC slices)
  * and ARB of Sandy Bridge to Panther Lake, and the server CHAs of
- * Skylake-SP to Emerald Rapids. All are package scope: a package's boxes
- * are driven from one CPU of that package and counted once, never per CPU.
+ * Skylake-SP to Granite Rapids, Sierra Forest and Grand Ridge. All are
+ * package scope: a package's boxes are driven from one CPU of that package
+ * and counted once, never per CPU.
  * The memory controller is in pmu/intel_imc.h. */
 #ifndef PMU_INTEL_UNCORE_H
 #define PMU_INTEL_UNCORE_H
@@ -33,7 +34,7 @@
 #define UNC_CHA_READS_EVENT 0x50
 #define UNC_CHA_READS_LOCAL_UMASK 0x01
 
-#define PMU_UNCORE_MAX_BOXES 64 /* CHAs of one package, at most */
+#define PMU_UNCORE_MAX_BOXES 128 /* CHAs of one package, at most */
 #define PMU_UNCORE_MAX_CTRS 4
 
 enum pmu_unc_kind { PMU_UNC_CBOX, PMU_UNC_ARB, PMU_UNC_CHA };
@@ -84,6 +85,7 @@ enum pmu_unc_count {
 	PMU_UNC_COUNT_FIXED,            /* the layout's fixed_nbox */
 	PMU_UNC_COUNT_NCU_CONFIG,       /* MSR 0x702[5:0] (Skylake-SP, Ice Lake-SP) */
 	PMU_UNC_COUNT_SPR_CONFIG,       /* MSR 0x2FFE, the whole value (Sapphire Rapids) */
+	PMU_UNC_COUNT_GNR_CONFIG,       /* MSR 0x3FED[8:0] (Granite Rapids, Sierra Forest, Grand Ridge) */
 };
 
 /* A generation's uncore. A row names its sources beside it in

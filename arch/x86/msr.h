@@ -174,6 +174,7 @@
 #define MSR_SPR_CHA_STRIDE 0x10
 #define MSR_SPR_UNC_PMON_GLOBAL_CTL 0x00002ff0 /* bit 0 freezes every box (PCM) */
 #define MSR_SPR_UNC_CBO_CONFIG 0x00002ffe      /* number of CHAs (Linux) */
+#define MSR_GNR_PMON_NUMBER_CBOS 0x00003fed    /* [8:0] number of CHAs (PCM) */
 
 /* --- AMD (APM vol. 2, "Performance Monitoring Counters") --- */
 #define MSR_K7_EVNTSEL0 0xc0010000    /* + n, n < 4 */

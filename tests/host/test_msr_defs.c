@@ -143,6 +143,7 @@ static const struct def uncore[] = {
 	D(MSR_SPR_CHA_STRIDE, 0x10),
 	D(MSR_SPR_UNC_PMON_GLOBAL_CTL, 0x2ff0),
 	D(MSR_SPR_UNC_CBO_CONFIG, 0x2ffe),
+	D(MSR_GNR_PMON_NUMBER_CBOS, 0x3fed),
 };
 
 static void check_table(const struct def *t, size_t n)

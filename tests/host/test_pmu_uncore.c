@@ -128,10 +128,12 @@ HT_TEST(refusals_name_the_reason)
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(u.why, "family 6 model 0x4f is Broadwell-EP (server): no uncore table for it");
 
-	c.signature = sig6(0xad); /* Granite Rapids: the discovery table places its CHAs */
+	c.signature = sig6(0xdd); /* Clearwater Forest: no source addresses its CHAs */
 	boot_cfg(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
-	HT_CHECK_STR(u.why, "family 6 model 0xad is Granite Rapids-X (server): no uncore table for it");
+	HT_CHECK_STR(
+		u.why,
+		"family 6 model 0xdd is Clearwater Forest (Atom Darkmont-X) (server): no uncore table for it");
 
 	c = snb_cfg();
 	c.signature = 0x000006f6; /* Core 2, model 0xF */
@@ -202,6 +204,10 @@ HT_TEST(rows_since_ice_lake)
 		  PMU_UNC_BOX_FREEZE0, 0x2ff0, 0, 0, true },
 		{ 0xcf, true, "Sapphire/Emerald Rapids", 0x2013, 0x2019, 0, 0, PMU_UNC_COUNT_SPR_CONFIG,
 		  PMU_UNC_BOX_FREEZE0, 0x2ff0, 0, 0, true },
+		{ 0xad, true, "Granite Rapids, Sierra Forest, Grand Ridge", 0x2013, 0x2019, 0, 0,
+		  PMU_UNC_COUNT_GNR_CONFIG, PMU_UNC_BOX_FREEZE0, 0, 0, 0, true },
+		{ 0xaf, true, "Granite Rapids, Sierra Forest, Grand Ridge", 0x2013, 0x2019, 0, 0,
+		  PMU_UNC_COUNT_GNR_CONFIG, PMU_UNC_BOX_FREEZE0, 0, 0, 0, true },
 	};
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

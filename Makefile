@@ -92,12 +92,9 @@ host-test: $(HOST_TEST_BINS)
 	@$(PYTHON) tools/run-host-tests.py $(HOST_TEST_BINS)
 
 # --- ISO: GRUB for BIOS (i386-pc) and UEFI (x86_64-efi) in one hybrid image
-# that boots as a CD and as a raw disk / USB stick. An explicit module list
-# and no fonts/locales/themes keep it small (biosdisk must not be listed).
+# that boots as a CD and as a raw disk / USB stick; iso/mkiso.sh says how
+# it is laid out and why.
 CMDLINE ?=
-GRUB_MODULES := multiboot2 normal configfile serial terminal echo test \
-	part_msdos part_gpt iso9660 fat ext2 search search_fs_file search_label \
-	all_video video_fb gfxterm
 ISO_DIR := $(BUILD)/iso
 
 iso: $(BUILD)/pmutest.iso
@@ -110,13 +107,9 @@ FORCE:
 
 # $(call iso_rule,OUTPUT,CMDLINE,STAGING_DIR)
 define iso_rule
-$(1): $(BUILD)/pmutest.elf iso/grub.cfg.in Makefile $(BUILD)/iso-cmdline.stamp | deps-iso
-	rm -rf $(3)
-	mkdir -p $(3)/boot/grub
-	strip --strip-debug -o $(3)/boot/pmutest.elf $(BUILD)/pmutest.elf
-	sed 's|@CMDLINE@|$(2)|g' iso/grub.cfg.in > $(3)/boot/grub/grub.cfg
-	grub-mkrescue -o $$@ --compress=xz --fonts= --locales= --themes= \
-		--install-modules="$(GRUB_MODULES)" $(3) >$$@.log 2>&1 || { cat $$@.log; exit 1; }
+$(1): $(BUILD)/pmutest.elf iso/grub.cfg.in iso/mkiso.sh Makefile $(BUILD)/iso-cmdline.stamp | deps-iso
+	sed 's|@CMDLINE@|$(2)|g' iso/grub.cfg.in > $(3).grub.cfg
+	iso/mkiso.sh $$@ $(BUILD)/pmutest.elf $(3).grub.cfg $(3) >$$@.log 2>&1 || { cat $$@.log; exit 1; }
 endef
 $(eval $(call iso_rule,$(BUILD)/pmutest.iso,$(CMDLINE),$(ISO_DIR)))
 # For the framebuffer check: a short run that halts, so the screen stays up.

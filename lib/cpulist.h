@@ -42,6 +42,13 @@ static inline bool cpulist_test(const struct cpulist *l, unsigned cpu)
 	return cpu < CPULIST_MAX_CPUS && (l->bits[cpu / 64] >> (cpu % 64)) & 1;
 }
 
+/* *l gains every CPU of *other. */
+static inline void cpulist_or(struct cpulist *l, const struct cpulist *other)
+{
+	for (unsigned i = 0; i < CPULIST_MAX_CPUS / 64; i++)
+		l->bits[i] |= other->bits[i];
+}
+
 unsigned cpulist_count(const struct cpulist *l);
 /* The lowest CPU >= from in the list, or CPULIST_MAX_CPUS if none. */
 unsigned cpulist_next(const struct cpulist *l, unsigned from);

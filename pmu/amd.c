@@ -108,28 +108,20 @@ static void amd_decode_caps(struct pmu_caps *c)
 	c->ctr_name = "PerfCtr";
 	c->global_ctrl_name = "PerfCntrGlobalCtl";
 	c->no_fixed_why = "AMD has no fixed counters (APM vol. 2, 13.2)";
-	/* KVM ignores ECX[31:30] for AMD guests (amd_is_valid_rdpmc_ecx in
-	 * arch/x86/kvm/svm/pmu.c); the APM's RDPMC page defines no fast read
-	 * and does not say ECX[31] faults. */
+	/* The APM's RDPMC page (vol. 3) defines no fast read and does not say
+	 * ECX[31] faults. (KVM rejects any index past the counters since
+	 * ecb490770ad4, "Don't ignore bits 31:30 for RDPMC index on AMD".) */
 	c->rdpmc_fast_unchecked_why = "the APM (vol. 3, RDPMC) does not define ECX[31]";
-	/* The APM (vol. 2, 13.2) marks PerfEvtSel[63:42] reserved and
-	 * PerfCntrGlobalStatus read-only but does not say a write #GPs; the
-	 * #GP comes from KVM's reserved mask and read-only MSR handling
-	 * (arch/x86/kvm/svm/pmu.c, arch/x86/kvm/pmu.c), not from AMD. */
+	/* The APM (vol. 2, 13.2) marks PerfEvtSel bits 19, 21, 39:36 and
+	 * 63:42 reserved and PerfCntrGlobalStatus read-only, and its WRMSR
+	 * page (vol. 3) promises #GP only for reserved MSR addresses. EPYC
+	 * parts take such writes without #GP, dropping some bits and keeping
+	 * others, and KVM drops them (Linux 9b026073db2f "KVM: x86/svm: Clear
+	 * reserved bits written to PerfEvtSeln MSRs"; arch/x86/kvm/pmu.c for
+	 * PerfCntrGlobalCtl). So a #GP is not asserted: either outcome is
+	 * reported. */
 	c->reserved_gp_unchecked_why =
-		"the APM (vol. 2, 13.2) calls these bits reserved/read-only but does not document a #GP (KVM's masks do)";
-	/* AMD counts VMRUN in guest context as a retired instruction and
-	 * branch, once per asynchronous VM-exit (host IRQ, NMI) inside the
-	 * window: kvm-unit-tests x86/pmu.c (adjust_events_range) enables its
-	 * precise checks only on Intel for that reason; retired-branch 0xC2
-	 * also counts exceptions and interrupts (family PPRs). Whether the
-	 * bracket's WRMSRs retire inside the window is known only for Intel
-	 * (bracket.h). 16 covers both WRMSRs plus 14 exits in a window of
-	 * ~10^5 iterations (well under a millisecond, one host tick at most
-	 * and a few IPIs/NMIs); more means something else ran in it. */
-	c->retired_slack = 16;
-	c->retired_slack_why =
-		"AMD counts VMRUN as a guest branch per VM-exit and 0xC2 includes exceptions/interrupts (kvm-unit-tests x86/pmu.c checks AMD by range)";
+		"the APM (vol. 2, 13.2; vol. 3, WRMSR) calls these bits reserved but promises no #GP: EPYC and KVM take the write (Linux 9b026073db2f)";
 	if (c->family < AMD_FAMILY_AMD64) {
 		c->no_pmu_why = "AMD family below 0Fh (pre-AMD64): no performance counters pmutest knows";
 		return;

@@ -84,8 +84,11 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 		 c->stepping);
 	if (c->uarch)
 		line_add(&l, " (%s)", c->uarch);
-	if (c->hypervisor)
-		line_add(&l, ", under a hypervisor");
+	if (c->hv_signature[0])
+		line_add(&l, ", under %s (CPUID %#x: \"%s\")", pmu_hv_name(c->hv), c->hv_leaf,
+			 c->hv_signature);
+	else if (c->hypervisor)
+		line_add(&l, ", under %s", pmu_hv_name(c->hv));
 	if (c->hybrid)
 		line_add(&l, ", hybrid: core type %#x (%s), native model %#x", c->core_type,
 			 core_type_name(c->core_type), c->native_model);
@@ -114,6 +117,8 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 			 c->fixed_mask, c->num_fixed, c->version >= 5 ? ", v5 ECX bitmap" : "");
 	if (c->anythread_deprecated)
 		line_add(&l, ", AnyThread deprecated");
+	if (c->counters_added)
+		line_add(&l, "; with %s", c->counters_added);
 	line_emit(&l, out, ctx);
 
 	line_add(&l, "%sevents (CPUID.0AH:EBX=%#x, length %u): available:", prefix, c->events_unavail,

@@ -1,6 +1,8 @@
 /* Per-CPU PMU state: decode the calling CPU's capabilities through its
  * vendor backend, run the boot scan and probe, and report every distinct
  * CPU type once. Each CPU touches only its own entry. */
+#include "arch/x86/cpuid.h"
+#include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
@@ -34,9 +36,85 @@ static void put_reg(char *dst, uint32_t v)
 		dst[i] = (char)(v >> (8 * i));
 }
 
+static const struct {
+	char sig[13];
+	enum pmu_hv hv;
+} hv_signatures[] = {
+	{ "KVMKVMKVM\0\0\0", PMU_HV_KVM }, { "XenVMMXenVMM", PMU_HV_XEN }, { "VMwareVMware", PMU_HV_VMWARE },
+	{ "Microsoft Hv", PMU_HV_HYPERV }, { "TCGTCGTCGTCG", PMU_HV_TCG },
+};
+
+static const char *const hv_names[PMU_HV_NR] = {
+	[PMU_HV_NONE] = "bare metal",
+	[PMU_HV_HIDDEN] = "a hypervisor without a signature",
+	[PMU_HV_OTHER] = "a hypervisor",
+	[PMU_HV_KVM] = "KVM",
+	[PMU_HV_XEN] = "Xen",
+	[PMU_HV_VMWARE] = "VMware",
+	[PMU_HV_HYPERV] = "Hyper-V",
+	[PMU_HV_TCG] = "QEMU TCG",
+};
+
+const char *pmu_hv_name(enum pmu_hv hv)
+{
+	return (unsigned)hv < PMU_HV_NR ? hv_names[hv] : NULL;
+}
+
+static bool printable_signature(const char sig[12])
+{
+	for (int i = 0; i < 12; i++)
+		if (sig[i] && (sig[i] < 0x20 || sig[i] > 0x7e))
+			return false;
+	return sig[0] != 0;
+}
+
+/* How much a signature found at leaf says: a known hypervisor other than
+ * Hyper-V most, then Hyper-V, then an unknown printable one in the first
+ * block (a later unknown block is noise); 0 for nothing. */
+static unsigned hv_rank(enum pmu_hv hv, uint32_t leaf, const char sig[12])
+{
+	if (hv == PMU_HV_HYPERV)
+		return 2;
+	if (hv != PMU_HV_OTHER)
+		return 3;
+	return leaf == CPUID_HV_LEAF_FIRST && printable_signature(sig) ? 1 : 0;
+}
+
+/* Which hypervisor (enum pmu_hv): the best signature of any hypervisor
+ * leaf block. */
+static void pmu_decode_hypervisor(struct pmu_caps *c)
+{
+	unsigned best = 0;
+
+	c->hv = c->hypervisor ? PMU_HV_HIDDEN : PMU_HV_NONE;
+	for (uint32_t leaf = CPUID_HV_LEAF_FIRST; c->hypervisor && best < 3 && leaf <= CPUID_HV_LEAF_LAST;
+	     leaf += CPUID_HV_LEAF_STEP) {
+		struct cpuid_regs r;
+		enum pmu_hv hv = PMU_HV_OTHER;
+		char sig[13];
+
+		pmu_hw_cpuid(leaf, 0, &r);
+		put_reg(sig, r.ebx);
+		put_reg(sig + 4, r.ecx);
+		put_reg(sig + 8, r.edx);
+		sig[12] = '\0';
+		for (unsigned k = 0; k < ARRAY_LEN(hv_signatures); k++)
+			if (memcmp(sig, hv_signatures[k].sig, 12) == 0)
+				hv = hv_signatures[k].hv;
+		unsigned rank = hv_rank(hv, leaf, sig);
+		if (rank > best) {
+			best = rank;
+			c->hv = hv;
+			c->hv_leaf = leaf;
+			memcpy(c->hv_signature, sig, sizeof(sig));
+		}
+	}
+}
+
 /* Vendor string, DisplayFamily/DisplayModel (SDM vol. 2A, CPUID, "Version
  * Information": the extended model counts for families 6 and 0FH, the
- * extended family for 0FH) and the hypervisor bit (CPUID.01H:ECX[31]). */
+ * extended family for 0FH) and the hypervisor bit (CPUID.01H:ECX[31])
+ * with the hypervisor it names. */
 static void pmu_decode_generic(struct pmu_caps *c)
 {
 	struct cpuid_regs r;
@@ -62,6 +140,7 @@ static void pmu_decode_generic(struct pmu_caps *c)
 	c->stepping = BITS(r.eax, 3, 0);
 	c->hypervisor = (r.ecx >> CPUID_1_ECX_HYPERVISOR_BIT) & 1;
 	c->cx16 = (r.ecx >> CPUID_1_ECX_CX16_BIT) & 1;
+	pmu_decode_hypervisor(c);
 }
 
 void pmu_cpu_init(const struct pmu_init_opts *opts)
@@ -172,7 +251,8 @@ bool pmu_inuse_found(const struct pmu_cpu *pc)
 {
 	const struct pmu_inuse *iu = &pc->inuse;
 
-	return iu->read_fault || iu->gp || iu->fixed || (iu->global_inuse_valid && iu->global_inuse) ||
+	return iu->read_fault || iu->gp || iu->fixed || iu->global_inuse_fault ||
+	       (iu->global_inuse_valid && iu->global_inuse) ||
 	       (iu->global_ctrl_valid && iu->global_ctrl != pc->caps.global_ctrl_reset);
 }
 

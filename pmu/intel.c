@@ -95,6 +95,33 @@ static void intel_decode_hybrid(struct pmu_caps *c)
 	}
 }
 
+/* Alder Lake and Raptor Lake enumerate in CPUID.0AH only the counters
+ * both core types have, and no leaf 23H: a P-core has two more GP
+ * counters and one more fixed counter than it says. Linux adds them the
+ * same way, and takes leaf 0AH as it is when it already reports more than
+ * the common set (the E-cores disabled in the BIOS: then it enumerates
+ * the P-core's own 8 GP and 4 fixed counters) (Linux
+ * arch/x86/events/intel/core.c, intel_pmu_init(), Alder Lake). */
+#define ADL_COMMON_GP 6
+#define ADL_COMMON_FIXED 3
+
+static void intel_decode_p_core_counters(struct pmu_caps *c)
+{
+	const struct intel_model *m = intel_model_of(c);
+
+	/* A hypervisor's CPUID.0AH describes the counters of its vCPU. */
+	if (!m || !m->hybrid_0a_common || !c->hybrid || c->leaf23 || c->hypervisor ||
+	    c->core_type != CPUID_1A_CORE_TYPE_CORE)
+		return;
+	if (c->num_gp > ADL_COMMON_GP || c->num_fixed > ADL_COMMON_FIXED)
+		return;
+	c->gp_mask = c->gp_mask << 2 | 0x3;
+	c->num_gp = fls32(c->gp_mask);
+	c->fixed_mask = c->fixed_mask << 1 | 0x1;
+	c->num_fixed = fls32(c->fixed_mask);
+	c->counters_added = "two GP and one fixed counter beyond CPUID.0AH (an Alder/Raptor Lake P-core)";
+}
+
 static void intel_decode_caps(struct pmu_caps *c)
 {
 	struct cpuid_regs r;
@@ -147,6 +174,7 @@ static void intel_decode_caps(struct pmu_caps *c)
 	}
 
 	intel_decode_hybrid(c);
+	intel_decode_p_core_counters(c);
 	intel_decode_perf_caps(c);
 
 	c->evtsel_base = MSR_IA32_PERFEVTSEL0;

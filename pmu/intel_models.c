@@ -31,12 +31,16 @@ static const char *const uarch_names[INTEL_UARCH_NR] = {
 	[INTEL_LUNARLAKE] = "Lunar Lake",
 	[INTEL_PANTHERLAKE] = "Panther Lake",
 	[INTEL_GRANITERAPIDS] = "Granite Rapids",
+	[INTEL_SILVERMONT] = "Silvermont",
+	[INTEL_GOLDMONT] = "Goldmont",
 	[INTEL_TREMONT] = "Tremont",
 	[INTEL_GRACEMONT] = "Gracemont",
 	[INTEL_CRESTMONT] = "Crestmont",
 	[INTEL_SKYMONT] = "Skymont",
 	[INTEL_DARKMONT] = "Darkmont",
 };
+
+#define SRF7_BOTH (INTEL_ERRATUM_SRF7_INSTRUCTIONS | INTEL_ERRATUM_SRF7_BRANCHES)
 
 /* Designated, so that a row names only the facts it has. */
 #define MODEL(model_, uarch_, server_, name_, ...)                                                      \
@@ -78,12 +82,15 @@ static const struct intel_model models[] = {
 	MODEL(0x8c, INTEL_TIGERLAKE_L, false, "Tiger Lake-L"),
 	MODEL(0x8d, INTEL_TIGERLAKE, false, "Tiger Lake"),
 	MODEL(0xa7, INTEL_ROCKETLAKE, false, "Rocket Lake"),
-	MODEL(0x97, INTEL_ALDERLAKE, false, "Alder Lake", .atom = INTEL_GRACEMONT),
-	MODEL(0x9a, INTEL_ALDERLAKE, false, "Alder Lake-L", .atom = INTEL_GRACEMONT),
+	MODEL(0x97, INTEL_ALDERLAKE, false, "Alder Lake", .atom = INTEL_GRACEMONT, .hybrid_0a_common = true),
+	MODEL(0x9a, INTEL_ALDERLAKE, false, "Alder Lake-L", .atom = INTEL_GRACEMONT,
+	      .hybrid_0a_common = true),
 	MODEL(0xbe, INTEL_ALDERLAKE, false, "Alder Lake-N (Atom Gracemont)", .core = INTEL_GRACEMONT),
-	MODEL(0xb7, INTEL_ALDERLAKE, false, "Raptor Lake", .atom = INTEL_GRACEMONT),
-	MODEL(0xba, INTEL_ALDERLAKE, false, "Raptor Lake-P", .atom = INTEL_GRACEMONT),
-	MODEL(0xbf, INTEL_ALDERLAKE, false, "Raptor Lake-S", .atom = INTEL_GRACEMONT),
+	MODEL(0xb7, INTEL_ALDERLAKE, false, "Raptor Lake", .atom = INTEL_GRACEMONT, .hybrid_0a_common = true),
+	MODEL(0xba, INTEL_ALDERLAKE, false, "Raptor Lake-P", .atom = INTEL_GRACEMONT,
+	      .hybrid_0a_common = true),
+	MODEL(0xbf, INTEL_ALDERLAKE, false, "Raptor Lake-S", .atom = INTEL_GRACEMONT,
+	      .hybrid_0a_common = true),
 	MODEL(0x8f, INTEL_SAPPHIRERAPIDS, true, "Sapphire Rapids"),
 	MODEL(0xcf, INTEL_SAPPHIRERAPIDS, true, "Emerald Rapids"),
 	MODEL(0xaa, INTEL_METEORLAKE, false, "Meteor Lake", .atom = INTEL_CRESTMONT),
@@ -97,13 +104,22 @@ static const struct intel_model models[] = {
 	MODEL(0xd5, INTEL_PANTHERLAKE, false, "Wildcat Lake", .atom = INTEL_DARKMONT),
 	MODEL(0xad, INTEL_GRANITERAPIDS, true, "Granite Rapids-X"),
 	MODEL(0xae, INTEL_GRANITERAPIDS, true, "Granite Rapids-D"),
+	MODEL(0x4d, INTEL_SILVERMONT, true, "Avoton/Rangeley (Atom Silvermont-D)", .errata = SRF7_BOTH),
+	MODEL(0x5f, INTEL_GOLDMONT, true, "Denverton (Atom Goldmont-D)", .errata = SRF7_BOTH),
 	MODEL(0x96, INTEL_TREMONT, false, "Elkhart Lake (Atom Tremont)"),
 	MODEL(0x9c, INTEL_TREMONT, false, "Jasper Lake (Atom Tremont-L)"),
-	MODEL(0x86, INTEL_TREMONT, true, "Snow Ridge/Jacobsville (Atom Tremont-D)"),
-	MODEL(0xaf, INTEL_CRESTMONT, true, "Sierra Forest (Atom Crestmont-X)"),
+	MODEL(0x86, INTEL_TREMONT, true, "Snow Ridge/Jacobsville (Atom Tremont-D)", .errata = SRF7_BOTH),
+	MODEL(0xaf, INTEL_CRESTMONT, true, "Sierra Forest (Atom Crestmont-X)", .errata = SRF7_BOTH),
 	MODEL(0xb6, INTEL_CRESTMONT, true, "Grand Ridge (Atom Crestmont)"),
-	MODEL(0xdd, INTEL_DARKMONT, true, "Clearwater Forest (Atom Darkmont-X)"),
+	MODEL(0xdd, INTEL_DARKMONT, true, "Clearwater Forest (Atom Darkmont-X)",
+	      .errata = INTEL_ERRATUM_SRF7_INSTRUCTIONS),
 };
+
+const struct intel_model *intel_models(unsigned *n)
+{
+	*n = ARRAY_LEN(models);
+	return models;
+}
 
 const struct intel_model *intel_model_of(const struct pmu_caps *c)
 {

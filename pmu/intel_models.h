@@ -35,6 +35,10 @@ enum intel_uarch {
 	INTEL_LUNARLAKE,      /* Lion Cove P-cores: Lunar Lake */
 	INTEL_PANTHERLAKE,    /* Cougar Cove P-cores: Panther Lake, Wildcat Lake */
 	INTEL_GRANITERAPIDS,  /* Redwood Cove servers */
+	/* Atom-derived cores: the E-cores of hybrid parts and the Atom servers
+	 * (the latter also for the errata they carry). */
+	INTEL_SILVERMONT,
+	INTEL_GOLDMONT,
 	INTEL_TREMONT,
 	INTEL_GRACEMONT,
 	INTEL_CRESTMONT,
@@ -56,8 +60,24 @@ struct intel_model {
 	/* Hybrid parts: the E-cores' microarchitecture, and the low-power
 	 * E-cores' where they differ (Arrow Lake-H), told apart by CPUID.1AH. */
 	enum intel_uarch atom, lp_atom;
+	/* A hybrid part whose CPUID.0AH enumerates only the counters both core
+	 * types have: its P-cores have two GP counters and one fixed counter
+	 * more (Linux arch/x86/events/intel/core.c, intel_pmu_init() for Alder
+	 * Lake; "perf/x86/intel: Add a quirk for the calculation of the number
+	 * of counters on Alder Lake"). */
+	bool hybrid_0a_common;
+	uint32_t errata; /* INTEL_ERRATUM_* */
 };
 
+/* Intel erratum SRF7 (Xeon 6700 E-core specification update; the errata
+ * table of kvm-unit-tests lib/x86/pmu.c): instructions retired, and on
+ * all but Clearwater Forest branches retired, overcount on far transfers,
+ * IRET and VM entries/exits. */
+#define INTEL_ERRATUM_SRF7_INSTRUCTIONS (1u << 0)
+#define INTEL_ERRATUM_SRF7_BRANCHES (1u << 1)
+
+/* Every row, in table order; *n gets how many. */
+const struct intel_model *intel_models(unsigned *n);
 /* caps' row, or NULL: another vendor or family, or a model not listed. */
 const struct intel_model *intel_model_of(const struct pmu_caps *c);
 /* The generation of the part: INTEL_UARCH_UNKNOWN for a model not listed. */

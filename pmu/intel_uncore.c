@@ -365,12 +365,18 @@ int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 	u->model = pmu_uncore_model(c);
 	if (!u->model) {
 		/* Listed, but its uncore is one the table does not have: the
-		 * Nehalem/Westmere ones, the older servers, the Atom-based
-		 * parts, and those whose boxes only the discovery table places. */
+		 * Nehalem/Westmere ones (client at 391H/3B0H-3C7H), the older
+		 * servers, the Atom-based parts, and those whose boxes only the
+		 * discovery table places. */
 		if (m)
-			return kerrf(u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
-				     "family 6 model %#x is %s%s: no uncore table for it", c->model, m->name,
-				     m->server ? " (server)" : "");
+			return kerrf(
+				u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
+				"family 6 model %#x is %s%s: no uncore table for it%s", c->model, m->name,
+				m->server ? " (server)" : "",
+				!m->server && intel_uarch_in(m->uarch, INTEL_UARCHS(INTEL_NEHALEM) |
+									       INTEL_UARCHS(INTEL_WESTMERE))
+					? " (the Nehalem uncore at 391H/3B0H-3C7H)"
+					: "");
 		return kerrf(u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
 			     "no uncore table for family %u model %#x", c->family, c->model);
 	}

@@ -123,11 +123,8 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	if (!p)
 		return 0;
 	p->stats.pmis++;
-	p->stats.last_rip = rip;
-	p->stats.last_from = from;
 	if (!pc || !pc->initialised || !pc->ops || !pc->caps.version) {
 		/* No PMU we drive: nothing can have overflowed. */
-		p->stats.last_status = p->stats.last_cleared = 0;
 		p->stats.spurious++;
 		return 0;
 	}
@@ -138,12 +135,17 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	} else {
 		status = inferred_status(pc);
 	}
-	p->stats.last_status = status;
+	/* A PMI that finds no status bit is counted, and leaves the last_*
+	 * figures to the last one that found something: a second, empty PMI
+	 * after an overflow's (KVM before 73554b29bd70) does not hide what
+	 * the real one saw. */
 	if (status == 0) {
-		p->stats.last_cleared = 0;
 		p->stats.spurious++;
 		return 0;
 	}
+	p->stats.last_status = status;
+	p->stats.last_rip = rip;
+	p->stats.last_from = from;
 	if (status & BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT))
 		p->stats.frozen++;
 	if (p->observer)
@@ -237,6 +239,21 @@ int pmu_pmi_set_freeze(bool on)
 		return PMU_E_FAULT;
 	}
 	return PMU_OK;
+}
+
+int pmu_smm_freeze(bool on)
+{
+	struct pmu_cpu *pc = pmu_this_cpu();
+	uint64_t v;
+
+	/* SDM vol. 3B, "IA32_DEBUGCTL MSR": bit 14, valid when
+	 * IA32_PERF_CAPABILITIES[12] (SMM_FREEZE) is set. */
+	if (!pc || !pc->initialised || !pc->caps.freeze_smm || !pc->caps.debugctl)
+		return PMU_E_UNSUPPORTED;
+	if (pmu_hw_rdmsr(pc->caps.debugctl, &v) != 0)
+		return PMU_E_FAULT;
+	v = on ? v | BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT) : v & ~BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT);
+	return pmu_hw_wrmsr(pc->caps.debugctl, v) ? PMU_E_FAULT : PMU_OK;
 }
 
 int pmu_pmi_status_set(uint64_t bits)

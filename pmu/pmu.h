@@ -82,12 +82,36 @@ enum pmu_arch_event pmu_arch_event_of_fixed(unsigned i);
  * branch on the vendor to find an MSR. --- */
 enum pmu_vendor { PMU_VENDOR_UNKNOWN, PMU_VENDOR_INTEL, PMU_VENDOR_AMD };
 
+/* The hypervisor a CPU runs under, by the signature in EBX:ECX:EDX of its
+ * hypervisor leaf 0x40000000 + 0x100k (the range Linux scans,
+ * arch/x86/include/asm/processor.h hypervisor_cpuid_base). Xen with
+ * Viridian and QEMU/KVM with Hyper-V enlightenments answer as Hyper-V at
+ * 0x40000000 and as themselves at 0x40000100, so Hyper-V is taken only
+ * when no other signature is found. The known deviations
+ * (tests/deviations.c) are matched by this. */
+enum pmu_hv {
+	PMU_HV_NONE,   /* CPUID.01H:ECX[31] clear: no hypervisor that says so */
+	PMU_HV_HIDDEN, /* the bit set, but no signature (e.g. QEMU's kvm=off) */
+	PMU_HV_OTHER,  /* a signature pmutest does not know: hv_signature */
+	PMU_HV_KVM,    /* "KVMKVMKVM\0\0\0" */
+	PMU_HV_XEN,    /* "XenVMMXenVMM" */
+	PMU_HV_VMWARE, /* "VMwareVMware" */
+	PMU_HV_HYPERV, /* "Microsoft Hv" */
+	PMU_HV_TCG,    /* "TCGTCGTCGTCG": QEMU's TCG, an emulator */
+	PMU_HV_NR
+};
+/* "KVM", "bare metal", ...; NULL out of range. */
+const char *pmu_hv_name(enum pmu_hv hv);
+
 struct pmu_caps {
 	enum pmu_vendor vendor;
 	char vendor_id[13];
 	uint32_t max_leaf;
 	uint32_t family, model, stepping; /* DisplayFamily / DisplayModel */
 	bool hypervisor;                  /* CPUID.01H:ECX[31] */
+	enum pmu_hv hv;                   /* which one, by its signature */
+	char hv_signature[13];            /* as read, NUL-terminated; "" when none */
+	uint32_t hv_leaf;                 /* the leaf it was read from */
 	bool cx16;                        /* CPUID.01H:ECX[13]: CMPXCHG16B, which reads need */
 
 	struct cpuid_regs leaf_0a; /* raw, for diagnostics */
@@ -146,17 +170,13 @@ struct pmu_caps {
 	 * vol. 2B, RDPMC; KVM commit "KVM: x86/pmu: Disallow 'fast' RDPMC
 	 * for architectural Intel PMUs", confirmed on bare metal). */
 	const char *rdpmc_fast_unchecked_why;
-	/* Why a set reserved event-select bit (63) and a write to the
-	 * read-only global status are not known to #GP. NULL: the manual
-	 * says they #GP (SDM vol. 4, table 2-2, reserved bits; vol. 3B,
-	 * IA32_PERF_GLOBAL_STATUS read-only). */
+	/* Why a set reserved event-select or global-control bit and a write
+	 * to the read-only global status are not known to #GP. NULL: the
+	 * manual says they #GP (SDM vol. 4, table 2-2, reserved bits; vol.
+	 * 3B, IA32_PERF_GLOBAL_STATUS read-only). */
 	const char *reserved_gp_unchecked_why;
-	/* Retired instructions/branches beyond the workload that a bracket
-	 * may count and cannot be ruled out (0: counts are exact, bracket.h's
-	 * Intel overhead), and why. */
-	unsigned retired_slack;
-	const char *retired_slack_why;
 	bool counters_assumed;             /* counters inferred from the family, not enumerated */
+	const char *counters_added;        /* counters the model has beyond what CPUID says, or NULL */
 	bool ctr_write_full;               /* ctr_base writes store the full width (no sign extension) */
 	uint32_t rdpmc_extra_mask;         /* RDPMC indices past the GP counters that read other counters */
 	bool amd_ext_core, amd_perfmon_v2; /* CPUID 0x80000001:ECX[23], 0x80000022:EAX[0] */
@@ -394,7 +414,8 @@ struct pmu_inuse {
 	uint64_t evtsel[PMU_MAX_GP];
 	uint64_t fixed_ctrl, global_ctrl, global_inuse;
 	bool global_ctrl_valid, global_inuse_valid;
-	int read_fault; /* first faulting read, 0 if none */
+	int global_inuse_fault; /* the vector an INUSE read raised (taken as no INUSE), or 0 */
+	int read_fault;         /* first faulting read, 0 if none */
 	uint32_t read_fault_msr;
 	bool taken_over; /* pmu.takeover=1 cleared them */
 };
@@ -496,18 +517,20 @@ struct pmu_sample;
 
 /* Per-CPU handler statistics. Written only by that CPU's handler. */
 struct pmu_pmi_stats {
-	uint64_t pmis;            /* handler entries */
-	uint64_t spurious;        /* entries that found no status bit at all */
-	uint64_t unclaimed;       /* entries whose status held no counter of ours */
-	uint64_t overflows;       /* counter overflows handled */
-	uint64_t samples;         /* sample records written */
-	uint64_t lost;            /* samples that did not fit in the ring */
-	uint64_t frozen;          /* entries that found the counters frozen (v4) */
-	uint64_t faults;          /* register accesses that faulted in the handler */
-	uint64_t last_status;     /* GLOBAL_STATUS as the last entry read it */
-	uint64_t last_cleared;    /* what the last entry wrote to OVF_CTRL */
-	uint64_t last_rip;        /* interrupted RIP of the last entry */
-	unsigned last_from;       /* PMU_PMI_FROM_* of the last entry */
+	uint64_t pmis;      /* handler entries */
+	uint64_t spurious;  /* entries that found no status bit at all */
+	uint64_t unclaimed; /* entries whose status held no counter of ours */
+	uint64_t overflows; /* counter overflows handled */
+	uint64_t samples;   /* sample records written */
+	uint64_t lost;      /* samples that did not fit in the ring */
+	uint64_t frozen;    /* entries that found the counters frozen (v4) */
+	uint64_t faults;    /* register accesses that faulted in the handler */
+	/* Of the last entry that found a status bit (a spurious one leaves
+	 * them): */
+	uint64_t last_status;     /* GLOBAL_STATUS as it read it */
+	uint64_t last_cleared;    /* what it wrote to OVF_CTRL */
+	uint64_t last_rip;        /* the interrupted RIP */
+	unsigned last_from;       /* PMU_PMI_FROM_* */
 	uint32_t ovf[PMU_IDX_NR]; /* overflows handled, per counter index */
 };
 
@@ -534,6 +557,10 @@ void pmu_pmi_set_observer(pmu_pmi_observer_fn fn, void *ctx);
 /* IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI on the calling CPU. Before v4 the
  * freeze clears GLOBAL_CTRL; the handler then restores it. */
 int pmu_pmi_set_freeze(bool on);
+/* IA32_DEBUGCTL.FREEZE_WHILE_SMM on the calling CPU, where
+ * IA32_PERF_CAPABILITIES[12] offers it (PMU_E_UNSUPPORTED elsewhere):
+ * the counters stop while SMM code, which runs at CPL 0, executes. */
+int pmu_smm_freeze(bool on);
 /* Set status bits through IA32_PERF_GLOBAL_STATUS_SET (v4). */
 int pmu_pmi_status_set(uint64_t bits);
 /* "pmis 3 spurious 0 ..." lines for one CPU's statistics. */

@@ -68,9 +68,13 @@ void pmu_inuse_scan(struct pmu_cpu *pc)
 	 * even with EN clear: another agent's claim, so it is left alone too
 	 * (SDM vol. 3B, "Architectural Performance Monitoring Version 4",
 	 * IA32_PERF_GLOBAL_INUSE). */
+	/* A hypervisor may advertise version 4 without INUSE (Xen's lacked it
+	 * until a 2023 RFC, VMware lists only the version 2 MSRs): a faulting
+	 * read means no INUSE, reported, and the scan goes on without it. */
 	if (c->global_inuse) {
-		SCAN_READ(c->global_inuse, iu->global_inuse);
-		iu->global_inuse_valid = !vec;
+		iu->global_inuse_fault = pmu_hw_rdmsr(c->global_inuse, &v);
+		iu->global_inuse = iu->global_inuse_fault ? 0 : v;
+		iu->global_inuse_valid = !iu->global_inuse_fault;
 		iu->gp |= (uint32_t)iu->global_inuse & c->gp_mask;
 	}
 #undef SCAN_READ
@@ -369,6 +373,14 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 		ksnprintf(line, sizeof(line), "cpu %u: %s (MSR %#x) = %#llx at boot, RESET value is %#llx",
 			  pc->cpu, pmu_global_ctrl_name(c), c->global_ctrl,
 			  (unsigned long long)iu->global_ctrl, (unsigned long long)c->global_ctrl_reset);
+		out(ctx, line);
+		any = true;
+	}
+	if (iu->global_inuse_fault) {
+		ksnprintf(
+			line, sizeof(line),
+			"cpu %u: IA32_PERF_GLOBAL_INUSE (MSR %#x) raised %s though the PMU is version %u: taken as absent, counters in use seen by their enables only",
+			pc->cpu, c->global_inuse, vector_name(iu->global_inuse_fault), c->version);
 		out(ctx, line);
 		any = true;
 	}

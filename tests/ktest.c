@@ -14,10 +14,12 @@
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/traps.h"
+#include "lib/cpulist.h"
 #include "lib/glob.h"
 #include "lib/muldiv.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "tests/deviations.h"
 #include "tests/ktest.h"
 
 extern const struct ktest __start_ktests[], __stop_ktests[];
@@ -36,6 +38,20 @@ static char reason_bufs[MAX_CPUS][KTEST_REASON_SIZE];
 static const char *cpu_dead_reason[MAX_CPUS];
 static char cpu_dead_buf[MAX_CPUS][96];
 static struct ktest_totals totals;
+
+/* The deviations block: per row, where and in which tests an XFAIL result
+ * saw it. Written by the BSP as it prints results. */
+#define DEV_SEEN_TESTS 32
+static struct {
+	struct cpulist cpus;
+	const struct ktest *tests[DEV_SEEN_TESTS];
+	unsigned ntests;
+} dev_seen[DEV_ROWS];
+/* The CPUs each running test saw its deviations on (a test may measure
+ * on another CPU than its own). */
+static struct cpulist xfail_cpus[MAX_CPUS];
+_Static_assert(CPULIST_MAX_CPUS == MAX_CPUS, "one CPU list bound");
+_Static_assert(DEV_ROWS <= 256, "rows fit the run record's uint8_t");
 
 /* ---- Recording, on the CPU that runs the test ---- */
 
@@ -57,7 +73,7 @@ static void fold_newlines(char *s)
 
 static void log_line(struct ktest_run *r, const char *prefix, const char *fmt, va_list ap)
 {
-	char line[256];
+	char line[384];
 	int n = ksnprintf(line, sizeof(line), "%s", prefix);
 	kvsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	fold_newlines(line);
@@ -97,6 +113,61 @@ bool check_(bool cond, const char *file, int line, const char *fmt, ...)
 		va_end(ap);
 	}
 	return cond;
+}
+
+static void log_near_miss(void *ctx, const struct deviation *d, const char *why)
+{
+	log_printf(ctx, "# ", "near miss %s: %s", d->id, why);
+}
+
+static void note_xfail(struct ktest_run *r, const struct deviation *d, const struct dev_obs *obs)
+{
+	unsigned row = dev_index(d), i;
+
+	r->xfail_checks++;
+	cpulist_set(&xfail_cpus[this_cpu()->cpu], obs->pc ? obs->pc->cpu : r->cpu);
+	for (i = 0; i < r->nxfail_rows && r->xfail_rows[i] != row; i++)
+		;
+	if (i == r->nxfail_rows && i < KTEST_XFAIL_IDS) {
+		r->xfail_rows[r->nxfail_rows++] = (uint8_t)row;
+		if (i == 0)
+			dev_describe(obs, r->xfail_seen, sizeof(r->xfail_seen));
+	}
+}
+
+bool check_or_deviation_(bool cond, const struct dev_obs *obs, const char *file, int line, const char *fmt,
+			 ...)
+{
+	struct ktest_run *r = current_run();
+	const char *base = strrchr(file, '/');
+	char prefix[128];
+	va_list ap;
+
+	r->checks++;
+	if (cond)
+		return true;
+	const struct deviation *d = dev_match(obs, NULL, NULL);
+	if (d) {
+		note_xfail(r, d, obs);
+		ksnprintf(prefix, sizeof(prefix), "# XFAIL %s %s:%d: ", d->id, base ? base + 1 : file, line);
+	} else {
+		r->failed_checks++;
+		ksnprintf(prefix, sizeof(prefix), "# FAIL %s:%d: ", base ? base + 1 : file, line);
+	}
+	va_start(ap, fmt);
+	log_line(r, prefix, fmt, ap);
+	va_end(ap);
+	if (!d)
+		dev_match(obs, log_near_miss, r);
+	return false;
+}
+
+void report_fingerprint(const struct dev_obs *obs)
+{
+	const struct deviation *d = dev_fingerprint(obs);
+
+	if (d)
+		log_printf(current_run(), "# ", "fingerprint %s: %s (source: %s)", d->id, d->seen, d->source);
 }
 
 void diag(const char *fmt, ...)
@@ -233,7 +304,7 @@ static void ktest_execute(void *arg)
 		r->result = KTEST_FAIL;
 		log_printf(r, "# FAIL: ", "the test ran no check");
 	} else
-		r->result = KTEST_PASS;
+		r->result = r->xfail_checks ? KTEST_XFAIL : KTEST_PASS;
 	if (r->skip_reason[0] && r->result == KTEST_FAIL)
 		log_printf(r, "# ", "(it also asked to skip: %s)", r->skip_reason);
 	__atomic_store_n(&r->finished, true, __ATOMIC_RELEASE);
@@ -256,9 +327,11 @@ static struct ktest_run *run_on(const struct ktest *t, unsigned cpu, uint32_t bu
 		return r;
 	}
 	if (cpu == smp_this_cpu()) {
+		cpulist_clear(&xfail_cpus[cpu]);
 		ktest_execute(r);
 		return r;
 	}
+	cpulist_clear(&xfail_cpus[cpu]);
 	uint64_t ticket;
 	if (!on_cpu_try_async(cpu, ktest_execute, r, UNRESPONSIVE_GRACE_US, &ticket) ||
 	    !on_cpu_wait(cpu, ticket, (uint64_t)r->budget_ms * 1000 + UNRESPONSIVE_GRACE_US)) {
@@ -420,6 +493,61 @@ static void print_block_header(unsigned level, const char *name, unsigned plan)
 	print_indented(level, "1..%u", plan);
 }
 
+/* "ok N name # XFAIL ID[,ID...]: <what was seen>", and the rows' tally for
+ * the deviations block. */
+static void report_xfail(const struct ktest_run *r, unsigned level, unsigned num, const char *name)
+{
+	char ids[KTEST_XFAIL_IDS * 48];
+	size_t len = 0;
+
+	ids[0] = '\0';
+	for (unsigned i = 0; i < r->nxfail_rows; i++) {
+		unsigned row = r->xfail_rows[i];
+		int w = ksnprintf(ids + len, sizeof(ids) - len, "%s%s", i ? "," : "", dev_table[row].id);
+		len += w > 0 && (size_t)w < sizeof(ids) - len ? (size_t)w : 0;
+		cpulist_or(&dev_seen[row].cpus, &xfail_cpus[r->cpu]);
+		unsigned t = 0;
+		while (t < dev_seen[row].ntests && dev_seen[row].tests[t] != r->test)
+			t++;
+		if (t == dev_seen[row].ntests && t < DEV_SEEN_TESTS)
+			dev_seen[row].tests[dev_seen[row].ntests++] = r->test;
+	}
+	print_indented(level, "ok %u %s # XFAIL %s: %s", num, name, ids, r->xfail_seen);
+	totals.passed++;
+	totals.xfail++;
+}
+
+void ktest_report_deviations(void)
+{
+	unsigned k = 0;
+
+	for (unsigned row = 0; row < DEV_ROWS; row++)
+		k += dev_seen[row].ntests != 0;
+	if (!k)
+		return;
+	console_printf("# deviations: %u seen\n", k);
+	for (unsigned row = 0; row < DEV_ROWS; row++) {
+		/* Longer than a console_printf line can be: formatted here. */
+		static char tests[DEV_SEEN_TESTS * 48], line[sizeof(tests) + 1024];
+		char cpus[128];
+		size_t len = 0;
+
+		if (!dev_seen[row].ntests)
+			continue;
+		cpulist_format(&dev_seen[row].cpus, cpus, sizeof(cpus));
+		tests[0] = '\0';
+		for (unsigned t = 0; t < dev_seen[row].ntests; t++) {
+			const struct ktest *kt = dev_seen[row].tests[t];
+			int w = ksnprintf(tests + len, sizeof(tests) - len, "%s%s.%s", t ? "," : "",
+					  kt->suite, kt->name);
+			len += w > 0 && (size_t)w < sizeof(tests) - len ? (size_t)w : 0;
+		}
+		int n = ksnprintf(line, sizeof(line), "# deviation %s cpus %s tests %s: %s (source: %s)\n",
+				  dev_table[row].id, cpus, tests, dev_table[row].seen, dev_table[row].source);
+		console_write(line, n > 0 && (size_t)n < sizeof(line) ? (size_t)n : strlen(line));
+	}
+}
+
 /* Prints a leaf result and returns it. Inside a per-CPU block the name
  * carries the block's name ("pmu.count.x@cpu1-apic1"): a consumer that reads
  * one line at a time (LAVA's test monitor, grep) then never merges two
@@ -457,6 +585,7 @@ static enum ktest_result report(const struct ktest_run *r, unsigned level, unsig
 		print_indented(level, "not ok %u %s # TIMEOUT %ums", num, name, r->budget_ms);
 		totals.failed++;
 		break;
+	case KTEST_XFAIL: report_xfail(r, level, num, name); break;
 	}
 	return r->result;
 }

@@ -65,6 +65,23 @@ bool check_(bool cond, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 #define check(cond, ...) check_(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 
+/* check() for a check whose failure may be a known deviation of a virtual
+ * PMU or an erratum (tests/deviations.h): on failure obs, what the check
+ * measured, goes to the deviation table. A row that matches it makes the
+ * line "# XFAIL <ID> file:line: <msg>" and the test XFAIL (if no other
+ * check fails); none keeps it "# FAIL file:line: <msg>", followed by a
+ * "# near miss <ID>: ..." line for each row that matched only in part.
+ * Returns cond. */
+struct dev_obs;
+bool check_or_deviation_(bool cond, const struct dev_obs *obs, const char *file, int line, const char *fmt,
+			 ...) __attribute__((format(printf, 5, 6)));
+#define check_or_deviation(cond, obs, ...) \
+	check_or_deviation_(!!(cond), (obs), __FILE__, __LINE__, __VA_ARGS__)
+
+/* For a figure a test reports and never asserts: a "# fingerprint <ID>:
+ * ..." line when a fingerprint row of the deviation table names it. */
+void report_fingerprint(const struct dev_obs *obs);
+
 /* A "# ..." diagnostic line attached to the running test (figures, state). */
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

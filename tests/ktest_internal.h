@@ -10,10 +10,15 @@
 
 struct ktest;
 
-enum ktest_result { KTEST_PASS, KTEST_FAIL, KTEST_SKIP, KTEST_TIMEOUT };
+/* KTEST_XFAIL: every check passed or matched a known deviation, and at
+ * least one matched ("ok N name # XFAIL ID: ..."). */
+enum ktest_result { KTEST_PASS, KTEST_FAIL, KTEST_SKIP, KTEST_TIMEOUT, KTEST_XFAIL };
+
+/* Distinct deviation rows one run may name. */
+#define KTEST_XFAIL_IDS 4
 
 #define KTEST_LOG_SIZE 4096
-#define KTEST_REASON_SIZE 160
+#define KTEST_REASON_SIZE 256
 
 /* One execution of one test on one CPU. */
 struct ktest_run {
@@ -23,6 +28,10 @@ struct ktest_run {
 	uint64_t deadline_tsc;
 	enum ktest_result result;
 	unsigned checks, failed_checks;
+	unsigned xfail_checks;
+	uint8_t xfail_rows[KTEST_XFAIL_IDS]; /* dev_table indexes, first seen first */
+	unsigned nxfail_rows;
+	char xfail_seen[KTEST_REASON_SIZE]; /* what the first match saw */
 	bool exception;
 	char skip_reason[KTEST_REASON_SIZE];
 	char log[KTEST_LOG_SIZE]; /* "# ..." lines, printed before the result */
@@ -33,8 +42,10 @@ struct ktest_run {
 	char whose[64]; /* "test <name>", for register dumps */
 };
 
+/* passed counts every ok result that is not a SKIP, XFAIL included;
+ * xfail how many of them were XFAIL. */
 struct ktest_totals {
-	unsigned passed, failed, skipped;
+	unsigned passed, failed, skipped, xfail;
 };
 
 struct ktest_config {
@@ -52,5 +63,9 @@ unsigned ktest_registered(const struct ktest **tests, unsigned max);
 void ktest_begin(const struct ktest_config *cfg);
 /* Run every selected test and print the KTAP report (not the summary). */
 struct ktest_totals ktest_run_all(const struct ktest_config *cfg);
+/* The deviations block, before the summary, when any test was XFAIL:
+ * "# deviations: K seen", then per row "# deviation <ID> cpus <list>
+ * tests <test>[,<test>...]: <what> (source: <source>)". */
+void ktest_report_deviations(void);
 
 #endif

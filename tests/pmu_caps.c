@@ -56,6 +56,8 @@ KTEST("pmu.caps", probe_verdict, NULL, KTEST_PER_CPU, "counters count, RDPMC wor
 		check(pc->reason[0] != '\0', "a CPU whose counters do not count must say why");
 		ktest_skip("%s", pc->reason);
 	}
+	char smi[256];
+	diag("%s", pmu_test_smi_setup(smi, sizeof(smi)));
 	check(pc->rdpmc_ok, "counting CPU: expected RDPMC to work at CPL 0");
 	check(pc->probe_gp >= 0 && pmu_has_gp(&pc->caps, (unsigned)pc->probe_gp),
 	      "expected the probe to have used an existing GP counter, used %d", pc->probe_gp);

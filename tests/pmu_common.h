@@ -5,16 +5,28 @@
 #define TESTS_PMU_COMMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pmu/pmu.h"
 
-/* Iterations of the counted loop in one measurement: 3N+3 instructions,
- * N branches; long enough that start/stop skew of a few cycles is small
- * against the cycle count, short enough to run with interrupts off. */
+/* The counted loop's two lengths, and the memory walk's (its buffer has
+ * PMU_TEST_MEM_LINES 64-byte lines). Every exact instructions/branches
+ * check runs both in brackets of one shape and asserts their difference,
+ * which holds nothing but the workload: what the bracket adds (its MOVs,
+ * and its WRMSRs as far as they are counted, which no manual says for
+ * silicon; pmu/bracket.h) cancels, and is reported. Long enough that the
+ * start/stop skew of a few cycles is small against the cycle count, short
+ * enough to run with interrupts off. */
 #define PMU_TEST_LOOPS ((uint64_t)100000)
-/* Lines walked by the memory loop (its buffer is this many 64-byte lines). */
+#define PMU_TEST_LOOPS_SHORT ((uint64_t)50000)
 #define PMU_TEST_MEM_LINES ((uint64_t)4096)
+#define PMU_TEST_MEM_LINES_SHORT ((uint64_t)2048)
+/* Windows per length: an interrupt, a VM exit or an SMI in a window only
+ * adds to a count, so the smallest of them is the count. */
+#define PMU_TEST_TRIALS 3
+/* A window an SMI fell into is run again, at most this often. */
+#define PMU_TEST_SMI_RERUNS 5
 
 /* Cycles two counters of the same event may differ by when started and
  * stopped by the same WRMSR: 1% of the count, and at least 64 cycles for
@@ -43,20 +55,107 @@ uint32_t pmu_test_free_fixed(void);
 /* Event helpers: a named architectural event counting at both rings. */
 void pmu_test_event(struct pmu_event *ev, enum pmu_arch_event e);
 
-/* Run PMU_TEST_LOOPS (or mem_lines of the memory walk when mem is true)
- * inside a measurement bracket around the events, which must hold
- * counters. Interrupts are off inside; *tsc gets the TSC ticks around
- * the bracket (an upper bound on its length) when not NULL. Returns
- * false, after a failed check naming the reason, when arming failed. */
-bool pmu_test_measure(struct pmu_event *const *evs, unsigned n, bool mem, uint64_t *tsc);
+/* One bracketed window of the workload (pmu/bracket.h) around events that
+ * hold counters. */
+struct pmu_test_window {
+	bool mem;           /* the memory walk (flushed first) instead of the counted loop */
+	bool irq;           /* interrupts on inside: a PMI lands in the window */
+	uint32_t preset;    /* bit i: evs[i] starts at -preset_by, to overflow in the window */
+	uint64_t preset_by; /* (0: the event's own period) */
+	uint64_t only;      /* GLOBAL_CTRL bits the bracket sets, of those armed (0: all) */
+	/* Each attempt (a window an SMI spoiled is run again): before() ahead
+	 * of arming, after() right after the bracket, interrupts as inside
+	 * and the counters still armed. Either may be NULL. */
+	void (*before)(void *ctx);
+	void (*after)(void *ctx);
+	void *ctx;
+};
 
-/* Expected-count helpers for the events of a measurement. */
-uint64_t pmu_test_expected_insns(bool mem);
-uint64_t pmu_test_expected_branches(bool mem);
+/* Run len iterations of w's workload between the bracket's WRMSRs around
+ * evs: arm them (counters zeroed or preset, GLOBAL_CTRL off), run, disarm
+ * (counts folded into the events). On a CPU with MSR_SMI_COUNT a window
+ * an SMI fell into is run again (PMU_TEST_SMI_RERUNS at most, each
+ * reported). *tsc, when not NULL, gets the TSC ticks around the bracket.
+ * Returns false, after a failed check naming the reason, when arming
+ * failed. */
+bool pmu_test_window(struct pmu_event *const *evs, unsigned n, const struct pmu_test_window *w, uint64_t len,
+		     uint64_t *tsc);
 
-/* Check one event's count against the bounds its workload implies, with
- * a message naming counter, event, expected and seen. */
-void pmu_test_check_count(const struct pmu_event *ev, bool mem, uint64_t tsc);
+/* For windows whose counters overflow with INT/PMI clear: each attempt
+ * starts with q->bits clear in GLOBAL_STATUS (OVF_CTRL) and ends with
+ * GLOBAL_STATUS read into q->status, before anything else runs. */
+struct pmu_test_quiet {
+	uint64_t bits, status;
+};
+struct pmu_test_window pmu_test_quiet_window(struct pmu_test_quiet *q);
+
+/* A differential measurement: PMU_TEST_TRIALS windows at each length. */
+struct pmu_test_counts {
+	bool mem;
+	unsigned n;
+	uint64_t len[2];              /* short and long: iterations, or lines walked */
+	uint64_t min[PMU_IDX_NR][2];  /* per event: its smallest count at each length */
+	uint64_t last[PMU_IDX_NR][2]; /* per event: its count in the last window of each length */
+	uint64_t last_tsc[2];         /* the TSC ticks around those last windows */
+	uint64_t rate[PMU_IDX_NR][2]; /* per event: the most it counted per 1000 TSC ticks of a window */
+	struct pmu_event *const *evs; /* the events measured */
+};
+
+/* This CPU's measurement (too big for a test's stack): one test holds
+ * one at a time. */
+struct pmu_test_counts *pmu_test_counts_here(void);
+
+/* Measure evs (at most PMU_IDX_NR) with w at both lengths of w->mem's
+ * workload into *m; false as pmu_test_window. w may be NULL (the counted
+ * loop, interrupts off). */
+bool pmu_test_measure(struct pmu_event *const *evs, unsigned n, const struct pmu_test_window *w,
+		      struct pmu_test_counts *m);
+
+/* Check evs[i] of measurement m against what its workload implies:
+ * instructions and branches exactly, by the difference between the
+ * lengths (pmu_test_check_exact); the other events within bounds derived
+ * from the loop, with a message naming counter, event, expected and seen.
+ * An event that counted nothing at all under KVM while another counter
+ * counted is not checked: the SKIP reason comes back
+ * (pmu_test_unscheduled), NULL otherwise. */
+const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const struct pmu_test_counts *m);
+
+/* The exact check of an instructions or branches count measured on pc's
+ * CPU at the two lengths of mem's workload (count[0] short, count[1]
+ * long, each the least of its windows): the difference is exactly the
+ * workload's, and the bracket adds 0..2 instructions (its WRMSRs, as far
+ * as they are counted) or no branch; the figure it adds is reported. A
+ * failure goes to the known deviations (DEV_OBS_RETIRED). what names the
+ * counter. True when the count was exact. */
+bool pmu_test_check_exact(const struct pmu_cpu *pc, const char *what, enum pmu_arch_event e, bool mem,
+			  const uint64_t count[2]);
+
+/* The workload's exact instructions or branches in len iterations
+ * (lines) of mem's workload, bracket not included. */
+uint64_t pmu_test_workload(enum pmu_arch_event e, bool mem, uint64_t len);
+
+/* Set IA32_DEBUGCTL.FREEZE_WHILE_SMM on the calling CPU where
+ * IA32_PERF_CAPABILITIES[12] offers it, once, and say in one line what
+ * this CPU does about SMIs in a window (buf may be NULL). */
+const char *pmu_test_smi_setup(char *buf, size_t n);
+
+/* KVM backs each guest counter with a pinned host perf event; when the
+ * host's NMI watchdog or another perf user holds a counter, one guest
+ * event is never scheduled and its counter stays 0 (Linux
+ * arch/x86/kvm/pmu.c, pmc_reprogram_counter(); kvm-unit-tests runs its PMU
+ * tests only with nmi_watchdog=0). Under KVM (or a hypervisor without a
+ * signature), when ev, which must count in any window, counted nothing
+ * while another counter counted (other, or the same event placed on a
+ * free counter now), the SKIP reason saying so; else NULL. The caller
+ * frees its events and skips. */
+const char *pmu_test_unscheduled(const struct pmu_event *ev, uint64_t counted, const struct pmu_event *other,
+				 uint64_t other_counted);
+
+/* NULL when a read of an MSR no processor has raises #GP here; else why
+ * absent MSRs do not fault (a hypervisor that reads every MSR it does not
+ * implement as 0: KVM with ignore_msrs=Y, QEMU's TCG), for the checks that
+ * expect #GP from an absent PMU MSR. */
+const char *pmu_test_absent_msrs_read(void);
 
 /* Diagnostics of the control registers, for failure context. */
 void pmu_test_diag_regs(void);

@@ -2,13 +2,17 @@
  * counter, every fixed counter, fixed against GP, all counters at once,
  * CMASK/INV/EDGE and overflow status. Expected values come from the known
  * workloads of pmu/loops.h: exact where the architecture makes them
- * exact (instructions, branches), bounds derived from the loop elsewhere. */
+ * exact (instructions, branches: the difference between two loop
+ * lengths), bounds derived from the loop elsewhere. */
+#include "arch/x86/bootmem.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "lib/printf.h"
 #include "pmu/bracket.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "tests/deviations.h"
 #include "tests/ktest.h"
 #include "tests/pmu_common.h"
 
@@ -29,8 +33,8 @@ KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU,
 		for (int e = 0; e < PMU_ARCH_NR; e++) {
 			struct pmu_event ev;
 			struct pmu_event *g[] = { &ev };
-			uint64_t tsc = 0;
-			bool mem = is_mem_event((enum pmu_arch_event)e);
+			struct pmu_test_window w = { .mem = is_mem_event((enum pmu_arch_event)e) };
+			struct pmu_test_counts *m = pmu_test_counts_here();
 
 			if (!((c->events_avail >> e) & 1)) {
 				if (x == 0)
@@ -42,9 +46,11 @@ KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU,
 			if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s on IA32_PMC%u: %s",
 				   pmu_arch_events[e].name, x, ev.reason))
 				continue;
-			if (pmu_test_measure(g, 1, mem, &tsc))
-				pmu_test_check_count(&ev, mem, tsc);
+			const char *why = pmu_test_measure(g, 1, &w, m) ? pmu_test_check_count(&ev, 0, m)
+									: NULL;
 			pmu_event_del(&ev);
+			if (why)
+				ktest_skip("%s", why);
 		}
 	}
 }
@@ -57,7 +63,7 @@ KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU, "each fixed c
 		struct pmu_event ev;
 		struct pmu_event *g[] = { &ev };
 		enum pmu_arch_event e = pmu_arch_event_of_fixed(i);
-		uint64_t tsc = 0;
+		struct pmu_test_counts *m = pmu_test_counts_here();
 
 		if (!((fx >> i) & 1))
 			continue;
@@ -69,16 +75,18 @@ KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU, "each fixed c
 		if (!check(pmu_event_add_idx(&ev, PMU_IDX_FIXED(i)) == PMU_OK, "%s on IA32_FIXED_CTR%u: %s",
 			   ev.name, i, ev.reason))
 			continue;
-		if (pmu_test_measure(g, 1, false, &tsc))
-			pmu_test_check_count(&ev, false, tsc);
+		const char *why = pmu_test_measure(g, 1, NULL, m) ? pmu_test_check_count(&ev, 0, m) : NULL;
 		pmu_event_del(&ev);
+		if (why)
+			ktest_skip("%s", why);
 	}
 }
 
 /* The source's core idea: two independent counters of the same event over
- * the same window. Instructions must agree exactly; cycles within
- * PMU_CYCLES_TOLERANCE (same WRMSR starts and stops both, but the counters
- * may latch it a few cycles apart). */
+ * the same window. Instructions must agree exactly in every window, and be
+ * exact (pmu_test_check_exact); cycles within PMU_CYCLES_TOLERANCE (same
+ * WRMSR starts and stops both, but the counters may latch it a few cycles
+ * apart). */
 KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU,
       "GP and fixed instructions equal and exact; cycles within 1% + 64")
 {
@@ -104,19 +112,21 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU,
 				pmu_event_del(g[i]);
 		return;
 	}
-	if (pmu_test_measure(g, 4, false, NULL)) {
-		uint64_t a = pmu_event_count(&gi), b = pmu_event_count(&fi);
-		uint64_t p = pmu_event_count(&gc), q = pmu_event_count(&fc);
-		uint64_t d = p > q ? p - q : q - p;
-		check(a == b,
-		      "instructions: IA32_PMC%u counted %lu, IA32_FIXED_CTR0 %lu; expected equal (both %lu)",
-		      x0, a, b, pmu_test_expected_insns(false));
-		check(a == pmu_test_expected_insns(false), "instructions: expected %lu, saw %lu",
-		      pmu_test_expected_insns(false), a);
+	struct pmu_test_counts *m = pmu_test_counts_here();
+	if (pmu_test_measure(g, 4, NULL, m)) {
+		for (unsigned k = 0; k < 2; k++)
+			check(m->last[0][k] == m->last[1][k],
+			      "instructions in one window of %lu iterations: IA32_PMC%u counted %lu, IA32_FIXED_CTR0 %lu; expected equal",
+			      m->len[k], x0, m->last[0][k], m->last[1][k]);
+		char what[48];
+		ksnprintf(what, sizeof(what), "instructions on IA32_PMC%u and IA32_FIXED_CTR0", x0);
+		pmu_test_check_exact(pmu_this_cpu(), what, PMU_ARCH_INSTRUCTIONS, false, m->min[0]);
+		uint64_t p = m->last[2][1], q = m->last[3][1], d = p > q ? p - q : q - p;
 		check(d <= PMU_CYCLES_TOLERANCE(q),
 		      "cycles: IA32_PMC%u counted %lu, IA32_FIXED_CTR1 %lu; expected within %lu of each other, differ by %lu",
 		      x1, p, q, PMU_CYCLES_TOLERANCE(q), d);
-		diag("instructions %lu/%lu, cycles %lu/%lu (GP/fixed)", a, b, p, q);
+		diag("instructions %lu/%lu, cycles %lu/%lu (GP/fixed, %lu iterations)", m->last[0][1],
+		     m->last[1][1], p, q, m->len[1]);
 	}
 	pmu_events_del(g, 4);
 }
@@ -126,13 +136,18 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU,
 KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU,
       "every free counter in one window, each exact or bounded")
 {
-	/* ~15 KiB of events: per CPU in .bss, not on the 64 KiB test stack. */
-	static struct pmu_event all_evs[MAX_CPUS][PMU_IDX_NR];
-	struct pmu_event *evs = all_evs[this_cpu()->cpu];
+	/* ~15 KiB of events: not on the 64 KiB test stack, and from boot
+	 * memory on first use, as the image's .bss must stay below OVMF's
+	 * ACPI NVS at 8 MiB (arch/x86/bootmem.h). */
+	static struct pmu_event *all_evs[MAX_CPUS];
+	unsigned cpu = this_cpu()->cpu;
+	if (!all_evs[cpu])
+		all_evs[cpu] = bootmem_alloc(PMU_IDX_NR * sizeof(*all_evs[cpu]));
+	struct pmu_event *evs = all_evs[cpu];
 	struct pmu_event *g[PMU_IDX_NR];
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
+	struct pmu_test_counts *m = pmu_test_counts_here();
 	unsigned n = 0, k = 0;
-	uint64_t tsc = 0;
 
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		if (!((gp >> x) & 1))
@@ -160,10 +175,13 @@ KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU,
 		ktest_skip("architectural PMU v1: no GLOBAL_CTRL to start %u counters in one write", n);
 	}
 	diag("%u counters in one window", n);
-	if (pmu_test_measure(g, n, false, &tsc))
-		for (unsigned i = 0; i < n; i++)
-			pmu_test_check_count(g[i], false, tsc);
+	const char *why = NULL;
+	if (pmu_test_measure(g, n, NULL, m))
+		for (unsigned i = 0; i < n && !why; i++)
+			why = pmu_test_check_count(g[i], i, m);
 	pmu_events_del(g, n);
+	if (why)
+		ktest_skip("%s", why);
 }
 
 /* CMASK / INV / EDGE on instructions retired (SDM vol. 3B, "Architectural
@@ -194,15 +212,20 @@ KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU,
 	inv.name = "instructions cmask=1,inv";
 	pmu_test_event(&cyc, PMU_ARCH_CYCLES);
 	struct pmu_event *g1[] = { &ge1, &inv, &cyc };
+	struct pmu_test_counts *m = pmu_test_counts_here();
 	if (check(pmu_events_add(g1, 3) == PMU_OK, "cmask/inv/cycles group: %s", ge1.reason)) {
-		if (pmu_test_measure(g1, 3, false, NULL)) {
-			uint64_t a = pmu_event_count(&ge1), b = pmu_event_count(&inv),
-				 c = pmu_event_count(&cyc);
+		if (pmu_test_measure(g1, 3, NULL, m)) {
+			/* One window's counts: the long one's last. */
+			uint64_t a = m->last[0][1], b = m->last[1][1], c = m->last[2][1];
 			uint64_t s = a + b, d = s > c ? s - c : c - s;
-			uint64_t insns = pmu_test_expected_insns(false);
-			check(d <= PMU_CYCLES_TOLERANCE(c),
-			      "cycles retiring >= 1 (%lu) + cycles retiring 0 (%lu) = %lu; expected the core cycles %lu within %lu",
-			      a, b, s, c, PMU_CYCLES_TOLERANCE(c));
+			uint64_t insns = pmu_test_workload(PMU_ARCH_INSTRUCTIONS, false, m->len[1]);
+			struct dev_obs o = { .kind = DEV_OBS_CYCLE_SPLIT, .pc = pmu_this_cpu() };
+			o.cycle_split.busy = a, o.cycle_split.idle = b, o.cycle_split.cycles = c;
+			o.cycle_split.tolerance = PMU_CYCLES_TOLERANCE(c);
+			check_or_deviation(
+				d <= PMU_CYCLES_TOLERANCE(c), &o,
+				"cycles retiring >= 1 (%lu) + cycles retiring 0 (%lu) = %lu; expected the core cycles %lu within %lu",
+				a, b, s, c, PMU_CYCLES_TOLERANCE(c));
 			check(a <= c + PMU_CYCLES_TOLERANCE(c),
 			      "cycles retiring >= 1: %lu, more than the %lu cycles", a, c);
 			/* No core retires more than 16 instructions a cycle. */
@@ -226,13 +249,18 @@ KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU,
 	ge1.name = "instructions cmask=1";
 	struct pmu_event *g2[] = { &edge, &big, &ge1 };
 	if (check(pmu_events_add(g2, 3) == PMU_OK, "edge/cmask group: %s", edge.reason)) {
-		if (pmu_test_measure(g2, 3, false, NULL)) {
-			uint64_t e = pmu_event_count(&edge), z = pmu_event_count(&big),
-				 a = pmu_event_count(&ge1);
+		if (pmu_test_measure(g2, 3, NULL, m)) {
+			uint64_t e = m->last[0][1], a = m->last[2][1];
+			struct dev_obs o = { .kind = DEV_OBS_CMASK255, .pc = pmu_this_cpu() };
+			o.cmask255.count[0] = m->min[1][0];
+			o.cmask255.count[1] = m->min[1][1];
 			check(e >= 1 && e <= a, "edge: expected 1..%lu (the cycles retiring >= 1), saw %lu",
 			      a, e);
-			check(z == 0, "cmask=255: expected 0 cycles retiring 255 instructions, saw %lu", z);
-			diag("edge %lu, cmask=255 %lu, cmask=1 %lu", e, z, a);
+			check_or_deviation(
+				m->min[1][0] == 0 && m->min[1][1] == 0, &o,
+				"cmask=255: expected 0 cycles retiring 255 instructions, saw %lu and %lu at %lu and %lu iterations",
+				m->min[1][0], m->min[1][1], m->len[0], m->len[1]);
+			diag("edge %lu, cmask=255 %lu, cmask=1 %lu", e, m->min[1][1], a);
 		}
 		pmu_events_del(g2, 3);
 	}
@@ -247,6 +275,7 @@ KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU,
 	const struct pmu_caps *c = pmu_caps();
 	struct pmu_event ev;
 	struct pmu_event *g[] = { &ev };
+	struct pmu_test_counts *m = pmu_test_counts_here();
 	uint64_t st = 0;
 
 	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
@@ -257,15 +286,17 @@ KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		ktest_skip("no free GP counter");
 	if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s", ev.reason))
 		return;
-	pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(ev.hw.idx));
-	if (pmu_test_measure(g, 1, false, NULL)) {
-		pmu_hw_rdmsr(c->global_status, &st);
-		check((st >> x) & 1,
-		      "IA32_PERF_GLOBAL_STATUS: expected bit %u set after the counter wrapped, read %#lx", x,
-		      st);
-		check(pmu_event_count(&ev) == pmu_test_expected_insns(false),
-		      "count across the wrap: expected %lu, saw %lu", pmu_test_expected_insns(false),
-		      pmu_event_count(&ev));
+	struct pmu_test_quiet q = { .bits = pmu_idx_bit(ev.hw.idx) };
+	struct pmu_test_window w = pmu_test_quiet_window(&q);
+	if (pmu_test_measure(g, 1, &w, m)) {
+		struct dev_obs o = { .kind = DEV_OBS_QUIET_OVERFLOW, .pc = pmu_this_cpu() };
+		o.quiet_overflow.count_exact = pmu_test_check_exact(o.pc, "count across the wrap",
+								    PMU_ARCH_INSTRUCTIONS, false, m->min[0]);
+		o.quiet_overflow.status_bit = (q.status >> x) & 1;
+		check_or_deviation(
+			o.quiet_overflow.status_bit, &o,
+			"IA32_PERF_GLOBAL_STATUS: expected bit %u set after the counter wrapped, read %#lx",
+			x, q.status);
 		pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(ev.hw.idx));
 		pmu_hw_rdmsr(c->global_status, &st);
 		check(!((st >> x) & 1),

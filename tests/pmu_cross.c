@@ -31,6 +31,12 @@ static const char *needs_cross(void)
 		return ktest_reason("cpu %u: %s", t, pc->caps.no_fixed_why);
 	if (!pmu_has_fixed(&pc->caps, 0) || !pmu_has_fixed(&pc->caps, 1) || !pc->caps.global_ctrl)
 		return ktest_reason("cpu %u has no FIXED_CTR0/FIXED_CTR1 to cross-check against", t);
+	/* Counters an earlier owner (firmware) left running are not ours. */
+	uint32_t gp = pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
+	if ((pc->fixed_reserved & 0x3) || !gp || !(gp & (gp - 1)))
+		return ktest_reason(
+			"cpu %u: needs FIXED_CTR0, FIXED_CTR1 and two GP counters free; taken at boot: fixed %#x, GP %#x",
+			t, pc->fixed_reserved, pc->gp_reserved);
 	return NULL;
 }
 
@@ -38,8 +44,15 @@ struct cross {
 	unsigned cpu, apic_id;
 	int err;
 	char why[PMU_REASON_LEN];
-	uint64_t gi, fi, gc, fc;
+	uint64_t gi[2], fi[2];                  /* the least of the windows at each length */
+	uint64_t gc, fc;                        /* cycles in the last long window */
+	uint64_t split_len, split_gi, split_fi; /* the first window whose instructions differed */
 };
+
+/* Two loop lengths, PMU_TEST_TRIALS windows each (pmu/pmu_common.h). No
+ * check() or diag() can run on the target: a window an SMI fell into is
+ * not run again, the least of the windows stands. */
+static const uint64_t cross_len[2] = { PMU_TEST_LOOPS_SHORT, PMU_TEST_LOOPS };
 
 /* Runs on the target CPU: no check() here, the results travel back. */
 static void cross_measure(void *arg)
@@ -64,17 +77,27 @@ static void cross_measure(void *arg)
 		r->err = PMU_E_BUSY;
 		ksnprintf(r->why, sizeof(r->why), "placement: instructions on %d/%d, cycles on %d/%d",
 			  fi.hw.idx, gi.hw.idx, fc.hw.idx, gc.hw.idx);
-	} else if ((r->err = pmu_events_arm(g, 4, &br)) != PMU_OK) {
-		ksnprintf(r->why, sizeof(r->why), "%s", fi.reason);
 	} else {
-		bool irq = irq_save();
-		pmu_bracket_loop(&br, PMU_TEST_LOOPS);
-		irq_restore(irq);
-		pmu_events_disarm(g, 4);
-		r->gi = pmu_event_count(&gi);
-		r->fi = pmu_event_count(&fi);
-		r->gc = pmu_event_count(&gc);
-		r->fc = pmu_event_count(&fc);
+		for (unsigned k = 0; k < 2 && r->err == PMU_OK; k++)
+			for (unsigned t = 0; t < PMU_TEST_TRIALS; t++) {
+				if ((r->err = pmu_events_arm(g, 4, &br)) != PMU_OK) {
+					ksnprintf(r->why, sizeof(r->why), "%s", fi.reason);
+					break;
+				}
+				bool irq = irq_save();
+				pmu_bracket_loop(&br, cross_len[k]);
+				irq_restore(irq);
+				pmu_events_disarm(g, 4);
+				uint64_t a = pmu_event_count(&gi), b = pmu_event_count(&fi);
+				if (a != b && !r->split_len)
+					r->split_len = cross_len[k], r->split_gi = a, r->split_fi = b;
+				if (t == 0 || a < r->gi[k])
+					r->gi[k] = a;
+				if (t == 0 || b < r->fi[k])
+					r->fi[k] = b;
+				r->gc = pmu_event_count(&gc);
+				r->fc = pmu_event_count(&fc);
+			}
 	}
 	pmu_events_del(g, 4);
 }
@@ -89,11 +112,15 @@ KTEST("pmu.cross", instructions_cycles_on_other_cpu, needs_cross, 0,
 	check(r.cpu == t, "expected the measurement on cpu %u, it ran on %u", t, r.cpu);
 	if (!check(r.err == PMU_OK, "cpu %u (APIC ID %u): %s", t, r.apic_id, r.why))
 		return;
-	uint64_t want = pmu_test_expected_insns(false), d = r.gc > r.fc ? r.gc - r.fc : r.fc - r.gc;
+	uint64_t d = r.gc > r.fc ? r.gc - r.fc : r.fc - r.gc;
+	char what[48];
 	diag("cpu %u (APIC ID %u), from cpu %u: instructions GP %lu / fixed %lu, cycles GP %lu / fixed %lu",
-	     t, r.apic_id, this_cpu()->cpu, r.gi, r.fi, r.gc, r.fc);
-	check(r.gi == r.fi && r.gi == want,
-	      "instructions on cpu %u: expected GP = fixed = %lu, saw %lu and %lu", t, want, r.gi, r.fi);
+	     t, r.apic_id, this_cpu()->cpu, r.gi[1], r.fi[1], r.gc, r.fc);
+	check(!r.split_len,
+	      "instructions on cpu %u in one window of %lu iterations: GP %lu, fixed %lu; expected equal", t,
+	      r.split_len, r.split_gi, r.split_fi);
+	ksnprintf(what, sizeof(what), "instructions on cpu %u", t);
+	pmu_test_check_exact(pmu_cpu_of(t), what, PMU_ARCH_INSTRUCTIONS, false, r.gi);
 	check(d <= PMU_CYCLES_TOLERANCE(r.fc),
 	      "cycles on cpu %u: GP %lu and fixed %lu differ by %lu, more than %lu", t, r.gc, r.fc, d,
 	      PMU_CYCLES_TOLERANCE(r.fc));

@@ -45,11 +45,25 @@ static const char *offcore_needs(void)
 	if (!m->dmnd_rd_l3_miss)
 		return ktest_reason("no DMND_DATA_RD L3-miss value for %s (family %u model %#x): %s", m->name,
 				    c->family, c->model, m->no_l3_miss_why);
-	/* A hypervisor may run the core PMU but not expose the RSP MSRs. */
+	/* A hypervisor may run the core PMU but not expose the RSP MSRs; one
+	 * that ignores MSRs it does not implement (KVM's ignore_msrs=Y) reads
+	 * them as 0 and drops writes: a valid value must read back. */
 	if ((vec = pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &v)) != 0)
 		return ktest_reason("MSR_OFFCORE_RSP_0 (0x1a6) raised vector %d on family %u model %#x%s",
 				    vec, c->family, c->model,
 				    c->hypervisor ? " (hypervisor does not expose it)" : "");
+	uint64_t want = m->dmnd_rd_l3_miss, back = 0;
+	if (pmu_cpu_ensure()->extra_users[0] == 0) {
+		vec = pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, want);
+		if (vec == 0)
+			pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &back);
+		pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, v);
+		if (vec != 0 || back != want)
+			return ktest_reason(
+				"MSR_OFFCORE_RSP_0 (0x1a6) <- %#lx: vector %d, read back %#lx on family %u model %#x%s",
+				want, vec, back, c->family, c->model,
+				c->hypervisor ? " (the hypervisor does not implement it)" : "");
+	}
 	return NULL;
 }
 

@@ -5,8 +5,9 @@ Usage: check-bracket.py KERNEL.elf [--allow-none]
 
 The bracket promises that between its enabling and disabling WRMSR there is
 nothing but the workload body and PMU_BRACKET_EXTRA_INSNS instructions (the
-two MOVs that load the "off" value), so instruction and branch counts are
-exact. Its asm leaves local symbols pmu_bracket_on_k<K>_<N>,
+two MOVs that load the "off" value), so two brackets of different loop
+lengths differ by exactly the workload's instructions and branches (the
+exact checks assert that difference). Its asm leaves local symbols pmu_bracket_on_k<K>_<N>,
 pmu_bracket_work_end_<N> and pmu_bracket_off_<N>; this script finds them
 with nm, disassembles with objdump, and checks for each bracket that:
   - the instruction right before pmu_bracket_on is WRMSR (the enable);

@@ -31,7 +31,7 @@ for what in "$@"; do
 		need objdump binutils
 		;;
 	iso)
-		need grub-mkrescue grub-common
+		need grub-mkimage grub-common
 		need /usr/lib/grub/i386-pc/multiboot2.mod grub-pc-bin
 		need /usr/lib/grub/x86_64-efi/multiboot2.mod grub-efi-amd64-bin
 		need xorriso xorriso

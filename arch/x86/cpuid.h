@@ -36,5 +36,11 @@ struct cpuid_regs {
 #define CPUID_80000001_ECX_PERFCTR_NB_BIT 24
 #define CPUID_80000001_ECX_PERFCTR_LLC_BIT 28
 #define CPUID_80000022_EAX_PERFMON_V2_BIT 0
+/* Hypervisor leaves: CPUID.40000000H + 0x100k, EAX the highest leaf of the
+ * block, EBX:ECX:EDX a 12-byte signature (Linux
+ * Documentation/virt/kvm/x86/cpuid.rst; Xen's and Hyper-V's equivalents). */
+#define CPUID_HV_LEAF_FIRST 0x40000000u
+#define CPUID_HV_LEAF_LAST 0x4000ff00u
+#define CPUID_HV_LEAF_STEP 0x100u
 
 #endif

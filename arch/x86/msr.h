@@ -48,6 +48,16 @@
 #define MSR_IA32_PERF_GLOBAL_STATUS_SET 0x00000391 /* v4 */
 #define MSR_IA32_PERF_GLOBAL_INUSE 0x00000392      /* v4 */
 #define MSR_IA32_DEBUGCTL 0x000001d9
+/* SMIs since RESET, bits 31:0, read-only; model-specific (SDM vol. 4, the
+ * MSR tables of Nehalem and later; Linux MSR_SMI_COUNT, probed with a
+ * fault-safe read as Linux's arch/x86/events/msr.c does). No AMD part has
+ * it. */
+#define MSR_SMI_COUNT 0x00000034
+/* No MSR: an index between Intel's architectural and model-specific
+ * ranges (SDM vol. 4, every table ends below 0x2000 or lies at 0x4000_0000
+ * and up) and AMD's (0xC000_0000 on, APM vol. 2, appendix A). A read that
+ * does not #GP shows an environment that reads unknown MSRs as 0. */
+#define MSR_UNIMPLEMENTED 0x00010000
 #define MSR_OFFCORE_RSP_0 0x000001a6 /* model-specific, pairs with event 0xB7 umask 0x01 */
 #define MSR_OFFCORE_RSP_1 0x000001a7 /* model-specific, pairs with event 0xBB umask 0x01 */
 /* Version 6 alternative layout (SDM vol. 3B, "Architectural Performance

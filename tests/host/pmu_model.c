@@ -199,7 +199,7 @@ static X86PMUConfig pmu_config(const struct model_cpu_config *c)
 		.leaf23_fixed = c->leaf23_fixed,
 		.slots_per_cycle = 0,
 		.offcore = c->offcore,
-		.quirks = c->fast_rdpmc ? X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED : 0,
+		.quirks = c->quirks | (c->fast_rdpmc ? X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED : 0),
 	};
 	return p;
 }
@@ -464,6 +464,14 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 	memset(r, 0, sizeof(*r));
 	if (c->vendor_ops) {
 		c->vendor_ops->cpuid(cur, leaf, subleaf, r);
+		return;
+	}
+	if ((leaf == 0x40000000u || leaf == 0x40000100u) && c->hv_sig[leaf >> 8 & 1]) {
+		const char *sig = c->hv_sig[leaf >> 8 & 1];
+		r->eax = leaf + 1;
+		memcpy(&r->ebx, sig, 4);
+		memcpy(&r->ecx, sig + 4, 4);
+		memcpy(&r->edx, sig + 8, 4);
 		return;
 	}
 	if (leaf > c->max_leaf && leaf < 0x80000000u)

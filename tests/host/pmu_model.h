@@ -57,6 +57,9 @@ struct model_cpu_config {
 	const char *vendor; /* 12 characters */
 	uint32_t signature; /* CPUID.01H:EAX */
 	bool hypervisor;    /* CPUID.01H:ECX[31] */
+	/* 12-byte signatures at CPUID 0x40000000 and 0x40000100 (NULL: none),
+	 * as a hypervisor presents them; read only with the bit above set. */
+	const char *hv_sig[2];
 	uint32_t max_leaf;
 	uint8_t version, num_gp, gp_width, ebx_len, num_fixed, fixed_width;
 	uint32_t ebx_unavail;  /* CPUID.0AH:EBX */
@@ -83,7 +86,10 @@ struct model_cpu_config {
 	uint8_t uncore_cboxes;      /* C-boxes / CHAs; the count register encodes it per layout */
 	X86PMUDefect uncore_defect; /* an uncore defect (emu/model) */
 	bool rdpmc_gp;              /* RDPMC raises #GP for every counter */
-	bool no_count;              /* counters hold writes but never advance */
+	/* X86PMU_QUIRK_* (emu/model/x86-pmu.h): the known behaviours of a
+	 * hypervisor's virtual PMU this CPU has, as the emulated profiles do. */
+	uint32_t quirks;
+	bool no_count; /* counters hold writes but never advance */
 	/* Another vendor's model stands in for this one on this CPU (NULL:
 	 * the SDM model; tests/host/pmu_model_amd.c). */
 	const struct model_vendor_ops *vendor_ops;

@@ -172,6 +172,48 @@ HT_TEST(leaf23_gp_bitmap_with_hole)
 	HT_CHECK_EQ(c->global_ctrl_reset, 0xb);
 }
 
+/* Alder/Raptor Lake without leaf 23H: CPUID.0AH gives the counters both
+ * core types share, so a P-core adds PMC6-7 and FIXED_CTR3 as Linux does;
+ * an E-core, a P-core whose leaf 0AH already lists its own counters (the
+ * E-cores off in the BIOS), another hybrid model and a vCPU keep CPUID's. */
+static const struct pmu_caps *adl_core(uint32_t signature, uint8_t core_type, uint8_t gp, uint8_t fixed,
+				       bool hypervisor)
+{
+	struct model_cpu_config cfg = *(model_init(MODEL_HYBRID, false), model_config(0));
+	cfg.signature = signature;
+	cfg.leaf23 = false;
+	cfg.core_type = core_type;
+	cfg.num_gp = gp;
+	cfg.num_fixed = fixed;
+	cfg.hypervisor = hypervisor;
+	model_init_custom(&cfg, 1);
+	pmu_cpu_init(NULL);
+	return caps_of(0);
+}
+
+HT_TEST(alder_lake_p_core_counters)
+{
+	const struct pmu_caps *c = adl_core(0x000906a3, 0x40, 6, 3, false); /* model 0x9a */
+	HT_CHECK_EQ(c->gp_mask, 0xff);
+	HT_CHECK_EQ(c->num_gp, 8);
+	HT_CHECK_EQ(c->fixed_mask, 0xf);
+	HT_CHECK_EQ(c->global_ctrl_reset, 0xff);
+	HT_CHECK(c->counters_added != NULL, "the addition is named");
+	c = adl_core(0x000b06f1, 0x40, 6, 3, false); /* Raptor Lake-S, 0xbf */
+	HT_CHECK_EQ(c->gp_mask, 0xff);
+	c = adl_core(0x000906a3, 0x20, 6, 3, false);
+	HT_CHECK_EQ(c->gp_mask, 0x3f);
+	HT_CHECK_EQ(c->fixed_mask, 0x7);
+	HT_CHECK(c->counters_added == NULL, "nothing added on an E-core");
+	c = adl_core(0x000906a3, 0x40, 8, 4, false);
+	HT_CHECK_EQ(c->gp_mask, 0xff);
+	HT_CHECK_EQ(c->fixed_mask, 0xf);
+	c = adl_core(0x000a06a4, 0x40, 6, 3, false); /* Meteor Lake (0xaa): not in the rule */
+	HT_CHECK_EQ(c->gp_mask, 0x3f);
+	c = adl_core(0x000906a3, 0x40, 6, 3, true);
+	HT_CHECK_EQ(c->gp_mask, 0x3f);
+}
+
 HT_TEST(version2_edx_quirk_bare_metal_only)
 {
 	struct model_cpu_config cfg = *(model_init(MODEL_V2, false), model_config(0));
@@ -224,6 +266,47 @@ HT_TEST(other_vendor_has_no_backend)
 	HT_CHECK_STR(
 		pmu_skip_reason(),
 		"no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"CentaurHauls\" yet");
+}
+
+/* The hypervisor by its signature (enum pmu_hv): a known one in any block,
+ * Hyper-V only when nothing else answers, an unknown one named, and none
+ * at all read without the CPUID.01H:ECX[31] bit. */
+static enum pmu_hv hv_of(bool bit, const char *sig0, const char *sig1)
+{
+	struct model_cpu_config cfg = *(model_init(MODEL_V2, false), model_config(0));
+	cfg.hypervisor = bit;
+	cfg.hv_sig[0] = sig0;
+	cfg.hv_sig[1] = sig1;
+	model_init_custom(&cfg, 1);
+	pmu_cpu_init(NULL);
+	return caps_of(0)->hv;
+}
+
+HT_TEST(hypervisor_by_signature)
+{
+	static const char kvm[12] = "KVMKVMKVM\0\0";
+	HT_CHECK_EQ(hv_of(false, kvm, NULL), PMU_HV_NONE);
+	HT_CHECK_EQ(hv_of(true, NULL, NULL), PMU_HV_HIDDEN);
+	HT_CHECK_STR(caps_of(0)->hv_signature, "");
+	HT_CHECK_EQ(hv_of(true, kvm, NULL), PMU_HV_KVM);
+	HT_CHECK_STR(caps_of(0)->hv_signature, "KVMKVMKVM");
+	HT_CHECK_EQ(caps_of(0)->hv_leaf, 0x40000000);
+	/* QEMU's KVM with Hyper-V enlightenments; Xen with Viridian. */
+	HT_CHECK_EQ(hv_of(true, "Microsoft Hv", kvm), PMU_HV_KVM);
+	HT_CHECK_EQ(caps_of(0)->hv_leaf, 0x40000100);
+	HT_CHECK_EQ(hv_of(true, "Microsoft Hv", "XenVMMXenVMM"), PMU_HV_XEN);
+	HT_CHECK_EQ(hv_of(true, "Microsoft Hv", NULL), PMU_HV_HYPERV);
+	HT_CHECK_EQ(hv_of(true, "VMwareVMware", NULL), PMU_HV_VMWARE);
+	HT_CHECK_EQ(hv_of(true, "TCGTCGTCGTCG", NULL), PMU_HV_TCG);
+	HT_CHECK_EQ(hv_of(true, "bhyve bhyve ", NULL), PMU_HV_OTHER);
+	HT_CHECK_STR(caps_of(0)->hv_signature, "bhyve bhyve ");
+	printed[0] = '\0';
+	pmu_caps_print(caps_of(0), "", collect, NULL);
+	HT_CHECK(strstr(printed, ", under a hypervisor (CPUID 0x40000000: \"bhyve bhyve \")") != NULL,
+		 "hypervisor in:\n%s", printed);
+	/* An unknown block after a known one does not replace it. */
+	HT_CHECK_EQ(hv_of(true, kvm, "bhyve bhyve "), PMU_HV_KVM);
+	HT_CHECK_EQ(hv_of(true, "\x01\x02garbage...", NULL), PMU_HV_HIDDEN);
 }
 
 HT_TEST(caps_print_lines)

@@ -372,7 +372,7 @@ HT_TEST(spurious_counted_and_no_pmu_safe)
 	HT_CHECK_EQ(s.pmis, 2);
 	HT_CHECK_EQ(s.spurious, 2);
 	HT_CHECK_EQ(s.faults, 0);
-	HT_CHECK_EQ(s.last_rip, 0x2000);
+	HT_CHECK_EQ(s.last_rip, 0); /* an empty PMI leaves the last real one's figures */
 	HT_CHECK_EQ(model_trace_len(), 0);
 	HT_CHECK_EQ(stats(1).pmis, 0); /* per CPU */
 

@@ -2,6 +2,7 @@
  * precise SKIP reason on every broken or absent PMU, the exact MSR writes
  * of a probe, counters in use at boot reported and left alone, takeover. */
 #include "arch/x86/msr.h"
+#include "emu/model/x86-pmu.h"
 #include "pmu/pmu.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
@@ -151,6 +152,28 @@ HT_TEST(probe_uses_cycles_when_instructions_unavailable)
 	HT_CHECK(pmu_skip_reason() == NULL, "counts: %s", pmu_skip_reason() ? pmu_skip_reason() : "");
 	model_trace_format(t, sizeof(t));
 	HT_CHECK(strstr(t, "0x186<-0x43003c") != NULL, "cycles selected: %s", t);
+}
+
+/* Version 4 without IA32_PERF_GLOBAL_INUSE (a hypervisor's): the read
+ * faults, INUSE is taken as absent and reported, and the counters still
+ * count (hardware-truth review F20). */
+HT_TEST(inuse_fault_is_no_inuse)
+{
+	struct model_cpu_config cfg = *(model_init(MODEL_V4, true), model_config(0));
+	cfg.quirks = X86PMU_QUIRK_NO_INUSE_MSR;
+	cfg.hypervisor = true;
+	model_init_custom(&cfg, 1);
+	pmu_cpu_init(&(struct pmu_init_opts){ .workload = tick_probe });
+	struct pmu_cpu *pc = pmu_cpu_of(0);
+	HT_CHECK(pc->counting, "counters count: %s", pc->reason);
+	HT_CHECK_EQ(pc->inuse.read_fault, 0);
+	HT_CHECK_EQ(pc->inuse.global_inuse_fault, 13);
+	HT_CHECK(!pc->inuse.global_inuse_valid, "no INUSE value");
+	HT_CHECK(pmu_inuse_found(pc), "the fault is worth reporting");
+	printed[0] = '\0';
+	pmu_inuse_report(pc, collect, NULL);
+	HT_CHECK(strstr(printed, "IA32_PERF_GLOBAL_INUSE (MSR 0x392) raised #GP") != NULL, "reported in:\n%s",
+		 printed);
 }
 
 HT_TEST(inuse_reported_and_left_alone)

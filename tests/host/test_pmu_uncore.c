@@ -128,6 +128,12 @@ HT_TEST(refusals_name_the_reason)
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(u.why, "family 6 model 0x4f is Broadwell-EP (server): no uncore table for it");
 
+	c.signature = sig6(0x1e); /* Lynnfield: the Nehalem client uncore */
+	boot_cfg(&c, 1);
+	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
+	HT_CHECK_STR(u.why, "family 6 model 0x1e is Lynnfield: no uncore table for it (the Nehalem uncore "
+			    "at 391H/3B0H-3C7H)");
+
 	c.signature = sig6(0xdd); /* Clearwater Forest: no source addresses its CHAs */
 	boot_cfg(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);

@@ -411,3 +411,20 @@ def end_marker_seen(text):
 
 def version_line_seen(text):
     return any(clean_line(line).endswith(KTAP_VERSION) for line in text.split('\n'))
+
+
+def diagnostics_before_version(text):
+    """The '#' lines before the first version line. KTAP consumers drop
+    everything there as preamble, together with what firmware and GRUB
+    print; neither of those prints such a line, and the kernel prints
+    nothing before its version line (boot/main.c), so each one is a kernel
+    note lost to every consumer. A log without a version line gives none:
+    nothing in it was kept, so nothing tells the two apart."""
+    found = []
+    for raw in text.split('\n'):
+        line = clean_line(raw)
+        if line.endswith(KTAP_VERSION):
+            return found
+        if line.lstrip().startswith('#'):
+            found.append(line.strip())
+    return []

@@ -5,7 +5,9 @@ by a line-splitting consumer (pmutest.linesplit) both ways it splits, and
 every JUnit file checked against the xunit and Ant schemas.
 The LAVA configurations boot the QEMU command LAVA's qemu device type
 renders for ci-examples/lava-job.yaml, captured through a pty as LAVA
-captures it, with LAVA's monitor run live over pexpect.
+captures it, with LAVA's monitor run live over pexpect. The menu
+configuration boots the ISO as a physical machine sees it (SMBIOS
+manufacturer other than QEMU) and picks the selftest by its hotkey.
 
 Runs two QEMUs at a time (the CI machine has 2 cores) and ends with one line
 "boot-matrix: N passed, M failed, K skipped". A configuration that cannot run
@@ -19,6 +21,7 @@ import argparse
 import concurrent.futures
 import fnmatch
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -28,7 +31,7 @@ import time
 
 from . import REPO_ROOT, lava, linesplit
 from .junit_schema import validate
-from .ktap import parse_ktap
+from .ktap import clean_line, diagnostics_before_version, parse_ktap
 from .qemu import QEMU, QemuConfig, build_qemu_command, find_ovmf, kvm_unusable_reason, private_ovmf
 
 TOOLS = os.path.join(REPO_ROOT, 'tools')
@@ -76,8 +79,12 @@ def configs(kernel, iso, screen_iso=None):
         ('iso-cd-bios', i + tcg + ['--boot', 'cd', '--firmware', 'bios', '--smp', '2'] + e('tcg.expect'), None),
         ('iso-cd-uefi', i + tcg + ['--boot', 'cd', '--firmware', 'uefi', '--smp', '2'] + e('tcg.expect'), None),
         ('iso-usb-bios', i + tcg + ['--boot', 'usb', '--firmware', 'bios', '--smp', '2'] + e('tcg.expect'), None),
+        # What a physical machine shows: the menu, and its selftest entry.
+        ('iso-grub-menu-selftest', [], ('menu', iso)),
         ('iso-usb-uefi', i + tcg + ['--boot', 'usb', '--firmware', 'uefi', '--smp', '2'] + e('tcg.expect'), None),
         ('selftest-tcg-smp4', k + tcg + ['--smp', '4', '--append', 'tests=selftest.*'] + e('selftest.expect'), None),
+        ('verdict-selftest-tcg', k + tcg + ['--smp', '2', '--append', 'tests=verdict.*']
+         + e('verdict-selftest.expect'), None),
         ('cmdline-unknown-option', k + tcg + ['--smp', '2', '--append', 'frobnicate=yes cpus=2'] + e('bad-cmdline.expect'), None),
         ('cmdline-garbage-4k', k + tcg + ['--smp', '2', '--append', GARBAGE_CMDLINE] + e('bad-cmdline.expect'), None),
         ('cmdline-cpus2-of-4', k + tcg + ['--smp', '4', '--cpus', '2', '--append', 'cpus=2'] + e('tcg.expect'), None),
@@ -127,6 +134,13 @@ def linesplit_problems(text):
             problems.append('line-splitting consumer (%s): %d of %d leaves, errors: %s'
                             % (how, len(leaves), len(want), '; '.join(errors[:3]) or 'none'))
     return problems
+
+
+def preamble_problems(text):
+    """Kernel notes printed before "KTAP version 1", where every KTAP
+    consumer drops them with the firmware's and GRUB's output."""
+    return ['kernel line before "KTAP version 1" (consumers drop it as preamble): %r' % line
+            for line in diagnostics_before_version(text)]
 
 
 def junit_problems(path):
@@ -189,12 +203,74 @@ def screenshot_run(iso, logdir, name, timeout=180):
         out = check.stdout
         if '# fbcon:' not in _read(log):
             return 1, out + '\nthe kernel reported no framebuffer console (no "# fbcon:" line)'
+        early = preamble_problems(_read(log))
+        if early:
+            return 1, out + '\n' + '\n'.join(early)
         return check.returncode, out
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the GRUB menu
+
+GRUB_CFG = os.path.join(REPO_ROOT, 'iso', 'grub.cfg.in')
+
+
+def menu_titles(cfg_text):
+    return re.findall(r'^menuentry "([^"]+)"', cfg_text, re.M)
+
+
+def menu_run(iso, logdir, name, timeout=120):
+    """The menu a physical machine shows: boot the ISO (SeaBIOS, CD) with
+    an SMBIOS manufacturer other than QEMU, wait for every entry of
+    iso/grub.cfg.in on the serial port, type the selftest's hotkey, and
+    check the run with tools/pmutest-run against selftest.expect.
+    Returns (rc, output)."""
+    log = os.path.join(logdir, name + '.log')
+    titles = menu_titles(_read(GRUB_CFG))
+    cfg = QemuConfig(iso=iso, boot='cd', smp=2, accel='tcg', serial_log=log,
+                     extra=('-smbios', 'type=1,manufacturer=pmutest menu check'))
+    cmd = build_qemu_command(cfg)
+    cmd[cmd.index('-serial') + 1] = 'stdio'    # keys go in where the report comes out
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    text, typed, problems = b'', False, []
+    end = time.monotonic() + timeout
+    try:
+        os.set_blocking(proc.stdout.fileno(), False)
+        while time.monotonic() < end:
+            chunk = proc.stdout.read() or b''
+            text += chunk
+            screen = '\n'.join(clean_line(line) for line in text.decode('utf-8', 'replace').split('\n'))
+            if not typed and all(t in screen for t in titles):
+                proc.stdin.write(b's')
+                proc.stdin.flush()
+                typed = True
+            if proc.poll() is not None and not chunk:
+                break
+            time.sleep(0.05)
+        else:
+            problems.append('QEMU still running after %d s' % timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        with open(log, 'wb') as f:
+            f.write(text)
+    if len(titles) != 4:
+        problems.append('iso/grub.cfg.in has %d menu entries, not 4' % len(titles))
+    if not typed:
+        problems.append('the menu never showed all of: %s' % '; '.join(titles))
+    captured = _read(log)
+    check = subprocess.run([sys.executable, RUNNER, '--log', log, '--cpus', '2',
+                            '--expect', os.path.join(EXPECT, 'selftest.expect')],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
+    if check.returncode != 0:
+        problems.append('tools/pmutest-run --log rejects the run the selftest entry started')
+    problems += preamble_problems(captured)
+    return (1 if problems else 0), '\n'.join([check.stdout] + problems)
 
 
 # ---------------------------------------------------------------- LAVA over a pty
@@ -266,7 +342,7 @@ def lava_pty_run(iso, uefi, logdir, name, timeout=240):
     if firmware != ((True, False) if uefi else (False, True)):
         problems.append('expected %s to boot; the capture shows %s' % (
             'OVMF' if uefi else 'SeaBIOS', 'OVMF' if firmware[0] else 'SeaBIOS' if firmware[1] else 'neither'))
-    problems += linesplit_problems(captured)
+    problems += linesplit_problems(captured) + preamble_problems(captured)
     smp = cmd[cmd.index('-smp') + 1] if '-smp' in cmd else '1'
     check = subprocess.run([sys.executable, RUNNER, '--log', log, '--cpus', smp,
                             '--expect', os.path.join(EXPECT, 'tcg.expect')],
@@ -285,6 +361,9 @@ def run_one(name, args, kind, logdir):
     if isinstance(kind, tuple) and kind[0] == 'screen':
         rc, out = screenshot_run(kind[1], logdir, name)
         return name, rc, out, time.monotonic() - t0
+    if isinstance(kind, tuple) and kind[0] == 'menu':
+        rc, out = menu_run(kind[1], logdir, name)
+        return name, rc, out, time.monotonic() - t0
     if isinstance(kind, tuple) and kind[0] == 'lava':
         rc, out = lava_pty_run(kind[1], kind[2], logdir, name)
         return name, rc, out, time.monotonic() - t0
@@ -298,7 +377,8 @@ def run_one(name, args, kind, logdir):
     if isinstance(kind, tuple) and kind[0] == 'panic':
         rc, out = panic_verdict(rc, out, log, kind)
     else:
-        problems = junit_problems(junit) + ([] if '--log' in args else linesplit_problems(_read(log)))
+        live = [] if '--log' in args else linesplit_problems(_read(log)) + preamble_problems(_read(log))
+        problems = junit_problems(junit) + live
         if problems:
             rc, out = 1, out + '\n' + '\n'.join(problems)
     return name, rc, out, time.monotonic() - t0

@@ -3,7 +3,7 @@ it must name, and on XFAIL results with their deviations block."""
 import unittest
 
 from fixtures import ALL_SKIP_LOG, FIRMWARE_NOISE, GOOD_LOG, PASS_LOG, XFAIL_ID, XFAIL_LOG, crlf
-from pmutest.ktap import end_marker_seen, parse_cpu_list, parse_ktap
+from pmutest.ktap import diagnostics_before_version, end_marker_seen, parse_cpu_list, parse_ktap
 
 
 def errors_of(text):
@@ -320,3 +320,22 @@ class Notes(unittest.TestCase):
         self.assertFalse(end_marker_seen(PASS_LOG[:-10]))
         self.assertTrue(end_marker_seen(GOOD_LOG))
         self.assertEqual(parse_ktap(ALL_SKIP_LOG).errors, [])
+
+
+class KernelLinesBeforeTheVersionLine(unittest.TestCase):
+    """A kernel note printed before "KTAP version 1" is preamble to every
+    consumer; firmware and GRUB noise there is not a kernel line."""
+
+    def test_firmware_and_grub_noise_is_not_flagged(self):
+        self.assertEqual(diagnostics_before_version(FIRMWARE_NOISE + GOOD_LOG), [])
+
+    def test_a_note_before_the_version_line_is_flagged(self):
+        early = FIRMWARE_NOISE + '\x1b[H# fbcon: 800x600 24 bpp\r\n' + GOOD_LOG
+        self.assertEqual(diagnostics_before_version(early), ['# fbcon: 800x600 24 bpp'])
+
+    def test_notes_after_the_version_line_are_the_report(self):
+        self.assertEqual(diagnostics_before_version(GOOD_LOG), [])
+        self.assertIn('#', GOOD_LOG.split('KTAP version 1', 1)[1])
+
+    def test_no_version_line_no_verdict(self):
+        self.assertEqual(diagnostics_before_version('# PANIC: early\n'), [])

@@ -71,3 +71,12 @@ class LineSplitting(unittest.TestCase):
         leaves, errors = linesplit.parse('KTAP version 1\n1..2\nok 1 a\n')
         self.assertEqual(errors, ['top level: ran out of lines before result 2'])
         self.assertEqual(linesplit.parse('nothing here'), ([], ["no 'KTAP version 1' line"]))
+
+    def test_leaves_named_after_their_cpu_block(self):
+        """The kernel names a per-CPU leaf after its block (x@cpu1-apic1):
+        the consumer must not add the block's name a second time."""
+        text = ('KTAP version 1\n1..1\n  KTAP version 1\n  # Subtest: s\n  1..1\n'
+                '    KTAP version 1\n    # Subtest: cpu1-apic3\n    1..1\n'
+                '    ok 1 s.t@cpu1-apic3\n  ok 1 cpu1-apic3\nok 1 s\n')
+        self.assertEqual(reference(text), [('s.t@cpu1-apic3', 'pass')])
+        self.assertParses(text, 'suffixed leaf')

@@ -94,11 +94,16 @@ class QemuCommand(unittest.TestCase):
     def test_find_ovmf(self):
         def only(*present):
             return lambda p: p in present
+        # The unified image first (no flash writes), then the 2M pair, then the 4M one.
         self.assertEqual(find_ovmf(only('/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_VARS.fd',
                                            '/usr/share/ovmf/OVMF.fd')),
-                         {'code': '/usr/share/OVMF/OVMF_CODE.fd', 'vars': '/usr/share/OVMF/OVMF_VARS.fd'})
-        self.assertEqual(find_ovmf(only('/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/ovmf/OVMF.fd')),
                          {'bios': '/usr/share/ovmf/OVMF.fd'})
+        self.assertEqual(find_ovmf(only('/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_VARS.fd',
+                                           '/usr/share/OVMF/OVMF_CODE_4M.fd', '/usr/share/OVMF/OVMF_VARS_4M.fd')),
+                         {'code': '/usr/share/OVMF/OVMF_CODE.fd', 'vars': '/usr/share/OVMF/OVMF_VARS.fd'})
+        self.assertEqual(find_ovmf(only('/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_CODE_4M.fd',
+                                           '/usr/share/OVMF/OVMF_VARS_4M.fd')),
+                         {'code': '/usr/share/OVMF/OVMF_CODE_4M.fd', 'vars': '/usr/share/OVMF/OVMF_VARS_4M.fd'})
         self.assertIsNone(find_ovmf(only()))
 
 

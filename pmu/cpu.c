@@ -154,6 +154,7 @@ void pmu_cpu_init(const struct pmu_init_opts *opts)
 	pc->cpu = cpu;
 	pc->probe_gp = -1;
 	pmu_decode_generic(&pc->caps);
+	pmu_topology_read(&pc->topo);
 	for (unsigned b = 0; b < ARRAY_LEN(pmu_backends); b++) {
 		if (pmu_backends[b]->match(pc->caps.vendor_id)) {
 			pc->ops = pmu_backends[b];
@@ -302,4 +303,24 @@ void pmu_boot_report(pmu_line_fn out, void *ctx)
 		ksnprintf(head, sizeof(head), "pmu: no counter in use at boot on %u CPU(s)", quiet);
 		out(ctx, head);
 	}
+}
+
+unsigned pmu_packages(struct pmu_package *pk, unsigned max)
+{
+	unsigned n = 0, ncpus = pmu_hw_ncpus();
+
+	for (unsigned cpu = 0; cpu < ncpus && cpu < PMU_MAX_CPUS; cpu++) {
+		const struct pmu_cpu *pc = pmu_cpu_of(cpu);
+		unsigned i;
+
+		if (!pc->initialised)
+			continue;
+		for (i = 0; i < n && pk[i].id != pc->topo.package; i++)
+			;
+		if (i < n)
+			pk[i].ncpus++;
+		else if (n < max)
+			pk[n++] = (struct pmu_package){ pc->topo.package, cpu, 1 };
+	}
+	return n;
 }

@@ -118,9 +118,11 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 	k->fixed = pc->ops->fixed_for(c, a);
 	k->gp = pc->ops->gp_allowed(c, a, &k->constraint);
 	k->extra = pc->ops->extra_msr ? pc->ops->extra_msr(c, a) : 0;
-	/* Only a backend with extra MSRs knows offcore events (AMD's 0xB7/0xBB are plain events). */
+	/* Only a backend with extra MSRs knows offcore events (AMD's 0xB7/0xBB
+	 * are plain events); a model with no table row has no RSP MSRs known,
+	 * and one with a row says which events select them. */
 	if (pc->ops->extra_msr && (a->event == PMU_OFFCORE_EVENT_0 || a->event == PMU_OFFCORE_EVENT_1) &&
-	    a->umask == PMU_OFFCORE_UMASK && !k->extra)
+	    a->umask == PMU_OFFCORE_UMASK && !k->extra && !pmu_offcore_model(c))
 		return fail(
 			ev, PMU_E_UNSUPPORTED,
 			"%s: offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
@@ -129,11 +131,13 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 	 * reserved bit never reaches the WRMSR (it would #GP there). */
 	if (k->extra && (err_gp = pmu_offcore_check(c, a, why_gp, sizeof(why_gp))) != PMU_OK)
 		return fail(ev, err_gp, "%s: %s", ev_name(ev), why_gp);
-	if (pc->ops->extra_msr && !k->extra && a->offcore_rsp)
-		return fail(
-			ev, PMU_E_INVAL,
-			"%s: offcore_rsp=%#llx belongs to events 0xb7/0xbb umask 0x01, not event 0x%02x umask 0x%02x",
-			ev_name(ev), (unsigned long long)a->offcore_rsp, a->event, a->umask);
+	if (pc->ops->extra_msr && !k->extra && a->offcore_rsp) {
+		char sel[48];
+		return fail(ev, PMU_E_INVAL,
+			    "%s: offcore_rsp=%#llx belongs to events %s here, not event 0x%02x umask 0x%02x",
+			    ev_name(ev), (unsigned long long)a->offcore_rsp,
+			    pmu_offcore_selects(pmu_offcore_model(c), sel, sizeof(sel)), a->event, a->umask);
+	}
 	if (k->fixed >= 0) {
 		err_fx = pc->ops->encode_fixed(c, a, (unsigned)k->fixed, &k->fixed_cfg, why_fx,
 					       sizeof(why_fx));
@@ -198,8 +202,9 @@ static bool alloc_rec(struct alloc_search *s, unsigned k, uint32_t gp_used, uint
 }
 
 /* Offcore events: take the RSP MSRs (pmu/intel_offcore.c), then point each
- * candidate at the MSR it got; an event moved to the other MSR counts as
- * that MSR's event code (0xB7 <-> 0xBB). Nothing is assigned on failure. */
+ * candidate at the MSR it got; an event moved to the other MSR counts with
+ * that MSR's select (0xB7 <-> 0xBB, 0x2A <-> 0x2B, or umask 0x01 <-> 0x02
+ * on Atom cores). Nothing is assigned on failure. */
 static int alloc_offcore(struct pmu_cpu *pc, struct pmu_event *const *evs, struct alloc_cand *cand,
 			 unsigned n)
 {
@@ -216,11 +221,15 @@ static int alloc_offcore(struct pmu_cpu *pc, struct pmu_event *const *evs, struc
 	if ((err = pmu_offcore_reserve(pc, evs, n, msr)) != PMU_OK)
 		return err;
 	for (unsigned i = 0; i < n; i++) {
+		const struct pmu_offcore_model *m = pmu_offcore_model(&pc->caps);
+		int s = pmu_offcore_slot(msr[i]);
 		if (!msr[i] || msr[i] == cand[i].extra)
 			continue;
 		cand[i].extra = msr[i];
-		cand[i].gp_cfg = (cand[i].gp_cfg & ~(uint64_t)PERFEVTSEL_EVENT_MASK) |
-				 pmu_offcore_event_of(pmu_offcore_slot(msr[i]));
+		if (m)
+			cand[i].gp_cfg = (cand[i].gp_cfg &
+					  ~(uint64_t)(PERFEVTSEL_EVENT_MASK | PERFEVTSEL_UMASK_MASK)) |
+					 m->event[s] | (uint64_t)m->umask[s] << PERFEVTSEL_UMASK_SHIFT;
 	}
 	return PMU_OK;
 }

@@ -233,6 +233,13 @@ static uint32_t intel_gp_allowed(const struct pmu_caps *c, const struct pmu_even
 		*constraint = "CPUID.0AH:EBX marks it unavailable on GP counters";
 		return 0;
 	}
+	/* The offcore selects' counters (perfmon "Counter", Linux's event
+	 * constraints; pmu/intel_offcore.c). */
+	const struct pmu_offcore_model *o = pmu_offcore_model(c);
+	if (o && o->gp_mask && pmu_offcore_slot_of(o, a->event, a->umask) >= 0) {
+		*constraint = "OFFCORE_RESPONSE (PMC0-3)";
+		return mask & o->gp_mask;
+	}
 	for (unsigned i = 0; i < constraints[u].n; i++) {
 		const struct intel_constraint *k = &constraints[u].list[i];
 		if (k->event == a->event && (k->any_umask || k->umask == a->umask)) {
@@ -325,20 +332,18 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 	return PMU_OK;
 }
 
-/* OFFCORE_RESPONSE_0 is event 0xB7 umask 0x01 with MSR_OFFCORE_RSP_0,
- * OFFCORE_RESPONSE_1 event 0xBB umask 0x01 with MSR_OFFCORE_RSP_1 (SDM
- * vol. 3B, "Off-core Response Performance Monitoring"). */
+/* The RSP MSR an offcore select names: 0xB7/0xBB umask 0x01 from Nehalem
+ * to Ice Lake, 0x2A/0x2B umask 0x01 on Golden Cove and later P-cores,
+ * 0xB7 umask 0x01/0x02 on Atom cores (pmu/intel_offcore.c has the rows and
+ * their sources). On a one-MSR model (Nehalem) 0xBB still names RSP_1, and
+ * allocation may run it as 0xB7 on RSP_0. */
 static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event_attr *a)
 {
-	if (a->umask != PMU_OFFCORE_UMASK)
+	int slot = pmu_offcore_slot_of(pmu_offcore_model(c), a->event, a->umask);
+
+	if (slot < 0)
 		return 0;
-	if (a->event == PMU_OFFCORE_EVENT_0 && c->offcore_msrs >= 1)
-		return MSR_OFFCORE_RSP_0;
-	/* 0xBB asks for RSP_1; on a one-MSR model (Nehalem) it is still an
-	 * offcore event, and allocation may run it as 0xB7 on RSP_0. */
-	if (a->event == PMU_OFFCORE_EVENT_1 && c->offcore_msrs >= 1)
-		return MSR_OFFCORE_RSP_1;
-	return 0;
+	return slot ? MSR_OFFCORE_RSP_1 : MSR_OFFCORE_RSP_0;
 }
 
 const struct pmu_ops pmu_intel_ops = {

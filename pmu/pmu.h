@@ -11,6 +11,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "lib/cmpxchg16b.h"
+#include "pmu/topology.h"
 
 #define PMU_MAX_CPUS 256 /* same bound as the kernel's MAX_CPUS */
 #define PMU_MAX_GP 32    /* GP counters live in index 0..31 */
@@ -460,11 +461,10 @@ struct pmu_cpu {
 	struct pmu_event *owner[PMU_IDX_NR];
 	uint64_t extra_val[2]; /* MSR_OFFCORE_RSP_0/1 contents we set */
 	unsigned extra_users[2];
-	/* This CPU's core (x2APIC ID without the SMT bits), for the models
-	 * whose RSP MSRs its hyperthreads share (pmu/intel_offcore.c); set on the
-	 * first offcore allocation on this CPU. */
-	bool core_id_valid;
-	uint32_t core_id;
+	/* Where the CPU sits (package, core): the models whose RSP MSRs its
+	 * hyperthreads share (pmu/intel_offcore.c) and the uncore, once per
+	 * package, ask. */
+	struct pmu_topology topo;
 
 	/* Shadows of the shared control registers, so enabling one counter
 	 * does not need a read-modify-write of hardware state. */
@@ -500,6 +500,17 @@ void pmu_init_all(const struct pmu_init_opts *opts,
 struct pmu_cpu *pmu_cpu_ensure(void);
 
 struct pmu_cpu *pmu_cpu_of(unsigned cpu);
+
+/* The packages of the CPUs pmu_cpu_init reached, in the order of their
+ * lowest CPU: its package ID, that CPU (the one that drives the package's
+ * uncore) and how many CPUs it has. Fills pk[0..max) and returns how many
+ * it filled; packages past max are left out. */
+struct pmu_package {
+	uint32_t id;
+	unsigned lead, ncpus;
+};
+#define PMU_MAX_PACKAGES 16
+unsigned pmu_packages(struct pmu_package *pk, unsigned max);
 struct pmu_cpu *pmu_this_cpu(void);
 const struct pmu_caps *pmu_caps(void); /* the calling CPU's */
 

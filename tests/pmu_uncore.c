@@ -1,41 +1,179 @@
-/* Client uncore check, once per package from the BSP: LLC lookups counted
- * by all C-boxes over a chase that misses L2 and hits the LLC, against the
- * core's architectural LLC-references count over the same window. */
+/* Uncore checks, once per package, each package's boxes driven from its
+ * first CPU (pmu_packages: the CPUs the ACPI MADT brought up, grouped by
+ * the package ID CPUID gives them): the boxes hold writes; their requests
+ * agree with the core's LLC references; a disabled counter counts nothing;
+ * one package's work shows in no other package's boxes; the memory
+ * controller counts the lines a known stream reads and writes. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/smp.h"
+#include "lib/printf.h"
 #include "modes/workloads.h"
+#include "pmu/intel_imc.h"
 #include "pmu/intel_uncore.h"
 #include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
 #include "tests/pmu_cache.h"
 #include "tests/pmu_common.h"
 
-/* Lookups the window may see besides the chase: the counter-control code,
- * the idle APs' timer and halt traffic, snoops. */
+/* Requests a window may see besides the chase: the counter-control code,
+ * the idle CPUs' timer and halt traffic, snoops. */
 #define UNCORE_SLACK 4096
 #define UNCORE_PASSES 2
 
-static struct pmu_uncore uncore;
+/* One package's uncore, detected and driven from its lead CPU. */
+struct pkg {
+	struct pmu_package pk;
+	struct pmu_uncore u;
+	int err;
+	const char *probe_why;
+	/* The window's results. */
+	uint64_t refs, sum, box[PMU_UNCORE_MAX_BOXES];
+	uint64_t hops, bytes;
+	char why[PMU_REASON_LEN];
+};
 
-static const char *uncore_needs(void)
+static struct pkg pkgs[PMU_MAX_PACKAGES];
+static unsigned npkgs;
+
+static void detect_here(void *arg)
 {
-	const char *why;
+	struct pkg *p = arg;
+
+	pmu_cpu_ensure();
+	p->probe_why = NULL;
+	p->err = pmu_uncore_detect(&p->u, pmu_caps());
+	if (p->err == PMU_OK)
+		p->probe_why = pmu_uncore_probe(&p->u);
+}
+
+/* Every CPU initialised, the packages grouped, each one's uncore detected
+ * on its lead CPU. NULL, or why package 0's cannot be used (the others'
+ * refusals are the checks' failures: packages of one machine are alike). */
+static const char *detect_packages(void)
+{
+	struct pmu_package pk[PMU_MAX_PACKAGES];
 
 	if (!pmu_cpu_ensure())
 		return "CPU index beyond PMU_MAX_CPUS";
-	/* The uncore's own reason first: it names the model (server parts,
-	 * other vendors, MSRs a hypervisor does not expose). */
-	if (pmu_uncore_detect(&uncore, pmu_caps()) != PMU_OK)
-		return ktest_reason("%s", uncore.why);
+	for (unsigned cpu = 0; cpu < smp_num_cpus(); cpu++)
+		pmu_test_init_cpu(cpu);
+	npkgs = pmu_packages(pk, PMU_MAX_PACKAGES);
+	for (unsigned i = 0; i < npkgs; i++) {
+		pkgs[i] = (struct pkg){ .pk = pk[i] };
+		on_cpu(pk[i].lead, detect_here, &pkgs[i]);
+	}
+	if (!npkgs)
+		return "no initialised CPU";
+	if (pkgs[0].err != PMU_OK)
+		return ktest_reason("%s", pkgs[0].u.why);
+	if (pkgs[0].probe_why)
+		return ktest_reason("%s", pkgs[0].probe_why);
+	return NULL;
+}
+
+static const char *uncore_needs(void)
+{
+	return detect_packages();
+}
+
+/* Counting the requests a box sees: an event for it, and the core's LLC
+ * references to compare with. */
+static const char *requests_needs(void)
+{
+	const char *why = detect_packages();
+	const struct pmu_uncore_model *m;
+
+	if (why)
+		return why;
+	m = pkgs[0].u.model;
+	if (!m->req_event)
+		return ktest_reason("%s: %s", m->name, m->no_req_why);
 	if ((why = pmu_needs_counting()) != NULL)
 		return why;
 	if (!((pmu_caps()->events_avail >> PMU_ARCH_LLC_REFERENCES) & 1))
 		return ktest_reason(
 			"LLC references (0x2E/0x4F) not available on GP counters (CPUID.0AH:EBX %#x)",
 			pmu_caps()->events_unavail);
-	if ((why = pmu_uncore_probe(&uncore)) != NULL)
-		return ktest_reason("%s", why);
 	return NULL;
 }
+
+/* A check needs each package usable: the ones past package 0 that are not
+ * fail it, with their reason. */
+static bool package_ok(const struct pkg *p)
+{
+	return check(p->err == PMU_OK && !p->probe_why, "package %u (CPU %u): %s", p->pk.id, p->pk.lead,
+		     p->err != PMU_OK ? p->u.why : p->probe_why);
+}
+
+/* --- Every box holds writes --- */
+
+struct regs_result {
+	const struct pmu_uncore *u;
+	unsigned checked, bad;
+	char first_bad[PMU_REASON_LEN];
+};
+
+static void regs_one(struct regs_result *r, uint32_t msr, uint64_t pattern)
+{
+	uint64_t back = 0;
+	int vec = pmu_hw_wrmsr(msr, pattern);
+
+	if (!vec)
+		vec = pmu_hw_rdmsr(msr, &back);
+	pmu_hw_wrmsr(msr, 0);
+	r->checked++;
+	if (vec || back != pattern) {
+		if (!r->bad++)
+			ksnprintf(r->first_bad, sizeof(r->first_bad), "MSR %#x: wrote %#llx, %s %#llx", msr,
+				  (unsigned long long)pattern, vec ? "vector" : "read back",
+				  vec ? (unsigned long long)vec : (unsigned long long)back);
+	}
+}
+
+static void regs_here(void *arg)
+{
+	struct regs_result *r = arg;
+	const struct pmu_unc_layout *ls[] = { r->u->model->box, r->u->model->arb };
+
+	for (unsigned k = 0; k < ARRAY_LEN(ls); k++) {
+		const struct pmu_unc_layout *l = ls[k];
+		for (unsigned b = 0; l && b < pmu_uncore_nboxes(r->u, l); b++) {
+			for (unsigned i = l->first_ctr; i < l->nctrs; i++) {
+				/* An event and unit mask without the enable bit; a
+				 * counter (where software may write it) the same. */
+				uint64_t sel = ((0x5a ^ b) | (uint64_t)(0xa5 ^ i) << 8) & l->sel_valid;
+				regs_one(r, pmu_uncore_sel_msr(l, b, i), sel);
+				if (!l->has_box_ctl)
+					regs_one(r, pmu_uncore_ctr_msr(l, b, i),
+						 (0x123456789abull ^ (uint64_t)b << 8 ^ i) &
+							 pmu_width_mask(l->width));
+			}
+		}
+	}
+}
+
+KTEST("pmu.uncore", registers_hold_writes, uncore_needs, 0,
+      "every box's event selects (and client counters) hold writes, per package")
+{
+	for (unsigned p = 0; p < npkgs; p++) {
+		struct regs_result r = { .u = &pkgs[p].u };
+		const struct pmu_uncore_model *m = pkgs[p].u.model;
+
+		if (!package_ok(&pkgs[p]))
+			continue;
+		on_cpu(pkgs[p].pk.lead, regs_here, &r);
+		diag("package %u (CPU %u, %u CPUs): %s, %u %s(s) (count MSR %#x = %#llx, %u cores) x %u counters%s: "
+		     "%u registers",
+		     pkgs[p].pk.id, pkgs[p].pk.lead, pkgs[p].pk.ncpus, m->name, pkgs[p].u.nboxes,
+		     m->box->name, pkgs[p].u.count_msr, (unsigned long long)pkgs[p].u.count_val,
+		     pkgs[p].u.cores, m->box->nctrs, m->arb ? ", the ARB" : "", r.checked);
+		check(r.bad == 0, "package %u: %u of %u registers did not hold a write; first: %s",
+		      pkgs[p].pk.id, r.bad, r.checked, r.first_bad);
+	}
+}
+
+/* --- Requests against LLC references --- */
 
 /*
  * The workload: a random cyclic chase over a buffer of 8 x L2 (at most half
@@ -44,87 +182,302 @@ static const char *uncore_needs(void)
  * probability >= 7/8 and is in the LLC, so it becomes one LLC request: the
  * core counts it as an LLC reference (SDM vol. 3B, "Pre-defined
  * Architectural Performance Events": requests from the core that reference
- * the LLC) and exactly one C-box (the slice its address hashes to) counts
- * it as a lookup (UNC_CBO_CACHE_LOOKUP, any request, any state).
+ * the LLC) and exactly one box (the slice its address hashes to) counts it:
+ * a C-box lookup (UNC_CBO_CACHE_LOOKUP, any request, any state) or a CHA
+ * read request (UNC_CHA_REQUESTS.READS_LOCAL: reads from this socket).
  *
- * Bounds: lookups >= references / 2, because the C-boxes see every core
+ * Bounds: requests >= references / 2, because the boxes see every core
  * request; the factor leaves room for references the core counts that a
  * slice merges (two requests to one line in flight) and for the window
- * edges. lookups <= 3 x references + UNCORE_SLACK, because besides each
- * reference a slice may look up the line's adjacent-line prefetch (1 per
- * hop at most) and the write-back of a dirty L2 victim the buffer build
- * left (1 per line at most), plus traffic from outside the chase.
- * Each box must see at least 1/(4n) of the total: the slice hash spreads
- * consecutive lines over all n slices (a box counting nothing would mean
- * a wrong address or a dead slice).
+ * edges. requests <= 3 x references + UNCORE_SLACK, because besides each
+ * reference a slice may see the line's adjacent-line prefetch (1 per hop
+ * at most) and the write-back of a dirty L2 victim the buffer build left
+ * (1 per line at most), plus traffic from outside the chase. Each box must
+ * see at least 1/(4n) of the total: the slice hash spreads consecutive
+ * lines over all n slices (a box counting nothing would mean a wrong
+ * address or a dead slice).
  */
-KTEST("pmu.uncore", cbox_lookups_vs_llc_references, uncore_needs, 0,
-      "C-box lookups agree with LLC references; every box counts")
+static bool chase_size(struct pkg *p)
 {
 	struct pmu_cache_geom g;
+
+	if (!pmu_cache_geom(&g) || !g.l2) {
+		ksnprintf(p->why, sizeof(p->why),
+			  "CPUID.04H lists no L2: cannot size a buffer that misses it");
+		return false;
+	}
+	p->bytes = 8 * g.l2;
+	if (p->bytes > g.llc / 2)
+		p->bytes = g.llc / 2;
+	p->bytes &= ~(uint64_t)(PMU_CHASE_NODE - 1);
+	if (p->bytes <= g.l2) {
+		ksnprintf(
+			p->why, sizeof(p->why),
+			"LLC %lu KiB is not larger than 2 x L2 %lu KiB: no buffer misses L2 and fits the LLC",
+			g.llc >> 10, g.l2 >> 10);
+		return false;
+	}
+	p->hops = UNCORE_PASSES * (p->bytes / PMU_CHASE_NODE);
+	return true;
+}
+
+static void requests_here(void *arg)
+{
+	struct pkg *p = arg;
+	const struct pmu_uncore *u = &p->u;
+	const struct pmu_unc_layout *l = u->model->box;
 	struct pmu_event ref;
-	uint64_t bytes, hops, refs, sum = 0, box[PMU_UNCORE_MAX_BOXES] = { 0 };
 	const void *buf;
-	char why[PMU_REASON_LEN] = "";
 	bool irq;
 	int err;
 
-	if (!pmu_cache_geom(&g) || !g.l2)
-		ktest_skip("CPUID.04H lists no L2: cannot size a buffer that misses it");
-	bytes = 8 * g.l2;
-	if (bytes > g.llc / 2)
-		bytes = g.llc / 2;
-	bytes &= ~(uint64_t)(PMU_CHASE_NODE - 1);
-	if (bytes <= g.l2)
-		ktest_skip(
-			"LLC %lu KiB is not larger than 2 x L2 %lu KiB: no buffer misses L2 and fits the LLC",
-			g.llc >> 10, g.l2 >> 10);
-	hops = UNCORE_PASSES * (bytes / PMU_CHASE_NODE);
-	diag("%s, MSR_UNC_CBO_CONFIG %#llx: %u C-boxes reported, %u cores, %u driven; buffer %lu KiB (L2 %lu, L%u %lu KiB), %lu hops",
-	     uncore.model->name, (unsigned long long)uncore.cbo_config, uncore.boxes_reported, uncore.cores,
-	     uncore.nboxes, bytes >> 10, g.l2 >> 10, g.llc_level, g.llc >> 10, hops);
-
-	buf = pmu_cache_chase_buffer(2, bytes, 0x756e636f7265ull);
-	pmu_cache_chase(buf, bytes / PMU_CHASE_NODE); /* warm: into the LLC */
-
-	pmu_test_event(&ref, PMU_ARCH_LLC_REFERENCES);
-	err = pmu_event_add(&ref);
-	if (!check(err == PMU_OK, "LLC references (%d): %s", err, ref.reason))
+	p->why[0] = '\0';
+	if (!chase_size(p))
 		return;
-	for (unsigned b = 0; b < uncore.nboxes; b++)
-		if (!check(pmu_uncore_program(&uncore, b, 0, UNC_CBO_LOOKUP_EVENT, UNC_CBO_LOOKUP_ANY_UMASK,
-					      why, sizeof(why)) == PMU_OK,
-			   "%s", why))
-			goto out;
-	irq = irq_save();
-	err = pmu_uncore_enable(&uncore);
-	if (err == PMU_OK && (err = pmu_event_enable(&ref)) == PMU_OK) {
-		pmu_cache_chase(buf, hops);
-		err = pmu_event_disable(&ref);
+	buf = pmu_cache_chase_buffer(2, p->bytes, 0x756e636f7265ull + p->pk.id);
+	pmu_cache_chase(buf, p->bytes / PMU_CHASE_NODE); /* warm: into the LLC */
+	pmu_test_event(&ref, PMU_ARCH_LLC_REFERENCES);
+	if ((err = pmu_event_add(&ref)) != PMU_OK) {
+		ksnprintf(p->why, sizeof(p->why), "LLC references (%d): %s", err, ref.reason);
+		return;
 	}
-	pmu_uncore_disable(&uncore);
-	irq_restore(irq);
-	if (!check(err == PMU_OK, "starting/stopping the counters failed (%d): %s", err, ref.reason))
-		goto out;
-	refs = pmu_event_count(&ref);
-	for (unsigned b = 0; b < uncore.nboxes; b++) {
-		check(pmu_uncore_read(&uncore, b, 0, &box[b]) == PMU_OK, "reading C-box %u failed", b);
-		sum += box[b];
-		diag("C-box %u: %lu lookups", b, box[b]);
+	err = pmu_uncore_prepare(u);
+	for (unsigned b = 0; err == PMU_OK && b < u->nboxes; b++)
+		err = pmu_uncore_program(u, l, b, l->first_ctr, u->model->req_event, u->model->req_umask,
+					 true, p->why, sizeof(p->why));
+	if (err == PMU_OK) {
+		irq = irq_save();
+		err = pmu_uncore_start(u);
+		if (err == PMU_OK && (err = pmu_event_enable(&ref)) == PMU_OK) {
+			pmu_cache_chase(buf, p->hops);
+			err = pmu_event_disable(&ref);
+		}
+		pmu_uncore_stop(u);
+		irq_restore(irq);
+		if (err != PMU_OK && !p->why[0])
+			ksnprintf(p->why, sizeof(p->why), "starting/stopping the counters failed (%d): %s",
+				  err, ref.reason);
 	}
-	diag("LLC references (core) %lu, C-box lookups (sum) %lu", refs, sum);
-	check(refs >= hops / 2,
-	      "LLC references: expected >= %lu (half of %lu hops miss L2 at least), saw %lu", hops / 2, hops,
-	      refs);
-	check(sum >= refs / 2, "C-box lookups: expected >= %lu (references / 2), saw %lu", refs / 2, sum);
-	check(sum <= 3 * refs + UNCORE_SLACK, "C-box lookups: expected <= %lu (3 x references + %u), saw %lu",
-	      3 * refs + UNCORE_SLACK, UNCORE_SLACK, sum);
-	for (unsigned b = 0; b < uncore.nboxes; b++)
-		check(box[b] >= sum / (4 * uncore.nboxes),
-		      "C-box %u: expected >= %lu (1/%u of the sum), saw %lu", b, sum / (4 * uncore.nboxes),
-		      4 * uncore.nboxes, box[b]);
-out:
-	for (unsigned b = 0; b < uncore.nboxes; b++)
-		pmu_uncore_clear(&uncore, b, 0);
+	p->refs = pmu_event_count(&ref);
+	p->sum = 0;
+	for (unsigned b = 0; b < u->nboxes; b++) {
+		p->box[b] = 0;
+		if (err == PMU_OK && pmu_uncore_read(u, l, b, l->first_ctr, &p->box[b]) != PMU_OK &&
+		    !p->why[0])
+			ksnprintf(p->why, sizeof(p->why), "reading %s %u failed", l->name, b);
+		p->sum += p->box[b];
+		pmu_uncore_clear(u, l, b, l->first_ctr);
+	}
 	pmu_event_del(&ref);
+}
+
+KTEST("pmu.uncore", requests_vs_llc_references, requests_needs, 0,
+      "C-box lookups / CHA reads agree with LLC references, per package")
+{
+	for (unsigned p = 0; p < npkgs; p++) {
+		struct pkg *k = &pkgs[p];
+		const char *box;
+
+		if (!package_ok(k))
+			continue;
+		on_cpu(k->pk.lead, requests_here, k);
+		if (!check(!k->why[0], "package %u (CPU %u): %s", k->pk.id, k->pk.lead, k->why))
+			continue;
+		box = k->u.model->box->name;
+		diag("package %u (CPU %u): %s %s x %u, %s; buffer %lu KiB, %lu hops: LLC references (core) %lu, "
+		     "%s requests (sum) %lu",
+		     k->pk.id, k->pk.lead, k->u.model->name, box, k->u.nboxes, k->u.model->req_name,
+		     k->bytes >> 10, k->hops, k->refs, box, k->sum);
+		for (unsigned b = 0; b < k->u.nboxes; b++)
+			diag("package %u %s %u: %lu", k->pk.id, box, b, k->box[b]);
+		check(k->refs >= k->hops / 2,
+		      "package %u: LLC references expected >= %lu (half of %lu hops miss L2 at least), saw %lu",
+		      k->pk.id, k->hops / 2, k->hops, k->refs);
+		check(k->sum >= k->refs / 2,
+		      "package %u: %s requests expected >= %lu (references / 2), saw %lu", k->pk.id, box,
+		      k->refs / 2, k->sum);
+		check(k->sum <= 3 * k->refs + UNCORE_SLACK,
+		      "package %u: %s requests expected <= %lu (3 x references + %u), saw %lu", k->pk.id, box,
+		      3 * k->refs + UNCORE_SLACK, UNCORE_SLACK, k->sum);
+		for (unsigned b = 0; b < k->u.nboxes; b++)
+			check(k->box[b] >= k->sum / (4 * k->u.nboxes),
+			      "package %u %s %u: expected >= %lu (1/%u of the sum), saw %lu", k->pk.id, box,
+			      b, k->sum / (4 * k->u.nboxes), 4 * k->u.nboxes, k->box[b]);
+	}
+}
+
+/* --- A disabled counter --- */
+
+static void disabled_here(void *arg)
+{
+	struct pkg *p = arg;
+	const struct pmu_uncore *u = &p->u;
+	const struct pmu_unc_layout *l = u->model->box;
+	const void *buf;
+	bool irq;
+	int err;
+
+	p->why[0] = '\0';
+	if (!chase_size(p))
+		return;
+	buf = pmu_cache_chase_buffer(2, p->bytes, 0x646973ull + p->pk.id);
+	err = pmu_uncore_prepare(u);
+	for (unsigned b = 0; err == PMU_OK && b < u->nboxes; b++)
+		err = pmu_uncore_program(u, l, b, l->first_ctr, u->model->req_event, u->model->req_umask,
+					 false, p->why, sizeof(p->why));
+	if (err == PMU_OK) {
+		irq = irq_save();
+		err = pmu_uncore_start(u);
+		pmu_cache_chase(buf, p->hops);
+		pmu_uncore_stop(u);
+		irq_restore(irq);
+	}
+	p->sum = 0;
+	for (unsigned b = 0; b < u->nboxes; b++) {
+		p->box[b] = 0;
+		if (err == PMU_OK)
+			pmu_uncore_read(u, l, b, l->first_ctr, &p->box[b]);
+		p->sum += p->box[b];
+		pmu_uncore_clear(u, l, b, l->first_ctr);
+	}
+	if (err != PMU_OK && !p->why[0])
+		ksnprintf(p->why, sizeof(p->why), "programming or starting the boxes failed (%d)", err);
+}
+
+static const char *disabled_needs(void)
+{
+	const char *why = requests_needs();
+
+	if (!why && pkgs[0].u.model->start == PMU_UNC_BOX_FREEZE0)
+		return ktest_reason("%s: its event selects have no enable bit", pkgs[0].u.model->name);
+	return why;
+}
+
+/* Each box programmed with its request event but the enable bit clear,
+ * the global enables on or the boxes unfrozen, the chase run: the counters
+ * were zeroed and nothing enabled them, so each must read exactly 0. */
+KTEST("pmu.uncore", disabled_counters_count_nothing, disabled_needs, 0,
+      "a counter programmed without its enable bit stays 0 over the chase, per package")
+{
+	for (unsigned p = 0; p < npkgs; p++) {
+		struct pkg *k = &pkgs[p];
+
+		if (!package_ok(k))
+			continue;
+		on_cpu(k->pk.lead, disabled_here, k);
+		if (!check(!k->why[0], "package %u (CPU %u): %s", k->pk.id, k->pk.lead, k->why))
+			continue;
+		diag("package %u (CPU %u): %u %s(s) without enable over %lu hops: %lu", k->pk.id, k->pk.lead,
+		     k->u.nboxes, k->u.model->box->name, k->hops, k->sum);
+		check(k->sum == 0,
+		      "package %u: %s counters without their enable bit expected 0, saw %lu in all", k->pk.id,
+		      k->u.model->box->name, k->sum);
+	}
+}
+
+/* --- Packages apart --- */
+
+static void start_here(void *arg)
+{
+	struct pkg *p = arg;
+	const struct pmu_uncore *u = &p->u;
+	int err = pmu_uncore_prepare(u);
+
+	p->why[0] = '\0';
+	for (unsigned b = 0; err == PMU_OK && b < u->nboxes; b++)
+		err = pmu_uncore_program(u, u->model->box, b, u->model->box->first_ctr, u->model->req_event,
+					 u->model->req_umask, true, p->why, sizeof(p->why));
+	if (err == PMU_OK)
+		err = pmu_uncore_start(u);
+	if (err != PMU_OK && !p->why[0])
+		ksnprintf(p->why, sizeof(p->why), "starting the boxes failed (%d)", err);
+}
+
+static void stop_read_here(void *arg)
+{
+	struct pkg *p = arg;
+	const struct pmu_uncore *u = &p->u;
+	const struct pmu_unc_layout *l = u->model->box;
+
+	pmu_uncore_stop(u);
+	p->sum = 0;
+	for (unsigned b = 0; b < u->nboxes; b++) {
+		uint64_t v = 0;
+		pmu_uncore_read(u, l, b, l->first_ctr, &v);
+		p->sum += v;
+		pmu_uncore_clear(u, l, b, l->first_ctr);
+	}
+}
+
+/* The buffer built and warmed before any box counts, then the chase. */
+static const void *apart_buf;
+
+static void build_here(void *arg)
+{
+	struct pkg *p = arg;
+
+	apart_buf = pmu_cache_chase_buffer(2, p->bytes, 0x6170617274ull + p->pk.id);
+	pmu_cache_chase(apart_buf, p->bytes / PMU_CHASE_NODE);
+}
+
+static void chase_here(void *arg)
+{
+	struct pkg *p = arg;
+	bool irq = irq_save();
+
+	pmu_cache_chase(apart_buf, p->hops);
+	irq_restore(irq);
+}
+
+static const char *apart_needs(void)
+{
+	const char *why = requests_needs();
+
+	if (!why && npkgs < 2)
+		return ktest_reason("one package (%u CPUs): no other package to keep counts apart from",
+				    pkgs[0].pk.ncpus);
+	return why;
+}
+
+/*
+ * Every package's boxes counting at once, each programmed from its own
+ * CPU; the chase of the requests check run on one package's CPU, the
+ * others idle. The working package's boxes see at least half the hops
+ * (every hop that misses L2 is a request there: see above); every other
+ * package's see only their idle CPUs' own traffic, at most UNCORE_SLACK.
+ * Repeated with each package working.
+ */
+KTEST("pmu.uncore", packages_count_apart, apart_needs, 0,
+      "one package's chase shows in its own boxes, not in another package's")
+{
+	struct pkg *w;
+
+	for (unsigned p = 0; p < npkgs; p++)
+		if (!package_ok(&pkgs[p]) || !check(chase_size(&pkgs[p]), "%s", pkgs[p].why))
+			return;
+	for (unsigned wp = 0; wp < npkgs; wp++) {
+		w = &pkgs[wp];
+		on_cpu(w->pk.lead, build_here, w);
+		for (unsigned p = 0; p < npkgs; p++) {
+			on_cpu(pkgs[p].pk.lead, start_here, &pkgs[p]);
+			if (!check(!pkgs[p].why[0], "package %u: %s", pkgs[p].pk.id, pkgs[p].why))
+				return;
+		}
+		on_cpu(w->pk.lead, chase_here, w);
+		for (unsigned p = 0; p < npkgs; p++)
+			on_cpu(pkgs[p].pk.lead, stop_read_here, &pkgs[p]);
+		for (unsigned p = 0; p < npkgs; p++) {
+			diag("chase on package %u (CPU %u), %lu hops: package %u's %s requests %lu", w->pk.id,
+			     w->pk.lead, w->hops, pkgs[p].pk.id, pkgs[p].u.model->box->name, pkgs[p].sum);
+			if (p == wp)
+				check(pkgs[p].sum >= w->hops / 2,
+				      "package %u ran the chase: expected >= %lu requests in its boxes, saw %lu",
+				      pkgs[p].pk.id, w->hops / 2, pkgs[p].sum);
+			else
+				check(pkgs[p].sum <= UNCORE_SLACK,
+				      "package %u idle while package %u ran %lu hops: expected <= %u requests in "
+				      "its boxes, saw %lu",
+				      pkgs[p].pk.id, w->pk.id, w->hops, UNCORE_SLACK, pkgs[p].sum);
+		}
+	}
 }

@@ -178,6 +178,44 @@
 #define MSR_UNC_CBO_0_PERFEVTSEL0 0x00000700   /* + 0x10 * box + counter */
 #define MSR_UNC_CBO_0_PERFCTR0 0x00000706      /* + 0x10 * box + counter */
 #define MSR_UNC_CBO_STRIDE 0x10
+#define MSR_UNC_ARB_PERFCTR0 0x000003b0    /* + counter (Sandy Bridge .. Tiger Lake) */
+#define MSR_UNC_ARB_PERFEVTSEL0 0x000003b2 /* + counter */
+
+/* Client uncore from Ice Lake (Linux arch/x86/events/intel/uncore_snb.c
+ * names; its commits "Add Ice Lake", "Add Alder Lake", "Add Meteor Lake",
+ * "Add Lunar Lake support"). C-boxes 8 apart from Ice Lake; Alder Lake
+ * moved them, the ARB and the global control to 0x2000 and up; Meteor Lake
+ * has no global control but box controls on its two NCUs, which Lunar
+ * Lake's global control is the first of. */
+#define MSR_ICL_UNC_CBO_0_PER_CTR0 0x00000702 /* event selects stay at 0x700 */
+#define MSR_ICL_UNC_CBO_STRIDE 0x8
+#define MSR_ADL_UNC_CBO_0_PERFEVTSEL0 0x00002000
+#define MSR_ADL_UNC_CBO_0_PER_CTR0 0x00002002
+#define MSR_ADL_UNC_CBO_STRIDE 0x8
+#define MSR_ADL_UNC_ARB_PERFEVTSEL0 0x00002fd0
+#define MSR_ADL_UNC_ARB_PER_CTR0 0x00002fd2
+#define MSR_ADL_UNC_ARB_STRIDE 0x8
+#define MSR_ADL_UNC_PERF_GLOBAL_CTL 0x00002ff0
+#define MSR_MTL_UNC_SNCU_BOX_CTL 0x0000200e
+#define MSR_MTL_UNC_ARB_CTRL 0x00002412     /* + 0x10 * box + counter; counters at + 6 */
+#define MSR_MTL_UNC_CNCU_BOX_CTL 0x0000240e /* Lunar Lake's global control */
+#define MSR_MTL_UNC_CBO_0_PERFEVTSEL0 0x00002442
+#define MSR_MTL_UNC_CBO_0_PER_CTR0 0x00002448
+#define MSR_MTL_UNC_STRIDE 0x10
+
+/* Server CHAs (Linux uncore_snbep.c names; the box counts as Intel's PCM
+ * src/cpucounters.cpp reads them). Skylake-SP: unit n at 0xE00 + 0x10n
+ * (box control, event selects + 1, counters + 8); Ice Lake-SP: the same
+ * offsets from irregular units (icx_cha_msr_offsets); Sapphire Rapids:
+ * unit n at 0x2000 + 0x10n, event selects + 2, counters + 8. */
+#define MSR_SKX_C0_PMON_BOX_CTL 0x00000e00
+#define MSR_SKX_CHA_STRIDE 0x10
+#define MSR_SKX_NCU_PMON_CONFIG 0x00000702 /* [5:0] number of CHAs (PCM) */
+#define MSR_SPR_C0_PMON_BOX_CTL 0x00002000
+#define MSR_SPR_CHA_STRIDE 0x10
+#define MSR_SPR_UNC_PMON_GLOBAL_CTL 0x00002ff0 /* bit 0 freezes every box (PCM) */
+#define MSR_SPR_UNC_CBO_CONFIG 0x00002ffe      /* number of CHAs (Linux) */
+#define MSR_GNR_PMON_NUMBER_CBOS 0x00003fed    /* [8:0] number of CHAs (PCM) */
 
 /* --- AMD (APM vol. 2, "Performance Monitoring Counters") --- */
 #define MSR_K7_EVNTSEL0 0xc0010000    /* + n, n < 4 */

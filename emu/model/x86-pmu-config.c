@@ -214,6 +214,7 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
         cfg->ref_ratio = s->ref_ratio;
         cfg->ref_report = s->ref_report;
         cfg->family = family;
+        x86pmu_offcore_shape(family, model, &cfg->offcore);
         return s->what;
     }
     return NULL;
@@ -520,6 +521,10 @@ static const char *const defect_names[X86PMU_DEFECT_NUM] = {
     [X86PMU_DEFECT_RUNNING_COUNTER_WRITE_DROPPED] =
         "running-counter-write-dropped",
     [X86PMU_DEFECT_IBPB_KEEPS_PREDICTIONS] = "ibpb-keeps-predictions",
+    [X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE] = "offcore-ignores-response",
+    [X86PMU_DEFECT_UNCORE_IGNORES_ENABLE] = "uncore-ignores-enable",
+    [X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES] =
+        "uncore-leaks-across-packages",
 };
 
 const char *x86pmu_quirk_name(unsigned bit)

@@ -790,6 +790,9 @@ X86PMUActivity x86pmu_activity(const X86PMUState *s)
         if (c.ev != X86PMU_EV_NONE) {
             a.events |= 1u << c.ev;
             a.filters |= has_filters(&c) && c.ev != X86PMU_EV_REF_CYCLES;
+        } else if (idx < X86PMU_MAX_GP &&
+                   x86pmu_offcore_slot(s, s->gp_sel[idx]) >= 0) {
+            a.offcore = true;
         }
     }
     /* Bad speculation, and PERF_METRICS with it, needs the predictor. */
@@ -829,8 +832,15 @@ static uint64_t headroom_of(const X86PMUState *s, bool ref)
         uint64_t mask, left;
         Ctr c;
 
-        if (!ctr_get(w, idx, &c) || !(c.os || c.usr) ||
-            c.ev == X86PMU_EV_NONE || (c.ev == X86PMU_EV_REF_CYCLES) != ref) {
+        if (!ctr_get(w, idx, &c) || !(c.os || c.usr)) {
+            continue;
+        }
+        /* Offcore events come at most four a cycle, as LLC references. */
+        if (c.ev == X86PMU_EV_NONE && !ref && idx < X86PMU_MAX_GP &&
+            x86pmu_offcore_slot(s, s->gp_sel[idx]) >= 0) {
+            c.ev = X86PMU_EV_LLC_REFS;
+        }
+        if (c.ev == X86PMU_EV_NONE || (c.ev == X86PMU_EV_REF_CYCLES) != ref) {
             continue;
         }
         if (s->late_bits & BIT64(idx)) {

@@ -140,4 +140,11 @@ uint64_t x86pmu_amd_debugctl_valid(const X86PMUState *s);
 /* At a PMI: LbrAndPmcFreeze sets LbrFreeze. */
 void x86pmu_amd_pmi_freeze(X86PMUState *s);
 
+/*
+ * Offcore response (x86-pmu-offcore.c): the RSP MSR an event select names
+ * (-1: none), and the rules of a write to RSP MSR i.
+ */
+int x86pmu_offcore_slot(const X86PMUState *s, uint64_t sel);
+X86PMUAccess x86pmu_offcore_write(X86PMUState *s, unsigned i, uint64_t val);
+
 #endif

@@ -239,6 +239,7 @@ typedef enum IntelReg {
     R_PERF_CAPS,
     R_DEBUGCTL,
     R_PLATFORM_INFO,
+    R_OFFCORE,      /* MSR_OFFCORE_RSP_0/1 (x86-pmu-offcore.c) */
 } IntelReg;
 
 /*
@@ -247,8 +248,8 @@ typedef enum IntelReg {
  * that a counter the CPUID view does not have raises #GP (SDM vol. 4:
  * IA32_PMC0-7 0xC1-0xC8, IA32_PERFEVTSEL0-7 0x186-0x18D, IA32_A_PMC0-7
  * 0x4C1-0x4C8, IA32_FIXED_CTR0-15 0x309-0x318 for FIXED_CTR_CTRL's 16
- * fields, 0x38D-0x392).  The offcore-response MSRs are owned too: not
- * emulated, so #GP.
+ * fields, 0x38D-0x392).  The offcore-response MSRs are owned too: the
+ * layout's (x86-pmu-offcore.c), #GP where it has none.
  */
 static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
                                  IntelReg *reg, unsigned *idx)
@@ -268,7 +269,8 @@ static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
         *reg = c->pdcm ? R_PERF_CAPS : R_ABSENT;
     } else if (msr == X86PMU_MSR_OFFCORE_RSP_0 ||
                msr == X86PMU_MSR_OFFCORE_RSP_1) {
-        *reg = R_ABSENT;
+        *idx = msr - X86PMU_MSR_OFFCORE_RSP_0;
+        *reg = *idx < c->offcore.nmsrs ? R_OFFCORE : R_ABSENT;
     } else if (msr >= X86PMU_MSR_PMC0 &&
                msr < X86PMU_MSR_PMC0 + X86PMU_LEGACY_GP) {
         *idx = msr - X86PMU_MSR_PMC0;
@@ -491,6 +493,9 @@ static X86PMUAccess intel_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
         /* Maximum non-turbo ratio, [15:8]: TSC ticks per bus clock tick. */
         *val = (uint64_t)(s->cfg.ref_ratio & 0xff) << 8;
         break;
+    case R_OFFCORE:
+        *val = s->offcore_rsp[i];
+        break;
     }
     return X86PMU_OK;
 }
@@ -658,6 +663,8 @@ static X86PMUAccess intel_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
         break;
     case R_PLATFORM_INFO:
         return X86PMU_NOT_MINE;     /* QEMU's: writes are ignored */
+    case R_OFFCORE:
+        return x86pmu_offcore_write(s, i, val);
     }
     return X86PMU_OK;
 }

@@ -223,8 +223,36 @@ typedef enum X86PMUDefect {
     /* Peer checks. */
     X86PMU_DEFECT_RUNNING_COUNTER_WRITE_DROPPED,
     X86PMU_DEFECT_IBPB_KEEPS_PREDICTIONS,
+    /* Offcore response and the uncore (x86-pmu-offcore.c, x86-pmu-uncore.c) */
+    X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE,
+    X86PMU_DEFECT_UNCORE_IGNORES_ENABLE,
+    X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES,
     X86PMU_DEFECT_NUM,
 } X86PMUDefect;
+
+/*
+ * MSR_OFFCORE_RSP_0/1 (SDM vol. 3B, "Off-core Response Performance
+ * Monitoring"): which events select them, which bits they take, and the
+ * response the model gives a request (x86-pmu-offcore.c).
+ */
+typedef struct X86PMUOffcoreConfig {
+    uint8_t nmsrs;              /* 0: not emulated, the MSRs raise #GP */
+    uint8_t event[2], umask[2]; /* the selects of RSP_0 / RSP_1 */
+    uint64_t valid[2];          /* bits each MSR takes; others #GP */
+    uint64_t any_response;      /* the bit matching every response (0: none) */
+    /*
+     * The supplier and snoop-result bits of the model's response to a
+     * request that hit / missed the L3 (snoop 0: the layout has none).
+     */
+    uint64_t hit_supplier, hit_snoop, miss_supplier, miss_snoop;
+} X86PMUOffcoreConfig;
+
+/* Request types of the offcore-response MSRs' bits 0 and 1 (every layout). */
+typedef enum X86PMURequest {
+    X86PMU_REQ_DATA_RD,         /* demand data read */
+    X86PMU_REQ_RFO,             /* demand read for ownership (a store) */
+    X86PMU_REQ_NUM,
+} X86PMURequest;
 
 /* What the PMU looks like: the CPUID view and the model's switches. */
 typedef struct X86PMUConfig {
@@ -289,6 +317,8 @@ typedef struct X86PMUConfig {
      * forgets its targets on it.
      */
     bool ibpb;
+    /* Model-specific: offcore response (x86pmu_offcore_shape). */
+    X86PMUOffcoreConfig offcore;
     /* Deviations from the manuals. */
     uint32_t quirks;            /* X86PMU_QUIRK_* */
     X86PMUDefect defect;
@@ -350,6 +380,7 @@ typedef struct X86PMUState {
     uint64_t metrics[4];
     /* AMD: EFER.SVME and guest mode, for HostOnly/GuestOnly. */
     bool svme, guest;
+    uint64_t offcore_rsp[2];    /* MSR_OFFCORE_RSP_0/1 */
 } X86PMUState;
 
 /* The outcome of an MSR access or RDPMC. */
@@ -378,6 +409,7 @@ typedef struct X86PMUActivity {
     bool any;                   /* some counter counts */
     uint32_t events;            /* bit e: some counter counts event e */
     bool filters;               /* some counter uses CMASK, INV or EDGE */
+    bool offcore;               /* some counter counts an offcore select */
 } X86PMUActivity;
 
 /* How a PMI is delivered through the LVT performance-counter entry. */
@@ -491,6 +523,20 @@ unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
                           unsigned umask, uint64_t n);
 
 X86PMUActivity x86pmu_activity(const X86PMUState *s);
+
+/* --- Offcore response (x86-pmu-offcore.c) --- */
+
+/* The offcore layout of Intel family 6 `model` (nmsrs 0 if not emulated). */
+void x86pmu_offcore_shape(uint32_t family, uint32_t model,
+                          X86PMUOffcoreConfig *oc);
+/*
+ * `n` requests of type `req` that hit (l3_hit) or missed the L3, counted
+ * by the counters whose select's RSP value (rsp[0..1]: the CPU's own, or
+ * its core's where the MSRs are shared) matches the model's response.
+ */
+unsigned x86pmu_count_offcore(X86PMUState *s, X86PMURing ring,
+                              const uint64_t rsp[2], X86PMURequest req,
+                              bool l3_hit, uint64_t n);
 
 /*
  * Core cycles that can pass before any counter but a reference-cycles one

@@ -1,6 +1,8 @@
 /* The kernel side of the PMU register seam: the real RDMSR/WRMSR/RDPMC/
  * CPUID on the calling CPU, with faults recovered by the fixup table. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/pc/pci.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "pmu/pmu_hw.h"
@@ -38,4 +40,40 @@ unsigned pmu_hw_ncpus(void)
 uint64_t pmu_hw_tsc(void)
 {
 	return rdtsc();
+}
+
+int pmu_hw_pci_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32_t *val)
+{
+	*val = pci_conf_read32(bus, dev, fn, off);
+	return 0;
+}
+
+int pmu_hw_pci_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32_t val)
+{
+	pci_conf_write32(bus, dev, fn, off, val);
+	return 0;
+}
+
+/* Physical memory is identity-mapped up to paging_mapped_end(); the MMIO
+ * hole below 4 GiB is inside that map, uncached by the firmware's MTRRs
+ * (SDM vol. 3A, "Memory Type Range Registers"), which decide over the map's
+ * write-back page attributes for it. */
+int pmu_hw_mmio_read32(uint64_t phys, uint32_t *val)
+{
+	if ((phys & 3) || phys + 4 > paging_mapped_end()) {
+		*val = ~0u;
+		return -1;
+	}
+	*val = *(volatile uint32_t *)(uintptr_t)phys;
+	return 0;
+}
+
+int pmu_hw_mmio_read64(uint64_t phys, uint64_t *val)
+{
+	if ((phys & 7) || phys + 8 > paging_mapped_end()) {
+		*val = ~0ull;
+		return -1;
+	}
+	*val = *(volatile uint64_t *)(uintptr_t)phys;
+	return 0;
 }

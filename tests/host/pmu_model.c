@@ -14,6 +14,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
+#include "emu/model/x86-pmu-uncore.h"
 #include "emu/model/x86-pmu.h"
 #include "pmu/pmu_hw.h"
 
@@ -21,19 +22,18 @@
 
 struct model_cpu {
 	struct model_cpu_config cfg;
-	X86PMUState pmu; /* the architectural PMU registers (emu/model) */
-	uint64_t offcore[2];
+	X86PMUState pmu; /* the PMU registers (emu/model), offcore response included */
 	unsigned pmi_count;
 	uint64_t tsc;
 };
 
 static struct model_cpu cpus[MODEL_MAX_CPUS];
 
-/* The client uncore: one per package, and the model is one package. */
-static struct {
-	uint64_t global_ctrl;
-	uint64_t evtsel[MODEL_UNCORE_MAX_BOXES][2], ctr[MODEL_UNCORE_MAX_BOXES][2];
-} unc;
+/* The uncore: one per package (emu/model), the package from the x2APIC ID
+ * as CPUID.0BH reports it. */
+static X86PMUUncoreState unc_state[MODEL_MAX_PKGS];
+static X86PMUUncoreState *unc_pkgs[MODEL_MAX_PKGS];
+static void uncore_init(void);
 static unsigned ncpus = 1, cur;
 static unsigned cur_cpl;
 static bool cur_pce;
@@ -43,11 +43,6 @@ static void (*rdpmc_hook)(void *);
 static void *rdpmc_hook_arg;
 static void (*pmi_handler)(void *);
 static void *pmi_handler_arg;
-
-static uint64_t wmask(unsigned w)
-{
-	return w >= 64 ? ~0ull : (1ull << w) - 1;
-}
 
 /* --- Profiles --- */
 
@@ -62,6 +57,32 @@ static const struct model_cpu_config base_cfg = {
 	.vendor = "GenuineIntel",
 	.signature = 0x000506e3,
 	.max_leaf = 0x16,
+};
+
+/* Offcore layouts the QEMU shapes do not have (emu/model has Skylake's):
+ * Sandy Bridge client (SDM vol. 3B, Sandy Bridge off-core response; valid
+ * bits as Linux intel_snb_extra_regs: no remote suppliers 23-30; L3 hit 18,
+ * local DRAM 22, SNOOP_NOT_NEEDED 32, SNOOP_MISS 33) and Nehalem/Westmere
+ * (one 16-bit field: requests [7:0], responses [15:8], UNCORE_HIT 8,
+ * LOCAL_DRAM 14, no snoop field). */
+static const X86PMUOffcoreConfig snb_client_offcore = {
+	.nmsrs = 2,
+	.event = { 0xb7, 0xbb },
+	.umask = { 0x01, 0x01 },
+	.valid = { 0x3f807f8fffull, 0x3f807f8fffull },
+	.any_response = 1ull << 16,
+	.hit_supplier = 1ull << 18,
+	.hit_snoop = 1ull << 32,
+	.miss_supplier = 1ull << 22,
+	.miss_snoop = 1ull << 33,
+};
+static const X86PMUOffcoreConfig nhm_offcore = {
+	.nmsrs = 2,
+	.event = { 0xb7, 0xbb },
+	.umask = { 0x01, 0x01 },
+	.valid = { 0xffffull, 0xffffull },
+	.hit_supplier = 1ull << 8,
+	.miss_supplier = 1ull << 14,
 };
 
 static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, bool full_width)
@@ -89,7 +110,7 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 		c.version = 4, c.num_gp = 4, c.gp_width = 48, c.ebx_len = 7;
 		c.num_fixed = 3, c.fixed_width = 48;
 		c.pdcm = true, c.perf_caps = 0x33c5; /* LBR fmt 5, PEBS trap+arch regs, fmt 3, SMM freeze */
-		c.offcore = true, c.offcore_valid = 0x3fffff8fffull, c.offcore_l3_miss = 0x3fffc00000ull;
+		x86pmu_offcore_shape(6, 0x5e, &c.offcore); /* Skylake's, as QEMU's */
 		break;
 	case MODEL_V5_GAP:
 		c.signature = 0x000906a3, c.max_leaf = 0x1f;
@@ -114,7 +135,7 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 		c.version = 3, c.num_gp = 4, c.gp_width = 48, c.ebx_len = 7;
 		c.num_fixed = 3, c.fixed_width = 48;
 		c.pdcm = true, c.perf_caps = 0x11c3; /* LBR fmt 3, PEBS trap+arch regs, fmt 1, SMM freeze */
-		c.offcore = true, c.offcore_valid = 0x3f807f8fffull, c.offcore_l3_miss = 0x3fffc00000ull;
+		c.offcore = snb_client_offcore;
 		c.leaf_0b = true, c.smt_bits = 1, c.x2apic_id = cpu, c.cores_per_pkg = 4;
 		c.uncore = MODEL_UNCORE_SNB, c.uncore_cboxes = 4;
 		break;
@@ -123,8 +144,7 @@ static struct model_cpu_config profile_cfg(enum model_profile p, unsigned cpu, b
 		c.version = 3, c.num_gp = 4, c.gp_width = 48, c.ebx_len = 7;
 		c.num_fixed = 3, c.fixed_width = 48;
 		c.pdcm = true, c.perf_caps = 0x11c2;
-		c.offcore = true, c.offcore_valid = 0xffffull, c.offcore_l3_miss = 0xf000ull;
-		c.offcore_shared = true;
+		c.offcore = nhm_offcore, c.offcore_shared = true;
 		c.leaf_0b = true, c.smt_bits = 1, c.x2apic_id = cpu, c.cores_per_pkg = 6;
 		break;
 	case MODEL_PROFILE_NR: break;
@@ -214,6 +234,7 @@ static X86PMUConfig pmu_config(const struct model_cpu_config *c)
 		.leaf23_events = c->leaf23_events,
 		.events_avail23 = c->events_avail23,
 		.slots_per_cycle = 0,
+		.offcore = c->offcore,
 		.quirks = c->quirks | (c->fast_rdpmc ? X86PMU_QUIRK_KVM_FAST_RDPMC_ALLOWED : 0),
 	};
 	return p;
@@ -237,7 +258,7 @@ void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
 	ncpus = n > MODEL_MAX_CPUS ? MODEL_MAX_CPUS : (n ? n : 1);
 	for (unsigned c = 0; c < ncpus; c++)
 		reset_cpu(&cpus[c], &cfgs[c]);
-	memset(&unc, 0, sizeof(unc));
+	uncore_init();
 	cur = 0;
 	cur_cpl = 0;
 	cur_pce = false;
@@ -294,109 +315,68 @@ void model_set_svm(bool svme, bool guest)
 	x86pmu_set_svm(&cpus[cur].pmu, svme, guest);
 }
 
-/* --- Harness-only registers: offcore response, client uncore --- */
+/* --- The uncore of each package, offcore MSRs shared per core --- */
 
-enum harness_reg { H_NONE, H_OFFCORE, H_UNC_GLOBAL, H_UNC_CONFIG, H_UNC_EVTSEL, H_UNC_CTR };
-
-/* Client uncore addresses (pmu/intel_uncore.c; SDM vol. 4 client uncore MSRs). */
-static uint32_t unc_global_msr(const struct model_cpu_config *c)
+/* The package of a CPU: CPUID.0BH's package shift is smt_bits + 4. */
+static unsigned pkg_of(const struct model_cpu_config *c)
 {
-	return c->uncore == MODEL_UNCORE_SKL ? 0xe01 : 0x391;
+	unsigned p = c->leaf_0b ? c->x2apic_id >> (c->smt_bits + 4u) : 0;
+	return p < MODEL_MAX_PKGS ? p : MODEL_MAX_PKGS - 1;
 }
 
-static enum harness_reg decode_uncore(const struct model_cpu_config *c, uint32_t msr, unsigned *idx)
+static X86PMUUncoreLayout unc_layout(enum model_uncore u)
 {
-	unsigned box = (msr - 0x700) / 0x10, off = (msr - 0x700) % 0x10;
-
-	if (c->uncore == MODEL_UNCORE_NONE)
-		return H_NONE;
-	if (msr == unc_global_msr(c))
-		return H_UNC_GLOBAL;
-	if (msr == 0x396)
-		return H_UNC_CONFIG;
-	if (msr < 0x700 || box >= c->uncore_cboxes || box >= MODEL_UNCORE_MAX_BOXES)
-		return H_NONE;
-	if (off < 2)
-		return *idx = box * 2 + off, H_UNC_EVTSEL;
-	if (off >= 6 && off < 8)
-		return *idx = box * 2 + off - 6, H_UNC_CTR;
-	return H_NONE;
+	switch (u) {
+	case MODEL_UNCORE_SNB: return X86PMU_UNCORE_SNB_CLIENT;
+	case MODEL_UNCORE_HSW: return X86PMU_UNCORE_HSW_CLIENT;
+	case MODEL_UNCORE_SKL: return X86PMU_UNCORE_SKL_CLIENT;
+	case MODEL_UNCORE_SKX: return X86PMU_UNCORE_SKX;
+	case MODEL_UNCORE_NONE: break;
+	}
+	return X86PMU_UNCORE_NONE;
 }
 
-/* MSR_OFFCORE_RSP_i of CPU m: its own, or, where the model shares them per
- * core, those of the lowest CPU of its core. */
-static uint64_t *offcore_reg(struct model_cpu *m, unsigned i)
+/* Each package's uncore from the first CPU of it. */
+static void uncore_init(void)
+{
+	memset(unc_state, 0, sizeof(unc_state));
+	memset(unc_pkgs, 0, sizeof(unc_pkgs));
+	for (unsigned c = 0; c < ncpus; c++) {
+		const struct model_cpu_config *cfg = &cpus[c].cfg;
+		unsigned p = pkg_of(cfg);
+		X86PMUUncoreConfig u = {
+			.layout = unc_layout(cfg->uncore),
+			.nboxes = cfg->uncore_cboxes,
+			.defect = cfg->uncore_defect,
+		};
+		if (unc_pkgs[p] || u.layout == X86PMU_UNCORE_NONE)
+			continue;
+		x86pmu_uncore_reset(&unc_state[p], &u);
+		unc_pkgs[p] = &unc_state[p];
+	}
+}
+
+static X86PMUUncoreState *unc_of(const struct model_cpu *m)
+{
+	return unc_pkgs[pkg_of(&m->cfg)];
+}
+
+/* Whose PMU holds CPU m's MSR_OFFCORE_RSP_0/1: its own, or, where the
+ * model shares them per core, the lowest CPU's of its core. */
+static struct model_cpu *offcore_owner(struct model_cpu *m)
 {
 	if (m->cfg.offcore_shared) {
 		uint32_t core = m->cfg.x2apic_id >> m->cfg.smt_bits;
 		for (unsigned c = 0; c < ncpus; c++)
 			if ((cpus[c].cfg.x2apic_id >> cpus[c].cfg.smt_bits) == core)
-				return &cpus[c].offcore[i];
+				return &cpus[c];
 	}
-	return &m->offcore[i];
+	return m;
 }
 
-static uint64_t unc_config_value(const struct model_cpu_config *c)
+static bool is_offcore_msr(uint32_t msr)
 {
-	/* Haswell/Broadwell: "encoded number of C-Box, derive value by -1". */
-	return c->uncore == MODEL_UNCORE_HSW ? c->uncore_cboxes + 1u : c->uncore_cboxes;
-}
-
-/* A register only the harness models, and its index; H_NONE if it is
- * the PMU's (emu/model) or nobody's. */
-static enum harness_reg decode_harness(const struct model_cpu *m, uint32_t msr, unsigned *idx)
-{
-	const struct model_cpu_config *c = &m->cfg;
-
-	*idx = 0;
-	if (c->offcore && (msr == MSR_OFFCORE_RSP_0 || msr == MSR_OFFCORE_RSP_1))
-		return *idx = msr - MSR_OFFCORE_RSP_0, H_OFFCORE;
-	return decode_uncore(c, msr, idx);
-}
-
-static uint64_t *harness_reg(struct model_cpu *m, enum harness_reg k, unsigned i)
-{
-	static uint64_t config;
-
-	switch (k) {
-	case H_OFFCORE: return offcore_reg(m, i);
-	case H_UNC_GLOBAL: return &unc.global_ctrl;
-	case H_UNC_EVTSEL: return &unc.evtsel[i / 2][i % 2];
-	case H_UNC_CTR: return &unc.ctr[i / 2][i % 2];
-	case H_UNC_CONFIG: config = unc_config_value(&m->cfg); return &config;
-	case H_NONE: break;
-	}
-	return NULL;
-}
-
-static int harness_wrmsr(struct model_cpu *m, enum harness_reg k, unsigned i, uint64_t val)
-{
-	switch (k) {
-	case H_OFFCORE:
-		/* Bits outside the model's table #GP (the reason the driver
-		 * checks them before the write). */
-		if (m->cfg.offcore_valid && (val & ~m->cfg.offcore_valid))
-			return MODEL_VEC_GP;
-		break;
-	case H_UNC_GLOBAL:
-		/* [4:0] PMI selects (Skylake; [3:0] before), 29-31 EN/WAKE/FREEZE. */
-		if (val & ~(0xe0000000ull | (m->cfg.uncore == MODEL_UNCORE_SKL ? 0x1full : 0xfull)))
-			return MODEL_VEC_GP;
-		break;
-	case H_UNC_CONFIG: return MODEL_VEC_GP; /* read-only */
-	case H_UNC_EVTSEL:
-		/* Approximation: every bit outside the documented fields #GPs. */
-		if (val & ~0x1fd4ffffull)
-			return MODEL_VEC_GP;
-		break;
-	case H_UNC_CTR:
-		if (val & ~wmask(44))
-			return MODEL_VEC_GP;
-		break;
-	case H_NONE: return MODEL_VEC_GP;
-	}
-	*harness_reg(m, k, i) = val;
-	return 0;
+	return msr == MSR_OFFCORE_RSP_0 || msr == MSR_OFFCORE_RSP_1;
 }
 
 /* --- MSRs: the harness's, else the PMU model's --- */
@@ -410,15 +390,17 @@ static bool ignored(const struct model_cpu *m, uint32_t msr)
 
 static int do_rdmsr(struct model_cpu *m, uint32_t msr, uint64_t *val)
 {
-	unsigned i;
-	enum harness_reg h = decode_harness(m, msr, &i);
+	X86PMUUncoreState *u = unc_of(m);
+	X86PMUAccess a;
 
 	*val = 0;
-	if (h != H_NONE) {
-		if (!ignored(m, msr))
-			*val = *harness_reg(m, h, i);
-		return 0;
+	if (u && (a = x86pmu_uncore_rdmsr(u, msr, val)) != X86PMU_NOT_MINE) {
+		if (ignored(m, msr))
+			*val = 0;
+		return a == X86PMU_OK || ignored(m, msr) ? 0 : MODEL_VEC_GP;
 	}
+	if (is_offcore_msr(msr))
+		m = offcore_owner(m);
 	if (x86pmu_rdmsr(&m->pmu, msr, val) != X86PMU_OK) {
 		*val = 0;
 		return MODEL_VEC_GP; /* absent, or no PMU register at all */
@@ -430,12 +412,14 @@ static int do_rdmsr(struct model_cpu *m, uint32_t msr, uint64_t *val)
 
 static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 {
-	unsigned i, pmis;
+	X86PMUUncoreState *u = unc_of(m);
+	unsigned pmis;
 	uint64_t v;
-	enum harness_reg h = decode_harness(m, msr, &i);
 
-	if (h != H_NONE)
-		return ignored(m, msr) ? 0 : harness_wrmsr(m, h, i, val);
+	if (u && x86pmu_uncore_rdmsr(u, msr, &v) != X86PMU_NOT_MINE)
+		return ignored(m, msr) ? 0 : x86pmu_uncore_wrmsr(u, msr, val) == X86PMU_OK ? 0 : MODEL_VEC_GP;
+	if (is_offcore_msr(msr))
+		m = offcore_owner(m);
 	/* Writes to a register that exists are dropped, reserved bits and all. */
 	if (ignored(m, msr))
 		return x86pmu_rdmsr(&m->pmu, msr, &v) == X86PMU_OK ? 0 : MODEL_VEC_GP;
@@ -566,6 +550,106 @@ uint64_t pmu_hw_tsc(void)
 	return cpus[cur].tsc;
 }
 
+/* --- PCI configuration space and MCHBAR (the uncore's other registers) ---
+ *
+ * The platform the host model gives: a host bridge at 0:0.0 whose MCHBAR
+ * (config 48H, enabled) is at MODEL_MCHBAR when a package has a client
+ * uncore; each Skylake-SP package p's UBOX (8086:2014 at 8.2, node ID p at
+ * C0H, an identity node-to-package map at D4H) and six memory channels on
+ * bus 2p. The MCHBAR counters sum every package's: one memory controller. */
+#define MODEL_MCHBAR 0xfed10000ull
+#define MODEL_MCHBAR_SIZE 0x8000
+static const struct {
+	uint8_t dev, fn;
+} skx_chan_fn[X86PMU_UNC_CHANNELS] = { { 10, 2 }, { 10, 6 }, { 11, 2 }, { 12, 2 }, { 12, 6 }, { 13, 2 } };
+
+static bool any_client_uncore(void)
+{
+	for (unsigned p = 0; p < MODEL_MAX_PKGS; p++)
+		if (unc_pkgs[p] && unc_pkgs[p]->cfg.layout != X86PMU_UNCORE_SKX)
+			return true;
+	return false;
+}
+
+/* The Skylake-SP package whose bus this is, or -1. */
+static int skx_pkg_of_bus(uint8_t bus)
+{
+	unsigned p = bus / 2u;
+	return (bus % 2 == 0 && p < MODEL_MAX_PKGS && unc_pkgs[p] &&
+		unc_pkgs[p]->cfg.layout == X86PMU_UNCORE_SKX)
+		       ? (int)p
+		       : -1;
+}
+
+int pmu_hw_pci_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32_t *val)
+{
+	int p = skx_pkg_of_bus(bus);
+
+	*val = ~0u;
+	if (bus == 0 && dev == 0 && fn == 0) {
+		*val = off == 0 ? 0x29c08086u : 0;
+		if (any_client_uncore() && off == 0x48)
+			*val = (uint32_t)MODEL_MCHBAR | 1;
+		return 0;
+	}
+	if (p < 0)
+		return 0;
+	if (dev == 8 && fn == 2) {
+		*val = off == 0 ? 0x20148086u : off == 0xc0 ? (uint32_t)p : off == 0xd4 ? 0x00fac688u : 0;
+		return 0;
+	}
+	for (unsigned ch = 0; ch < X86PMU_UNC_CHANNELS; ch++) {
+		if (skx_chan_fn[ch].dev != dev || skx_chan_fn[ch].fn != fn)
+			continue;
+		if (off == 0)
+			*val = (uint32_t)x86pmu_uncore_chan_device(ch) << 16 | 0x8086u;
+		else if (!x86pmu_uncore_chan_read(unc_pkgs[p], ch, off, val))
+			*val = 0;
+		return 0;
+	}
+	return 0;
+}
+
+int pmu_hw_pci_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32_t val)
+{
+	int p = skx_pkg_of_bus(bus);
+
+	if (trace_len < MODEL_TRACE_MAX)
+		trace[trace_len++] = (struct model_write){ cur,
+							   MODEL_TRACE_PCI | (uint32_t)bus << 16 |
+								   (uint32_t)dev << 11 | (uint32_t)fn << 8 |
+								   off,
+							   val, 0 };
+	for (unsigned ch = 0; p >= 0 && ch < X86PMU_UNC_CHANNELS; ch++)
+		if (skx_chan_fn[ch].dev == dev && skx_chan_fn[ch].fn == fn)
+			x86pmu_uncore_chan_write(unc_pkgs[p], ch, off, val);
+	return 0;
+}
+
+int pmu_hw_mmio_read32(uint64_t phys, uint32_t *val)
+{
+	*val = ~0u;
+	if (!any_client_uncore() || phys < MODEL_MCHBAR || phys + 4 > MODEL_MCHBAR + MODEL_MCHBAR_SIZE)
+		return -1;
+	*val = 0;
+	for (unsigned p = 0; p < MODEL_MAX_PKGS; p++) {
+		uint32_t v;
+		if (unc_pkgs[p] &&
+		    x86pmu_uncore_mchbar_read(unc_pkgs[p], (uint32_t)(phys - MODEL_MCHBAR), &v))
+			*val += v;
+	}
+	return 0;
+}
+
+int pmu_hw_mmio_read64(uint64_t phys, uint64_t *val)
+{
+	uint32_t lo, hi;
+	int err = pmu_hw_mmio_read32(phys, &lo) | pmu_hw_mmio_read32(phys + 4, &hi);
+
+	*val = err ? ~0ull : lo | (uint64_t)hi << 32;
+	return err ? -1 : 0;
+}
+
 uint64_t model_tsc(unsigned cpu)
 {
 	return cpus[cpu < ncpus ? cpu : 0].tsc;
@@ -624,6 +708,8 @@ static uint64_t *pmu_reg(struct model_cpu *m, uint32_t msr)
 	case MSR_IA32_PERF_GLOBAL_STATUS: return &s->global_status;
 	case MSR_IA32_PERF_GLOBAL_CTRL: return &s->global_ctrl;
 	case MSR_IA32_DEBUGCTL: return &s->debugctl;
+	case MSR_OFFCORE_RSP_0: return &s->offcore_rsp[0];
+	case MSR_OFFCORE_RSP_1: return &s->offcore_rsp[1];
 	default: return NULL;
 	}
 }
@@ -631,30 +717,30 @@ static uint64_t *pmu_reg(struct model_cpu *m, uint32_t msr)
 uint64_t model_peek(unsigned cpu, uint32_t msr)
 {
 	struct model_cpu *m = &cpus[cpu < ncpus ? cpu : 0];
-	enum harness_reg h;
-	unsigned i;
+	X86PMUUncoreState *u;
 	uint64_t v;
 
-	h = decode_harness(m, msr, &i);
-	if (h != H_NONE)
-		return *harness_reg(m, h, i);
+	if ((u = unc_of(m)) && x86pmu_uncore_rdmsr(u, msr, &v) != X86PMU_NOT_MINE)
+		return v;
+	if (is_offcore_msr(msr))
+		m = offcore_owner(m);
 	return x86pmu_rdmsr(&m->pmu, msr, &v) == X86PMU_OK ? v : 0;
 }
 
 void model_poke(unsigned cpu, uint32_t msr, uint64_t val)
 {
 	struct model_cpu *m = &cpus[cpu < ncpus ? cpu : 0];
-	enum harness_reg h;
+	X86PMUUncoreState *u;
 	uint64_t *r, v;
-	unsigned i;
 
-	h = decode_harness(m, msr, &i);
-	if (h != H_NONE && h != H_UNC_CONFIG) {
-		*harness_reg(m, h, i) = val;
+	if ((u = unc_of(m)) && x86pmu_uncore_rdmsr(u, msr, &v) != X86PMU_NOT_MINE) {
+		x86pmu_uncore_wrmsr(u, msr, val);
 		return;
 	}
+	if (is_offcore_msr(msr))
+		m = offcore_owner(m);
 	/* Only registers that exist on this CPU, as a write would find them. */
-	if (h == H_NONE && x86pmu_rdmsr(&m->pmu, msr, &v) == X86PMU_OK && (r = pmu_reg(m, msr)))
+	if (x86pmu_rdmsr(&m->pmu, msr, &v) == X86PMU_OK && (r = pmu_reg(m, msr)))
 		*r = val;
 }
 
@@ -678,8 +764,13 @@ void model_trace_format(char *buf, size_t n)
 	if (n)
 		buf[0] = '\0';
 	for (size_t i = 0; i < trace_len && len + 1 < n; i++) {
-		int w = snprintf(buf + len, n - len, "%s%#x<-%#llx%s", i ? " " : "", trace[i].msr,
-				 (unsigned long long)trace[i].val, trace[i].fault ? "(#GP)" : "");
+		uint32_t a = trace[i].msr;
+		int w = (a & MODEL_TRACE_PCI)
+				? snprintf(buf + len, n - len, "%s%02x:%02x.%x+%#x<-%#llx", i ? " " : "",
+					   (a >> 16) & 0xff, (a >> 11) & 0x1f, (a >> 8) & 7, a & 0xff,
+					   (unsigned long long)trace[i].val)
+				: snprintf(buf + len, n - len, "%s%#x<-%#llx%s", i ? " " : "", a,
+					   (unsigned long long)trace[i].val, trace[i].fault ? "(#GP)" : "");
 		if (w < 0)
 			break;
 		len += (size_t)w;
@@ -741,14 +832,30 @@ static bool count_work(struct model_cpu *m, const struct model_work *w)
 		t[X86PMU_EV_INSTRUCTIONS] = w->instructions;
 	}
 	pmis += x86pmu_count_bulk(&m->pmu, ring(), t);
-	if (m->cfg.offcore) {
-		for (unsigned i = 0; i < 2; i++) {
-			uint64_t rsp = *offcore_reg(m, i);
-			uint64_t n = (rsp & 1) && (rsp & m->cfg.offcore_l3_miss) ? w->dmnd_rd_l3_miss : 0;
-			pmis += x86pmu_count_raw(&m->pmu, ring(), i ? 0xbb : 0xb7, 0x01, n);
-		}
-	}
+	/* Offcore response through the RSP values of the CPU's own MSRs, or
+	 * its core's (emu/model's rule for which requests a value counts). */
+	pmis += x86pmu_count_offcore(&m->pmu, ring(), offcore_owner(m)->pmu.offcore_rsp, X86PMU_REQ_DATA_RD,
+				     false, w->dmnd_rd_l3_miss);
+	pmis += x86pmu_count_offcore(&m->pmu, ring(), offcore_owner(m)->pmu.offcore_rsp, X86PMU_REQ_DATA_RD,
+				     true, w->dmnd_rd_l3_hit);
 	return pmis != 0;
+}
+
+/* n events spread over k lines 0..k-1, as evenly as whole events allow. */
+static void spread(unsigned pkg, X86PMUUncoreEvent ev, uint64_t n, unsigned k)
+{
+	for (unsigned b = 0; n && b < k; b++)
+		x86pmu_uncore_count(unc_pkgs, MODEL_MAX_PKGS, pkg, ev, b, n * (b + 1) / k - n * b / k);
+}
+
+static void uncore_tick(unsigned pkg, const struct model_work *w)
+{
+	const X86PMUUncoreState *u = unc_pkgs[pkg];
+	unsigned boxes = u->cfg.nboxes ? u->cfg.nboxes : 1;
+
+	spread(pkg, X86PMU_UNC_LLC_REQUEST, w->llc_lookups, boxes);
+	spread(pkg, X86PMU_UNC_CAS_READ, w->cas_reads, X86PMU_UNC_CHANNELS);
+	spread(pkg, X86PMU_UNC_CAS_WRITE, w->cas_writes, X86PMU_UNC_CHANNELS);
 }
 
 void model_tick(const struct model_work *w)
@@ -758,18 +865,11 @@ void model_tick(const struct model_work *w)
 
 	/* Approximation: the TSC advances with the core cycles of the work. */
 	m->tsc += w->cycles;
-	/* The uncore counts whatever the core PMU does: global EN and the
-	 * box's EN; lookups spread evenly over the boxes (approximation of
-	 * the address hash), event 0x34 only. */
-	if (c->uncore != MODEL_UNCORE_NONE && ((unc.global_ctrl >> 29) & 1)) {
-		unsigned nb = c->uncore_cboxes;
-		for (unsigned b = 0; b < nb && b < MODEL_UNCORE_MAX_BOXES; b++)
-			for (unsigned k = 0; k < 2; k++)
-				if (((unc.evtsel[b][k] >> 22) & 1) && (unc.evtsel[b][k] & 0xff) == 0x34)
-					unc.ctr[b][k] = (unc.ctr[b][k] + w->llc_lookups * (b + 1) / nb -
-							 w->llc_lookups * b / nb) &
-							wmask(44);
-	}
+	/* The package's uncore sees the work's LLC requests and DRAM lines,
+	 * spread evenly over its slices and channels (approximation of the
+	 * address hash): the CPU's own package, emu/model's rules. */
+	if (unc_of(m))
+		uncore_tick(pkg_of(c), w);
 	if ((c->version == 0 && !is_amd(c)) || c->ignores_writes || c->no_count)
 		return;
 	/* Overflow, GLOBAL_STATUS and freeze-on-PMI are the model's; the

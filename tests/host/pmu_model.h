@@ -13,6 +13,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/vectors.h"
+#include "emu/model/x86-pmu.h"
 
 #define MODEL_MAX_CPUS 8
 #define MODEL_VEC_UD X86_VEC_UD
@@ -36,11 +37,18 @@ enum model_profile {
 	MODEL_PROFILE_NR
 };
 
-/* Client uncore layouts (pmu/intel_uncore.c): global control at 0x391 (Sandy
- * Bridge .. Broadwell; Haswell's MSR_UNC_CBO_CONFIG holds count + 1) or
- * 0xE01 (Skylake on). */
-enum model_uncore { MODEL_UNCORE_NONE, MODEL_UNCORE_SNB, MODEL_UNCORE_HSW, MODEL_UNCORE_SKL };
-#define MODEL_UNCORE_MAX_BOXES 8
+/* Uncore layouts (emu/model/x86-pmu-uncore.c): client global control at
+ * 0x391 (Sandy Bridge .. Broadwell; Haswell's MSR_UNC_CBO_CONFIG holds
+ * count + 1) or 0xE01 (Skylake on), Skylake-SP's CHAs and memory channels.
+ * One per package (CPUID.0BH: the x2APIC ID above smt_bits + 4). */
+enum model_uncore {
+	MODEL_UNCORE_NONE,
+	MODEL_UNCORE_SNB,
+	MODEL_UNCORE_HSW,
+	MODEL_UNCORE_SKL,
+	MODEL_UNCORE_SKX
+};
+#define MODEL_MAX_PKGS 4
 
 /* What one modelled CPU looks like (CPUID and the MSRs it implements). */
 struct model_cpu_config {
@@ -63,18 +71,19 @@ struct model_cpu_config {
 	bool leaf23;
 	uint32_t leaf23_gp, leaf23_fixed;
 	bool ignores_writes;
-	bool fast_rdpmc;          /* RDPMC ECX[31] reads the low 32 bits; else #GP */
-	bool offcore;             /* MSR_OFFCORE_RSP_0/1 exist */
-	uint64_t offcore_valid;   /* bits they accept, others #GP (0: every bit) */
-	uint64_t offcore_l3_miss; /* response bits that mean "missed the L3" (counting) */
-	bool offcore_shared;      /* one pair per core: SMT siblings see the same MSRs */
-	bool leaf_0b;             /* CPUID.0BH: x2APIC ID and SMT bits */
+	bool fast_rdpmc; /* RDPMC ECX[31] reads the low 32 bits; else #GP */
+	/* MSR_OFFCORE_RSP_0/1: their layout (emu/model; nmsrs 0: none), and
+	 * whether one pair serves a core, SMT siblings seeing the same MSRs. */
+	X86PMUOffcoreConfig offcore;
+	bool offcore_shared;
+	bool leaf_0b; /* CPUID.0BH: x2APIC ID and SMT bits */
 	uint32_t x2apic_id;
 	uint8_t smt_bits;
-	uint8_t cores_per_pkg;    /* CPUID.04H.0 (an L1D entry) reports this; 0: no leaf 4 */
-	enum model_uncore uncore; /* client uncore layout, one per model (one package) */
-	uint8_t uncore_cboxes;    /* C-boxes; MSR_UNC_CBO_CONFIG encodes it per layout */
-	bool rdpmc_gp;            /* RDPMC raises #GP for every counter */
+	uint8_t cores_per_pkg;      /* CPUID.04H.0 (an L1D entry) reports this; 0: no leaf 4 */
+	enum model_uncore uncore;   /* uncore layout of the CPU's package */
+	uint8_t uncore_cboxes;      /* C-boxes / CHAs; the count register encodes it per layout */
+	X86PMUDefect uncore_defect; /* an uncore defect (emu/model) */
+	bool rdpmc_gp;              /* RDPMC raises #GP for every counter */
 	/* X86PMU_QUIRK_* (emu/model/x86-pmu.h): the known behaviours of a
 	 * hypervisor's virtual PMU this CPU has, as the emulated profiles do. */
 	uint32_t quirks;
@@ -122,8 +131,11 @@ void model_set_cr4_pce(bool on);
 struct model_work {
 	uint64_t instructions, cycles, ref_cycles, branches, branch_misses;
 	uint64_t llc_refs, llc_misses, slots;
-	uint64_t dmnd_rd_l3_miss; /* what OFFCORE_RESPONSE counts with DMND_DATA_RD + an L3-miss response */
-	uint64_t llc_lookups;     /* C-box lookups (UNC_CBO_CACHE_LOOKUP), spread over the boxes */
+	uint64_t dmnd_rd_l3_miss; /* demand data reads that missed the L3 (OFFCORE_RESPONSE) */
+	uint64_t dmnd_rd_l3_hit;  /* ... and that hit it */
+	uint64_t llc_lookups;     /* L2 misses: C-box lookups / CHA read requests, spread over the boxes */
+	uint64_t cas_reads;       /* lines read from DRAM (free-running counters, CAS reads) */
+	uint64_t cas_writes;      /* lines written to DRAM */
 	const uint8_t *retire_per_cycle;
 	size_t ncycles;
 };
@@ -140,7 +152,10 @@ void model_tick_loop(uint64_t n);
 uint64_t model_peek(unsigned cpu, uint32_t msr);
 void model_poke(unsigned cpu, uint32_t msr, uint64_t val);
 
-/* Every WRMSR attempted, in order, with its outcome. */
+/* Every WRMSR attempted, in order, with its outcome; PCI configuration
+ * writes too, their msr field MODEL_TRACE_PCI | bus << 16 | dev << 11 |
+ * fn << 8 | offset. */
+#define MODEL_TRACE_PCI 0x80000000u
 struct model_write {
 	unsigned cpu;
 	uint32_t msr;

@@ -170,10 +170,51 @@ HT_TEST(reserved_bits_and_absent_counters_fault)
 	HT_CHECK_EQ(wr(0x345, 0), GP);          /* PERF_CAPABILITIES read-only */
 	HT_CHECK_EQ(wr(0x391, 1), GP);          /* STATUS_SET is v4 */
 	HT_CHECK_EQ(wr(0x309, 1ull << 40), GP); /* past the fixed width */
-	HT_CHECK_EQ(wr(0x1a6, 0), GP);          /* offcore response: not emulated */
+	HT_CHECK_EQ(wr(0x1a6, 0), GP);          /* no offcore layout for this model */
 	intel("Haswell");
 	HT_CHECK_EQ(wr(0x186, 1ull << 21), 0); /* v3 has AnyThread */
 	HT_CHECK_EQ(wr(0x38d, 0xfff), 0);
+}
+
+/* SDM vol. 3B, Skylake off-core response: the shape of a Skylake model
+ * number has the RSP MSRs (valid bits as Linux intel_skl_extra_regs); a
+ * value counts a request when it selects its type and the model's answer
+ * (L3 hit: supplier 18, snoop 32; L3 miss: local DRAM 26, snoop 33) or
+ * ANY_RESPONSE. */
+HT_TEST(offcore_response_skylake)
+{
+	X86PMUConfig c;
+	uint64_t rsp[2];
+
+	HT_CHECK(x86pmu_shape("Skylake-Server", X86PMU_VENDOR_INTEL, 6, 0x55, &c) != NULL, "shape");
+	HT_CHECK_EQ(c.offcore.nmsrs, 2);
+	x86pmu_reset(&st, &c);
+	HT_CHECK_EQ(wr(0x1a6, 0x3fffc00001ull), 0);
+	HT_CHECK_EQ(rdv(0x1a6), 0x3fffc00001ull);
+	HT_CHECK_EQ(wr(0x1a7, 1ull << 40), GP); /* past bit 37 */
+	HT_CHECK_EQ(wr(0x1a7, 1ull << 13), GP); /* request bits 12-14 reserved */
+	/* PMC0: 0xB7 with Intel's L3_MISS.ANY_SNOOP; PMC1: 0xBB with L3_HIT.ANY_SNOOP. */
+	HT_CHECK_EQ(wr(0x1a6, 0x3fbc000001ull), 0);
+	HT_CHECK_EQ(wr(0x1a7, 0x3f803c0001ull), 0);
+	HT_CHECK_EQ(wr(0x186, 0x4301b7), 0);
+	HT_CHECK_EQ(wr(0x187, 0x4301bb), 0);
+	HT_CHECK_EQ(wr(0x38f, 0x3), 0);
+	rsp[0] = st.offcore_rsp[0], rsp[1] = st.offcore_rsp[1];
+	x86pmu_count_offcore(&st, X86PMU_RING_OS, rsp, X86PMU_REQ_DATA_RD, false, 100);
+	x86pmu_count_offcore(&st, X86PMU_RING_OS, rsp, X86PMU_REQ_DATA_RD, true, 7);
+	x86pmu_count_offcore(&st, X86PMU_RING_OS, rsp, X86PMU_REQ_RFO, false, 50); /* not selected */
+	HT_CHECK_EQ(rdv(0xc1), 100);
+	HT_CHECK_EQ(rdv(0xc2), 7);
+	HT_CHECK(x86pmu_activity(&st).offcore, "offcore counters are activity");
+	/* A snoop field with no bit selected matches nothing; ANY_RESPONSE all. */
+	rsp[0] = 0x4000001ull, rsp[1] = 0x10002ull;
+	x86pmu_count_offcore(&st, X86PMU_RING_OS, rsp, X86PMU_REQ_DATA_RD, false, 5);
+	x86pmu_count_offcore(&st, X86PMU_RING_OS, rsp, X86PMU_REQ_RFO, true, 3);
+	HT_CHECK_EQ(rdv(0xc1), 100);
+	HT_CHECK_EQ(rdv(0xc2), 10);
+	/* Other models of the shape: no layout, the MSRs #GP. */
+	HT_CHECK(x86pmu_shape("Skylake-Server", X86PMU_VENDOR_INTEL, 6, 0xaf, &c) != NULL, "shape");
+	HT_CHECK_EQ(c.offcore.nmsrs, 0);
 }
 
 HT_TEST(version_1_has_en_only)
@@ -1007,6 +1048,17 @@ HT_TEST(defects_break_what_they_say)
 	wr(0x186, SEL_INSTR | INT);
 	HT_CHECK_EQ(run(X86PMU_RING_OS, 2, 0), 0); /* wrapped to 0: not seen */
 	HT_CHECK_EQ(run(X86PMU_RING_OS, 1, 0), 1);
+
+	/* An L3-miss value counts L3 hits too. */
+	X86PMUConfig c;
+	uint64_t rsp[2] = { 0x3fbc000001ull, 0 };
+	x86pmu_shape("Skylake-Client", X86PMU_VENDOR_INTEL, 6, 0x5e, &c);
+	c.defect = X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE;
+	x86pmu_reset(&st, &c);
+	wr(0x186, 0x4301b7);
+	wr(0x38f, 1);
+	x86pmu_count_offcore(&st, X86PMU_RING_OS, rsp, X86PMU_REQ_DATA_RD, true, 9);
+	HT_CHECK_EQ(rdv(0xc1), 9);
 }
 
 HT_TEST(names_round_trip)

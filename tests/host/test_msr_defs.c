@@ -108,6 +108,45 @@ static const struct def bits[] = {
 	D(CPUID_7_EDX_HYBRID_BIT, 15),
 };
 
+/* Uncore, package scope: the client MSRs from the SDM vol. 4 tables of
+ * the 2nd to 10th generation Core processors and, for the later ones and
+ * the servers, from Linux arch/x86/events/intel/uncore_snb.c and
+ * uncore_snbep.c (#defines of the same names) and Intel's PCM
+ * src/cpucounters.cpp (the CHA counts). */
+static const struct def uncore[] = {
+	D(MSR_UNC_PERF_GLOBAL_CTRL, 0x391),
+	D(MSR_SKL_UNC_PERF_GLOBAL_CTL, 0xe01),
+	D(MSR_UNC_CBO_CONFIG, 0x396),
+	D(MSR_UNC_CBO_0_PERFEVTSEL0, 0x700),
+	D(MSR_UNC_CBO_0_PERFCTR0, 0x706),
+	D(MSR_UNC_CBO_STRIDE, 0x10),
+	D(MSR_UNC_ARB_PERFCTR0, 0x3b0),
+	D(MSR_UNC_ARB_PERFEVTSEL0, 0x3b2),
+	D(MSR_ICL_UNC_CBO_0_PER_CTR0, 0x702),
+	D(MSR_ICL_UNC_CBO_STRIDE, 0x8),
+	D(MSR_ADL_UNC_CBO_0_PERFEVTSEL0, 0x2000),
+	D(MSR_ADL_UNC_CBO_0_PER_CTR0, 0x2002),
+	D(MSR_ADL_UNC_CBO_STRIDE, 0x8),
+	D(MSR_ADL_UNC_ARB_PERFEVTSEL0, 0x2fd0),
+	D(MSR_ADL_UNC_ARB_PER_CTR0, 0x2fd2),
+	D(MSR_ADL_UNC_ARB_STRIDE, 0x8),
+	D(MSR_ADL_UNC_PERF_GLOBAL_CTL, 0x2ff0),
+	D(MSR_MTL_UNC_SNCU_BOX_CTL, 0x200e),
+	D(MSR_MTL_UNC_ARB_CTRL, 0x2412),
+	D(MSR_MTL_UNC_CNCU_BOX_CTL, 0x240e),
+	D(MSR_MTL_UNC_CBO_0_PERFEVTSEL0, 0x2442),
+	D(MSR_MTL_UNC_CBO_0_PER_CTR0, 0x2448),
+	D(MSR_MTL_UNC_STRIDE, 0x10),
+	D(MSR_SKX_C0_PMON_BOX_CTL, 0xe00),
+	D(MSR_SKX_CHA_STRIDE, 0x10),
+	D(MSR_SKX_NCU_PMON_CONFIG, 0x702),
+	D(MSR_SPR_C0_PMON_BOX_CTL, 0x2000),
+	D(MSR_SPR_CHA_STRIDE, 0x10),
+	D(MSR_SPR_UNC_PMON_GLOBAL_CTL, 0x2ff0),
+	D(MSR_SPR_UNC_CBO_CONFIG, 0x2ffe),
+	D(MSR_GNR_PMON_NUMBER_CBOS, 0x3fed),
+};
+
 static void check_table(const struct def *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -120,6 +159,11 @@ static void check_table(const struct def *t, size_t n)
 HT_TEST(msr_addresses)
 {
 	CHECK_TABLE(addrs);
+}
+
+HT_TEST(uncore_msr_addresses)
+{
+	CHECK_TABLE(uncore);
 }
 
 HT_TEST(perfevtsel_layout)

@@ -2,6 +2,8 @@
  * model: the per-model table, invalid bits refused before any write,
  * sharing, the 0xB7 <-> 0xBB move, the refused third value, SMT siblings
  * of a shared-MSR model, and the exact MSR writes. */
+#include <string.h>
+
 #include "arch/x86/msr.h"
 #include "pmu/intel_offcore.h"
 #include "pmu/pmu.h"
@@ -62,7 +64,8 @@ HT_TEST(model_table)
 	HT_CHECK(m != NULL, "Sandy Bridge client (model 0x2a) has a row");
 	if (m) {
 		HT_CHECK_STR(m->name, "Sandy/Ivy Bridge client");
-		HT_CHECK_EQ(m->valid, 0x3f807f8fffull);
+		HT_CHECK_EQ(m->valid[0], 0x3f807f8fffull);
+		HT_CHECK_EQ(m->valid[1], 0x3f807f8fffull);
 		HT_CHECK_EQ(m->dmnd_rd_l3_miss, SNB_DMND_RD_L3_MISS);
 		HT_CHECK_EQ(m->smt_shared, false);
 	}
@@ -70,17 +73,268 @@ HT_TEST(model_table)
 
 	boot(MODEL_V4); /* Skylake 0x5E */
 	m = pmu_offcore_model(pmu_caps());
-	HT_CHECK(m && m->valid == 0x3fffff8fffull && m->dmnd_rd_l3_miss == 0x3fffc00001ull,
-		 "Skylake: valid %#llx, L3 miss %#llx", m ? (unsigned long long)m->valid : 0ull,
+	HT_CHECK(m && m->valid[0] == 0x3fffff8fffull && m->dmnd_rd_l3_miss == 0x3fffc00001ull,
+		 "Skylake: valid %#llx, L3 miss %#llx", m ? (unsigned long long)m->valid[0] : 0ull,
 		 m ? (unsigned long long)m->dmnd_rd_l3_miss : 0ull);
 
 	boot(MODEL_WESTMERE);
 	m = pmu_offcore_model(pmu_caps());
-	HT_CHECK(m && m->smt_shared && m->nmsrs == 2 && m->valid == 0xffff, "Westmere row");
+	HT_CHECK(m && m->smt_shared && m->nmsrs == 2 && m->valid[0] == 0xffff, "Westmere row");
 
 	boot(MODEL_V2); /* Core 2 model 0xF: no row */
 	HT_CHECK(pmu_offcore_model(pmu_caps()) == NULL, "Core 2 has no offcore table");
 	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 0);
+}
+
+/* CPUID.01H:EAX of family 6, DisplayModel m (SDM vol. 2A, CPUID leaf 01H). */
+static uint32_t sig6(uint8_t m)
+{
+	return (uint32_t)(m >> 4) << 16 | 6u << 8 | (uint32_t)(m & 0xf) << 4;
+}
+
+/* One CPU of family 6 model `model`; a hybrid one reports core type ct and
+ * native model id nat (CPUID.07H:EDX[15], 1AH). */
+static struct model_cpu_config cpu_of(uint8_t model, uint8_t ct, uint32_t nat)
+{
+	model_init(MODEL_V4, false);
+	struct model_cpu_config c = *model_config(0);
+	c.signature = sig6(model);
+	c.max_leaf = 0x1a;
+	if (ct) {
+		c.hybrid = true;
+		c.core_type = ct;
+		c.native_model = nat;
+	}
+	return c;
+}
+
+/* The row each CPU of the parts since Skylake gets: the core's selects,
+ * masks and L3-miss value (pmu/intel_offcore.c, sources beside the rows). */
+HT_TEST(rows_since_skylake_per_core)
+{
+	static const struct {
+		uint8_t model, core_type;
+		uint32_t native;
+		const char *row;
+		uint8_t ev0, ev1, um0, um1;
+		uint64_t valid0, valid1, l3_miss, intel;
+		uint32_t gp_mask;
+	} cases[] = {
+		{ 0x5e, 0, 0, "Skylake client", 0xb7, 0xbb, 1, 1, 0x3fffff8fff, 0x3fffff8fff, 0x3fffc00001,
+		  0x3ffc400001, 0xf },
+		{ 0xa5, 0, 0, "Skylake client", 0xb7, 0xbb, 1, 1, 0x3fffff8fff, 0x3fffff8fff, 0x3fffc00001,
+		  0x3ffc400001, 0xf },
+		/* The mission text's Skylake-SP example stays the checked value. */
+		{ 0x55, 0, 0, "Skylake-SP/Cascade Lake", 0xb7, 0xbb, 1, 1, 0x3fffff8fff, 0x3fffff8fff,
+		  0x3fffc00001, 0x3fbc000001, 0xf },
+		{ 0x7e, 0, 0, "Ice Lake/Rocket Lake client", 0xb7, 0xbb, 1, 1, 0x3fffffbfff, 0x3fffffbfff,
+		  0x3fffc00001, 0, 0xf },
+		{ 0xa7, 0, 0, "Ice Lake/Rocket Lake client", 0xb7, 0xbb, 1, 1, 0x3fffffbfff, 0x3fffffbfff,
+		  0x3fffc00001, 0, 0xf },
+		{ 0x8c, 0, 0, "Tiger Lake", 0xb7, 0xbb, 1, 1, 0x3fffffbfff, 0x3fffffbfff, 0, 0, 0xf },
+		{ 0x6a, 0, 0, "Ice Lake-SP/-D", 0xb7, 0xbb, 1, 1, 0x3fffffbfff, 0x3fffffbfff, 0x3fbfc00001, 0,
+		  0xf },
+		{ 0x97, 0x40, 1, "Golden/Raptor/Redwood Cove", 0x2a, 0x2b, 1, 1, 0x3fffffffff, 0x3fffffffff,
+		  0x3fbfc00001, 0, 0xf },
+		{ 0x97, 0x20, 1, "Gracemont", 0xb7, 0xb7, 1, 2, 0x3fffffffff, 0x3fffffffff, 0x3f84400001, 0,
+		  0 },
+		{ 0x97, 0, 0, "Golden/Raptor/Redwood Cove", 0x2a, 0x2b, 1, 1, 0x3fffffffff, 0x3fffffffff,
+		  0x3fbfc00001, 0, 0xf }, /* P-cores only (E-cores off): not hybrid */
+		{ 0xba, 0x20, 1, "Gracemont", 0xb7, 0xb7, 1, 2, 0x3fffffffff, 0x3fffffffff, 0x3f84400001, 0,
+		  0 },
+		{ 0xbe, 0, 0, "Gracemont", 0xb7, 0xb7, 1, 2, 0x3fffffffff, 0x3fffffffff, 0x3f84400001, 0, 0 },
+		{ 0x8f, 0, 0, "Golden/Raptor/Redwood Cove", 0x2a, 0x2b, 1, 1, 0x3fffffffff, 0x3fffffffff,
+		  0x3fbfc00001, 0, 0xf },
+		{ 0xcf, 0, 0, "Golden/Raptor/Redwood Cove", 0x2a, 0x2b, 1, 1, 0x3fffffffff, 0x3fffffffff,
+		  0x3fbfc00001, 0, 0xf },
+		{ 0xad, 0, 0, "Golden/Raptor/Redwood Cove", 0x2a, 0x2b, 1, 1, 0x3fffffffff, 0x3fffffffff,
+		  0x3fbfc00001, 0, 0xf },
+		{ 0xaa, 0x40, 2, "Golden/Raptor/Redwood Cove", 0x2a, 0x2b, 1, 1, 0x3fffffffff, 0x3fffffffff,
+		  0x3fbfc00001, 0, 0xf },
+		{ 0xaa, 0x20, 2, "Crestmont", 0xb7, 0xb7, 1, 2, 0x800ff3ffffffffff, 0xff3ffffffffff,
+		  0x3fbfc00001, 0, 0 },
+		{ 0xb5, 0x20, 2, "Crestmont", 0xb7, 0xb7, 1, 2, 0x800ff3ffffffffff, 0xff3ffffffffff,
+		  0x3fbfc00001, 0, 0 },
+		{ 0xc6, 0x40, 3, "Lion Cove (Arrow Lake)", 0x2a, 0x2b, 1, 1, 0xfffffffffff, 0xfffffffffff,
+		  0xfe7f8000001, 0, 0xf },
+		{ 0xc5, 0x20, 3, "Skymont (Arrow Lake)", 0xb7, 0xb7, 1, 2, 0x800ff3ffffffffff,
+		  0xff3ffffffffff, 0, 0, 0 },
+		/* Arrow Lake-H's low-power E-cores: Crestmont, native model id 2. */
+		{ 0xc5, 0x20, 2, "Crestmont (Arrow Lake-H low-power E-cores)", 0xb7, 0xb7, 1, 2,
+		  0x800ff3ffffffffff, 0xff3ffffffffff, 0, 0, 0 },
+		{ 0xbd, 0x40, 3, "Lion/Cougar Cove (Lunar/Panther Lake)", 0x2a, 0x2b, 1, 1, 0xfffffffffff,
+		  0xfffffffffff, 0x9e7fa000001, 0, 0xf },
+		{ 0xbd, 0x20, 3, "Skymont/Darkmont (Lunar/Panther Lake)", 0xb7, 0xb7, 1, 2,
+		  0x800ff3ffffffffff, 0xff3ffffffffff, 0x13fbfc00001, 0, 0 },
+		{ 0xcc, 0x40, 4, "Lion/Cougar Cove (Lunar/Panther Lake)", 0x2a, 0x2b, 1, 1, 0xfffffffffff,
+		  0xfffffffffff, 0x9e7fa000001, 0, 0xf },
+		{ 0xcc, 0x20, 4, "Skymont/Darkmont (Lunar/Panther Lake)", 0xb7, 0xb7, 1, 2,
+		  0x800ff3ffffffffff, 0xff3ffffffffff, 0x13fbfc00001, 0, 0 },
+		{ 0xd5, 0x20, 4, "Skymont/Darkmont (Lunar/Panther Lake)", 0xb7, 0xb7, 1, 2,
+		  0x800ff3ffffffffff, 0xff3ffffffffff, 0x13fbfc00001, 0, 0 },
+		{ 0xaf, 0, 0, "Crestmont", 0xb7, 0xb7, 1, 2, 0x800ff3ffffffffff, 0xff3ffffffffff,
+		  0x3fbfc00001, 0, 0 },
+		{ 0xb6, 0, 0, "Crestmont", 0xb7, 0xb7, 1, 2, 0x800ff3ffffffffff, 0xff3ffffffffff,
+		  0x3fbfc00001, 0, 0 },
+		{ 0xdd, 0, 0, "Darkmont (Clearwater Forest)", 0xb7, 0xb7, 1, 2, 0x800ff3ffffffffff,
+		  0xff3ffffffffff, 0x33fbfc00001, 0, 0 },
+		{ 0x86, 0, 0, "Tremont", 0xb7, 0xb7, 1, 2, 0x800ff0ffffff9fff, 0xff0ffffff9fff, 0x2184000001,
+		  0, 0xf },
+		{ 0x9c, 0, 0, "Tremont", 0xb7, 0xb7, 1, 2, 0x800ff0ffffff9fff, 0xff0ffffff9fff, 0x2184000001,
+		  0, 0xf },
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model_cpu_config c = cpu_of(cases[i].model, cases[i].core_type, cases[i].native);
+		const struct pmu_offcore_model *m;
+
+		boot_cfg(&c, 1);
+		m = pmu_offcore_model(pmu_caps());
+		HT_CHECK(m != NULL, "model %#x core type %#x: no row", cases[i].model, cases[i].core_type);
+		if (!m)
+			continue;
+		HT_CHECK(strcmp(m->name, cases[i].row) == 0,
+			 "model %#x core type %#x native %u: row %s, want %s", cases[i].model,
+			 cases[i].core_type, cases[i].native, m->name, cases[i].row);
+		HT_CHECK(m->event[0] == cases[i].ev0 && m->event[1] == cases[i].ev1 &&
+				 m->umask[0] == cases[i].um0 && m->umask[1] == cases[i].um1,
+			 "model %#x: selects %#x/%#x umask %u/%u", cases[i].model, m->event[0], m->event[1],
+			 m->umask[0], m->umask[1]);
+		HT_CHECK(m->valid[0] == cases[i].valid0 && m->valid[1] == cases[i].valid1,
+			 "model %#x %s: valid %#llx/%#llx", cases[i].model, m->name,
+			 (unsigned long long)m->valid[0], (unsigned long long)m->valid[1]);
+		HT_CHECK(m->dmnd_rd_l3_miss == cases[i].l3_miss && m->intel_l3_miss == cases[i].intel,
+			 "model %#x %s: L3 miss %#llx, Intel's %#llx", cases[i].model, m->name,
+			 (unsigned long long)m->dmnd_rd_l3_miss, (unsigned long long)m->intel_l3_miss);
+		/* A checked value is inside its MSR's bits, and Intel's inside it. */
+		HT_CHECK((m->dmnd_rd_l3_miss & ~m->valid[0]) == 0 &&
+				 (m->intel_l3_miss & ~m->dmnd_rd_l3_miss) == 0,
+			 "model %#x: value outside the mask or not a superset", cases[i].model);
+		HT_CHECK(m->dmnd_rd_l3_miss || (m->no_l3_miss_why && m->no_l3_miss_why[0]),
+			 "model %#x %s: no value and no reason", cases[i].model, m->name);
+		HT_CHECK_EQ(m->gp_mask, cases[i].gp_mask);
+		HT_CHECK_EQ(pmu_caps()->offcore_msrs, 2);
+	}
+}
+
+/* Golden Cove: 0x2A/0x2B select the MSRs, on PMC0-3 only; 0xB7 is a plain
+ * event there, and an offcore value on it is refused naming the selects. */
+HT_TEST(golden_cove_selects_2a_2b)
+{
+	static const X86PMUOffcoreConfig glc = {
+		.nmsrs = 2,
+		.event = { 0x2a, 0x2b },
+		.umask = { 0x01, 0x01 },
+		.valid = { 0x3fffffffffull, 0x3fffffffffull },
+		.miss_supplier = 1ull << 26,
+		.miss_snoop = 1ull << 33,
+	};
+	struct model_cpu_config c = cpu_of(0x8f, 0, 0);
+	struct pmu_event a, b, p, x;
+
+	c.num_gp = 8, c.offcore = glc;
+	boot_cfg(&c, 1);
+	offcore_ev(&a, 0x2a, 0x3fbfc00001ull, "a");
+	offcore_ev(&b, 0x2a, 0x10001ull, "b");
+	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
+	HT_CHECK_EQ(a.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	HT_CHECK_EQ(pmu_event_add(&b), PMU_OK);
+	HT_CHECK_EQ(b.hw.extra_msr, MSR_OFFCORE_RSP_1);
+	HT_CHECK_EQ(b.hw.config & 0xffff, 0x12b); /* moved: runs as 0x2B */
+	HT_CHECK(a.hw.idx < 4 && b.hw.idx < 4, "PMC0-3: %d %d", a.hw.idx, b.hw.idx);
+	model_trace_clear();
+	HT_CHECK_EQ(pmu_event_enable(&a), PMU_OK);
+	HT_CHECK_STR(trace(), "0xc1<-0 0x1a6<-0x3fbfc00001 0x186<-0x43012a 0x38f<-0x1");
+	model_tick(&(struct model_work){ .cycles = 10, .dmnd_rd_l3_miss = 321 });
+	HT_CHECK_EQ(pmu_event_disable(&a), PMU_OK);
+	HT_CHECK_EQ(pmu_event_count(&a), 321);
+	pmu_event_del(&a);
+	pmu_event_del(&b);
+
+	/* Four offcore events fill PMC0-3; a fifth finds no counter it may use. */
+	struct pmu_event o[5];
+	for (int i = 0; i < 5; i++) {
+		offcore_ev(&o[i], 0x2a, 0x3fbfc00001ull, "o");
+		HT_CHECK_EQ(pmu_event_add(&o[i]), i < 4 ? PMU_OK : PMU_E_BUSY);
+	}
+	HT_CHECK(strstr(o[4].reason, "OFFCORE_RESPONSE (PMC0-3)") != NULL, "%s", o[4].reason);
+	for (int i = 0; i < 4; i++)
+		pmu_event_del(&o[i]);
+
+	struct pmu_event_attr plain;
+	pmu_attr_raw(&plain, 0xb7, 0x01); /* a plain event on Golden Cove */
+	pmu_event_init(&p, &plain, "plain");
+	HT_CHECK_EQ(pmu_event_add(&p), PMU_OK);
+	HT_CHECK_EQ(p.hw.extra_msr, 0);
+	pmu_event_del(&p);
+	offcore_ev(&x, 0xb7, 0x3fbfc00001ull, "x");
+	HT_CHECK_EQ(pmu_event_add(&x), PMU_E_INVAL);
+	HT_CHECK_STR(x.reason,
+		     "x: offcore_rsp=0x3fbfc00001 belongs to events 0x2a/0x2b umask 0x01 here, not event "
+		     "0xb7 umask 0x01");
+}
+
+/* Atom cores: 0xB7 umask 0x01 is RSP_0, umask 0x02 RSP_1; a move changes
+ * the umask; bit 63 exists on RSP_0 only, so a value with it never moves. */
+HT_TEST(atom_cores_select_by_umask)
+{
+	static const X86PMUOffcoreConfig cmt = {
+		.nmsrs = 2,
+		.event = { 0xb7, 0xb7 },
+		.umask = { 0x01, 0x02 },
+		.valid = { 0x800ff3ffffffffffull, 0xff3ffffffffffull },
+		.miss_supplier = 1ull << 26,
+		.miss_snoop = 1ull << 33,
+	};
+	struct model_cpu_config c = cpu_of(0xaf, 0, 0); /* Sierra Forest */
+	struct pmu_event a, b, h, k;
+
+	c.num_gp = 8, c.offcore = cmt;
+	boot_cfg(&c, 1);
+	offcore_ev(&a, 0xb7, 0x3fbfc00001ull, "a");
+	offcore_ev(&b, 0xb7, 0x10001ull, "b");
+	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
+	HT_CHECK_EQ(pmu_event_add(&b), PMU_OK);
+	HT_CHECK_EQ(b.hw.extra_msr, MSR_OFFCORE_RSP_1);
+	HT_CHECK_EQ(b.hw.config & 0xffff, 0x2b7);
+	pmu_event_del(&a);
+	pmu_event_del(&b);
+
+	/* Bit 63 on RSP_1 is refused before any write. */
+	struct pmu_event_attr ha;
+	pmu_attr_raw(&ha, 0xb7, 0x02);
+	ha.offcore_rsp = 0x8000000000010001ull;
+	pmu_event_init(&h, &ha, "h");
+	model_trace_clear();
+	HT_CHECK_EQ(pmu_event_add(&h), PMU_E_INVAL);
+	HT_CHECK_STR(h.reason, "h: offcore_rsp=0x8000000000010001 sets bits 0x8000000000000000 that "
+			       "MSR_OFFCORE_RSP_1 does not have on Crestmont (valid 0xff3ffffffffff)");
+	HT_CHECK_EQ(model_trace_len(), 0);
+	/* With RSP_0 taken, a bit-63 value cannot move to RSP_1. */
+	offcore_ev(&a, 0xb7, 0x10001ull, "a");
+	offcore_ev(&k, 0xb7, 0x8000000000010001ull, "k");
+	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
+	HT_CHECK_EQ(pmu_event_add(&k), PMU_E_BUSY);
+	pmu_event_del(&a);
+	HT_CHECK_EQ(pmu_event_add(&k), PMU_OK);
+	HT_CHECK_EQ(k.hw.extra_msr, MSR_OFFCORE_RSP_0);
+	pmu_event_del(&k);
+}
+
+/* A hybrid part: the same code asks each CPU for its own row. */
+HT_TEST(hybrid_rows_per_cpu)
+{
+	struct model_cpu_config cfg[4];
+
+	for (unsigned i = 0; i < 4; i++) {
+		cfg[i] = cpu_of(0x9a, i < 2 ? 0x40 : 0x20, 1);
+		cfg[i].leaf_0b = true, cfg[i].x2apic_id = i;
+	}
+	boot_cfg(cfg, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		const struct pmu_offcore_model *m = pmu_offcore_model(&pmu_cpu_of(i)->caps);
+		HT_CHECK_STR(m ? m->name : "(none)", i < 2 ? "Golden/Raptor/Redwood Cove" : "Gracemont");
+	}
 }
 
 HT_TEST(invalid_bits_refused_before_any_write)
@@ -92,7 +346,7 @@ HT_TEST(invalid_bits_refused_before_any_write)
 	offcore_ev(&e, 0xb7, 0x800001ull, "remote");
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
 	HT_CHECK_STR(e.reason,
-		     "remote: offcore_rsp=0x800001 sets bits 0x800000 that MSR_OFFCORE_RSP_x does not "
+		     "remote: offcore_rsp=0x800001 sets bits 0x800000 that MSR_OFFCORE_RSP_0 does not "
 		     "have on Sandy/Ivy Bridge client (valid 0x3f807f8fff)");
 	HT_CHECK_EQ(e.hw.idx, -1);
 	offcore_ev(&e, 0xb7, 0x10000ull, "no-request");
@@ -109,8 +363,8 @@ HT_TEST(invalid_bits_refused_before_any_write)
 	e.attr.umask = 0;
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
 	HT_CHECK_STR(e.reason,
-		     "not-offcore: offcore_rsp=0x10001 belongs to events 0xb7/0xbb umask 0x01, not event "
-		     "0xc0 umask 0x00");
+		     "not-offcore: offcore_rsp=0x10001 belongs to events 0xb7/0xbb umask 0x01 here, not "
+		     "event 0xc0 umask 0x00");
 	HT_CHECK_EQ(model_trace_len(), 0);
 	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0] + pmu_this_cpu()->extra_users[1], 0);
 
@@ -257,9 +511,8 @@ HT_TEST(smt_siblings_share_the_msrs_on_westmere)
 	struct pmu_event a, b, c, d;
 
 	boot(MODEL_WESTMERE); /* CPUs 0-1 core 0, CPUs 2-3 core 1 */
-	model_set_cpu(3);
-	HT_CHECK_EQ(pmu_offcore_core_id(), 1);
-	model_set_cpu(0);
+	HT_CHECK_EQ(pmu_cpu_of(3)->topo.core, 1);
+	HT_CHECK_STR(pmu_cpu_of(3)->topo.source, "CPUID.0BH");
 	offcore_ev(&a, 0xb7, 0x0101ull, "a");
 	offcore_ev(&b, 0xb7, 0xf001ull, "b");
 	offcore_ev(&c, 0xb7, 0x0201ull, "c");

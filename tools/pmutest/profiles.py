@@ -53,6 +53,19 @@ def parse_profiles(text, source=PROFILES):
     return profiles
 
 
+def qemu_args(profile, root=REPO_ROOT):
+    """More QEMU arguments a profile asks for: readconfig=PATH (relative to
+    the repository) reads a QEMU config file, e.g. the sockets and the PCI
+    functions of an emulated server uncore (emu/qemu/configs/)."""
+    path = profile.keys.get('readconfig')
+    if path is None:
+        return []
+    full = os.path.join(root, path)
+    if not os.path.isfile(full):
+        raise ProfileError('profile %s: readconfig=%s: no such file' % (profile.name, path))
+    return ['-readconfig', full]
+
+
 def load_profiles(path=PROFILES):
     try:
         with open(path) as f:

@@ -166,11 +166,12 @@ def report_host(host):
 
 def machine_config(args, log_path, workdir):
     """The QemuConfig for this run, before the accelerator is resolved."""
-    qemu_name, cpu = args.qemu or QEMU, args.cpu
+    qemu_name, cpu, extra = args.qemu or QEMU, args.cpu, []
     if args.profile:
         profile = profiles.find_profile(args.profile, profiles.PROFILES)
         qemu_name = args.qemu or profiles.emulated_qemu(profiles.EMU_QEMU_SCRIPT)
         cpu = profile.cpu
+        extra = profiles.qemu_args(profile)
         note('profile: %s (%s), -cpu %s%s' % (profile.name, profile.kind, profile.cpu, ''.join(
             ' %s=%s' % kv for kv in sorted(profile.keys.items()))))
     qemu = shutil.which(qemu_name)
@@ -183,7 +184,7 @@ def machine_config(args, log_path, workdir):
     cfg = QemuConfig(qemu=qemu, kernel=args.kernel, append=args.append, iso=args.iso,
                      boot=args.boot, firmware=args.firmware, machine=args.machine,
                      smp=args.smp, memory=args.memory, cpu=cpu, serial_log=log_path,
-                     extra=tuple(args.extra_qemu))
+                     extra=tuple(extra + args.extra_qemu))
     if args.firmware == 'uefi':
         ovmf = find_ovmf()
         if ovmf is None:

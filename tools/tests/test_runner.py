@@ -297,6 +297,15 @@ broken-pmi defect     max,pmu=on,x-no-pmi=on     catches=pmu.overflow.every_coun
                 profiles.parse_profiles(bad, 'p.list')
             self.assertIn(why, str(ctx.exception))
 
+    def test_readconfig_key_adds_a_config_file(self):
+        cfg = self.write('two.cfg', '[smp-opts]\n  sockets = "2"\n')
+        p = profiles.parse_profiles('skx silicon Skylake-Server,pmu=on readconfig=two.cfg\n')[0]
+        self.assertEqual(profiles.qemu_args(p, root=self.tmp), ['-readconfig', cfg])
+        self.assertEqual(profiles.qemu_args(profiles.parse_profiles('a silicon max\n')[0]), [])
+        with self.assertRaises(profiles.ProfileError) as ctx:
+            profiles.qemu_args(profiles.parse_profiles('b silicon max readconfig=none.cfg\n')[0], root=self.tmp)
+        self.assertIn('readconfig=none.cfg: no such file', str(ctx.exception))
+
     def test_unknown_profile_is_one_line_listing_the_known_ones(self):
         rc, out = self.main('--kernel', self.write('k', ''), '--profile', 'nope')
         self.assertEqual(rc, 2)

@@ -5,9 +5,13 @@
  *
  * - Caches: two direct-mapped levels of 64-byte lines, indexed by linear
  *   address: a 1 MiB "L2" and an 8 MiB last-level cache.  A load or store
- *   that misses the L2 is an LLC reference; one that also misses the LLC
- *   is an LLC miss.  CLFLUSH evicts the line from both.  Only accesses
- *   made while an LLC event counts are seen (HF_PMU_SIM); CLFLUSH always.
+ *   that misses the L2 is an LLC reference, an offcore request (a demand
+ *   data read, or an RFO for a store) and a request to the package's
+ *   uncore; one that also misses the LLC is an LLC miss and a line read
+ *   from DRAM.  A store leaves its line dirty in the LLC: evicting it, or
+ *   CLFLUSH, writes it to DRAM.  CLFLUSH evicts the line from both.  Only
+ *   accesses made while an LLC, offcore or uncore event counts are seen
+ *   (HF_PMU_SIM); CLFLUSH always.
  * - Branches: a conditional branch is predicted statically, backward
  *   taken and forward not taken (translate.c counts that one inline); an
  *   indirect JMP/CALL by the target it went to last time from the same
@@ -28,6 +32,7 @@
 #include "pmu-sim.h"
 
 #define LINE_SHIFT  6
+#define LLC_DIRTY   (1ull << 63)    /* in llc[]: the line was stored to */
 #define L2_LINES    (1u << 14)
 #define LLC_LINES   (1u << 17)
 #define BTB_SIZE    512
@@ -64,18 +69,37 @@ static X86PMUAccount *acc(CPUX86State *env)
     return &env->pmu_acc[(env->hflags & HF_CPL_MASK) ? 1 : 0];
 }
 
-static void access_line(CPUX86State *env, struct X86PMUSim *m, uint64_t line)
+static void access_line(CPUX86State *env, struct X86PMUSim *m, uint64_t line,
+                        bool store)
 {
-    uint64_t tag = line + 1;
+    uint64_t tag = line + 1, *llc = &m->llc[line % LLC_LINES];
+    /* Core events only while a counter counts (their fold is then due). */
+    X86PMUAccount *a = (env->hflags & HF_PMU_MASK) ? acc(env) : NULL;
+    bool hit = (*llc & ~LLC_DIRTY) == tag;
 
     if (m->l2[line % L2_LINES] == tag) {
+        *llc |= store && hit ? LLC_DIRTY : 0;
         return;
     }
-    acc(env)->llc_refs++;
-    if (m->llc[line % LLC_LINES] != tag) {
-        acc(env)->llc_misses++;
-        m->llc[line % LLC_LINES] = tag;
+    if (a) {
+        a->llc_refs++;
+        a->llc_misses += !hit;
+        a->offcore[store ? X86PMU_REQ_RFO : X86PMU_REQ_DATA_RD][hit]++;
     }
+    if (env_archcpu(env)->pmu_pkg) {
+        x86_pmu_uncore_event(env, X86PMU_UNC_LLC_REQUEST, line);
+        if (!hit) {
+            x86_pmu_uncore_event(env, X86PMU_UNC_CAS_READ, line);
+            if (*llc & LLC_DIRTY) {
+                x86_pmu_uncore_event(env, X86PMU_UNC_CAS_WRITE,
+                                     (*llc & ~LLC_DIRTY) - 1);
+            }
+        }
+    }
+    if (!hit) {
+        *llc = tag;
+    }
+    *llc |= store ? LLC_DIRTY : 0;
     m->l2[line % L2_LINES] = tag;
 }
 
@@ -83,15 +107,18 @@ static void access_line(CPUX86State *env, struct X86PMUSim *m, uint64_t line)
 void helper_pmu_mem(CPUX86State *env, target_ulong addr, uint32_t size)
 {
     struct X86PMUSim *m = env_archcpu(env)->pmu_sim;
+    bool store = size & X86_PMU_MEM_STORE;
     uint64_t first = (uint64_t)addr >> LINE_SHIFT;
-    uint64_t last = ((uint64_t)addr + MAX(size, 1) - 1) >> LINE_SHIFT;
+    uint64_t last;
 
+    size &= ~X86_PMU_MEM_STORE;
+    last = ((uint64_t)addr + MAX(size, 1) - 1) >> LINE_SHIFT;
     if (!m) {
         return;
     }
-    access_line(env, m, first);
+    access_line(env, m, first, store);
     if (last != first) {
-        access_line(env, m, last);
+        access_line(env, m, last, store);
     }
 }
 
@@ -106,7 +133,12 @@ void helper_pmu_clflush(CPUX86State *env, target_ulong addr)
     if (m->l2[line % L2_LINES] == line + 1) {
         m->l2[line % L2_LINES] = 0;
     }
-    if (m->llc[line % LLC_LINES] == line + 1) {
+    if ((m->llc[line % LLC_LINES] & ~LLC_DIRTY) == line + 1) {
+        /* A modified line is written back (SDM vol. 2A, CLFLUSH). */
+        if ((m->llc[line % LLC_LINES] & LLC_DIRTY) &&
+            env_archcpu(env)->pmu_pkg) {
+            x86_pmu_uncore_event(env, X86PMU_UNC_CAS_WRITE, line);
+        }
         m->llc[line % LLC_LINES] = 0;
     }
 }

@@ -202,6 +202,13 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
                    p->defect, known->str);
         return false;
     }
+    if (p->offcore == ON_OFF_AUTO_OFF) {
+        memset(&c->offcore, 0, sizeof(c->offcore));
+    } else if (p->offcore == ON_OFF_AUTO_ON && !c->offcore.nmsrs) {
+        error_setg(errp, "pmu-offcore=on: no offcore-response layout for "
+                   "family 0x%x model 0x%x", family, fmodel);
+        return false;
+    }
     why = x86pmu_config_check(c);
     if (why) {
         error_setg(errp, "%s", why);
@@ -240,6 +247,9 @@ bool x86_pmu_realize(X86CPU *cpu, const char *model, Error **errp)
     if (c.defect == X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS) {
         pmu_leak_init();
     }
+    if (cpu->pmu_prop.uncore && !x86_pmu_uncore_realize(cpu, errp)) {
+        return false;
+    }
     /* CPUID Fn8000_0022 (PerfMonV2) must be reachable. */
     if (c.vendor == X86PMU_VENDOR_AMD && c.perfmon_v2) {
         cpu->env.cpuid_min_xlevel = MAX(cpu->env.cpuid_min_xlevel,
@@ -271,6 +281,7 @@ void x86_pmu_reset(X86CPU *cpu)
     CPUX86State *env = &cpu->env;
 
     x86pmu_reset(&env->pmu, &cpu->pmu_cfg);
+    x86_pmu_uncore_reset(cpu);
     memset(env->pmu_acc, 0, sizeof(env->pmu_acc));
     env->pmu_mode_insn = 0;
     env->pmu_ref_mark = cpu_get_tsc(env);
@@ -376,6 +387,21 @@ static bool pmu_leaks(CPUX86State *env)
     return env->pmu.cfg.defect == X86PMU_DEFECT_COUNTS_LEAK_BETWEEN_CPUS;
 }
 
+/* Offcore requests the cache model saw, through the RSP MSRs. */
+static unsigned pmu_fold_offcore(CPUX86State *env, X86PMURing ring,
+                                 const X86PMUAccount *a)
+{
+    unsigned req, hit, pmis = 0;
+
+    for (req = 0; req < X86PMU_REQ_NUM; req++) {
+        for (hit = 0; hit < 2; hit++) {
+            pmis += x86pmu_count_offcore(&env->pmu, ring, env->pmu.offcore_rsp,
+                                         req, hit, a->offcore[req][hit]);
+        }
+    }
+    return pmis;
+}
+
 /*
  * The accounting since the last fold, into the model.  In step mode it
  * holds exactly one instruction, counted cycle by cycle; in fast mode
@@ -413,6 +439,7 @@ static unsigned pmu_fold(CPUX86State *env, bool one_insn)
             t[X86PMU_EV_SLOTS] = a->cycles * env->pmu.cfg.slots_per_cycle;
             pmis += x86pmu_count_bulk(&env->pmu, ring, t);
         }
+        pmis += pmu_fold_offcore(env, ring, a);
         memset(a, 0, sizeof(*a));
         if (pmu_leaks(env)) {
             pmu_leak_save(env);
@@ -484,10 +511,10 @@ static void pmu_update(CPUX86State *env)
     left = x86pmu_headroom(&env->pmu);
 
     /* Reference cycles come from the TSC: they need no accounting. */
-    if (a.events & ~(1u << X86PMU_EV_REF_CYCLES)) {
+    if ((a.events & ~(1u << X86PMU_EV_REF_CYCLES)) || a.offcore) {
         f |= HF_PMU_MASK;
-        if (a.events & (1u << X86PMU_EV_LLC_REFS | 1u << X86PMU_EV_LLC_MISSES |
-                        1u << X86PMU_EV_BRANCH_MISSES)) {
+        if ((a.events & (1u << X86PMU_EV_LLC_REFS | 1u << X86PMU_EV_LLC_MISSES |
+                         1u << X86PMU_EV_BRANCH_MISSES)) || a.offcore) {
             f |= HF_PMU_SIM_MASK;
         }
         /* CMASK/INV/EDGE see each cycle: one instruction at a time. */
@@ -495,6 +522,10 @@ static void pmu_update(CPUX86State *env)
             ((env->hflags & HF_PMU_STEP_MASK) && left < PMU_STEP_LEAVE)) {
             f |= HF_PMU_STEP_MASK;
         }
+    }
+    /* The package's uncore watches the caches on its own. */
+    if (x86_pmu_uncore_watching(env)) {
+        f |= HF_PMU_SIM_MASK;
     }
     env->hflags = (env->hflags & ~HF_PMU_ALL_MASK) | f;
     if (f & HF_PMU_STEP_MASK) {
@@ -506,6 +537,11 @@ static void pmu_update(CPUX86State *env)
         pmu_sim_ensure(env_archcpu(env));
     }
     pmu_arm_ref_timer(env);
+}
+
+void x86_pmu_rethink(CPUX86State *env)
+{
+    pmu_update(env);
 }
 
 /* PMIs through the LVT performance-counter entry, under the BQL. */
@@ -650,8 +686,14 @@ void x86_pmu_insn_end(CPUX86State *env, uint32_t self)
 
 int x86_pmu_rdmsr(CPUX86State *env, uint32_t msr, uint64_t *val)
 {
+    int r;
+
     if (pmu_leaks(env)) {
         pmu_leak_take(env);
+    }
+    r = x86_pmu_uncore_rdmsr(env, msr, val);
+    if (r) {
+        return r;
     }
     switch (x86pmu_rdmsr(&env->pmu, msr, val)) {
     case X86PMU_OK:
@@ -668,6 +710,7 @@ int x86_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
     X86CPU *cpu = env_archcpu(env);
     unsigned pmis = 0;
     X86PMUAccess r;
+    int uncore;
 
     if (pmu_leaks(env)) {
         pmu_leak_take(env);
@@ -676,6 +719,10 @@ int x86_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
     if (msr == 0x49 && (val & 1) &&
         env->pmu.cfg.defect != X86PMU_DEFECT_IBPB_KEEPS_PREDICTIONS) {
         pmu_sim_ibpb(cpu);
+    }
+    uncore = x86_pmu_uncore_wrmsr(env, msr, val);
+    if (uncore) {
+        return uncore;
     }
     r = x86pmu_wrmsr(&env->pmu, msr, val, &pmis);
     if (r == X86PMU_NOT_MINE) {

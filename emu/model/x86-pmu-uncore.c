@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The uncore of one package (x86-pmu-uncore.h).
+ *
+ * Client layouts (SDM vol. 4, the MSR tables of the 2nd to 10th
+ * generation Core processors; Linux arch/x86/events/intel/uncore_snb.c):
+ * C-box n has event selects 700H/701H + 10H n ([7:0] event, [15:8] umask,
+ * 18 edge, 20 overflow PMI, 22 enable, 23 invert, [28:24] threshold) and
+ * 44-bit counters 706H/707H + 10H n; MSR_UNC_CBO_CONFIG (396H) reads the
+ * number of C-boxes (plus one on Haswell/Broadwell); one global control
+ * (391H, E01H from Skylake: bit 29 enables every box, the low bits pick
+ * the cores a PMI goes to, 30 wake on PMI, 31 freeze on overflow); the ARB
+ * at 3B0H-3B3H; the memory controller's free-running DRAM read and write
+ * counters at MCHBAR + 5050H/5054H, 32 bits of 64-byte lines (Linux
+ * snb_uncore_imc, Intel PCM's client bandwidth code).
+ *
+ * Skylake-SP (Linux arch/x86/events/intel/uncore_snbep.c, skx_*; Intel
+ * PCM src/types.h): CHA n at E00H + 10H n: box control, event selects
+ * +1..+4 (the fields above, 17 counter reset, 19 TID filter, [31:24]
+ * threshold), filters +5/+6, status +7, 48-bit counters +8..+B; MSR 702H
+ * [5:0] the number of CHAs (PCM).  A box control's bit 0 resets the event
+ * selects, bit 1 the counters, bit 8 freezes the box (bit 16 enables the
+ * freeze).  The memory channels are PCI functions (8086:2042 at 10.2 and
+ * 12.2, 2046 at 10.6 and 12.6, 204A at 11.2 and 13.2 of the package's
+ * bus): box control F4H, event selects D8H + 4i, 48-bit counters A0H + 8i,
+ * the fixed DCLK counter's control F0H and counter D0H.
+ *
+ * What counts (the model's choices, emu/qemu/README.md): a C-box counts
+ * event 34H (UNC_CBO_CACHE_LOOKUP) with a MESI state in its unit mask
+ * [3:0], one per request that missed a core's L2 and went to its slice; a
+ * CHA event 50H (UNC_CHA_REQUESTS) with READS_LOCAL (umask bit 0), one per
+ * such request of its own package (every request is local: the model has
+ * one memory, no remote socket's reads); a memory channel event 04H
+ * (UNC_M_CAS_COUNT) with RD (umask bits 0-1) or WR (bits 2-3); the ARB and
+ * the DCLK counters count nothing.  A request goes to slice and channel
+ * line mod n, the address hash the model does not know.  Counters need
+ * their enable bit, the global enable (client) and an unfrozen box
+ * (server).  MSRs of boxes past the count raise #GP; so do reserved bits
+ * and writes to read-only registers (the CHA counters: Linux never writes
+ * them, and whether silicon takes writes is not published).
+ *
+ * Copyright (c) 2025 The pmutest authors
+ */
+
+#include <string.h>
+
+#include "x86-pmu-uncore.h"
+
+#define BIT64(n)            (1ull << (n))
+#define MASK(w)             ((w) >= 64 ? ~0ull : BIT64(w) - 1)
+
+#define CLIENT_GLOBAL_EN    BIT64(29)
+#define CLIENT_GLOBAL_VALID (BIT64(29) | BIT64(30) | BIT64(31))
+#define CLIENT_SEL_VALID    0x1fd4ffffull
+#define CLIENT_WIDTH        44
+#define SEL_EN              BIT64(22)
+#define SERVER_SEL_VALID    0xffffffffull
+#define SERVER_WIDTH        48
+#define BOX_RST_CTRL        BIT64(0)
+#define BOX_RST_CTRS        BIT64(1)
+#define BOX_FRZ             BIT64(8)
+#define BOX_FRZ_EN          BIT64(16)
+#define BOX_CTL_VALID       (BOX_RST_CTRL | BOX_RST_CTRS | BOX_FRZ | BOX_FRZ_EN)
+
+#define MSR_UNC_PERF_GLOBAL_CTRL    0x391
+#define MSR_SKL_UNC_PERF_GLOBAL_CTL 0xe01
+#define MSR_UNC_CBO_CONFIG          0x396
+#define MSR_UNC_CBO_0               0x700
+#define MSR_UNC_ARB_PERFCTR0        0x3b0
+#define MSR_SKX_NCU_PMON_CONFIG     0x702
+#define MSR_SKX_CHA_0               0xe00
+
+#define MCHBAR_DRAM_READS   0x5050
+#define MCHBAR_DRAM_WRITES  0x5054
+
+static bool client(const X86PMUUncoreState *s)
+{
+    return s->cfg.layout == X86PMU_UNCORE_SNB_CLIENT ||
+           s->cfg.layout == X86PMU_UNCORE_HSW_CLIENT ||
+           s->cfg.layout == X86PMU_UNCORE_SKL_CLIENT;
+}
+
+void x86pmu_uncore_shape(uint32_t family, uint32_t model, unsigned cores,
+                         X86PMUUncoreConfig *cfg)
+{
+    unsigned cap;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (family != 6) {
+        return;
+    }
+    /*
+     * One C-box or CHA per core.  The client parts have at most 4 cores
+     * before Skylake; an 8-core Coffee Lake's eighth C-box sits at other
+     * addresses (Linux UNCORE_BOX_FLAG_CFL8_CBOX_MSR_OFFS), so the model
+     * stops at 7.
+     */
+    switch (model) {
+    case 0x2a: case 0x3a:
+        cfg->layout = X86PMU_UNCORE_SNB_CLIENT;
+        cap = 4;
+        break;
+    case 0x3c: case 0x45: case 0x46: case 0x3d: case 0x47:
+        cfg->layout = X86PMU_UNCORE_HSW_CLIENT;
+        cap = 4;
+        break;
+    case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
+        cfg->layout = X86PMU_UNCORE_SKL_CLIENT;
+        cap = 7;
+        break;
+    case 0x55:
+        cfg->layout = X86PMU_UNCORE_SKX;
+        cap = X86PMU_UNC_MAX_BOXES;
+        break;
+    default:
+        return;
+    }
+    cores = cores ? cores : 1;
+    cfg->nboxes = cores > cap ? cap : cores;
+}
+
+void x86pmu_uncore_reset(X86PMUUncoreState *s, const X86PMUUncoreConfig *cfg)
+{
+    X86PMUUncoreConfig c = *cfg;    /* cfg may be s->cfg */
+
+    memset(s, 0, sizeof(*s));
+    s->cfg = c;
+}
+
+/* --- Registers --- */
+
+typedef enum UncReg {
+    U_GLOBAL, U_CBO_CONFIG, U_NCU_CONFIG, U_SEL, U_CTR, U_BOX_CTL, U_FILTER,
+    U_STATUS,
+} UncReg;
+
+/* Which register `msr` is, and of which box (-1: the ARB) and counter. */
+static X86PMUAccess decode(const X86PMUUncoreState *s, uint32_t msr,
+                           UncReg *reg, int *box, unsigned *i)
+{
+    *box = 0;
+    *i = 0;
+    if (client(s)) {
+        bool skl = s->cfg.layout == X86PMU_UNCORE_SKL_CLIENT;
+        uint32_t global = skl ? MSR_SKL_UNC_PERF_GLOBAL_CTL :
+                                MSR_UNC_PERF_GLOBAL_CTRL;
+
+        if (msr == global) {
+            *reg = U_GLOBAL;
+            return X86PMU_OK;
+        }
+        if (msr == MSR_UNC_CBO_CONFIG) {
+            *reg = U_CBO_CONFIG;
+            return X86PMU_OK;
+        }
+        if (msr >= MSR_UNC_ARB_PERFCTR0 && msr < MSR_UNC_ARB_PERFCTR0 + 4) {
+            *box = -1;
+            *i = (msr - MSR_UNC_ARB_PERFCTR0) & 1;
+            *reg = msr < MSR_UNC_ARB_PERFCTR0 + 2 ? U_CTR : U_SEL;
+            return X86PMU_OK;
+        }
+        if (msr >= MSR_UNC_CBO_0 && msr < MSR_UNC_CBO_0 + 0x10 * 8) {
+            unsigned off = (msr - MSR_UNC_CBO_0) % 0x10;
+
+            *box = (msr - MSR_UNC_CBO_0) / 0x10;
+            if (off < 2 || (off >= 6 && off < 8)) {
+                *i = off & 1;
+                *reg = off < 2 ? U_SEL : U_CTR;
+                return *box < s->cfg.nboxes ? X86PMU_OK : X86PMU_GP;
+            }
+            return X86PMU_GP;
+        }
+        return X86PMU_NOT_MINE;
+    }
+    if (s->cfg.layout == X86PMU_UNCORE_SKX) {
+        if (msr == MSR_SKX_NCU_PMON_CONFIG) {
+            *reg = U_NCU_CONFIG;
+            return X86PMU_OK;
+        }
+        if (msr >= MSR_SKX_CHA_0 &&
+            msr < MSR_SKX_CHA_0 + 0x10 * X86PMU_UNC_MAX_BOXES) {
+            unsigned off = (msr - MSR_SKX_CHA_0) % 0x10;
+
+            *box = (msr - MSR_SKX_CHA_0) / 0x10;
+            if (*box >= s->cfg.nboxes || off > 0xb) {
+                return X86PMU_GP;
+            }
+            if (off == 0) {
+                *reg = U_BOX_CTL;
+            } else if (off <= 4) {
+                *reg = U_SEL, *i = off - 1;
+            } else if (off <= 6) {
+                *reg = U_FILTER, *i = off - 5;
+            } else if (off == 7) {
+                *reg = U_STATUS;
+            } else {
+                *reg = U_CTR, *i = off - 8;
+            }
+            return X86PMU_OK;
+        }
+    }
+    return X86PMU_NOT_MINE;
+}
+
+static X86PMUUncoreBox *box_of(X86PMUUncoreState *s, int box)
+{
+    return box < 0 ? &s->arb : &s->box[box];
+}
+
+X86PMUAccess x86pmu_uncore_rdmsr(X86PMUUncoreState *s, uint32_t msr,
+                                 uint64_t *val)
+{
+    X86PMUAccess a;
+    UncReg reg;
+    unsigned i;
+    int box;
+
+    *val = 0;
+    a = decode(s, msr, &reg, &box, &i);
+    if (a != X86PMU_OK) {
+        return a;
+    }
+    switch (reg) {
+    case U_GLOBAL:
+        *val = s->global_ctrl;
+        break;
+    case U_CBO_CONFIG:
+        /* Haswell/Broadwell: "encoded number of C-Box, derive value by -1" */
+        *val = s->cfg.nboxes +
+               (s->cfg.layout == X86PMU_UNCORE_HSW_CLIENT ? 1 : 0);
+        break;
+    case U_NCU_CONFIG:
+        *val = s->cfg.nboxes;
+        break;
+    case U_SEL:
+        *val = box_of(s, box)->sel[i];
+        break;
+    case U_CTR:
+        *val = box_of(s, box)->ctr[i];
+        break;
+    case U_BOX_CTL:
+        *val = box_of(s, box)->box_ctl;
+        break;
+    case U_FILTER:
+        *val = box_of(s, box)->filter[i];
+        break;
+    case U_STATUS:
+        break;
+    }
+    return X86PMU_OK;
+}
+
+X86PMUAccess x86pmu_uncore_wrmsr(X86PMUUncoreState *s, uint32_t msr,
+                                 uint64_t val)
+{
+    X86PMUUncoreBox *b;
+    X86PMUAccess a;
+    UncReg reg;
+    unsigned i;
+    int box;
+    bool reserved_ok = s->cfg.defect == X86PMU_DEFECT_RESERVED_BITS_ACCEPTED;
+
+    a = decode(s, msr, &reg, &box, &i);
+    if (a != X86PMU_OK) {
+        return a;
+    }
+    b = box_of(s, box);
+    switch (reg) {
+    case U_GLOBAL: {
+        uint64_t pmi_sel = s->cfg.layout == X86PMU_UNCORE_SKL_CLIENT ?
+                           0x1f : 0xf;
+
+        if ((val & ~(CLIENT_GLOBAL_VALID | pmi_sel)) && !reserved_ok) {
+            return X86PMU_GP;
+        }
+        s->global_ctrl = val;
+        break;
+    }
+    case U_CBO_CONFIG:
+    case U_NCU_CONFIG:
+    case U_STATUS:
+        return X86PMU_GP;       /* read-only */
+    case U_SEL:
+        if ((val & ~(client(s) ? CLIENT_SEL_VALID : SERVER_SEL_VALID)) &&
+            !reserved_ok) {
+            return X86PMU_GP;
+        }
+        b->sel[i] = val;
+        break;
+    case U_CTR:
+        if (!client(s) || ((val & ~MASK(CLIENT_WIDTH)) && !reserved_ok)) {
+            return X86PMU_GP;
+        }
+        b->ctr[i] = val & MASK(CLIENT_WIDTH);
+        break;
+    case U_BOX_CTL:
+        if ((val & ~BOX_CTL_VALID) && !reserved_ok) {
+            return X86PMU_GP;
+        }
+        if (val & BOX_RST_CTRL) {
+            memset(b->sel, 0, sizeof(b->sel));
+        }
+        if (val & BOX_RST_CTRS) {
+            memset(b->ctr, 0, sizeof(b->ctr));
+        }
+        /* The reset bits act and read back 0. */
+        b->box_ctl = val & ~(BOX_RST_CTRL | BOX_RST_CTRS);
+        break;
+    case U_FILTER:
+        b->filter[i] = val;
+        break;
+    }
+    return X86PMU_OK;
+}
+
+/* --- Skylake-SP memory channels, MCHBAR --- */
+
+#define CHAN_CTR0       0xa0
+#define CHAN_FIXED_CTR  0xd0
+#define CHAN_SEL0       0xd8
+#define CHAN_FIXED_CTL  0xf0
+#define CHAN_BOX_CTL    0xf4
+
+uint16_t x86pmu_uncore_chan_device(unsigned ch)
+{
+    static const uint16_t ids[X86PMU_UNC_CHANNELS] = {
+        0x2042, 0x2046, 0x204a, 0x2042, 0x2046, 0x204a,
+    };
+    return ch < X86PMU_UNC_CHANNELS ? ids[ch] : 0;
+}
+
+bool x86pmu_uncore_chan_read(X86PMUUncoreState *s, unsigned ch, uint32_t off,
+                             uint32_t *val)
+{
+    X86PMUUncoreBox *b;
+
+    *val = 0;
+    if (s->cfg.layout != X86PMU_UNCORE_SKX || ch >= X86PMU_UNC_CHANNELS) {
+        return false;
+    }
+    b = &s->chan[ch];
+    if (off >= CHAN_CTR0 && off < CHAN_CTR0 + 8 * X86PMU_UNC_MAX_CTRS) {
+        uint64_t v = b->ctr[(off - CHAN_CTR0) / 8];
+
+        *val = (off & 4) ? (uint32_t)(v >> 32) : (uint32_t)v;
+    } else if (off >= CHAN_SEL0 && off < CHAN_SEL0 + 4 * X86PMU_UNC_MAX_CTRS) {
+        *val = (uint32_t)b->sel[(off - CHAN_SEL0) / 4];
+    } else if (off == CHAN_BOX_CTL) {
+        *val = (uint32_t)b->box_ctl;
+    } else if (off == CHAN_FIXED_CTL) {
+        *val = (uint32_t)b->filter[0];
+    } else if (off == CHAN_FIXED_CTR || off == CHAN_FIXED_CTR + 4) {
+        *val = 0;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool x86pmu_uncore_chan_write(X86PMUUncoreState *s, unsigned ch, uint32_t off,
+                              uint32_t val)
+{
+    X86PMUUncoreBox *b;
+
+    if (s->cfg.layout != X86PMU_UNCORE_SKX || ch >= X86PMU_UNC_CHANNELS) {
+        return false;
+    }
+    b = &s->chan[ch];
+    if (off >= CHAN_SEL0 && off < CHAN_SEL0 + 4 * X86PMU_UNC_MAX_CTRS) {
+        b->sel[(off - CHAN_SEL0) / 4] = val;
+    } else if (off == CHAN_BOX_CTL) {
+        if (val & BOX_RST_CTRL) {
+            memset(b->sel, 0, sizeof(b->sel));
+        }
+        if (val & BOX_RST_CTRS) {
+            memset(b->ctr, 0, sizeof(b->ctr));
+        }
+        b->box_ctl = val & (BOX_FRZ | BOX_FRZ_EN);
+    } else if (off == CHAN_FIXED_CTL) {
+        b->filter[0] = val;
+    } else if (off >= CHAN_CTR0 && off < CHAN_CTR0 + 8 * X86PMU_UNC_MAX_CTRS) {
+        /* The counters are read-only: writes are dropped. */
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool x86pmu_uncore_mchbar_read(const X86PMUUncoreState *s, uint32_t off,
+                               uint32_t *val)
+{
+    *val = 0;
+    if (!client(s)) {
+        return false;
+    }
+    if (off == MCHBAR_DRAM_READS) {
+        *val = (uint32_t)s->dram_reads;
+    } else if (off == MCHBAR_DRAM_WRITES) {
+        *val = (uint32_t)s->dram_writes;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* --- Counting --- */
+
+static bool enabled(const X86PMUUncoreState *s, uint64_t sel)
+{
+    return (sel & SEL_EN) ||
+           s->cfg.defect == X86PMU_DEFECT_UNCORE_IGNORES_ENABLE;
+}
+
+/* Add n to the counters of box b whose select says (event, umask & m). */
+static void add(const X86PMUUncoreState *s, X86PMUUncoreBox *b, unsigned ev,
+                unsigned umask_bits, unsigned width, uint64_t n)
+{
+    unsigned i;
+
+    if (b->box_ctl & BOX_FRZ) {
+        return;
+    }
+    for (i = 0; i < X86PMU_UNC_MAX_CTRS; i++) {
+        uint64_t sel = b->sel[i];
+
+        if (enabled(s, sel) && (sel & 0xff) == ev &&
+            ((sel >> 8) & umask_bits)) {
+            b->ctr[i] = (b->ctr[i] + n) & MASK(width);
+        }
+    }
+}
+
+static void count_one(X86PMUUncoreState *s, X86PMUUncoreEvent ev,
+                      uint64_t line, uint64_t n)
+{
+    switch (s->cfg.layout) {
+    case X86PMU_UNCORE_SNB_CLIENT:
+    case X86PMU_UNCORE_HSW_CLIENT:
+    case X86PMU_UNCORE_SKL_CLIENT:
+        if (ev == X86PMU_UNC_CAS_READ) {
+            s->dram_reads += n;
+        } else if (ev == X86PMU_UNC_CAS_WRITE) {
+            s->dram_writes += n;
+        } else if ((s->global_ctrl & CLIENT_GLOBAL_EN) && s->cfg.nboxes) {
+            /* UNC_CBO_CACHE_LOOKUP, a MESI state in the unit mask. */
+            add(s, &s->box[line % s->cfg.nboxes], 0x34, 0x0f, CLIENT_WIDTH, n);
+        }
+        break;
+    case X86PMU_UNCORE_SKX:
+        if (ev == X86PMU_UNC_LLC_REQUEST && s->cfg.nboxes) {
+            /* UNC_CHA_REQUESTS.READS_LOCAL */
+            add(s, &s->box[line % s->cfg.nboxes], 0x50, 0x01, SERVER_WIDTH, n);
+        } else if (ev == X86PMU_UNC_CAS_READ) {
+            add(s, &s->chan[line % X86PMU_UNC_CHANNELS], 0x04, 0x03,
+                SERVER_WIDTH, n);
+        } else if (ev == X86PMU_UNC_CAS_WRITE) {
+            add(s, &s->chan[line % X86PMU_UNC_CHANNELS], 0x04, 0x0c,
+                SERVER_WIDTH, n);
+        }
+        break;
+    case X86PMU_UNCORE_NONE:
+        break;
+    }
+}
+
+void x86pmu_uncore_count(X86PMUUncoreState *const *pkgs, unsigned npkgs,
+                         unsigned pkg, X86PMUUncoreEvent ev, uint64_t line,
+                         uint64_t n)
+{
+    if (pkg >= npkgs || !pkgs[pkg] || !n) {
+        return;
+    }
+    count_one(pkgs[pkg], ev, line, n);
+    /* A package's events show up in the next package's boxes too. */
+    if (pkgs[pkg]->cfg.defect == X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES) {
+        unsigned k;
+
+        for (k = 1; k < npkgs; k++) {
+            if (pkgs[(pkg + k) % npkgs]) {
+                count_one(pkgs[(pkg + k) % npkgs], ev, line, n);
+                break;
+            }
+        }
+    }
+}
+
+bool x86pmu_uncore_watching(const X86PMUUncoreState *s)
+{
+    unsigned b, i;
+
+    if (client(s)) {
+        return true;    /* the free-running DRAM counters */
+    }
+    for (b = 0; b < X86PMU_UNC_MAX_BOXES; b++) {
+        for (i = 0; i < X86PMU_UNC_MAX_CTRS; i++) {
+            if (enabled(s, s->box[b].sel[i]) && s->box[b].sel[i]) {
+                return true;
+            }
+        }
+    }
+    for (b = 0; b < X86PMU_UNC_CHANNELS; b++) {
+        for (i = 0; i < X86PMU_UNC_MAX_CTRS; i++) {
+            if (enabled(s, s->chan[b].sel[i]) && s->chan[b].sel[i]) {
+                return true;
+            }
+        }
+    }
+    return false;
+}

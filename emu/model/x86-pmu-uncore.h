@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The uncore of one package: the boxes whose counters count what the cores
+ * of that package do to the shared cache and the memory controller (Intel
+ * client C-boxes and free-running memory-controller counters, server CHAs
+ * and memory-controller channels).  Package scope: every CPU of a package
+ * sees the same registers, so its user keeps one state per package and
+ * serialises the accesses.
+ *
+ * Like x86-pmu.h, it counts nothing by itself: its user says which
+ * requests the package's caches saw (QEMU: its cache model; the host
+ * tests: the work they describe).
+ *
+ * Copyright (c) 2025 The pmutest authors
+ */
+
+#ifndef X86_PMU_UNCORE_H
+#define X86_PMU_UNCORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "x86-pmu.h"
+
+/* The layouts the model has (x86-pmu-uncore.c gives their sources). */
+typedef enum X86PMUUncoreLayout {
+    X86PMU_UNCORE_NONE,
+    X86PMU_UNCORE_SNB_CLIENT,   /* Sandy/Ivy Bridge: global 391H */
+    X86PMU_UNCORE_HSW_CLIENT,   /* Haswell/Broadwell: CBO_CONFIG = count + 1 */
+    X86PMU_UNCORE_SKL_CLIENT,   /* Skylake .. Comet Lake: global E01H */
+    X86PMU_UNCORE_SKX,          /* Skylake-SP: CHAs, memory channels in PCI */
+} X86PMUUncoreLayout;
+
+#define X86PMU_UNC_MAX_BOXES    28  /* Skylake-SP's CHAs at most */
+#define X86PMU_UNC_MAX_CTRS     4
+#define X86PMU_UNC_CHANNELS     6   /* Skylake-SP: two controllers x 3 */
+
+typedef struct X86PMUUncoreConfig {
+    X86PMUUncoreLayout layout;
+    uint8_t nboxes;             /* C-boxes / CHAs */
+    X86PMUDefect defect;        /* the CPUs' (uncore ones only act here) */
+} X86PMUUncoreConfig;
+
+/* One box: C-box, ARB, CHA or memory channel. */
+typedef struct X86PMUUncoreBox {
+    uint64_t box_ctl;
+    uint64_t sel[X86PMU_UNC_MAX_CTRS];
+    uint64_t ctr[X86PMU_UNC_MAX_CTRS];
+    uint64_t filter[2];
+} X86PMUUncoreBox;
+
+typedef struct X86PMUUncoreState {
+    X86PMUUncoreConfig cfg;
+    uint64_t global_ctrl;
+    X86PMUUncoreBox box[X86PMU_UNC_MAX_BOXES];
+    X86PMUUncoreBox arb;
+    X86PMUUncoreBox chan[X86PMU_UNC_CHANNELS];
+    /*
+     * Client: the memory controller's free-running DRAM read and write
+     * counters (64-byte lines), which count all the time.
+     */
+    uint64_t dram_reads, dram_writes;
+} X86PMUUncoreState;
+
+/* What the package's caches saw, for x86pmu_uncore_count(). */
+typedef enum X86PMUUncoreEvent {
+    X86PMU_UNC_LLC_REQUEST,     /* a core's request that missed its L2 */
+    X86PMU_UNC_CAS_READ,        /* a line read from DRAM */
+    X86PMU_UNC_CAS_WRITE,       /* a line written to DRAM */
+} X86PMUUncoreEvent;
+
+/*
+ * The uncore of Intel family 6 `model` with `cores` cores a package
+ * (layout NONE if the model has none the model emulates).
+ */
+void x86pmu_uncore_shape(uint32_t family, uint32_t model, unsigned cores,
+                         X86PMUUncoreConfig *cfg);
+void x86pmu_uncore_reset(X86PMUUncoreState *s, const X86PMUUncoreConfig *cfg);
+
+/* The package's MSRs; X86PMU_NOT_MINE for any other. */
+X86PMUAccess x86pmu_uncore_rdmsr(X86PMUUncoreState *s, uint32_t msr,
+                                 uint64_t *val);
+X86PMUAccess x86pmu_uncore_wrmsr(X86PMUUncoreState *s, uint32_t msr,
+                                 uint64_t val);
+
+/*
+ * Skylake-SP's memory channel `ch` in PCI configuration space: a dword at
+ * `off` (the registers from 0xA0 up); false for an offset the model does
+ * not have (reads as 0, writes dropped).
+ */
+bool x86pmu_uncore_chan_read(X86PMUUncoreState *s, unsigned ch, uint32_t off,
+                             uint32_t *val);
+bool x86pmu_uncore_chan_write(X86PMUUncoreState *s, unsigned ch,
+                              uint32_t off, uint32_t val);
+/* The PCI device IDs of the channels (vendor 8086). */
+uint16_t x86pmu_uncore_chan_device(unsigned ch);
+
+/*
+ * The client memory controller's registers in MCHBAR: a dword at `off`;
+ * false where the model has none.
+ */
+bool x86pmu_uncore_mchbar_read(const X86PMUUncoreState *s, uint32_t off,
+                               uint32_t *val);
+
+/*
+ * `n` events of `ev` at cache line `line` in package `pkg` of pkgs[npkgs]
+ * (the line picks the slice and the channel).  Only pkgs[pkg] counts them,
+ * unless the defect says otherwise.
+ */
+void x86pmu_uncore_count(X86PMUUncoreState *const *pkgs, unsigned npkgs,
+                         unsigned pkg, X86PMUUncoreEvent ev, uint64_t line,
+                         uint64_t n);
+
+/*
+ * Whether the package's caches must be watched: some counter is enabled,
+ * or the layout has free-running counters (they always count).
+ */
+bool x86pmu_uncore_watching(const X86PMUUncoreState *s);
+
+#endif

@@ -1,0 +1,223 @@
+/* Memory-controller check, once per package from its first CPU: a stream
+ * over flushed lines, read and then written back, against the CAS reads
+ * and writes of the package's memory controller (pmu/intel_imc.c). */
+#include "arch/x86/bootmem.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/smp.h"
+#include "lib/printf.h"
+#include "pmu/intel_imc.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+#include "tests/ktest.h"
+#include "tests/pmu_common.h"
+
+/* The stream: 256 Ki lines (16 MiB), far more than the bounds' slack. */
+#define IMC_LINES (256u << 10)
+#define LINE 64
+/* Lines the bounds allow besides the stream's and the background's: the
+ * prefetchers running past its end (the streamer stays inside a 4 KiB
+ * page: 64 lines), the window code's own lines, and, for writes, a memory
+ * controller's write queue still holding flushed lines when the window
+ * closes (tens of entries a channel). */
+#define IMC_SLACK 1024
+
+struct imc_pkg {
+	struct pmu_package pk;
+	struct pmu_imc m;
+	int err;
+	/* Results, in counts: the read phase, the write phase, and idle
+	 * windows as long as each (the background the platform adds). */
+	struct pmu_imc_counts rd, wr, rd_idle, wr_idle;
+	uint64_t rd_tsc, wr_tsc;
+	char why[PMU_REASON_LEN];
+};
+
+static struct imc_pkg ipkgs[PMU_MAX_PACKAGES];
+static unsigned nipkgs;
+static uint8_t *imc_buf;
+
+static void detect_here(void *arg)
+{
+	struct imc_pkg *p = arg;
+
+	pmu_cpu_ensure();
+	p->err = pmu_imc_detect(&p->m, pmu_caps());
+}
+
+/* A client platform has one memory controller, the host bridge's: it is
+ * counted from package 0 only. */
+static bool platform_imc(const struct imc_pkg *p)
+{
+	return p->m.model && p->m.model->kind == PMU_IMC_MCHBAR;
+}
+
+static const char *imc_needs(void)
+{
+	struct pmu_package pk[PMU_MAX_PACKAGES];
+
+	if (!pmu_cpu_ensure())
+		return "CPU index beyond PMU_MAX_CPUS";
+	for (unsigned cpu = 0; cpu < smp_num_cpus(); cpu++)
+		pmu_test_init_cpu(cpu);
+	nipkgs = pmu_packages(pk, PMU_MAX_PACKAGES);
+	for (unsigned i = 0; i < nipkgs; i++) {
+		ipkgs[i] = (struct imc_pkg){ .pk = pk[i] };
+		on_cpu(pk[i].lead, detect_here, &ipkgs[i]);
+	}
+	if (!nipkgs)
+		return "no initialised CPU";
+	if (ipkgs[0].err != PMU_OK)
+		return ktest_reason("%s", ipkgs[0].m.why);
+	return NULL;
+}
+
+static void flush(const uint8_t *b, uint64_t lines)
+{
+	for (uint64_t i = 0; i < lines; i++)
+		__asm__ volatile("clflush %0" ::"m"(b[i * LINE]));
+	mb();
+}
+
+/* One load a line, in order: the line comes from DRAM (it was flushed). */
+static uint64_t read_stream(const uint8_t *b, uint64_t lines)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t i = 0; i < lines; i++)
+		sum += *(const volatile uint64_t *)&b[i * LINE];
+	return sum;
+}
+
+/* One store a line (its RFO reads the line), then CLFLUSH writes it back
+ * (SDM vol. 2A, CLFLUSH: "if that cache line contains modified data ...
+ * the data is written back to memory"); MFENCE orders the flushes. */
+static void write_stream(uint8_t *b, uint64_t lines)
+{
+	for (uint64_t i = 0; i < lines; i++) {
+		*(volatile uint64_t *)&b[i * LINE] = i;
+		__asm__ volatile("clflush %0" : "+m"(b[i * LINE]));
+	}
+	mb();
+}
+
+/* A window of `ticks` TSC ticks in which this CPU touches no memory. */
+static void idle_window(const struct pmu_imc *m, uint64_t ticks, struct pmu_imc_counts *k, int *err)
+{
+	uint64_t t0;
+
+	if ((*err = pmu_imc_begin(m, k)) != PMU_OK)
+		return;
+	t0 = rdtsc();
+	while (rdtsc() - t0 < ticks)
+		cpu_relax();
+	*err = pmu_imc_end(m, k);
+}
+
+static void stream_here(void *arg)
+{
+	struct imc_pkg *p = arg;
+	uint64_t t0, sink;
+	bool irq;
+	int err;
+
+	p->why[0] = '\0';
+	flush(imc_buf, IMC_LINES);
+	irq = irq_save();
+	if ((err = pmu_imc_begin(&p->m, &p->rd)) == PMU_OK) {
+		t0 = rdtsc();
+		sink = read_stream(imc_buf, IMC_LINES);
+		p->rd_tsc = rdtsc() - t0;
+		err = pmu_imc_end(&p->m, &p->rd);
+		(void)sink;
+	}
+	if (err == PMU_OK)
+		idle_window(&p->m, p->rd_tsc, &p->rd_idle, &err);
+	irq_restore(irq);
+	flush(imc_buf, IMC_LINES);
+	irq = irq_save();
+	if (err == PMU_OK && (err = pmu_imc_begin(&p->m, &p->wr)) == PMU_OK) {
+		t0 = rdtsc();
+		write_stream(imc_buf, IMC_LINES);
+		p->wr_tsc = rdtsc() - t0;
+		err = pmu_imc_end(&p->m, &p->wr);
+	}
+	if (err == PMU_OK)
+		idle_window(&p->m, p->wr_tsc, &p->wr_idle, &err);
+	irq_restore(irq);
+	if (err != PMU_OK)
+		ksnprintf(p->why, sizeof(p->why), "reading the memory-controller counters failed (%d)", err);
+}
+
+/* Lines a count stands for, at least and at most (bytes per count). */
+static uint64_t lines_lo(const struct pmu_imc *m, uint64_t c)
+{
+	return c * m->model->bytes_min / LINE;
+}
+static uint64_t lines_hi(const struct pmu_imc *m, uint64_t c)
+{
+	return c * m->model->bytes_max / LINE;
+}
+
+/* Check that count c (of what) covers at least `lo` lines and at most the
+ * stream's plus twice the idle window's background plus the slack. */
+static void check_lines(const struct imc_pkg *p, const char *phase, const char *what, uint64_t c,
+			uint64_t idle, uint64_t lo)
+{
+	uint64_t hi = IMC_LINES + 2 * lines_hi(&p->m, idle) + IMC_SLACK;
+
+	check(lines_hi(&p->m, c) >= lo,
+	      "package %u %s: %s %lu (x %u-%u bytes) cover fewer than the %lu lines expected (%u streamed)",
+	      p->pk.id, phase, what, c, p->m.model->bytes_min, p->m.model->bytes_max, lo, IMC_LINES);
+	check(lines_lo(&p->m, c) <= hi,
+	      "package %u %s: %s %lu (x %u-%u bytes) exceed %lu lines (%u streamed + 2 x %lu idle + %u)",
+	      p->pk.id, phase, what, c, p->m.model->bytes_min, p->m.model->bytes_max, hi, IMC_LINES, idle,
+	      IMC_SLACK);
+}
+
+/*
+ * Read phase: every line of a flushed 16 MiB buffer loaded once, in order,
+ * interrupts off: each line must come from DRAM, so the CAS reads cover at
+ * least IMC_LINES lines; and at most those, the prefetchers' overrun and
+ * twice the background an idle window of the same length saw; its CAS
+ * writes no more than that background. Write phase:
+ * each line stored once (an RFO read) and flushed (a write back): reads as
+ * above, writes at least IMC_LINES - IMC_SLACK (a write queue may still
+ * hold some when the window closes) and at most as reads.
+ */
+KTEST("pmu.imc", cas_reads_writes_of_a_stream, imc_needs, 0,
+      "CAS reads/writes cover a flushed stream's lines, bounded, per package")
+{
+	if (!imc_buf)
+		imc_buf = bootmem_alloc((uint64_t)IMC_LINES * LINE);
+	for (unsigned i = 0; i < nipkgs; i++) {
+		struct imc_pkg *p = &ipkgs[i];
+
+		if (i > 0 && platform_imc(&ipkgs[0])) {
+			diag("package %u: the client memory controller is the platform's, counted from package %u",
+			     p->pk.id, ipkgs[0].pk.id);
+			continue;
+		}
+		if (!check(p->err == PMU_OK, "package %u (CPU %u): %s", p->pk.id, p->pk.lead, p->m.why))
+			continue;
+		on_cpu(p->pk.lead, stream_here, p);
+		if (!check(!p->why[0], "package %u (CPU %u): %s", p->pk.id, p->pk.lead, p->why))
+			continue;
+		diag("package %u (CPU %u): %s, %s; %s", p->pk.id, p->pk.lead, p->m.model->name,
+		     p->m.model->what, platform_imc(p) ? "MCHBAR" : "channels");
+		diag("package %u: read %u lines: CAS reads %lu writes %lu (idle window: %lu / %lu; %lu TSC ticks)",
+		     p->pk.id, IMC_LINES, p->rd.reads, p->rd.writes, p->rd_idle.reads, p->rd_idle.writes,
+		     p->rd_tsc);
+		diag("package %u: wrote and flushed %u lines: CAS reads %lu writes %lu (idle window: %lu / %lu; %lu "
+		     "TSC ticks)",
+		     p->pk.id, IMC_LINES, p->wr.reads, p->wr.writes, p->wr_idle.reads, p->wr_idle.writes,
+		     p->wr_tsc);
+		check_lines(p, "read phase", "CAS reads", p->rd.reads, p->rd_idle.reads, IMC_LINES);
+		check(lines_lo(&p->m, p->rd.writes) <= 2 * lines_hi(&p->m, p->rd_idle.writes) + IMC_SLACK,
+		      "package %u read phase: CAS writes %lu exceed the background (2 x %lu idle + %u lines): reads "
+		      "counted as writes?",
+		      p->pk.id, p->rd.writes, p->rd_idle.writes, IMC_SLACK);
+		check_lines(p, "write phase", "CAS reads (RFO)", p->wr.reads, p->wr_idle.reads, IMC_LINES);
+		check_lines(p, "write phase", "CAS writes", p->wr.writes, p->wr_idle.writes,
+			    IMC_LINES - IMC_SLACK);
+	}
+}

@@ -219,6 +219,10 @@ static void overflow(X86PMUState *s, unsigned idx, const Ctr *c, bool *pmi)
     bool has_status = x86pmu_is_amd(s) ? s->cfg.perfmon_v2 :
                       s->cfg.version >= 2;
 
+    /* A PEBS counter's overflow owes a record instead (x86-pmu-pebs.c). */
+    if (x86pmu_pebs_overflow(s, idx)) {
+        return;
+    }
     if (has_status && !x86pmu_defect(s, X86PMU_DEFECT_STATUS_BIT_NOT_SET)) {
         s->global_status |= BIT64(idx);
     }
@@ -258,7 +262,7 @@ static void add(X86PMUState *s, unsigned idx, const Ctr *c, uint64_t delta,
 }
 
 /* After an overflow with a PMI: freeze-on-PMI, and the quirks' state. */
-static unsigned pmi_raised(X86PMUState *s)
+unsigned x86pmu_pmi_raised(X86PMUState *s)
 {
     /*
      * IA32_DEBUGCTL FREEZE_PERFMON_ON_PMI: before version 4 the PMI request
@@ -347,7 +351,7 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
         }
         add(s, idx, &c, delta, &pmi);
     }
-    return pmi ? pmi_raised(s) : 0;
+    return pmi ? x86pmu_pmi_raised(s) : 0;
 }
 
 unsigned x86pmu_count_cycles(X86PMUState *s, X86PMURing ring,
@@ -372,7 +376,7 @@ unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
         }
         add(s, idx, &c, total[c.ev], &pmi);
     }
-    return pmi ? pmi_raised(s) : 0;
+    return pmi ? x86pmu_pmi_raised(s) : 0;
 }
 
 unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
@@ -395,7 +399,7 @@ unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
         }
         add(s, x, &c, n, &pmi);
     }
-    return pmi ? pmi_raised(s) : 0;
+    return pmi ? x86pmu_pmi_raised(s) : 0;
 }
 
 unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,

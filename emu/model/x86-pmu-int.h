@@ -69,5 +69,32 @@ uint64_t x86pmu_counter_bits(const X86PMUState *s);
 /* The width counters really have (a defect may make it differ). */
 unsigned x86pmu_gp_width(const X86PMUState *s);
 unsigned x86pmu_fixed_width(const X86PMUState *s);
+/* A PMI was requested: freeze-on-PMI and the quirks' state (count.c). */
+unsigned x86pmu_pmi_raised(X86PMUState *s);
+
+/* Last branch records (x86-pmu-lbr.c). */
+void x86pmu_lbr_reset(X86PMUState *s);
+void x86pmu_lbr_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
+                      uint32_t *eax, uint32_t *ebx, uint32_t *ecx,
+                      uint32_t *edx);
+X86PMUAccess x86pmu_lbr_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val);
+X86PMUAccess x86pmu_lbr_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val);
+/* The k-th most recent record, plain addresses (0 past the stack). */
+void x86pmu_lbr_entry(const X86PMUState *s, unsigned k, uint64_t *from,
+                      uint64_t *to, uint64_t *info);
+
+/* PEBS (x86-pmu-pebs.c). */
+bool x86pmu_pebs_present(const X86PMUState *s);
+void x86pmu_pebs_cpuid(const X86PMUState *s, uint32_t leaf,
+                       uint32_t *ecx, uint32_t *edx);
+X86PMUAccess x86pmu_pebs_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val);
+X86PMUAccess x86pmu_pebs_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val);
+/*
+ * The adaptive opt-in bits that take writes: PERFEVTSELx[34], or
+ * IA32_FIXED_CTR_CTRL[32 + 4i] of each fixed counter (fixed = true).
+ */
+uint64_t x86pmu_pebs_ctrl_bits(const X86PMUState *s, bool fixed);
+/* A counter overflowed; true when PEBS takes the overflow. */
+bool x86pmu_pebs_overflow(X86PMUState *s, unsigned idx);
 
 #endif

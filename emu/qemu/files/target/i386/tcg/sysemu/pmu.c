@@ -112,7 +112,8 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
         c->pdcm = p->pdcm == ON_OFF_AUTO_ON;
     }
     if (p->perf_caps != UINT64_MAX) {
-        c->perf_caps = p->perf_caps;
+        /* The LBR and PEBS bits stay the shape's: pmu-lbr* and pmu-pebs*. */
+        c->perf_caps = (c->perf_caps & X86PMU_CAP_LBR_PEBS_MASK) | p->perf_caps;
     }
     if (p->fw_writes != ON_OFF_AUTO_AUTO) {
         c->perf_caps &= ~X86PMU_CAP_FW_WRITE;
@@ -127,6 +128,9 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     }
     if (prop_set(p->slots_per_cycle)) {
         c->slots_per_cycle = p->slots_per_cycle;
+    }
+    if (!x86_pmu_lbr_pebs_config(c, p, errp)) {
+        return false;
     }
     if (p->quirks && *p->quirks) {
         const char *bad;
@@ -194,9 +198,12 @@ bool x86_pmu_realize(X86CPU *cpu, const char *model, Error **errp)
         cpu->env.cpuid_min_xlevel = MAX(cpu->env.cpuid_min_xlevel,
                                         0x80000022);
     }
-    /* CPUID.0AH must be reachable. */
+    /* CPUID.0AH must be reachable, and 1CH for architectural LBRs. */
     if (c.vendor == X86PMU_VENDOR_INTEL && c.version) {
         cpu->env.cpuid_min_level = MAX(cpu->env.cpuid_min_level, 0xa);
+    }
+    if (c.lbr == X86PMU_LBR_ARCH) {
+        cpu->env.cpuid_min_level = MAX(cpu->env.cpuid_min_level, 0x1c);
     }
     cpu->pmu_ref_timer = timer_new_ns(QEMU_CLOCK_REALTIME, pmu_ref_timer_cb,
                                       cpu);
@@ -391,6 +398,10 @@ static void pmu_update(CPUX86State *env)
             f |= HF_PMU_STEP_MASK;
         }
     }
+    /* The LBRs record: translated code reports taken branches. */
+    if (x86pmu_lbr_recording(&env->pmu) && !smm_frozen) {
+        f |= HF_PMU_LBR_MASK;
+    }
     env->hflags = (env->hflags & ~HF_PMU_ALL_MASK) | f;
     if (f & HF_PMU_STEP_MASK) {
         env->pmu_countdown = PMU_COUNTDOWN_STEP;
@@ -438,6 +449,12 @@ void helper_pmu_tb_start(CPUX86State *env, uint64_t tb)
     env->pmu_countdown += cost;
     pmis = pmu_fold(env, was & HF_PMU_STEP_MASK);
     pmis += pmu_fold_ref(env);
+    /*
+     * A PEBS record the folded instruction owes (pmu-lbr-pebs.c): in step
+     * mode it was the previous TB's only one, at pmu_last_ip.
+     */
+    pmis += x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
+    env->pmu_last_ip = env->eip;
     /*
      * Step mode for CMASK/INV/EDGE lasts while those counters count, and
      * only a PMI or an MSR write changes that: nothing to re-decide here.
@@ -501,6 +518,7 @@ void x86_pmu_insn_begin(CPUX86State *env, uint32_t self, uintptr_t ra)
     }
     pmis = pmu_fold(env, env->hflags & HF_PMU_STEP_MASK);
     pmis += pmu_fold_ref(env);
+    pmis += x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
     if (counted) {
         a->insns += 1;
         a->cycles += cost;
@@ -531,6 +549,8 @@ void x86_pmu_insn_end(CPUX86State *env, uint32_t self)
     }
     in.ev[X86PMU_EV_INSTRUCTIONS] = 1;
     pmis = x86pmu_count_insn(&env->pmu, ring, &in);
+    /* RDMSR, WRMSR, RDPMC and CPUID are two bytes long. */
+    pmis += x86_pmu_pebs(env, env->eip + 2, env->eip);
     pmu_update(env);
     pmu_deliver(env, pmis);
 }
@@ -584,7 +604,8 @@ void x86_pmu_exec_enter(CPUX86State *env)
 
 void x86_pmu_exec_exit(CPUX86State *env)
 {
-    unsigned pmis = pmu_fold_ref(env);
+    unsigned pmis = pmu_fold_ref(env) +
+                    x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
 
     env->pmu_ref_running = false;
     if (pmis) {
@@ -593,11 +614,16 @@ void x86_pmu_exec_exit(CPUX86State *env)
     }
 }
 
-/* SMI delivery and RSM: fold before, and re-decide (freeze while SMM). */
+/*
+ * SMI delivery and RSM (and interrupt delivery, pmu-lbr-pebs.c): fold
+ * before, and re-decide (freeze while SMM).
+ */
 void x86_pmu_mode_change_begin(CPUX86State *env)
 {
-    pmu_deliver(env, pmu_fold(env, env->hflags & HF_PMU_STEP_MASK) +
-                pmu_fold_ref(env));
+    unsigned pmis = pmu_fold(env, env->hflags & HF_PMU_STEP_MASK);
+
+    pmis += pmu_fold_ref(env);
+    pmu_deliver(env, pmis + x86_pmu_pebs(env, env->eip, env->pmu_last_ip));
 }
 
 void x86_pmu_mode_change_end(CPUX86State *env)
@@ -612,6 +638,7 @@ static void pmu_ref_timer_work(CPUState *cs, run_on_cpu_data data)
     CPUX86State *env = cs->env_ptr;
     unsigned pmis = pmu_fold_ref(env);
 
+    pmis += x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
     pmu_update(env);
     pmu_deliver(env, pmis);
 }

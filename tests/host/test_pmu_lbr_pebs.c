@@ -12,6 +12,7 @@
 #include "pmu/pebs.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/sampling_hw.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
@@ -44,7 +45,10 @@ static void emu_cpuid(unsigned cpu, uint32_t leaf, uint32_t sub, struct cpuid_re
 		memcpy(&r->edx, v + 4, 4);
 		memcpy(&r->ecx, v + 8, 4);
 		break;
-	case 1: r->eax = amd ? 0x00a10f11 : 0x000506e3; break;
+	case 1:
+		r->eax = amd ? 0x00a10f11 : 0x000506e3;
+		r->ecx = BIT(CPUID_1_ECX_CX16_BIT);
+		break;
 	case 0x80000000: r->eax = 0x80000022; break;
 	default: break;
 	}
@@ -69,14 +73,27 @@ static int emu_rdpmc(unsigned cpu, uint32_t ecx, uint64_t *val)
 	return x86pmu_rdpmc(&emu[cpu].pmu, ecx, 0, false, val) == X86PMU_OK ? 0 : MODEL_VEC_GP;
 }
 
+/* The state a PEBS record saves, for ticks that owe one. */
+static X86PMUMachine emu_machine;
+
+/* The work's events, branch by branch (so that a PEBS counter overflows
+ * on the branch that makes it), then the owed PEBS record. */
 static bool emu_tick(unsigned cpu, const struct model_work *w)
 {
 	uint64_t t[X86PMU_EV_NUM] = { 0 };
+	uint32_t one[X86PMU_EV_NUM] = { 0 };
+	unsigned pmis;
 
 	t[X86PMU_EV_INSTRUCTIONS] = w->instructions;
 	t[X86PMU_EV_CYCLES] = w->cycles;
-	t[X86PMU_EV_BRANCHES] = w->branches;
-	return x86pmu_count_bulk(&emu[cpu].pmu, X86PMU_RING_OS, t) != 0;
+	pmis = x86pmu_count_bulk(&emu[cpu].pmu, X86PMU_RING_OS, t);
+	one[X86PMU_EV_BRANCHES] = 1;
+	for (uint64_t b = 0; b < w->branches; b++) {
+		pmis += x86pmu_count_cycles(&emu[cpu].pmu, X86PMU_RING_OS, 1, one);
+		if (emu_machine.write)
+			pmis += x86pmu_pebs_assist(&emu[cpu].pmu, &emu_machine);
+	}
+	return pmis != 0;
 }
 
 static uint64_t emu_peek(unsigned cpu, uint32_t msr)
@@ -689,6 +706,123 @@ HT_TEST(pebs_assist_through_the_model)
 		 (unsigned long)r.ip, (unsigned long)r.gpr[PMU_GPR_RBX], (unsigned long)r.gpr[PMU_GPR_RSP]);
 	/* PEBS_ENABLE takes PMC0-3 only before adaptive PEBS. */
 	HT_CHECK_EQ(pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0x10), MODEL_VEC_GP);
+}
+
+/* --- Sampling with PEBS records and branch stacks (pmu/sampling_hw.c and
+ * the PMI handler) --- */
+
+static void pmi_now(void *arg)
+{
+	(void)arg;
+	pmu_pmi_handle(0xdead, 0);
+}
+
+struct seen {
+	unsigned n, precise, stacks;
+	struct pmu_sample s;
+	struct pmu_sample_branch br[PMU_SAMPLE_MAX_BRANCHES];
+	uint32_t nbr;
+};
+
+static void visit_sample(void *ctx, const struct pmu_sample *smp)
+{
+	struct seen *v = ctx;
+
+	if (v->n++ == 0) {
+		v->s = *smp;
+		if (smp->hdr.misc & PMU_SAMPLE_MISC_BRANCHES) {
+			const struct pmu_sample_branches *b = (const void *)((const uint8_t *)smp +
+									     pmu_sample_size(smp->nr_values));
+			v->nbr = b->nr;
+			memcpy(v->br, b->entry, b->nr * sizeof(b->entry[0]));
+		}
+	}
+	v->precise += (smp->hdr.misc & PMU_SAMPLE_MISC_PRECISE) != 0;
+	v->stacks += (smp->hdr.misc & PMU_SAMPLE_MISC_BRANCHES) != 0;
+}
+
+HT_TEST(sampling_with_pebs_records_and_branch_stacks)
+{
+	static uint8_t hw_mem[PMU_SAMPLING_HW_MEM] __attribute__((aligned(64)));
+	static uint8_t ring_mem[PMU_SAMPLING_CTL_SIZE + 16384] __attribute__((aligned(64)));
+	X86PMUState *st = boot("Skylake-Client", NULL);
+	struct pmu_event ev, *evs[1] = { &ev };
+	struct pmu_event_attr a;
+	struct pmu_sampling_hw h;
+	struct pmu_sampling s;
+	struct seen v = { 0 };
+	struct model_work w = { .branches = 100, .instructions = 300, .cycles = 200 };
+
+	pmu_attr_arch(&a, PMU_ARCH_BRANCHES);
+	a.period = 100;
+	a.intr = true;
+	pmu_event_init(&ev, &a, "branches");
+	HT_CHECK(pmu_event_add_idx(&ev, 0) == PMU_OK, "placing: %s", ev.reason);
+	int rc = pmu_sampling_hw_start(&h, &ev, PMU_SAMPLING_BRANCHES_ANY, hw_mem, sizeof(hw_mem));
+	HT_CHECK(rc == PMU_OK, "pmu_sampling_hw_start: %s", h.reason);
+	if (rc != PMU_OK)
+		return;
+	/* PEBS: no INT on the counter, the DS reset value -period. */
+	HT_CHECK_EQ(ev.hw.config & (1ull << 20), 0);
+	HT_CHECK_EQ(h.ds->reset[0], (uint64_t)-100 & 0xffffffffffffull);
+	HT_CHECK_EQ(h.ds->pebs_threshold - h.ds->pebs_base, 0xc8);
+	pmu_pmi_set_hw(&h);
+	HT_CHECK_EQ(pmu_sampling_start(&s, evs, 1, ring_mem, sizeof(ring_mem), false), PMU_OK);
+	model_set_pmi_handler(pmi_now, NULL);
+	emu_machine = (X86PMUMachine){
+		.rip = 0x401006, .eventing_ip = 0x401004, .read = mem_read, .write = mem_write
+	};
+	/* Three branches into the LBRs, then 2 periods of branches: 2 buffer
+	 * PMIs, each one precise sample with the stack frozen at it. */
+	x86pmu_branch(st, X86PMU_BR_NEAR_REL_CALL, 0x400010, 0x401000, 0, 0);
+	x86pmu_branch(st, X86PMU_BR_JCC, 0x401002, 0x401000, 0, 0);
+	x86pmu_branch(st, X86PMU_BR_JCC, 0x401004, 0x401000, 0, 0);
+	model_tick(&w);
+	model_tick(&w);
+	HT_CHECK_EQ(pmu_sampling_stop(&s), PMU_OK);
+	pmu_pmi_set_hw(NULL);
+	pmu_sampling_hw_stop(&h);
+	emu_machine.write = NULL;
+	pmu_sampling_drain(&s, NULL, NULL, visit_sample, &v, NULL);
+	HT_CHECK_EQ(v.n, 2);
+	HT_CHECK_EQ(v.precise, 2);
+	HT_CHECK_EQ(v.stacks, 2);
+	HT_CHECK(v.s.rip == 0x401004 && v.s.version == PMU_SAMPLE_VERSION && v.s.period == 100 &&
+			 v.s.idx == 0,
+		 "first sample: rip %#lx version %u period %lu idx %u", (unsigned long)v.s.rip, v.s.version,
+		 (unsigned long)v.s.period, v.s.idx);
+	HT_CHECK(v.nbr == 3 && v.br[0].from == 0x401004 && v.br[2].from == 0x400010 && v.br[2].to == 0x401000,
+		 "the first sample's stack: %u entries, newest %#lx", v.nbr, (unsigned long)v.br[0].from);
+	/* Torn down: PEBS and the LBRs off. */
+	HT_CHECK_EQ(emu_peek(0, MSR_IA32_PEBS_ENABLE), 0);
+	HT_CHECK_EQ(emu_peek(0, MSR_IA32_DEBUGCTL) & 1, 0);
+	model_set_pmi_handler(NULL, NULL);
+	pmu_event_del(&ev);
+}
+
+HT_TEST(sampling_call_stacks_need_the_mode)
+{
+	struct pmu_sampling_hw h;
+
+	boot("Nehalem", NULL); /* format 3: no call-stack mode */
+	HT_CHECK_EQ(pmu_sampling_hw_start(&h, NULL, PMU_SAMPLING_BRANCHES_USER_CALLSTACK, NULL, 0),
+		    PMU_E_UNSUPPORTED);
+	HT_CHECK(strstr(h.reason, "call-stack mode"), "refusal: %s", h.reason);
+	boot("Haswell", NULL);
+	HT_CHECK_EQ(pmu_sampling_hw_start(&h, NULL, PMU_SAMPLING_BRANCHES_USER_CALLSTACK, NULL, 0), PMU_OK);
+	HT_CHECK_EQ(emu_peek(0, MSR_LBR_SELECT), 0x200 | 0x1 | 0x4 | 0x40 | 0x80 | 0x100);
+	pmu_sampling_hw_stop(&h);
+	boot("core2duo", NULL);
+	HT_CHECK_EQ(pmu_sampling_hw_start(&h, NULL, PMU_SAMPLING_BRANCHES_NONE, NULL, 0), PMU_OK);
+	struct pmu_event ev;
+	struct pmu_event_attr a;
+	pmu_attr_arch(&a, PMU_ARCH_BRANCHES);
+	a.period = 100;
+	pmu_event_init(&ev, &a, "branches");
+	pmu_event_add_idx(&ev, 0);
+	HT_CHECK_EQ(pmu_sampling_hw_start(&h, &ev, PMU_SAMPLING_BRANCHES_NONE, NULL, 0), PMU_E_UNSUPPORTED);
+	HT_CHECK(strstr(h.reason, "DS[21]=0"), "no DS: %s", h.reason);
+	pmu_event_del(&ev);
 }
 
 HT_MAIN("pmu_lbr_pebs")

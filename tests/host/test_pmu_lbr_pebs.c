@@ -24,6 +24,10 @@ struct emu_cpu {
 	uint64_t misc_enable;
 };
 static struct emu_cpu emu[MODEL_MAX_CPUS];
+/* CPUID.23H sub-leaves 0-5 where a test gives them (architectural PEBS,
+ * which the model does not emulate). */
+static bool leaf23_given;
+static struct cpuid_regs leaf23[6];
 
 static void emu_reset(unsigned cpu)
 {
@@ -53,6 +57,8 @@ static void emu_cpuid(unsigned cpu, uint32_t leaf, uint32_t sub, struct cpuid_re
 	default: break;
 	}
 	x86pmu_cpuid(&emu[cpu].pmu, leaf, sub, &r->eax, &r->ebx, &r->ecx, &r->edx);
+	if (leaf == 0x23 && leaf23_given)
+		*r = sub < 6 ? leaf23[sub] : (struct cpuid_regs){ 0 };
 }
 
 static int emu_rdmsr(unsigned cpu, uint32_t msr, uint64_t *val)
@@ -239,6 +245,57 @@ HT_TEST(lbr_skip_reasons)
 	boot(NULL, zen3);
 	pmu_lbr_decode(pmu_caps(), &l);
 	HT_CHECK(strstr(l.why, "Fn8000_0022_EAX[1] (LbrExtV2)=0"), "AMD without LbrExtV2: %s", l.why);
+}
+
+/* --- The model's register rules (emu/model/x86-pmu-lbr.c, -pebs.c) --- */
+
+HT_TEST(lbr_and_pebs_register_rules)
+{
+	uint64_t v = 0;
+
+	boot("Haswell", NULL); /* legacy format 4, 16 deep, no LBR_INFO */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x68f, 0x1234), 0);
+	HT_CHECK_EQ(emu_rdmsr(0, 0x690, &v), MODEL_VEC_GP); /* entry 16 of 16 */
+	HT_CHECK_EQ(emu_rdmsr(0, 0xdc0, &v), MODEL_VEC_GP); /* no LBR_INFO in format 4 */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x1c8, 0x3ff), 0);         /* suppress bits + call stack */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x1c8, 0x400), MODEL_VEC_GP);
+	HT_CHECK_EQ(emu_wrmsr(0, 0x1c9, 15), 0);
+	HT_CHECK_EQ(emu_wrmsr(0, 0x1c9, 16), MODEL_VEC_GP);
+	HT_CHECK_EQ(emu_rdmsr(0, 0x14ce, &v), MODEL_VEC_GP);  /* no arch LBRs */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x3f1, 0x10), MODEL_VEC_GP); /* PMC0-3 only */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x3f1, 0xf0000000full), 0);  /* with the load-latency bits */
+	HT_CHECK_EQ(emu_rdmsr(0, 0x3f2, &v), MODEL_VEC_GP);   /* no adaptive PEBS */
+
+	boot("Nehalem", NULL); /* format 3: no call-stack bit */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x1c8, 0x200), MODEL_VEC_GP);
+
+	boot("Icelake-Server", arch_lbr);
+	HT_CHECK_EQ(emu_rdmsr(0, 0x14cf, &v), 0);
+	HT_CHECK_EQ(v, 32);
+	HT_CHECK_EQ(emu_wrmsr(0, 0x1500, 0x4000), 0);
+	HT_CHECK_EQ(emu_wrmsr(0, 0x14cf, 24), 0); /* a depth of the bitmap empties the stack */
+	HT_CHECK_EQ(emu_peek(0, 0x1500), 0);
+	HT_CHECK_EQ(emu_rdmsr(0, 0x1500 + 24, &v), MODEL_VEC_GP); /* past the depth in use */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x14cf, 40), MODEL_VEC_GP);
+	HT_CHECK_EQ(emu_wrmsr(0, 0x14ce, 0x7f000f), 0);
+	HT_CHECK_EQ(emu_wrmsr(0, 0x14ce, 1u << 4), MODEL_VEC_GP);
+	HT_CHECK_EQ(emu_rdmsr(0, 0x680, &v), MODEL_VEC_GP); /* no legacy stack */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x3f2, 0x1f00000f), 0);
+	HT_CHECK_EQ(emu_wrmsr(0, 0x3f2, 0x10), MODEL_VEC_GP); /* no counter group before format 6 */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x3f1, 0xf000000ffull), 0);  /* every counter, fixed at 32 + i */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x186, 1ull << 34), 0);      /* adaptive opt-in */
+	HT_CHECK_EQ(emu_wrmsr(0, 0x38d, 1ull << 36), 0);      /* FIXED_CTR1's */
+
+	boot(NULL, NULL); /* Zen 4 */
+	HT_CHECK_EQ(emu_wrmsr(0, 0xc000010f, 0x40), 0);
+	HT_CHECK_EQ(emu_wrmsr(0, 0xc000010f, 0x4), MODEL_VEC_GP); /* no BRS */
+	HT_CHECK_EQ(emu_wrmsr(0, 0xc000010e, 0x200), MODEL_VEC_GP);
+	HT_CHECK_EQ(emu_rdmsr(0, 0xc0010300 + 2 * 16, &v), MODEL_VEC_GP); /* entry 16 of 16 */
+
+	boot("core2duo", NULL); /* no DS */
+	HT_CHECK_EQ(emu_rdmsr(0, 0x600, &v), MODEL_VEC_GP);
+	HT_CHECK_EQ(emu_rdmsr(0, 0x3f1, &v), MODEL_VEC_GP);
+	HT_CHECK_EQ(emu_rdmsr(0, 0x680, &v), MODEL_VEC_GP);
 }
 
 /* --- Filter encodings (SDM "Filtering of Last Branch Records": suppress
@@ -512,6 +569,42 @@ HT_TEST(pebs_decode_each_format)
 	boot(NULL, NULL);
 	pmu_pebs_decode(pmu_caps(), &p);
 	HT_CHECK(!p.present && strstr(p.why, "IBS"), "AMD: %s", p.why);
+}
+
+/* Architectural PEBS (format 0xF; Linux's arch-PEBS series, tip
+ * d21954c8a0ff): CPUID.23H.0:EAX[4,5] announce sub-leaves 4 (EBX: the
+ * CFG_C capabilities, bit k = CFG_C bit 32 + k) and 5 (EAX GP and ECX
+ * fixed PEBS counters, EBX/EDX PDIST); decoded and reported, not driven. */
+HT_TEST(arch_pebs_decoded_and_reported)
+{
+	static const struct pmu_init_opts opts = { .workload = tick_probe };
+	struct model_cpu_config mc = { .vendor = "GenuineIntel", .vendor_ops = &emu_ops };
+	struct pmu_pebs_caps p;
+
+	x86pmu_shape("Icelake-Server", X86PMU_VENDOR_INTEL, 6, 0, &emu[0].cfg);
+	emu[0].cfg.perf_caps = (emu[0].cfg.perf_caps & ~0xf00ull) | 0xf00; /* format 0xF */
+	emu[0].misc_enable = 1;
+	memset(leaf23, 0, sizeof(leaf23));
+	leaf23[0].eax = 1u << 1 | 1u << 4 | 1u << 5;
+	leaf23[1].eax = 0xff, leaf23[1].ebx = 0x7;
+	leaf23[4].ebx = 1u << 29 | 1u << 30 | 3u << 8 | 1u << 3;
+	leaf23[5] = (struct cpuid_regs){ .eax = 0xff, .ebx = 0x1, .ecx = 0x7, .edx = 0x1 };
+	leaf23_given = true;
+	model_init_custom(&mc, 1);
+	pmu_cpu_init(&opts);
+	pmu_pebs_decode(pmu_caps(), &p);
+	HT_CHECK(!p.present && p.arch && p.arch_caps == leaf23[4].ebx && p.arch_gp == 0xff &&
+			 p.arch_pdist_gp == 1 && p.arch_fixed == 7 && p.arch_pdist_fixed == 1,
+		 "arch PEBS: present %u arch %u caps %#x gp %#x fixed %#x", p.present, p.arch, p.arch_caps,
+		 p.arch_gp, p.arch_fixed);
+	HT_CHECK(strstr(p.why,
+			"architectural PEBS (CPUID.23H.4:EBX=0x60000308, PEBS counters GP 0xff fixed 0x7)"),
+		 "reason: %s", p.why);
+	/* Without sub-leaves 4 and 5 the reason says so. */
+	leaf23[0].eax = 1u << 1;
+	pmu_pebs_decode(pmu_caps(), &p);
+	HT_CHECK(!p.present && strstr(p.why, "lacks sub-leaves 4 and 5"), "reason: %s", p.why);
+	leaf23_given = false;
 }
 
 HT_TEST(pebs_record_sizes)

@@ -287,29 +287,30 @@ static const char *check_lbr_pebs(const X86PMUConfig *c)
     bool pebs_bits = c->perf_caps & (X86PMU_CAP_LBR_PEBS_MASK & ~0x3full);
 
     if (c->lbr == X86PMU_LBR_AMD_V2) {
-        return msg("LbrExtV2 is AMD's (CPUID Fn8000_0022)", 0, DEC, NULL, 0,
-                   DEC, NULL);
+        return msg("pmu-lbr: LbrExtV2 is AMD's (CPUID Fn8000_0022)", 0, DEC,
+                   NULL, 0, DEC, NULL);
     }
     if ((c->lbr == X86PMU_LBR_LEGACY) != (lbr_fmt >= 1 && lbr_fmt <= 5) ||
         (c->lbr == X86PMU_LBR_ARCH) != (lbr_fmt == 0x3f)) {
-        return msg("LBR format ", lbr_fmt, HEX, ": the model emulates legacy "
-                   "formats 1-5 with a legacy LBR stack and 0x3F with "
-                   "architectural LBRs", 0, DEC, NULL);
+        return msg("pmu-lbr: LBR format ", lbr_fmt, HEX, ": the model "
+                   "emulates legacy formats 1-5 with a legacy LBR stack and "
+                   "0x3F with architectural LBRs", 0, DEC, NULL);
     }
     if (c->lbr == X86PMU_LBR_LEGACY && c->lbr_depth != 4 &&
         c->lbr_depth != 8 && c->lbr_depth != 16 && c->lbr_depth != 32) {
-        return msg("LBR depth ", c->lbr_depth, DEC, ": legacy stacks have 4, "
-                   "8, 16 or 32 entries", 0, DEC, NULL);
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": legacy stacks "
+                   "have 4, 8, 16 or 32 entries", 0, DEC, NULL);
     }
     if (c->lbr == X86PMU_LBR_ARCH &&
         (c->lbr_depth < 8 || c->lbr_depth > 64 || c->lbr_depth % 8)) {
-        return msg("architectural LBR depth ", c->lbr_depth, DEC, ": 8..64 "
-                   "in steps of 8 (CPUID.1CH:EAX[7:0])", 0, DEC, NULL);
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": architectural "
+                   "LBRs have 8..64 in steps of 8 (CPUID.1CH:EAX[7:0])", 0,
+                   DEC, NULL);
     }
     if (pebs_bits && (!c->ds || pebs_fmt > 5 ||
                       ((c->perf_caps & X86PMU_CAP_PEBS_BASELINE) &&
                        pebs_fmt < 4))) {
-        return msg("PEBS format ", pebs_fmt, DEC, ": the model emulates "
+        return msg("pmu-pebs-format=", pebs_fmt, DEC, ": the model emulates "
                    "formats 0-3, and 4-5 with adaptive PEBS, with a DS area",
                    0, DEC, NULL);
     }
@@ -394,9 +395,9 @@ static const char *check_amd(const X86PMUConfig *c)
     }
     if (c->lbr == X86PMU_LBR_AMD_V2 &&
         (!c->perfmon_v2 || c->lbr_depth < 1 || c->lbr_depth > 32)) {
-        return msg("LbrExtV2 depth ", c->lbr_depth, DEC, ": needs PerfMonV2 "
-                   "and 1..32 entries (CPUID Fn8000_0022_EBX[9:4])", 0, DEC,
-                   NULL);
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": LbrExtV2 needs "
+                   "PerfMonV2 and 1..32 entries (CPUID Fn8000_0022_EBX[9:4])",
+                   0, DEC, NULL);
     }
     if (c->num_fixed || c->fixed_bitmap) {
         return msg("pmu-fixed: AMD has no fixed counters (APM vol. 2, 13.2)",

@@ -216,16 +216,22 @@ static X86PMUAccess lbr_decode(const X86PMUState *s, uint32_t msr,
     bool core = legacy_depth && legacy_depth <= 8;
 
     *i = 0;
+    /*
+     * AMD: these MSRs are LbrExtV2's (and Zen 3's BRS, not emulated); a
+     * part without it leaves them to the caller, as before.
+     */
     if (x86pmu_is_amd(s)) {
+        if (k != X86PMU_LBR_AMD_V2) {
+            return X86PMU_NOT_MINE;
+        }
         if (msr == MSR_AMD_LBR_SELECT || msr == MSR_AMD_DBG_EXTN_CFG) {
             *reg = msr == MSR_AMD_LBR_SELECT ? L_SELECT : L_EXTN_CFG;
-            return k == X86PMU_LBR_AMD_V2 ? X86PMU_OK : X86PMU_GP;
+            return X86PMU_OK;
         }
         if (in_range(msr, MSR_AMD_LBR_FROM, 2 * 32, i)) {
             *reg = *i % 2 ? L_TO : L_FROM;
             *i /= 2;
-            return k == X86PMU_LBR_AMD_V2 && *i < s->cfg.lbr_depth ?
-                   X86PMU_OK : X86PMU_GP;
+            return *i < s->cfg.lbr_depth ? X86PMU_OK : X86PMU_GP;
         }
         return X86PMU_NOT_MINE;
     }

@@ -416,8 +416,9 @@ X86PMUDelivery x86pmu_delivery(const X86PMUState *s);
 bool x86pmu_lbr_recording(const X86PMUState *s);
 /*
  * A taken branch retired: `from` is the branch instruction's address (for
- * an interrupt or exception the address it returns to), `to` its target,
- * cpl_from/cpl_to the privilege before and after.
+ * an interrupt or exception the EIP it was taken at: the faulting
+ * instruction, INT n itself, the interrupted instruction), `to` its
+ * target, cpl_from/cpl_to the privilege before and after.
  */
 void x86pmu_branch(X86PMUState *s, X86PMUBranch kind, uint64_t from,
                    uint64_t to, unsigned cpl_from, unsigned cpl_to);

@@ -86,16 +86,14 @@ void helper_pmu_branch_far(CPUX86State *env, target_ulong from,
 }
 
 /*
- * An interrupt or exception is about to be delivered: in step mode the
- * instruction before it is still unfolded, and a PEBS record it owes
- * must show the state it left, not the handler's.
+ * An interrupt or exception is about to be delivered: fold what ran
+ * before it (in step mode the instruction before it), so that a PEBS
+ * record it owes shows the state it left, not the handler's, and the
+ * re-decision after delivery starts from an empty account.
  */
 void x86_pmu_interrupt_begin(CPUX86State *env)
 {
-    if ((env->hflags & HF_PMU_STEP_MASK) ||
-        x86pmu_pebs_pending(&env->pmu)) {
-        x86_pmu_mode_change_begin(env);
-    }
+    x86_pmu_mode_change_begin(env);
 }
 
 /*

@@ -27,6 +27,7 @@ enum dev_obs_kind {
 	DEV_OBS_GLOBAL_CTRL_BOOT, /* IA32_PERF_GLOBAL_CTRL as the kernel found it (fingerprint) */
 	DEV_OBS_WIDE_WRITE,       /* a fixed-counter write past its width (fingerprint) */
 	DEV_OBS_RESERVED_WRITE,   /* a control write with a reserved bit set (fingerprint) */
+	DEV_OBS_LVT_AT_PMI,       /* the LVT performance-counter entry when the PMI handler starts */
 	DEV_OBS_NR
 };
 
@@ -91,6 +92,10 @@ struct dev_obs {
 			int vector;
 			uint64_t value, readback;
 		} reserved_write;
+		/* The entry as the handler found it, and as it was programmed. */
+		struct {
+			uint32_t lvt, programmed;
+		} lvt_at_pmi;
 	};
 };
 
@@ -110,6 +115,7 @@ enum dev_row {
 	DEV_KVM_PRE60_GLOBAL_CTRL_RESET_GP_AND_FIXED,
 	DEV_KVM_FIXED_CTR_WIDE_WRITE_TRUNCATED,
 	DEV_AMD_RESERVED_BITS_NO_GP,
+	DEV_KVM_LVTPC_NOT_MASKED_ON_PMI,
 	DEV_ROWS
 };
 

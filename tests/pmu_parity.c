@@ -10,6 +10,7 @@
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "tests/deviations.h"
 #include "tests/ktest.h"
 #include "tests/pmu_common.h"
 
@@ -127,9 +128,15 @@ KTEST("pmu.parity", status_msr_bit, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		pmu_event_disable(&ev);
 		pmu_hw_rdmsr(c->global_status, &st);
 		pmu_hw_rdmsr(ev.hw.event_base, &raw);
-		check((st >> x) & 1,
-		      "%s%u written %#lx while counting, then 100 iterations: expected GLOBAL_STATUS bit %u, read %#lx (counter %#lx)",
-		      pmu_ctr_name(c), x, m1, x, st, raw);
+		/* A small count shows the wrap; then only the status bit is
+		 * in question (Xen shows it only through a PMI). */
+		struct dev_obs o = { .kind = DEV_OBS_QUIET_OVERFLOW, .pc = pmu_this_cpu() };
+		o.quiet_overflow.count_exact = raw < 10000;
+		o.quiet_overflow.status_bit = (st >> x) & 1;
+		check_or_deviation(
+			(st >> x) & 1, &o,
+			"%s%u written %#lx while counting, then 100 iterations: expected GLOBAL_STATUS bit %u, read %#lx (counter %#lx)",
+			pmu_ctr_name(c), x, m1, x, st, raw);
 		check(raw < 10000, "%s%u: expected it to have wrapped to a small count, reads %#lx",
 		      pmu_ctr_name(c), x, raw);
 		pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit((int)x));

@@ -217,6 +217,18 @@ HT_TEST(kvm_extra_empty_pmi)
 	HT_CHECK_NO_MATCH(&o, "KVM-PMI-DUPLICATE-OR-SPURIOUS", "no counter of ours");
 }
 
+HT_TEST(kvm_lvtpc_not_masked_at_pmi)
+{
+	struct dev_obs o = { .kind = DEV_OBS_LVT_AT_PMI, .pc = kvm_intel() };
+	o.lvt_at_pmi.lvt = 0xf1, o.lvt_at_pmi.programmed = 0xf1;
+	HT_CHECK_MATCH(&o, "KVM-LVTPC-NOT-MASKED-ON-PMI");
+	o.lvt_at_pmi.lvt = 0x400f1; /* another vector, or delivery mode, is no match */
+	HT_CHECK_NO_MATCH(&o, "KVM-LVTPC-NOT-MASKED-ON-PMI", "exactly as programmed");
+	o.lvt_at_pmi.lvt = 0xf1;
+	o.pc = cpu_as("GenuineIntel", SKYLAKE, NULL); /* bare metal: a FAIL */
+	HT_CHECK(match(&o) == NULL, "bare metal matched %s", match(&o));
+}
+
 HT_TEST(fingerprints_name_a_figure)
 {
 	struct dev_obs o = { .kind = DEV_OBS_GLOBAL_CTRL_BOOT, .pc = kvm_intel() };

@@ -294,11 +294,12 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 /* A write to IA32_PMCx stores EAX sign-extended (EDX ignored); IA32_A_PMCx
  * stores the full width and exists only with IA32_PERF_CAPABILITIES[13]
  * (SDM vol. 3B, "Full-Width Writes to Performance Counter Registers").
- * Bits past a fixed counter's width "must be written as zeros" (SDM vol.
- * 3B, "Architectural Performance Monitoring Version 2"), a rule for
- * software: the manual promises no #GP for them (KVM truncates, Xen
- * raises #GP), so either outcome passes as long as the counter holds no
- * bit past its width, and which one it was is reported. */
+ * Bits past a fixed counter's width are reserved and "must be written as
+ * zeros" (SDM vol. 3B, "Architectural Performance Monitoring Version 2"),
+ * and WRMSR raises #GP for reserved bits (SDM vol. 2B, WRMSR): #GP is
+ * expected; KVM truncates instead (the known deviation
+ * KVM-FIXED-CTR-WIDE-WRITE-TRUNCATED), and the counter may never hold a
+ * bit past its width. */
 KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU,
       "IA32_PMCx writes sign-extend; A_PMCx and fixed ones take every bit")
 {

@@ -52,8 +52,8 @@ static void cap_reset(void)
 }
 
 /* A sample record from its hex (pmu/sample_record.h): a sample whose RIP
- * is in pmu_wl_step must have, as its newest live call, the call into
- * pmu_wl_step. */
+ * is in pmu_wl_step, but for its RET, must have, as its newest live call,
+ * the call into pmu_wl_step. */
 static void cap_check_stack(const char *hex)
 {
 	static uint8_t raw[PMU_SAMPLE_MAX_SIZE] __attribute__((aligned(8)));
@@ -67,6 +67,12 @@ static void cap_check_stack(const char *hex)
 		return;
 	const struct pmu_sample_branches *b = (const void *)(raw + pmu_sample_size(smp->nr_values));
 	if (smp->rip < (uint64_t)pmu_wl_step || smp->rip >= (uint64_t)pmu_wl_step_timed)
+		return;
+	/* A precise sample on pmu_wl_step's own RET (C3H, or F3H C3H): in call-stack
+	 * mode that RET popped the call's entry as it retired (SDM vol. 3B,
+	 * "LBR Call Stack"), before the record took the stack. */
+	const volatile uint8_t *op = (const volatile uint8_t *)(uintptr_t)smp->rip;
+	if (op[0] == 0xc3 || (op[0] == 0xf3 && op[1] == 0xc3))
 		return;
 	nstack_in_step++;
 	nstack_step_called += b->nr && b->entry[0].to == (uint64_t)pmu_wl_step;

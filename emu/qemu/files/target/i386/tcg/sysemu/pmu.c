@@ -154,8 +154,22 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
         c->pdcm = p->pdcm == ON_OFF_AUTO_ON;
     }
     if (p->perf_caps != UINT64_MAX) {
-        /* The LBR and PEBS bits stay the shape's: pmu-lbr* and pmu-pebs*. */
-        c->perf_caps = (c->perf_caps & X86PMU_CAP_LBR_PEBS_MASK) | p->perf_caps;
+        /*
+         * The whole register, as a VMM sets it for its guest (KVM: LBR
+         * format 0 unless the VMM asks for LBRs, PEBS bits only with
+         * adaptive PEBS, Linux arch/x86/kvm/vmx/vmx.c
+         * vmx_get_perf_capabilities): LBR format 0 leaves the shape no
+         * LBR stack, no PEBS bit leaves it no DS area (CPUID DS, DTES64).
+         */
+        c->perf_caps = p->perf_caps;
+        if (c->vendor == X86PMU_VENDOR_INTEL && !(c->perf_caps & 0x3f)) {
+            c->lbr = X86PMU_LBR_NONE;
+            c->lbr_depth = 0;
+            c->arch_lbr_ebx = 0;
+        }
+        if (!(c->perf_caps & X86PMU_CAP_LBR_PEBS_MASK & ~0x3full)) {
+            c->ds = false;
+        }
     }
     if (p->fw_writes != ON_OFF_AUTO_AUTO) {
         c->perf_caps &= ~X86PMU_CAP_FW_WRITE;

@@ -11,6 +11,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/timer.h"
+#include "arch/x86/usermode.h"
 #include "lib/cpulist.h"
 #include "lib/printf.h"
 #include "lib/string.h"
@@ -18,6 +19,7 @@
 #include "modes/workloads.h"
 #include "pmu/kernel/pmi_lvt.h"
 #include "pmu/pmu.h"
+#include "pmu/sampling_hw.h"
 
 /* A workload function's code is far smaller than this; a larger "range"
  * means the neighbour used as its end is not its neighbour. */
@@ -31,9 +33,10 @@ struct sm_cpu {
 	struct run_cpu rc; /* first: modes/run.c sees only this */
 	struct sm_run *sm;
 	bool placed;
-	void *mem; /* PMU_SAMPLING_CTL_SIZE + ring bytes */
+	void *mem; /* PMU_SAMPLING_CTL_SIZE + ring bytes, then PMU_SAMPLING_HW_MEM */
 	struct pmu_event ev[SAMPLE_MODE_MAX_EVENTS];
 	struct pmu_sampling s;
+	struct pmu_sampling_hw hw; /* PEBS and branch stacks (precise, callstack) */
 	struct pmu_wl wl;
 	uint64_t t0_us, t1_us; /* sampling started / stopped */
 	struct sample_mode_cpu res;
@@ -129,9 +132,28 @@ static void sm_setup(struct run_cpu *rc)
 	for (unsigned i = 0; i < m->plan.nev; i++)
 		pmu_event_init(&mc->ev[i], &m->plan.attr[i], m->plan.names[i]);
 	sm_events(mc, evp);
-	/* Placed now, as a group, so a refusal shows before anything runs. */
-	if (!(mc->placed = run_place_events(rc, evp, m->plan.nev)))
+	/* The precise event first, on a counter that can use PEBS; then the
+	 * rest, as a group, so a refusal shows before anything runs. */
+	if (m->plan.precise >= 0) {
+		char why[PMU_REASON_LEN];
+		struct pmu_event *pev = &mc->ev[m->plan.precise];
+		uint32_t can = pmu_sampling_hw_pebs_counters(why, sizeof(why));
+		unsigned x = 0;
+		while (x < 32 && !((can >> x) & 1))
+			x++;
+		if (!can || pmu_event_add_idx(pev, (int)x) != PMU_OK) {
+			run_setup_failed(rc, "precise sampling of '%s': %s", m->plan.names[m->plan.precise],
+					 can ? pev->reason : why);
+			return;
+		}
+		evp[m->plan.precise] = evp[m->plan.nev - 1];
+		if (!(mc->placed = run_place_events(rc, evp, m->plan.nev - 1))) {
+			pmu_event_del(pev);
+			return;
+		}
+	} else if (!(mc->placed = run_place_events(rc, evp, m->plan.nev))) {
 		return;
+	}
 	run_setup_workload(rc, &mc->wl, m->plan.wl_kind, m->plan.wl_size);
 }
 
@@ -145,6 +167,13 @@ static void sm_teardown(struct run_cpu *rc)
 	sm_events(mc, evp);
 	pmu_events_del(evp, mc->sm->plan.nev);
 	mc->placed = false;
+}
+
+static void sm_user_workload(void *arg)
+{
+	struct sm_cpu *mc = arg;
+
+	pmu_wl_run_until(&mc->wl, &run_wl_env, mc->sm->end_us);
 }
 
 /* The run: sampling on from start_us to end_us with the workload in timed
@@ -167,18 +196,47 @@ static void sm_measure(struct run_cpu *rc)
 	pmu_pmi_get_stats(rc->cpu, &st0);
 	if (!was_on)
 		irq_enable();
+	/* PEBS and the LBRs before the counters start, the handler routed
+	 * to them before the first PMI. */
+	if (p->precise >= 0 || p->branches != PMU_SAMPLING_BRANCHES_NONE) {
+		uint8_t *hw_mem = (uint8_t *)mc->mem + PMU_SAMPLING_CTL_SIZE + (size_t)p->ring_bytes;
+		err = pmu_sampling_hw_start(&mc->hw, p->precise >= 0 ? &mc->ev[p->precise] : NULL,
+					    p->branches, hw_mem, PMU_SAMPLING_HW_MEM);
+		if (err != PMU_OK) {
+			ksnprintf(rc->why, sizeof(rc->why), "%s", mc->hw.reason);
+			if (!was_on)
+				irq_disable();
+			run_set_state(rc, RUN_FAILED);
+			return;
+		}
+		pmu_pmi_set_hw(&mc->hw);
+	}
 	err = pmu_sampling_start(&mc->s, evp, p->nev, mc->mem, PMU_SAMPLING_CTL_SIZE + (size_t)p->ring_bytes,
 				 p->overwrite);
 	if (err != PMU_OK) {
 		ksnprintf(rc->why, sizeof(rc->why), "cannot start sampling: %s", mc->s.reason);
+		pmu_pmi_set_hw(NULL);
+		pmu_sampling_hw_stop(&mc->hw);
 		if (!was_on)
 			irq_disable();
 		run_set_state(rc, RUN_FAILED);
 		return;
 	}
+	/* The PEBS counter's count restarts at every record (its DS reset
+	 * value): other samples do not carry it. */
+	if (p->precise >= 0)
+		pmu_pmi_set_ring(mc->s.rb, pmu_events_global_mask(evp, p->nev) &
+						   ~pmu_idx_bit(mc->ev[p->precise].hw.idx));
 	mc->t0_us = uptime_us();
-	pmu_wl_run_until(&mc->wl, &run_wl_env, m->end_us);
+	/* LBR call stacks are the workload's at CPL 3 (pmu/sampling_hw.h). */
+	int user_vec = -1;
+	if (p->branches == PMU_SAMPLING_BRANCHES_USER_CALLSTACK)
+		user_vec = usermode_call(sm_user_workload, mc);
+	else
+		pmu_wl_run_until(&mc->wl, &run_wl_env, m->end_us);
 	err = pmu_sampling_stop(&mc->s);
+	pmu_pmi_set_hw(NULL);
+	pmu_sampling_hw_stop(&mc->hw);
 	mc->t1_us = uptime_us();
 	if (!was_on)
 		irq_disable();
@@ -195,6 +253,11 @@ static void sm_measure(struct run_cpu *rc)
 	res->ring_lost = pmu_sampling_ring_lost(&mc->s);
 	if (err != PMU_OK) {
 		ksnprintf(rc->why, sizeof(rc->why), "cannot stop sampling: %s", mc->s.reason);
+		run_set_state(rc, RUN_FAILED);
+		return;
+	}
+	if (user_vec != -1) {
+		ksnprintf(rc->why, sizeof(rc->why), "the ring-3 workload raised vector %d", user_vec);
 		run_set_state(rc, RUN_FAILED);
 		return;
 	}
@@ -321,7 +384,8 @@ int sample_mode_run(const struct mode_opts *o, void (*line)(const char *), struc
 	 * (release/acquire on the run's go flag). */
 	for (unsigned c = 0; c < m->run.ncpu; c++) {
 		struct sm_cpu *mc = sm_cpu_at(m, c);
-		mc->mem = sm_ring_mem(mc->rc.cpu, PMU_SAMPLING_CTL_SIZE + (size_t)m->plan.ring_bytes);
+		mc->mem = sm_ring_mem(mc->rc.cpu, PMU_SAMPLING_CTL_SIZE + (size_t)m->plan.ring_bytes +
+							  PMU_SAMPLING_HW_MEM);
 	}
 	sm_describe(m);
 	m->start_us = uptime_us() + RUN_START_DELAY_US;

@@ -17,6 +17,7 @@
 #include "modes/workloads.h"
 #include "pmu/pmu.h"
 #include "pmu/sample_record.h"
+#include "pmu/sampling_hw.h"
 
 /* A sampling session takes at most this many events (pmu/pmu.h). */
 #define SAMPLE_MODE_MAX_EVENTS PMU_SAMPLING_MAX_EVENTS
@@ -87,9 +88,26 @@ uint64_t sample_mode_budget_ms(const struct mode_opts *o, unsigned ncpus);
  */
 int sample_mode_parse_event(const char *s, struct pmu_event_attr *attr, char *err, size_t errlen);
 
+/*
+ * The same, with what sample mode takes from the hardware (issue 13):
+ *   cycles/period=100000/:p              perf's precise modifier (p, pp or
+ *                                        ppp, among the others): sampled
+ *                                        through PEBS, each sample's RIP the
+ *                                        eventing IP of a PEBS record
+ *   cycles/period=100000,branches/       each sample carries the LBRs' newest
+ *                                        entries, frozen at the overflow
+ *   cycles/period=100000,callstack/      each sample carries the LBR call
+ *                                        stack; the workload runs at CPL 3
+ * precise and branches may be NULL: those options are then refused.
+ */
+int sample_mode_parse_event_hw(const char *s, struct pmu_event_attr *attr, bool *precise,
+			       enum pmu_sampling_branches *branches, char *err, size_t errlen);
+
 /* The options, checked and decoded. */
 struct sample_mode_plan {
-	unsigned nev, nsampling; /* events; those with a period (>= 1) */
+	unsigned nev, nsampling;             /* events; those with a period (>= 1) */
+	int precise;                         /* the event sampled through PEBS, or -1 */
+	enum pmu_sampling_branches branches; /* what branch stack samples carry */
 	char names[SAMPLE_MODE_MAX_EVENTS][MONITOR_EVENT_LEN];
 	struct pmu_event_attr attr[SAMPLE_MODE_MAX_EVENTS]; /* sampling ones have intr set */
 	enum pmu_wl_kind wl_kind;
@@ -125,6 +143,8 @@ struct sample_mode_cpu {
 	struct pmu_sampling_tally tally;
 	uint64_t in_range;      /* samples whose RIP lies in a workload range */
 	uint64_t first_out_rip; /* the first sample RIP outside them */
+	uint64_t precise;       /* samples whose RIP came from a PEBS record */
+	uint64_t stacks;        /* samples carrying a branch stack */
 	uint64_t bad_fields;    /* samples with the wrong CPU or period */
 	char bad_what[96];      /* the first of those */
 };

@@ -49,6 +49,8 @@ static void sm_visit(void *ctx, const struct pmu_sample *smp)
 		d->seen_out = true;
 		r->first_out_rip = smp->rip;
 	}
+	r->precise += (smp->hdr.misc & PMU_SAMPLE_MISC_PRECISE) != 0;
+	r->stacks += (smp->hdr.misc & PMU_SAMPLE_MISC_BRANCHES) != 0;
 	/* The ring is per CPU and its records say whose they are: another
 	 * CPU's sample here would mean a ring routed to the wrong CPU. */
 	if (smp->cpu != r->cpu) {
@@ -80,7 +82,7 @@ int sample_mode_format_range(const struct sample_mode_range *r, char *buf, size_
 int sample_mode_format_summary(const struct sample_mode_cpu *res, const struct sample_mode_plan *p,
 			       bool ranges_known, char *buf, size_t len)
 {
-	char periods[128] = "", tail[96] = "";
+	char periods[128] = "", tail[160] = "";
 	size_t used = 0;
 	int n = 0;
 
@@ -96,6 +98,12 @@ int sample_mode_format_summary(const struct sample_mode_cpu *res, const struct s
 	if (ranges_known)
 		used += (size_t)ksnprintf(tail, sizeof(tail), ", %llu in workload range",
 					  (unsigned long long)res->in_range);
+	if (res->precise && used < sizeof(tail))
+		used += (size_t)ksnprintf(tail + used, sizeof(tail) - used, ", %llu precise",
+					  (unsigned long long)res->precise);
+	if (res->stacks && used < sizeof(tail))
+		used += (size_t)ksnprintf(tail + used, sizeof(tail) - used, ", %llu with branch stacks",
+					  (unsigned long long)res->stacks);
 	if (res->spurious && used < sizeof(tail))
 		ksnprintf(tail + used, sizeof(tail) - used, ", %llu spurious PMIs",
 			  (unsigned long long)res->spurious);

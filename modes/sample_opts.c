@@ -15,8 +15,8 @@
 /* The period=N list of "NAME/period=N/": perf accepts terms after a named
  * event; the driver's parser takes them only inside cpu/.../, so this form
  * is read here and the rest handed to pmu_event_parse(). */
-static int parse_period_terms(const char *ev, const char *t, const char *close, uint64_t *period, char *err,
-			      size_t errlen)
+static int parse_period_terms(const char *ev, const char *t, const char *close, uint64_t *period,
+			      enum pmu_sampling_branches *branches, char *err, size_t errlen)
 {
 	bool seen = false;
 
@@ -29,10 +29,26 @@ static int parse_period_terms(const char *ev, const char *t, const char *close, 
 		while (e < close && *e != ',')
 			e++;
 		size_t len = (size_t)(e - t);
+		bool any = len == 8 && strncmp(t, "branches", 8) == 0;
+		if (any || (len == 9 && strncmp(t, "callstack", 9) == 0)) {
+			enum pmu_sampling_branches want = any ? PMU_SAMPLING_BRANCHES_ANY
+							      : PMU_SAMPLING_BRANCHES_USER_CALLSTACK;
+			if (!branches)
+				return kerrf(err, errlen, PMU_E_INVAL, "term '%.*s' is not taken here",
+					     kshown(len), t);
+			if (*branches != PMU_SAMPLING_BRANCHES_NONE && *branches != want)
+				return kerrf(
+					err, errlen, PMU_E_INVAL,
+					"term '%.*s': the LBRs keep either the last branches or a call stack",
+					kshown(len), t);
+			*branches = want;
+			t = e + 1;
+			continue;
+		}
 		if (len < 7 || strncmp(t, "period=", 7) != 0)
 			return kerrf(
 				err, errlen, PMU_E_INVAL,
-				"term '%.*s' is not supported after a named or raw event (only period=N; other terms need cpu/event=..,umask=..,term/)",
+				"term '%.*s' is not supported after a named or raw event (only period=N, branches and callstack; other terms need cpu/event=..,umask=..,term/)",
 				kshown(len), t);
 		if (seen)
 			return kerrf(err, errlen, PMU_E_INVAL, "duplicate term 'period'");
@@ -50,17 +66,54 @@ static int parse_period_terms(const char *ev, const char *t, const char *close, 
 	return PMU_OK;
 }
 
+/* perf's precise modifier: every 'p' of the modifier group after the
+ * event's last ':' (":p", ":pp", ":up") is taken out of s into out. */
+static bool strip_precise(const char *s, char *out, size_t outlen)
+{
+	const char *colon = strrchr(s, ':'), *slash = strrchr(s, '/');
+	size_t n = 0;
+	bool found = false;
+
+	for (const char *c = s; *c && n + 1 < outlen; c++) {
+		if (colon && c > colon && (!slash || colon > slash) && *c == 'p') {
+			found = true;
+			continue;
+		}
+		out[n++] = *c;
+	}
+	out[n] = '\0';
+	/* ":p" alone leaves a ':' with nothing after it. */
+	if (n && out[n - 1] == ':')
+		out[--n] = '\0';
+	return found;
+}
+
 int sample_mode_parse_event(const char *s, struct pmu_event_attr *attr, char *err, size_t errlen)
 {
-	char base[MONITOR_EVENT_LEN];
+	return sample_mode_parse_event_hw(s, attr, NULL, NULL, err, errlen);
+}
+
+int sample_mode_parse_event_hw(const char *s0, struct pmu_event_attr *attr, bool *precise,
+			       enum pmu_sampling_branches *branches, char *err, size_t errlen)
+{
+	char base[MONITOR_EVENT_LEN], stripped[MONITOR_EVENT_LEN];
 	struct pmu_event_attr a;
 	uint64_t period = 0;
+	const char *s = s0;
 	int rc;
 
 	if (err && errlen)
 		err[0] = '\0';
 	if (!s || !*s)
 		return kerrf(err, errlen, PMU_E_INVAL, "empty event string");
+	if (strlen(s) < sizeof(stripped) && strip_precise(s, stripped, sizeof(stripped))) {
+		if (!precise)
+			return kerrf(err, errlen, PMU_E_INVAL,
+				     "'%.*s': the precise modifier 'p' is not taken here", kshown(strlen(s)),
+				     s);
+		*precise = true;
+		s = stripped;
+	}
 	const char *open = strchr(s, '/');
 	if (!open || strncmp(s, "cpu/", 4) == 0)
 		return pmu_event_parse(s, attr, err, errlen);
@@ -78,7 +131,7 @@ int sample_mode_parse_event(const char *s, struct pmu_event_attr *attr, char *er
 	memcpy(base + nlen, close + 1, mlen + 1);
 	if ((rc = pmu_event_parse(base, &a, err, errlen)) != PMU_OK)
 		return rc;
-	if ((rc = parse_period_terms(s, open + 1, close, &period, err, errlen)) != PMU_OK)
+	if ((rc = parse_period_terms(s, open + 1, close, &period, branches, err, errlen)) != PMU_OK)
 		return rc;
 	a.period = period;
 	*attr = a;
@@ -104,10 +157,22 @@ static int plan_events(struct sample_mode_plan *p, const char *events, char *err
 		return kerrf(err, errlen, MODE_E_ARGS, "events=%.*s: %s", kshown(strlen(events)), events,
 			     why);
 	p->nev = (unsigned)n;
+	p->precise = -1;
 	for (unsigned i = 0; i < p->nev; i++) {
 		struct pmu_event_attr *a = &p->attr[i];
-		if (sample_mode_parse_event(p->names[i], a, why, sizeof(why)) != PMU_OK)
+		bool precise = false;
+		if (sample_mode_parse_event_hw(p->names[i], a, &precise, &p->branches, why, sizeof(why)) !=
+		    PMU_OK)
 			return kerrf(err, errlen, MODE_E_ARGS, "event '%s': %s", p->names[i], why);
+		if (precise && p->precise >= 0)
+			return kerrf(err, errlen, MODE_E_ARGS,
+				     "event '%s': only one event is sampled through PEBS (already '%s')",
+				     p->names[i], p->names[p->precise]);
+		if (precise && !a->period)
+			return kerrf(err, errlen, MODE_E_ARGS,
+				     "event '%s': precise (:p) sampling needs a period", p->names[i]);
+		if (precise)
+			p->precise = (int)i;
 		if (!a->period && a->intr)
 			return kerrf(
 				err, errlen, MODE_E_ARGS,

@@ -8,6 +8,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/sample_record.h"
+#include "pmu/sampling_hw.h"
 
 _Static_assert(PMU_PMI_FROM_USER == PMU_SAMPLE_MISC_USER, "PMI origin bits are the sample's misc bits");
 _Static_assert(PMU_PMI_FROM_NMI == PMU_SAMPLE_MISC_NMI, "PMI origin bits are the sample's misc bits");
@@ -19,6 +20,7 @@ struct pmi_cpu {
 	pmu_pmi_observer_fn observer;
 	void *observer_ctx;
 	bool freeze;
+	struct pmu_sampling_hw *hw; /* PEBS records and branch stacks, or NULL */
 };
 
 static struct pmi_cpu pmi_cpus[PMU_MAX_CPUS];
@@ -58,18 +60,20 @@ static uint64_t inferred_status(struct pmu_cpu *pc)
 	return st;
 }
 
-/* One sample: this CPU, TSC, the interrupted RIP, the counter, its period
- * and the counts of the other events in values_mask. */
+/* One sample: this CPU, TSC, the interrupted RIP (or a PEBS record's,
+ * misc PMU_SAMPLE_MISC_PRECISE), the counter, its period, the counts of
+ * the other events in values_mask, and the branch stack when the session
+ * keeps one. */
 static void write_sample(struct pmi_cpu *p, struct pmu_cpu *pc, struct pmu_event *ev, uint64_t rip,
 			 unsigned from)
 {
 	/* Room for the largest sample; values[] lives in the bytes after s. */
 	union {
 		struct pmu_sample s;
-		uint8_t bytes[sizeof(struct pmu_sample) +
-			      PMU_SAMPLE_MAX_VALUES * sizeof(struct pmu_sample_value)];
+		uint8_t bytes[PMU_SAMPLE_MAX_SIZE];
 	} rec;
 	uint32_t nv = 0;
+	size_t size;
 	int r;
 
 	memset(&rec, 0, sizeof(rec));
@@ -87,8 +91,16 @@ static void write_sample(struct pmi_cpu *p, struct pmu_cpu *pc, struct pmu_event
 		nv++;
 	}
 	rec.s.nr_values = nv;
+	rec.s.version = PMU_SAMPLE_VERSION;
+	size = pmu_sample_size(nv);
+	if (p->hw && p->hw->branches) {
+		struct pmu_sample_branches *b = (struct pmu_sample_branches *)(rec.bytes + size);
+		b->nr = pmu_sampling_hw_branches(p->hw, b->entry, PMU_SAMPLE_MAX_BRANCHES);
+		size = pmu_sample_size_branches(nv, b->nr);
+		from |= PMU_SAMPLE_MISC_BRANCHES;
+	}
 	r = rb_write(p->ring, RB_RECORD_SAMPLE, (uint16_t)from, (const uint8_t *)&rec + sizeof(rec.s.hdr),
-		     pmu_sample_size(nv) - sizeof(rec.s.hdr));
+		     size - sizeof(rec.s.hdr));
 	if (r >= 0)
 		p->stats.samples++;
 	else
@@ -111,6 +123,24 @@ static void handle_counter(struct pmi_cpu *p, struct pmu_cpu *pc, struct pmu_eve
 	}
 	p->stats.overflows++;
 	p->stats.ovf[ev->hw.idx]++;
+}
+
+/* A PEBS record of the session's precise event: one overflow, one sample. */
+struct pebs_emit {
+	struct pmi_cpu *p;
+	struct pmu_cpu *pc;
+	unsigned from;
+};
+
+static void emit_precise(void *ctx, uint64_t rip)
+{
+	struct pebs_emit *e = ctx;
+	struct pmu_event *ev = e->p->hw->precise;
+
+	e->p->stats.overflows++;
+	e->p->stats.ovf[ev->hw.idx]++;
+	if (e->p->ring)
+		write_sample(e->p, e->pc, ev, rip, e->from);
 }
 
 uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
@@ -151,7 +181,19 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	if (p->observer)
 		p->observer(p->observer_ctx, status);
 
-	for (uint64_t bits = status & counter_bits(c); bits; bits &= bits - 1) {
+	/* Precise sampling: the buffer PMI carries the PEBS records; the
+	 * PEBS counter's own bit, if the CPU sets it, is PEBS's (Linux
+	 * handle_pmi_common leaves it to the drain too). */
+	uint64_t pebs_bits = 0;
+	if (p->hw && p->hw->precise) {
+		struct pebs_emit e = { p, pc, (from & PMU_PMI_FROM_NMI) | PMU_SAMPLE_MISC_PRECISE };
+		pebs_bits = pmu_idx_bit(p->hw->precise->hw.idx);
+		if (status & BIT(PERF_GLOBAL_STATUS_OVF_BUF_BIT)) {
+			pmu_sampling_hw_pebs(p->hw, emit_precise, &e);
+			handled |= BIT(PERF_GLOBAL_STATUS_OVF_BUF_BIT) | (status & pebs_bits);
+		}
+	}
+	for (uint64_t bits = status & counter_bits(c) & ~pebs_bits; bits; bits &= bits - 1) {
 		int idx = __builtin_ctzll(bits);
 		struct pmu_event *ev = idx < PMU_IDX_NR ? pc->owner[idx] : NULL;
 		if (!ev)
@@ -175,6 +217,8 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	if (p->freeze && c->freeze_clears_global_ctrl && c->global_ctrl &&
 	    pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow) != 0)
 		p->stats.faults++;
+	if (p->hw)
+		pmu_sampling_hw_pmi_done(p->hw);
 	return status;
 }
 
@@ -207,6 +251,14 @@ void pmu_pmi_set_ring(struct rb *rb, uint64_t values_mask)
 	p->values_mask = values_mask;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	p->ring = rb;
+}
+
+void pmu_pmi_set_hw(struct pmu_sampling_hw *h)
+{
+	struct pmi_cpu *p = pmi_this();
+
+	if (p)
+		__atomic_store_n(&p->hw, h, __ATOMIC_RELEASE);
 }
 
 void pmu_pmi_set_observer(pmu_pmi_observer_fn fn, void *ctx)

@@ -149,8 +149,7 @@ uint64_t pmu_sampling_drain(struct pmu_sampling *s, pmu_line_fn out, void *out_c
 		struct rb_header hdr;
 		struct rb_lost lost;
 		struct pmu_sample smp;
-		uint8_t bytes[sizeof(struct pmu_sample) +
-			      PMU_SAMPLE_MAX_VALUES * sizeof(struct pmu_sample_value)];
+		uint8_t bytes[PMU_SAMPLE_MAX_SIZE];
 	} rec;
 	/* "sample: " and the hex of the largest record. */
 	char line[sizeof(PMU_SAMPLE_LINE_PREFIX) + PMU_SAMPLE_HEX_MAX];

@@ -8,6 +8,9 @@
 #include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "modes/workloads.h"
+#include "pmu/lbr.h"
+#include "pmu/pebs.h"
 #include "pmu/pmu.h"
 #include "tests/ktest.h"
 #include "tests/modes.h"
@@ -37,11 +40,42 @@ KTEST("sample", run, needs_sample_mode, KTEST_EXPLICIT, "mode=sample: every CPU'
 static char cap[CAP_LINES][CAP_LEN];
 static unsigned ncap, ndropped;
 static uint64_t nsample_lines, nsample_records;
+/* The call-stack check's view of every sample record (cap_stacks). */
+static bool cap_stacks;
+static uint64_t nstack_in_step, nstack_step_called;
 
 static void cap_reset(void)
 {
 	ncap = ndropped = 0;
 	nsample_lines = nsample_records = 0;
+	nstack_in_step = nstack_step_called = 0;
+}
+
+/* A sample record from its hex (pmu/sample_record.h): a sample whose RIP
+ * is in pmu_wl_step, but for its RET, must have, as its newest live call,
+ * the call into pmu_wl_step. */
+static void cap_check_stack(const char *hex)
+{
+	static uint8_t raw[PMU_SAMPLE_MAX_SIZE] __attribute__((aligned(8)));
+	const struct pmu_sample *smp = (const void *)raw;
+	size_t n = 0;
+
+	for (; hex[2 * n] && hex[2 * n + 1] && n < sizeof(raw); n++)
+		raw[n] = (uint8_t)(parse_hex_digit(hex[2 * n]) << 4 | parse_hex_digit(hex[2 * n + 1]));
+	if (n < sizeof(struct pmu_sample) || smp->hdr.type != 2 ||
+	    !(smp->hdr.misc & PMU_SAMPLE_MISC_BRANCHES) || n < pmu_sample_size_branches(smp->nr_values, 0))
+		return;
+	const struct pmu_sample_branches *b = (const void *)(raw + pmu_sample_size(smp->nr_values));
+	if (smp->rip < (uint64_t)pmu_wl_step || smp->rip >= (uint64_t)pmu_wl_step_timed)
+		return;
+	/* A precise sample on pmu_wl_step's own RET (C3H, or F3H C3H): in call-stack
+	 * mode that RET popped the call's entry as it retired (SDM vol. 3B,
+	 * "LBR Call Stack"), before the record took the stack. */
+	const volatile uint8_t *op = (const volatile uint8_t *)(uintptr_t)smp->rip;
+	if (op[0] == 0xc3 || (op[0] == 0xf3 && op[1] == 0xc3))
+		return;
+	nstack_in_step++;
+	nstack_step_called += b->nr && b->entry[0].to == (uint64_t)pmu_wl_step;
 }
 
 /* Sample lines are counted, not kept (a run makes hundreds); a record
@@ -53,6 +87,8 @@ static void cap_line(const char *s)
 	if (strncmp(s, pre, sizeof(pre) - 1) == 0) {
 		nsample_lines++;
 		nsample_records += strncmp(s + sizeof(pre) - 1, "02000000", 8) == 0;
+		if (cap_stacks)
+			cap_check_stack(s + sizeof(pre) - 1);
 		return;
 	}
 	if (ncap < CAP_LINES)
@@ -206,5 +242,72 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0,
 	if (sum)
 		diag("%s", sum + 2);
 	if (!samples || samples != nsample_records)
+		cap_dump();
+}
+
+/* Issue 13: branches sampled through PEBS (each sample's RIP a record's
+ * eventing IP) with the LBR call stack of the workload, which runs at CPL
+ * 3 for it (pmu/sampling_hw.h). */
+KTEST("sample", precise_callstack_on_last_cpu, NULL, 0,
+      "PEBS samples with LBR call stacks: every one precise, calls exact")
+{
+	unsigned last = smp_num_cpus() - 1;
+	struct pmu_cpu *pc = pmu_cpu_of(last);
+	struct pmu_pebs_caps pebs;
+	struct pmu_lbr_caps lbr;
+	char list[16], head[64];
+	struct mode_result res;
+
+	if (!pc)
+		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
+	pmu_test_init_cpu(last);
+	if (!pc->counting)
+		ktest_skip("cpu %u: %s", last, pc->reason);
+	/* Decoded here, on the BSP: the emulated and real parts pmutest
+	 * runs on give every CPU the same PEBS and LBRs. */
+	pmu_pebs_decode(pmu_caps(), &pebs);
+	if (!pebs.present)
+		ktest_skip("%s", pebs.why);
+	pmu_lbr_decode(pmu_caps(), &lbr);
+	if (lbr.kind == PMU_LBR_NONE)
+		ktest_skip("%s", lbr.why);
+	if (!lbr.call_stack || !lbr.cpl_filter)
+		ktest_skip("%s LBRs without a call-stack mode and a CPL filter", pmu_lbr_kind_name(lbr.kind));
+	ksnprintf(list, sizeof(list), "%u", last);
+	struct mode_opts o = {
+		.events = "branches/period=20000,callstack/:p",
+		.duration_ms = 200,
+		.cpus = list,
+		.workload = "loop",
+	};
+	cap_reset();
+	cap_stacks = true;
+	int st = sample_mode_run(&o, cap_line, &res);
+	cap_stacks = false;
+	if (st == MODE_E_NOPMU && strstr(res.reason, "no PMI delivery"))
+		ktest_skip("%s", res.reason);
+	if (!check(st == MODE_OK && res.status == MODE_OK, "expected status 0, got %d (%s): %s", st,
+		   mode_status_name(MODE_SAMPLE, st), res.reason)) {
+		cap_dump();
+		return;
+	}
+	ksnprintf(head, sizeof(head), SM_PREFIX "cpu %u: ", last);
+	const char *sum = cap_find(head);
+	uint64_t samples = 0, precise = 0, stacks = 0;
+	check(sum && field_after(sum, head, &samples) && field_after(sum, "in workload range, ", &precise) &&
+		      field_after(sum, "precise, ", &stacks),
+	      "no summary line \"%s... N precise, N with branch stacks\"", head);
+	check(samples > 0 && precise == samples && stacks == samples,
+	      "cpu %u: %lu samples, %lu precise, %lu with branch stacks: expected all", last, samples,
+	      precise, stacks);
+	/* In the loop the live calls end with the one into pmu_wl_step. */
+	check(nstack_in_step > 0 && nstack_step_called == nstack_in_step,
+	      "%lu samples in pmu_wl_step, %lu with its call (to %p) as the newest stack entry",
+	      nstack_in_step, nstack_step_called, (void *)pmu_wl_step);
+	if (sum)
+		diag("%s", sum + 2);
+	diag("%lu samples in pmu_wl_step, each with the call into it newest on its call stack",
+	     nstack_in_step);
+	if (nstack_step_called != nstack_in_step)
 		cap_dump();
 }

@@ -22,6 +22,26 @@ struct cpuid_regs {
 #define CPUID_1_EDX_APIC_BIT 9
 #define CPUID_1_EDX_PAT_BIT 16
 #define CPUID_7_EDX_HYBRID_BIT 15 /* CPUID.07H.0:EDX[15] hybrid part */
+/* Debug store and LBRs (SDM vol. 2A, CPUID; vol. 3B, "Architectural Last
+ * Branch Records"): DS save area, its 64-bit layout, architectural LBRs
+ * described by leaf 1CH. */
+#define CPUID_1_ECX_DTES64_BIT 2
+#define CPUID_1_EDX_DS_BIT 21
+#define CPUID_7_EDX_ARCH_LBR_BIT 19
+/* CPUID.1CH: EAX[7:0] depths (bit n: 8 * (n + 1) entries); EBX[0] CPL
+ * filtering, [1] branch-type filtering, [2] call-stack mode; ECX[0]
+ * mispredict bit, [1] timed LBRs, [2] branch type in LBR_INFO. */
+#define CPUID_1C_EBX_CPL_FILTER_BIT 0
+#define CPUID_1C_EBX_BRANCH_FILTER_BIT 1
+#define CPUID_1C_EBX_CALL_STACK_BIT 2
+#define CPUID_1C_ECX_MISPRED_BIT 0
+#define CPUID_1C_ECX_TIMED_BIT 1
+#define CPUID_1C_ECX_BRANCH_TYPE_BIT 2
+/* CPUID.23H (architectural PEBS; Intel ISE, "Architectural PEBS"): sub-leaf
+ * 0 EAX[4] and [5] say sub-leaves 4 (capabilities: EBX bit k is CFG_C bit
+ * 32 + k) and 5 (PEBS-capable counters: EAX GP, ECX fixed) exist. */
+#define CPUID_23_EAX_PEBS_CAPS_BIT 4
+#define CPUID_23_EAX_PEBS_COUNTERS_BIT 5
 #define CPUID_80000001_EDX_PDPE1GB_BIT 26
 #define CPUID_80000001_EDX_LM_BIT 29
 /* CPUID.0AH:EDX (SDM vol. 2A, CPUID, "Architectural Performance
@@ -75,5 +95,12 @@ struct cpuid_regs {
 /* LbrAndPmcFreeze (APM vol. 3, CPUID Fn8000_0022_EAX[2]; Linux commit
  * 598c2fafc06f). */
 #define CPUID_80000022_EAX_LBR_PMC_FREEZE_BIT 2
+/* Fn8000_0022: EAX[1] LbrExtV2, EAX[2] LbrAndPmcFreeze; EBX[9:4] the
+ * number of LBR stack entries (Linux arch/x86/include/asm/perf_event.h,
+ * cpuid_0x80000022_ebx). */
+#define CPUID_80000022_EAX_LBR_EXT_V2_BIT 1
+#define CPUID_80000022_EAX_LBR_PMC_FREEZE_BIT 2
+#define CPUID_80000022_EBX_LBR_DEPTH_SHIFT 4
+#define CPUID_80000022_EBX_LBR_DEPTH_MASK 0x3f0u
 
 #endif

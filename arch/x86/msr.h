@@ -168,6 +168,123 @@
 #define PERF_CAP_PEBS_BASELINE_BIT 14
 #define PERF_CAP_PERF_METRICS_BIT 15
 
+/* --- Last branch records and PEBS (issue 13). Intel: SDM vol. 3B, chapter
+ * "Debug, Branch Profile, TSC, and Intel Resource Director Technology
+ * Features" (sections "Last Branch, Interrupt, and Exception Recording",
+ * "Architectural Last Branch Records", "Filtering of Last Branch Records",
+ * "LBR Stack" per microarchitecture) and chapter "Performance Monitoring"
+ * ("Debug Store (DS) Mechanism", "Processor Event Based Sampling",
+ * "Adaptive PEBS"); vol. 4 table 2-2. Linux names from msr-index.h. --- */
+#define MSR_LBR_SELECT 0x000001c8                /* legacy LBR filter, suppress bits */
+#define MSR_LASTBRANCH_TOS 0x000001c9            /* legacy: index of the most recent entry */
+#define MSR_LASTBRANCH_0_FROM_IP_CORE 0x00000040 /* + i: Core 2, Atom, Silvermont (4 or 8 deep) */
+#define MSR_LASTBRANCH_0_TO_IP_CORE 0x00000060
+#define MSR_LASTBRANCH_0_FROM_IP 0x00000680 /* + i: Nehalem and later (16 or 32 deep) */
+#define MSR_LASTBRANCH_0_TO_IP 0x000006c0
+#define MSR_LBR_INFO_0 0x00000dc0 /* + i: LBR formats 5 and 7 */
+#define MSR_ARCH_LBR_CTL 0x000014ce
+#define MSR_ARCH_LBR_DEPTH 0x000014cf
+#define MSR_ARCH_LBR_FROM_0 0x00001500
+#define MSR_ARCH_LBR_TO_0 0x00001600
+#define MSR_ARCH_LBR_INFO_0 0x00001200
+#define MSR_IA32_DS_AREA 0x00000600
+#define MSR_IA32_PEBS_ENABLE 0x000003f1
+#define MSR_PEBS_DATA_CFG 0x000003f2   /* adaptive PEBS */
+#define MSR_IA32_PEBS_BASE 0x000003f4  /* architectural PEBS */
+#define MSR_IA32_PEBS_INDEX 0x000003f5 /* architectural PEBS */
+
+/* IA32_MISC_ENABLE: 1 = the feature is NOT available (read-only; SDM
+ * vol. 4 table 2-2, "BTS_UNAVAILABLE", "PEBS_UNAVAILABLE"). */
+#define MISC_ENABLE_PERF_MON_BIT 7
+#define MISC_ENABLE_BTS_UNAVAIL_BIT 11
+#define MISC_ENABLE_PEBS_UNAVAIL_BIT 12
+
+/* MSR_LBR_SELECT: bits 0-8 suppress ("do not capture"), bit 9 enables
+ * the call-stack mode (Haswell on). */
+#define LBR_SELECT_CPL_EQ_0_BIT 0
+#define LBR_SELECT_CPL_NEQ_0_BIT 1
+#define LBR_SELECT_JCC_BIT 2
+#define LBR_SELECT_NEAR_REL_CALL_BIT 3
+#define LBR_SELECT_NEAR_IND_CALL_BIT 4
+#define LBR_SELECT_NEAR_RET_BIT 5
+#define LBR_SELECT_NEAR_IND_JMP_BIT 6
+#define LBR_SELECT_NEAR_REL_JMP_BIT 7
+#define LBR_SELECT_FAR_BRANCH_BIT 8
+#define LBR_SELECT_EN_CALLSTACK_BIT 9
+
+/* Legacy LBR records by format (PERF_CAPABILITIES[5:0]): formats 3 and 4
+ * keep flags in the top bits of FROM (63 MISPRED; format 4 also 62 IN_TSX,
+ * 61 TSX_ABORT) and sign-extend the address below them; format 5 moves
+ * them to MSR_LBR_INFO_x, which also holds the cycle count. */
+#define LBR_FROM_MISPRED_BIT 63
+#define LBR_FROM_IN_TSX_BIT 62
+#define LBR_FROM_TSX_ABORT_BIT 61
+#define LBR_INFO_MISPRED_BIT 63
+#define LBR_INFO_IN_TSX_BIT 62
+#define LBR_INFO_TSX_ABORT_BIT 61
+#define LBR_INFO_CYCLES_MASK 0xffffull
+#define LBR_FORMAT_32 0x00
+#define LBR_FORMAT_EIP_FLAGS 0x03
+#define LBR_FORMAT_EIP_FLAGS2 0x04
+#define LBR_FORMAT_INFO 0x05
+#define LBR_FORMAT_INFO2 0x07
+#define LBR_FORMAT_ARCH 0x3f /* no legacy LBR: architectural LBRs instead */
+
+/* IA32_LBR_CTL (architectural LBRs): enable polarity, unlike LBR_SELECT. */
+#define ARCH_LBR_CTL_LBREN_BIT 0
+#define ARCH_LBR_CTL_OS_BIT 1
+#define ARCH_LBR_CTL_USR_BIT 2
+#define ARCH_LBR_CTL_CALL_STACK_BIT 3
+#define ARCH_LBR_CTL_COND_BIT 16
+#define ARCH_LBR_CTL_NEAR_REL_JMP_BIT 17
+#define ARCH_LBR_CTL_NEAR_IND_JMP_BIT 18
+#define ARCH_LBR_CTL_NEAR_REL_CALL_BIT 19
+#define ARCH_LBR_CTL_NEAR_IND_CALL_BIT 20
+#define ARCH_LBR_CTL_NEAR_RET_BIT 21
+#define ARCH_LBR_CTL_OTHER_BRANCH_BIT 22
+#define ARCH_LBR_CTL_VALID_MASK 0x7f000full
+#define ARCH_LBR_INFO_MISPRED_BIT 63
+#define ARCH_LBR_INFO_CYC_CNT_VALID_BIT 60
+
+/* The 64-bit DS save area that IA32_DS_AREA points to (SDM vol. 3B, "DS
+ * Save Area", figure "IA-32e Mode DS Save Area"): BTS, then PEBS buffer
+ * base, index, absolute maximum, interrupt threshold, then the counter
+ * reset values: GP counter n at 0x40 + 8n; fixed counter i at 0x80 + 8i
+ * up to PEBS format 4, at 0x140 + 8i from format 5 (Linux "perf/x86/intel:
+ * Enable PEBS format 5", 2145e77fecfb). */
+#define DS_PEBS_BASE 0x20
+#define DS_PEBS_INDEX 0x28
+#define DS_PEBS_MAX 0x30
+#define DS_PEBS_THRESHOLD 0x38
+#define DS_PEBS_RESET_GP0 0x40
+#define DS_PEBS_RESET_FIXED0 0x80
+#define DS_PEBS_RESET_FIXED0_FMT5 0x140
+
+/* IA32_PEBS_ENABLE: bit n PEBS on IA32_PMCn; with adaptive PEBS bit 32 + i
+ * is fixed counter i (before it, bits 32-35 were the load-latency enables). */
+#define PEBS_ENABLE_FIXED_SHIFT 32
+/* Adaptive PEBS (SDM vol. 3B, "Adaptive PEBS"): MSR_PEBS_DATA_CFG groups,
+ * and the per-counter opt-in bits in the event selects. */
+#define PEBS_DATA_CFG_MEMINFO_BIT 0
+#define PEBS_DATA_CFG_GPRS_BIT 1
+#define PEBS_DATA_CFG_XMMS_BIT 2
+#define PEBS_DATA_CFG_LBRS_BIT 3
+#define PEBS_DATA_CFG_LBR_SHIFT 24 /* [31:24]: LBR entries minus 1 */
+#define PEBS_DATA_CFG_LBR_MASK 0xff000000ull
+#define PERFEVTSEL_ADAPTIVE_BIT 34
+#define FIXED_CTR_CTRL_ADAPTIVE_BIT(i) (32 + 4 * (i))
+
+/* AMD Last Branch Record Extension Version 2 (Zen 4; APM vol. 2, "Last
+ * Branch Stack"; Linux arch/x86/events/amd/lbr.c). */
+#define MSR_AMD_LBR_SELECT 0xc000010e   /* suppress bits as Intel's 0-8 */
+#define MSR_AMD_DBG_EXTN_CFG 0xc000010f /* bit 6 LBRV2EN */
+#define AMD_DBG_EXTN_CFG_LBRV2EN_BIT 6
+#define MSR_AMD_LBR_FROM_0 0xc0010300 /* + 2n */
+#define MSR_AMD_LBR_TO_0 0xc0010301   /* + 2n */
+#define AMD_LBR_FROM_MISPRED_BIT 63
+#define AMD_LBR_TO_VALID_BIT 63
+#define AMD_LBR_TO_SPEC_BIT 62
+
 /* Client uncore, package scope (SDM vol. 4, the MSR tables of the 2nd to
  * 10th generation Core processors; Linux uncore_snb.c names). The global
  * control moved to 0xE01 on Skylake, when 0x391 became

@@ -17,7 +17,8 @@
  * Intel shapes by QEMU CPU model: its family-6 model number alone would
  * not do (QEMU 7.2 gives Icelake-Server the model number of Snowridge).
  * Only IA32_PERF_CAPABILITIES bits the model implements are set: 12
- * FREEZE_WHILE_SMM and 13 FW_WRITE; QEMU emulates no LBR or PEBS.
+ * FREEZE_WHILE_SMM and 13 FW_WRITE here, the LBR and PEBS bits from
+ * lbr_pebs_shapes below.
  */
 typedef struct IntelShape {
     const char *qemu_models;    /* "A|B|C" */
@@ -103,6 +104,42 @@ static const IntelShape intel_shapes[] = {
       5, 8, 48, 4, 48, 8, true, true, CAPS_SMM | CAPS_FW, 80, REF_CPUID },
 };
 
+/*
+ * LBRs and PEBS of the same parts (x86-pmu-lbr.c, x86-pmu-pebs.c): the
+ * legacy LBR stack's depth and record format (IA32_PERF_CAPABILITIES[5:0])
+ * or architectural LBRs (format 0x3F), and the PEBS record format with
+ * trap-like records, saved architectural registers and, from Ice Lake,
+ * adaptive PEBS (bits 6, 7, 11:8, 14).  Depths: SDM vol. 3B, the "LBR
+ * Stack" section of each microarchitecture (16 entries at 680H from
+ * Nehalem, 32 from Skylake) and Linux intel_pmu_lbr_init_*; formats: SDM
+ * "IA32_PERF_CAPABILITIES", Linux arch/x86/events/intel/lbr.c and ds.c
+ * (format 1 Nehalem-Ivy Bridge, 2 Haswell, 3 Skylake, 4 Ice Lake, 5
+ * Sapphire Rapids: "perf/x86/intel: Enable PEBS format 5", 2145e77fecfb);
+ * QEMU's arch-LBR work reports LBR format 0x3F.  Sapphire Rapids' CPUID.1CH
+ * announces every filter and the call stack; the LBR_INFO fields (timed
+ * LBRs, branch type, mispredicts) are not emulated, so ECX claims none.
+ */
+#define LBR_PEBS_CAPS(lbr_fmt, pebs_fmt, adaptive) \
+    ((uint64_t)(lbr_fmt) | X86PMU_CAP_PEBS_TRAP | X86PMU_CAP_PEBS_ARCH_REG | \
+     (uint64_t)(pebs_fmt) << 8 | ((adaptive) ? X86PMU_CAP_PEBS_BASELINE : 0))
+
+typedef struct LbrPebsShape {
+    const char *qemu_models;
+    X86PMULbrKind lbr;
+    uint8_t lbr_depth;
+    uint64_t perf_caps;
+} LbrPebsShape;
+
+static const LbrPebsShape lbr_pebs_shapes[] = {
+    { "Nehalem|Westmere|SandyBridge|IvyBridge", X86PMU_LBR_LEGACY, 16,
+      LBR_PEBS_CAPS(3, 1, false) },
+    { "Haswell|Broadwell", X86PMU_LBR_LEGACY, 16, LBR_PEBS_CAPS(4, 2, false) },
+    { "Skylake-Client|Skylake-Server|Cascadelake-Server|Cooperlake",
+      X86PMU_LBR_LEGACY, 32, LBR_PEBS_CAPS(5, 3, false) },
+    { "Icelake-Server", X86PMU_LBR_LEGACY, 32, LBR_PEBS_CAPS(5, 4, true) },
+    { "SapphireRapids", X86PMU_LBR_ARCH, 32, LBR_PEBS_CAPS(0x3f, 5, true) },
+};
+
 static bool name_in(const char *list, const char *name)
 {
     size_t n = strlen(name);
@@ -149,13 +186,17 @@ static const char *amd_shape(uint32_t family, uint32_t model,
                            (model >= 0x60 && model <= 0x7f) ||
                            (model >= 0xa0 && model <= 0xaf))) {
         c->perfmon_v2 = true;
+        c->lbr = X86PMU_LBR_AMD_V2;     /* 16 entries (Linux amd/lbr.c) */
+        c->lbr_depth = 16;
         return "AMD Zen 4 (family 19h): PerfCtrExtCore, PerfMonV2 with 6 "
-               "counters and PerfCntrGlobalCtl/Status";
+               "counters and PerfCntrGlobalCtl/Status, LbrExtV2";
     }
     if (family >= 0x1a) {
         c->perfmon_v2 = true;
+        c->lbr = X86PMU_LBR_AMD_V2;
+        c->lbr_depth = 16;
         return "AMD Zen 5 (family 1Ah): PerfCtrExtCore, PerfMonV2 with 6 "
-               "counters";
+               "counters, LbrExtV2";
     }
     return "AMD family 15h-19h before Zen 4: PerfCtrExtCore, 6 counters at "
            "0xC0010200 + 2n";
@@ -215,6 +256,17 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
         cfg->ref_report = s->ref_report;
         cfg->family = family;
         x86pmu_offcore_shape(family, model, &cfg->offcore);
+        for (i = 0; i < ARRAY_LEN(lbr_pebs_shapes); i++) {
+            const LbrPebsShape *b = &lbr_pebs_shapes[i];
+
+            if (name_in(b->qemu_models, qemu_model)) {
+                cfg->lbr = b->lbr;
+                cfg->lbr_depth = b->lbr_depth;
+                cfg->perf_caps |= b->perf_caps;
+                cfg->ds = true;
+                cfg->arch_lbr_ebx = b->lbr == X86PMU_LBR_ARCH ? 0x7 : 0;
+            }
+        }
         return s->what;
     }
     return NULL;
@@ -318,8 +370,47 @@ static const char *check_leaf23(const X86PMUConfig *c, uint32_t fixed_all)
     return NULL;
 }
 
+/* LBR and PEBS bits of IA32_PERF_CAPABILITIES the model can back. */
+static const char *check_lbr_pebs(const X86PMUConfig *c)
+{
+    unsigned lbr_fmt = c->perf_caps & 0x3f;
+    unsigned pebs_fmt = (c->perf_caps >> 8) & 0xf;
+    bool pebs_bits = c->perf_caps & (X86PMU_CAP_LBR_PEBS_MASK & ~0x3full);
+
+    if (c->lbr == X86PMU_LBR_AMD_V2) {
+        return msg("pmu-lbr: LbrExtV2 is AMD's (CPUID Fn8000_0022)", 0, DEC,
+                   NULL, 0, DEC, NULL);
+    }
+    if ((c->lbr == X86PMU_LBR_LEGACY) != (lbr_fmt >= 1 && lbr_fmt <= 5) ||
+        (c->lbr == X86PMU_LBR_ARCH) != (lbr_fmt == 0x3f)) {
+        return msg("pmu-lbr: LBR format ", lbr_fmt, HEX, ": the model "
+                   "emulates legacy formats 1-5 with a legacy LBR stack and "
+                   "0x3F with architectural LBRs", 0, DEC, NULL);
+    }
+    if (c->lbr == X86PMU_LBR_LEGACY && c->lbr_depth != 4 &&
+        c->lbr_depth != 8 && c->lbr_depth != 16 && c->lbr_depth != 32) {
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": legacy stacks "
+                   "have 4, 8, 16 or 32 entries", 0, DEC, NULL);
+    }
+    if (c->lbr == X86PMU_LBR_ARCH &&
+        (c->lbr_depth < 8 || c->lbr_depth > 64 || c->lbr_depth % 8)) {
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": architectural "
+                   "LBRs have 8..64 in steps of 8 (CPUID.1CH:EAX[7:0])", 0,
+                   DEC, NULL);
+    }
+    if (pebs_bits && (!c->ds || pebs_fmt > 5 ||
+                      ((c->perf_caps & X86PMU_CAP_PEBS_BASELINE) &&
+                       pebs_fmt < 4))) {
+        return msg("pmu-pebs-format=", pebs_fmt, DEC, ": the model emulates "
+                   "formats 0-3, and 4-5 with adaptive PEBS, with a DS area",
+                   0, DEC, NULL);
+    }
+    return NULL;
+}
+
 static const char *check_intel(const X86PMUConfig *c)
 {
+    const char *why;
     uint32_t fixed_all = c->fixed_bitmap |
                          (c->num_fixed >= 32 ? ~0u : (1u << c->num_fixed) - 1);
 
@@ -366,10 +457,16 @@ static const char *check_intel(const X86PMUConfig *c)
                    DEC, NULL);
     }
     if (c->perf_caps & ~(X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE |
-                         X86PMU_CAP_PERF_METRICS)) {
+                         X86PMU_CAP_PERF_METRICS |
+                         X86PMU_CAP_LBR_PEBS_MASK)) {
         return msg("pmu-perf-caps=", c->perf_caps, HEX, ": only bits 12 "
                    "(FREEZE_WHILE_SMM), 13 (FW_WRITE) and 15 (PERF_METRICS) "
-                   "are emulated", 0, DEC, NULL);
+                   "are emulated, and the LBR and PEBS bits of the shape", 0,
+                   DEC, NULL);
+    }
+    why = check_lbr_pebs(c);
+    if (why) {
+        return why;
     }
     if ((c->perf_caps & X86PMU_CAP_PERF_METRICS) &&
         !((c->leaf23 ? c->leaf23_fixed : fixed_all) & (1u << 3))) {
@@ -400,6 +497,15 @@ static const char *check_intel(const X86PMUConfig *c)
 
 static const char *check_amd(const X86PMUConfig *c)
 {
+    if (c->lbr != X86PMU_LBR_NONE && c->lbr != X86PMU_LBR_AMD_V2) {
+        return msg("Intel LBRs on an AMD CPU", 0, DEC, NULL, 0, DEC, NULL);
+    }
+    if (c->lbr == X86PMU_LBR_AMD_V2 &&
+        (!c->perfmon_v2 || c->lbr_depth < 1 || c->lbr_depth > 32)) {
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": LbrExtV2 needs "
+                   "PerfMonV2 and 1..32 entries (CPUID Fn8000_0022_EBX[9:4])",
+                   0, DEC, NULL);
+    }
     if (c->num_fixed || c->fixed_bitmap) {
         return msg("pmu-fixed: AMD has no fixed counters (APM vol. 2, 13.2)",
                    0, DEC, NULL, 0, DEC, NULL);
@@ -525,6 +631,15 @@ static const char *const defect_names[X86PMU_DEFECT_NUM] = {
     [X86PMU_DEFECT_UNCORE_IGNORES_ENABLE] = "uncore-ignores-enable",
     [X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES] =
         "uncore-leaks-across-packages",
+    [X86PMU_DEFECT_LBR_FROM_TO_SWAPPED] = "lbr-from-to-swapped",
+    [X86PMU_DEFECT_LBR_RECORDS_WHILE_DISABLED] = "lbr-records-while-disabled",
+    [X86PMU_DEFECT_LBR_FILTER_IGNORED] = "lbr-filter-ignored",
+    [X86PMU_DEFECT_LBR_NOT_FROZEN] = "lbr-not-frozen",
+    [X86PMU_DEFECT_LBR_DEPTH_SHORT] = "lbr-depth-short",
+    [X86PMU_DEFECT_PEBS_NO_RELOAD] = "pebs-no-reload",
+    [X86PMU_DEFECT_PEBS_GPRS_LEGACY_ORDER] = "pebs-gprs-legacy-order",
+    [X86PMU_DEFECT_PEBS_THRESHOLD_EARLY] = "pebs-threshold-early",
+    [X86PMU_DEFECT_PEBS_FOREIGN_LBR] = "pebs-foreign-lbr",
 };
 
 const char *x86pmu_quirk_name(unsigned bit)

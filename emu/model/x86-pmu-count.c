@@ -376,6 +376,10 @@ static void overflow(X86PMUState *s, unsigned idx, const Ctr *c, bool *pmi)
     bool has_status = x86pmu_is_amd(s) ? s->cfg.perfmon_v2 :
                       s->cfg.version >= 2;
 
+    /* A PEBS counter's overflow owes a record instead (x86-pmu-pebs.c). */
+    if (x86pmu_pebs_overflow(s, idx)) {
+        return;
+    }
     if (has_status && !x86pmu_defect(s, X86PMU_DEFECT_STATUS_BIT_NOT_SET) &&
         !x86pmu_acr_self(s, idx)) {
         s->global_status |= BIT64(idx);
@@ -420,10 +424,10 @@ static void add(X86PMUState *s, unsigned idx, const Ctr *c, uint64_t delta,
 }
 
 /*
- * After an overflow with a PMI (counters `ovf` wrapped): freeze-on-PMI,
- * and the quirks' state.
+ * After an overflow with a PMI (counters `ovf` wrapped; 0 for PEBS's
+ * buffer PMI): freeze-on-PMI, and the quirks' state.
  */
-static unsigned pmi_raised(X86PMUState *s, uint64_t ovf)
+unsigned x86pmu_pmi_raised(X86PMUState *s, uint64_t ovf)
 {
     unsigned idx, pos;
 
@@ -587,7 +591,7 @@ static unsigned count_span(X86PMUState *s, X86PMURing ring, uint64_t ncycles,
         add(s, idx, &c, delta, &pmi, &ovf);
     }
     x86pmu_acr_apply(s);
-    return pmi ? pmi_raised(s, ovf) : 0;
+    return pmi ? x86pmu_pmi_raised(s, ovf) : 0;
 }
 
 unsigned x86pmu_count_cycles(X86PMUState *s, X86PMURing ring,
@@ -652,7 +656,7 @@ unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
         }
     }
     x86pmu_acr_apply(s);
-    return pmi ? pmi_raised(s, ovf) : 0;
+    return pmi ? x86pmu_pmi_raised(s, ovf) : 0;
 }
 
 unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
@@ -677,7 +681,7 @@ unsigned x86pmu_count_raw(X86PMUState *s, X86PMURing ring, unsigned event,
         add(s, x, &c, n, &pmi, &ovf);
     }
     x86pmu_acr_apply(s);
-    return pmi ? pmi_raised(s, ovf) : 0;
+    return pmi ? x86pmu_pmi_raised(s, ovf) : 0;
 }
 
 void x86pmu_insn_begin(X86PMUState *s)

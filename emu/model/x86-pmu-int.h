@@ -146,5 +146,35 @@ void x86pmu_amd_pmi_freeze(X86PMUState *s);
  */
 int x86pmu_offcore_slot(const X86PMUState *s, uint64_t sel);
 X86PMUAccess x86pmu_offcore_write(X86PMUState *s, unsigned i, uint64_t val);
+/*
+ * A PMI was requested (counters `ovf` wrapped): freeze-on-PMI and the
+ * quirks' state (count.c).
+ */
+unsigned x86pmu_pmi_raised(X86PMUState *s, uint64_t ovf);
+
+/* Last branch records (x86-pmu-lbr.c). */
+void x86pmu_lbr_reset(X86PMUState *s);
+void x86pmu_lbr_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
+                      uint32_t *eax, uint32_t *ebx, uint32_t *ecx,
+                      uint32_t *edx);
+X86PMUAccess x86pmu_lbr_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val);
+X86PMUAccess x86pmu_lbr_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val);
+/* The k-th most recent record, plain addresses (0 past the stack). */
+void x86pmu_lbr_entry(const X86PMUState *s, unsigned k, uint64_t *from,
+                      uint64_t *to, uint64_t *info);
+
+/* PEBS (x86-pmu-pebs.c). */
+bool x86pmu_pebs_present(const X86PMUState *s);
+void x86pmu_pebs_cpuid(const X86PMUState *s, uint32_t leaf,
+                       uint32_t *ecx, uint32_t *edx);
+X86PMUAccess x86pmu_pebs_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val);
+X86PMUAccess x86pmu_pebs_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val);
+/*
+ * The adaptive opt-in bits that take writes: PERFEVTSELx[34], or
+ * IA32_FIXED_CTR_CTRL[32 + 4i] of each fixed counter (fixed = true).
+ */
+uint64_t x86pmu_pebs_ctrl_bits(const X86PMUState *s, bool fixed);
+/* A counter overflowed; true when PEBS takes the overflow. */
+bool x86pmu_pebs_overflow(X86PMUState *s, unsigned idx);
 
 #endif

@@ -97,6 +97,7 @@ void x86pmu_reset(X86PMUState *s, const X86PMUConfig *cfg)
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;
     s->unsched_idx = 0xff;
+    x86pmu_lbr_reset(s);
     if (x86pmu_quirk(s, X86PMU_QUIRK_GLOBAL_CTRL_RESET_ZERO)) {
         return;
     }
@@ -128,7 +129,7 @@ static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
         break;
     case 0x07:
         if (subleaf == 0) {
-            /* EDX[15] hybrid; EDX[19] architectural LBRs: not emulated. */
+            /* EDX[15] hybrid; EDX[19] architectural LBRs: lbr.c's. */
             *edx &= ~((1u << 15) | (1u << 19));
             *edx |= c->hybrid ? 1u << 15 : 0;
             *edx |= c->ibpb ? 1u << 26 : 0;     /* IBRS and IBPB */
@@ -220,6 +221,8 @@ void x86pmu_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
     } else {
         cpuid_intel(s, leaf, subleaf, eax, ebx, ecx, edx);
     }
+    x86pmu_lbr_cpuid(s, leaf, subleaf, eax, ebx, ecx, edx);
+    x86pmu_pebs_cpuid(s, leaf, ecx, edx);
 }
 
 /* --- Intel MSRs --- */
@@ -385,7 +388,8 @@ static uint64_t evtsel_reserved(const X86PMUState *s)
     if (x86pmu_quirk(s, X86PMU_QUIRK_XEN_ANYTHREAD_PC_REJECTED)) {
         r |= SEL_ANY | SEL_PC;
     }
-    return r;
+    /* Adaptive PEBS's opt-in (x86-pmu-pebs.c). */
+    return r & ~x86pmu_pebs_ctrl_bits(s, false);
 }
 
 /* Xen refuses FIXED_CTR_CTRL's AnyThread bits too (fixed_ctrl_mask). */
@@ -403,13 +407,14 @@ static uint64_t fixed_ctrl_valid(const X86PMUState *s)
             v |= field << (4 * i);
         }
     }
-    return v | x86pmu_v6_fixed_ctrl_bits(s);
+    return v | x86pmu_v6_fixed_ctrl_bits(s) | x86pmu_pebs_ctrl_bits(s, true);
 }
 
 /*
  * IA32_DEBUGCTL bits that take writes (SDM vol. 3B, "IA32_DEBUGCTL MSR"):
- * LBR, BTF, TR, BTS, BTINT, BTS_OFF_OS, BTS_OFF_USR are stored (QEMU has
- * no LBR, BTS or BTF: they do nothing); FREEZE_LBRS_ON_PMI and
+ * LBR, BTF, TR, BTS, BTINT, BTS_OFF_OS, BTS_OFF_USR are stored (LBR
+ * drives the legacy stack, x86-pmu-lbr.c; QEMU has no BTS or BTF: they do
+ * nothing); FREEZE_LBRS_ON_PMI and
  * FREEZE_PERFMON_ON_PMI "if CPUID.01H:ECX[15] = 1 and CPUID.0AH:EAX[7:0]
  * > 1"; FREEZE_WHILE_SMM if IA32_PERF_CAPABILITIES[12].
  */
@@ -944,6 +949,15 @@ static X86PMUAccess amd_rdpmc(X86PMUState *s, uint32_t ecx, uint64_t *val)
 
 X86PMUAccess x86pmu_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
 {
+    /* LBRs and PEBS first: their files know their ranges. */
+    X86PMUAccess r = x86pmu_lbr_rdmsr(s, msr, val);
+
+    if (r == X86PMU_NOT_MINE) {
+        r = x86pmu_pebs_rdmsr(s, msr, val);
+    }
+    if (r != X86PMU_NOT_MINE) {
+        return r;
+    }
     return x86pmu_is_amd(s) ? amd_rdmsr(s, msr, val) :
                               intel_rdmsr(s, msr, val);
 }
@@ -951,9 +965,15 @@ X86PMUAccess x86pmu_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
 X86PMUAccess x86pmu_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val,
                           unsigned *pmis)
 {
-    X86PMUAccess a;
+    X86PMUAccess a = x86pmu_lbr_wrmsr(s, msr, val);
 
     *pmis = 0;
+    if (a == X86PMU_NOT_MINE) {
+        a = x86pmu_pebs_wrmsr(s, msr, val);
+    }
+    if (a != X86PMU_NOT_MINE) {
+        return a;
+    }
     a = x86pmu_is_amd(s) ? amd_wrmsr(s, msr, val, pmis) :
                            intel_wrmsr(s, msr, val, pmis);
     if (a == X86PMU_OK) {

@@ -84,6 +84,11 @@
 #define X86PMU_V6_UMASK2            (1u << 0)
 #define X86PMU_V6_EQ                (1u << 1)
 #define X86PMU_V6_RDPMC_USER_DISABLE (1u << 2)
+/* LBR format [5:0], PEBS trap 6, arch regs 7, format [11:8], baseline 14. */
+#define X86PMU_CAP_PEBS_TRAP        (1ull << 6)
+#define X86PMU_CAP_PEBS_ARCH_REG    (1ull << 7)
+#define X86PMU_CAP_PEBS_BASELINE    (1ull << 14)
+#define X86PMU_CAP_LBR_PEBS_MASK    0x4fffull
 
 /* IA32_DEBUGCTL (SDM vol. 3B, "IA32_DEBUGCTL MSR"). */
 #define X86PMU_DEBUGCTL_LBR                 (1ull << 0)
@@ -227,6 +232,16 @@ typedef enum X86PMUDefect {
     X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE,
     X86PMU_DEFECT_UNCORE_IGNORES_ENABLE,
     X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES,
+    /* LBRs and PEBS (x86-pmu-lbr.c, x86-pmu-pebs.c) */
+    X86PMU_DEFECT_LBR_FROM_TO_SWAPPED,
+    X86PMU_DEFECT_LBR_RECORDS_WHILE_DISABLED,
+    X86PMU_DEFECT_LBR_FILTER_IGNORED,
+    X86PMU_DEFECT_LBR_NOT_FROZEN,
+    X86PMU_DEFECT_LBR_DEPTH_SHORT,
+    X86PMU_DEFECT_PEBS_NO_RELOAD,
+    X86PMU_DEFECT_PEBS_GPRS_LEGACY_ORDER,
+    X86PMU_DEFECT_PEBS_THRESHOLD_EARLY,
+    X86PMU_DEFECT_PEBS_FOREIGN_LBR,
     X86PMU_DEFECT_NUM,
 } X86PMUDefect;
 
@@ -253,6 +268,51 @@ typedef enum X86PMURequest {
     X86PMU_REQ_RFO,             /* demand read for ownership (a store) */
     X86PMU_REQ_NUM,
 } X86PMURequest;
+
+/*
+ * Last branch records (x86-pmu-lbr.c): Intel's legacy LBR stack (SDM vol.
+ * 3B, "Last Branch, Interrupt, and Exception Recording" and the per-model
+ * "LBR Stack" sections), architectural LBRs ("Architectural Last Branch
+ * Records", CPUID leaf 1CH) and AMD's LbrExtV2 (APM vol. 2, "Last Branch
+ * Stack"; Linux arch/x86/events/amd/lbr.c).
+ */
+typedef enum X86PMULbrKind {
+    X86PMU_LBR_NONE,
+    X86PMU_LBR_LEGACY,
+    X86PMU_LBR_ARCH,
+    X86PMU_LBR_AMD_V2,
+} X86PMULbrKind;
+
+#define X86PMU_LBR_MAX      64      /* the deepest architectural LBR stack */
+
+/* A taken branch, by the kinds the LBR filters tell apart. */
+typedef enum X86PMUBranch {
+    X86PMU_BR_JCC,
+    X86PMU_BR_NEAR_REL_JMP,
+    X86PMU_BR_NEAR_IND_JMP,
+    X86PMU_BR_NEAR_REL_CALL,
+    X86PMU_BR_NEAR_IND_CALL,
+    X86PMU_BR_NEAR_RET,
+    X86PMU_BR_FAR,      /* far JMP/CALL/RET, IRET, SYSCALL..., interrupts */
+} X86PMUBranch;
+
+/*
+ * What a PEBS record saves (x86-pmu-pebs.c): the state at the instruction
+ * boundary after the event, and the guest's memory by linear address
+ * (the DS save area and the PEBS buffer).  read/write return false when
+ * the address does not translate; nothing is written then.
+ */
+typedef struct X86PMUMachine {
+    uint64_t rip;           /* the next instruction (trap-like PEBS) */
+    uint64_t eventing_ip;   /* the instruction that caused the event */
+    uint64_t rflags;
+    uint64_t gpr[16];       /* RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8-15 */
+    uint64_t xmm[16][2];    /* XMM0-15, low quadword first */
+    uint64_t tsc;
+    void *opaque;
+    bool (*read)(void *opaque, uint64_t la, void *buf, unsigned len);
+    bool (*write)(void *opaque, uint64_t la, const void *buf, unsigned len);
+} X86PMUMachine;
 
 /* What the PMU looks like: the CPUID view and the model's switches. */
 typedef struct X86PMUConfig {
@@ -322,6 +382,18 @@ typedef struct X86PMUConfig {
     /* Deviations from the manuals. */
     uint32_t quirks;            /* X86PMU_QUIRK_* */
     X86PMUDefect defect;
+    /*
+     * LBRs and PEBS.  Legacy LBRs: perf_caps[5:0] gives the record format
+     * and lbr_depth the stack (4 or 8 entries at 0x40/0x60, 16 or 32 at
+     * 0x680/0x6C0).  Architectural LBRs: CPUID.1CH:EAX's depths up to
+     * lbr_depth, EBX and ECX as given.  AMD: CPUID Fn8000_0022_EBX[9:4].
+     * PEBS: ds sets CPUID.01H DS and DTES64; perf_caps[14:6] give the
+     * record format, trap-like records and adaptive PEBS.
+     */
+    X86PMULbrKind lbr;
+    uint8_t lbr_depth;
+    uint32_t arch_lbr_ebx, arch_lbr_ecx;
+    bool ds;
 } X86PMUConfig;
 
 /* The registers of one logical processor. */
@@ -381,6 +453,16 @@ typedef struct X86PMUState {
     /* AMD: EFER.SVME and guest mode, for HostOnly/GuestOnly. */
     bool svme, guest;
     uint64_t offcore_rsp[2];    /* MSR_OFFCORE_RSP_0/1 */
+    /*
+     * LBRs: the stack as its kind lays it out (legacy: a ring indexed
+     * by lbr_tos; architectural and AMD: entry 0 the most recent).
+     */
+    uint64_t lbr_from[X86PMU_LBR_MAX], lbr_to[X86PMU_LBR_MAX];
+    uint64_t lbr_info[X86PMU_LBR_MAX];
+    uint64_t lbr_tos, lbr_select, lbr_ctl, lbr_depth, amd_dbg_extn_cfg;
+    /* PEBS: the registers, and the counters whose record is owed. */
+    uint64_t ds_area, pebs_enable, pebs_data_cfg;
+    uint64_t pebs_pending;
 } X86PMUState;
 
 /* The outcome of an MSR access or RDPMC. */
@@ -549,5 +631,33 @@ uint64_t x86pmu_headroom(const X86PMUState *s);
 uint64_t x86pmu_ref_headroom(const X86PMUState *s);
 
 X86PMUDelivery x86pmu_delivery(const X86PMUState *s);
+
+/* --- Last branch records (x86-pmu-lbr.c) --- */
+
+/* Whether taken branches must be reported now (x86pmu_branch). */
+bool x86pmu_lbr_recording(const X86PMUState *s);
+/*
+ * A taken branch retired: `from` is the branch instruction's address (for
+ * an interrupt or exception the EIP it was taken at: the faulting
+ * instruction, INT n itself, the interrupted instruction), `to` its
+ * target, cpl_from/cpl_to the privilege before and after.
+ */
+void x86pmu_branch(X86PMUState *s, X86PMUBranch kind, uint64_t from,
+                   uint64_t to, unsigned cpl_from, unsigned cpl_to);
+
+/* --- PEBS (x86-pmu-pebs.c) --- */
+
+/*
+ * PEBS counters that overflowed since the last assist: their record is
+ * owed at the next instruction boundary.
+ */
+uint64_t x86pmu_pebs_pending(const X86PMUState *s);
+/*
+ * Write the owed record into the PEBS buffer with the state in *m, reload
+ * the counters from the DS area's reset values, and raise the buffer PMI
+ * (GLOBAL_STATUS bit 62) when the index reached the threshold.  Returns
+ * the PMIs to deliver (0 or 1).
+ */
+unsigned x86pmu_pebs_assist(X86PMUState *s, const X86PMUMachine *m);
 
 #endif

@@ -256,8 +256,11 @@ static void reset_cpu(struct model_cpu *m, const struct model_cpu_config *cfg)
 void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
 {
 	ncpus = n > MODEL_MAX_CPUS ? MODEL_MAX_CPUS : (n ? n : 1);
-	for (unsigned c = 0; c < ncpus; c++)
+	for (unsigned c = 0; c < ncpus; c++) {
 		reset_cpu(&cpus[c], &cfgs[c]);
+		if (cfgs[c].cpu_ops)
+			cfgs[c].cpu_ops->reset(c);
+	}
 	uncore_init();
 	cur = 0;
 	cur_cpl = 0;
@@ -430,12 +433,15 @@ static int do_wrmsr(struct model_cpu *m, uint32_t msr, uint64_t val)
 
 int pmu_hw_rdmsr(uint32_t msr, uint64_t *val)
 {
+	if (cpus[cur].cfg.cpu_ops)
+		return cpus[cur].cfg.cpu_ops->rdmsr(cur, msr, val);
 	return do_rdmsr(&cpus[cur], msr, val);
 }
 
 int pmu_hw_wrmsr(uint32_t msr, uint64_t val)
 {
-	int fault = do_wrmsr(&cpus[cur], msr, val);
+	const struct model_cpu_ops *ops = cpus[cur].cfg.cpu_ops;
+	int fault = ops ? ops->wrmsr(cur, msr, val) : do_wrmsr(&cpus[cur], msr, val);
 
 	if (trace_len < MODEL_TRACE_MAX)
 		trace[trace_len++] = (struct model_write){ cur, msr, val, fault };
@@ -458,6 +464,12 @@ int pmu_hw_rdpmc(uint32_t ecx, uint64_t *val)
 	struct model_cpu *m = &cpus[cur];
 
 	*val = 0;
+	if (m->cfg.cpu_ops) {
+		int fault = m->cfg.cpu_ops->rdpmc(cur, ecx, val);
+		if (!fault)
+			rdpmc_hook_fire();
+		return fault;
+	}
 	if (m->cfg.rdpmc_gp)
 		return MODEL_VEC_GP;
 	if (m->cfg.ignores_writes)
@@ -482,6 +494,10 @@ void pmu_hw_cpuid(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r)
 	const char *v = c->vendor;
 
 	memset(r, 0, sizeof(*r));
+	if (c->cpu_ops) {
+		c->cpu_ops->cpuid(cur, leaf, subleaf, r);
+		return;
+	}
 	if ((leaf == 0x40000000u || leaf == 0x40000100u) && c->hv_sig[leaf >> 8 & 1]) {
 		const char *sig = c->hv_sig[leaf >> 8 & 1];
 		r->eax = leaf + 1;
@@ -720,6 +736,8 @@ uint64_t model_peek(unsigned cpu, uint32_t msr)
 	X86PMUUncoreState *u;
 	uint64_t v;
 
+	if (m->cfg.cpu_ops)
+		return m->cfg.cpu_ops->peek(cpu < ncpus ? cpu : 0, msr);
 	if ((u = unc_of(m)) && x86pmu_uncore_rdmsr(u, msr, &v) != X86PMU_NOT_MINE)
 		return v;
 	if (is_offcore_msr(msr))
@@ -733,6 +751,10 @@ void model_poke(unsigned cpu, uint32_t msr, uint64_t val)
 	X86PMUUncoreState *u;
 	uint64_t *r, v;
 
+	if (m->cfg.cpu_ops) {
+		m->cfg.cpu_ops->poke(cpu < ncpus ? cpu : 0, msr, val);
+		return;
+	}
 	if ((u = unc_of(m)) && x86pmu_uncore_rdmsr(u, msr, &v) != X86PMU_NOT_MINE) {
 		x86pmu_uncore_wrmsr(u, msr, val);
 		return;
@@ -865,6 +887,14 @@ void model_tick(const struct model_work *w)
 
 	/* Approximation: the TSC advances with the core cycles of the work. */
 	m->tsc += w->cycles;
+	if (c->cpu_ops) {
+		if (c->cpu_ops->tick(cur, w)) {
+			m->pmi_count++;
+			if (pmi_handler)
+				pmi_handler(pmi_handler_arg);
+		}
+		return;
+	}
 	/* The package's uncore sees the work's LLC requests and DRAM lines,
 	 * spread evenly over its slices and channels (approximation of the
 	 * address hash): the CPU's own package, emu/model's rules. */

@@ -50,6 +50,8 @@ enum model_uncore {
 };
 #define MODEL_MAX_PKGS 4
 
+struct model_cpu_ops;
+
 /* What one modelled CPU looks like (CPUID and the MSRs it implements). */
 struct model_cpu_config {
 	const char *vendor; /* 12 characters */
@@ -104,6 +106,10 @@ struct model_cpu_config {
 	uint64_t acr_reload, acr_cause;
 	bool leaf23_events;
 	uint32_t events_avail23;
+	/* A CPU whose registers, CPUID and counting another harness supplies
+	 * whole (NULL: this one; tests/host/test_pmu_lbr_pebs.c puts a CPU
+	 * on emu/model with its LBRs, PEBS and memory). */
+	const struct model_cpu_ops *cpu_ops;
 };
 
 /* Reset every CPU to a profile (4 CPUs); full_width sets
@@ -140,6 +146,18 @@ struct model_work {
 	size_t ncycles;
 };
 void model_tick(const struct model_work *w);
+
+/* The hooks of a model_cpu_config.cpu_ops CPU, each given its number. */
+struct model_cpu_ops {
+	void (*reset)(unsigned cpu);
+	void (*cpuid)(unsigned cpu, uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r);
+	int (*rdmsr)(unsigned cpu, uint32_t msr, uint64_t *val);
+	int (*wrmsr)(unsigned cpu, uint32_t msr, uint64_t val);
+	int (*rdpmc)(unsigned cpu, uint32_t ecx, uint64_t *val);
+	bool (*tick)(unsigned cpu, const struct model_work *w); /* true: a PMI */
+	uint64_t (*peek)(unsigned cpu, uint32_t msr);
+	void (*poke)(unsigned cpu, uint32_t msr, uint64_t val);
+};
 
 /* AMD's EFER.SVME and guest mode on the current CPU, for HostOnly and
  * GuestOnly (emu/model x86pmu_set_svm). */

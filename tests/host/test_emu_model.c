@@ -101,11 +101,13 @@ HT_TEST(cpuid_0a_encodes_the_shape)
 	x86pmu_cpuid(&st, 0x0a, 0, &a, &b, &c, &d);
 	HT_CHECK_EQ(a, 0x08300805);
 	HT_CHECK_EQ(d, 0x8604); /* 4 fixed x 48, AnyThread deprecated */
-	/* PDCM (CPUID.01H:ECX[15]) follows the shape; other bits stay. */
+	/* PDCM (CPUID.01H:ECX[15]) and, for PEBS, DTES64 (ECX[2]) and DS
+	 * (EDX[21]) follow the shape; other bits stay. */
 	a = b = d = 0;
 	c = 0x1;
 	x86pmu_cpuid(&st, 1, 0, &a, &b, &c, &d);
-	HT_CHECK_EQ(c, 0x8001);
+	HT_CHECK_EQ(c, 0x8005);
+	HT_CHECK_EQ(d, 1u << 21);
 }
 
 HT_TEST(no_pmu_version_0_faults_everything)
@@ -708,8 +710,8 @@ HT_TEST(amd_perfmon_v2_global_registers)
 	HT_CHECK_EQ(rdv(0xc0000300), 2);
 	uint32_t a = 0, b = 0, c = 0, d = 0;
 	x86pmu_cpuid(&st, 0x80000022, 0, &a, &b, &c, &d);
-	HT_CHECK_EQ(a, 1);
-	HT_CHECK_EQ(b, 6);
+	HT_CHECK_EQ(a, 3);            /* PerfMonV2, LbrExtV2 */
+	HT_CHECK_EQ(b, 16u << 4 | 6); /* 16 LBR entries, 6 counters */
 }
 
 HT_TEST(amd_reserved_bits_dropped_without_fault)

@@ -449,7 +449,7 @@ HT_TEST(amd_status_set_and_lbr_pmc_freeze)
 	HT_CHECK_EQ(wr(0xc0000303, 1ull << 58), GP);
 	with(freeze);
 	cpuid(0x80000022, 0, r);
-	HT_CHECK_EQ(r[0], 0x5); /* PerfMonV2 | LbrAndPmcFreeze */
+	HT_CHECK_EQ(r[0], 0x7); /* PerfMonV2, LbrExtV2 (the Zen 4 shape), LbrAndPmcFreeze */
 	HT_CHECK_EQ(wr(0x1d9, 1ull << 11), 0);
 	HT_CHECK_EQ(wr(0x1d9, 1ull << 12), GP);
 	wr(0xc0010201, 0xfffffffffffeull);

@@ -1029,7 +1029,7 @@ HT_TEST(sample_record_hex_golden)
 	HT_CHECK_EQ(rb_record_to_hex(raw, 4, small, sizeof(small)), 0); /* needs 9 */
 	HT_CHECK_EQ(rb_record_to_hex(raw, 3, small, sizeof(small)), 6);
 	HT_CHECK_STR(small, "020000");
-	HT_CHECK_EQ(PMU_SAMPLE_HEX_MAX, 609);
+	HT_CHECK_EQ(PMU_SAMPLE_HEX_MAX, 1137);
 
 	/* Through a ring: what rb_read returns is what gets printed. */
 	ring_open(&r, 256, 0, 0, 0);

@@ -74,7 +74,7 @@ HT_TEST(parse_refusals)
 	parse_refused("cycles//", "'cycles//': empty term list between the slashes (NAME/period=N/)", true);
 	parse_refused(
 		"cycles/cmask=1/",
-		"term 'cmask=1' is not supported after a named or raw event (only period=N; other terms need cpu/event=..,umask=..,term/)",
+		"term 'cmask=1' is not supported after a named or raw event (only period=N, branches and callstack; other terms need cpu/event=..,umask=..,term/)",
 		true);
 	parse_refused("cycles/period=1000,period=2000/", "duplicate term 'period'", true);
 	parse_refused("cycles/period=12x/",
@@ -89,6 +89,63 @@ HT_TEST(parse_refusals)
 	parse_refused("cycles/period=1000/:x", "bad modifier 'x'", false);
 	parse_refused("cpu/event=0x3c,umsk=1/", "unknown term 'umsk'", false);
 	parse_refused("", "empty event string", true);
+}
+
+/* Issue 13: perf's precise modifier and the branch-stack terms. */
+HT_TEST(parse_precise_and_branch_stacks)
+{
+	enum pmu_sampling_branches br = PMU_SAMPLING_BRANCHES_NONE;
+	bool precise = false;
+
+	HT_CHECK_EQ(sample_mode_parse_event_hw("branches/period=20000/:p", &attr, &precise, &br, err,
+					       sizeof(err)),
+		    PMU_OK);
+	HT_CHECK(precise && br == PMU_SAMPLING_BRANCHES_NONE && attr.period == 20000 && attr.usr && attr.os,
+		 "':p': precise %d branches %d period %llu", precise, br, (unsigned long long)attr.period);
+	precise = false;
+	HT_CHECK_EQ(sample_mode_parse_event_hw("cycles/period=20000,callstack/:up", &attr, &precise, &br, err,
+					       sizeof(err)),
+		    PMU_OK);
+	HT_CHECK(precise && br == PMU_SAMPLING_BRANCHES_USER_CALLSTACK && attr.usr && !attr.os,
+		 "':up' and callstack: precise %d branches %d usr %d os %d", precise, br, attr.usr, attr.os);
+	precise = false;
+	br = PMU_SAMPLING_BRANCHES_NONE;
+	HT_CHECK_EQ(sample_mode_parse_event_hw("cpu/event=0xc4,umask=0,period=30000/:pp", &attr, &precise,
+					       &br, err, sizeof(err)),
+		    PMU_OK);
+	HT_CHECK(precise && attr.event == 0xc4 && attr.period == 30000, "cpu/ form with :pp");
+	HT_CHECK_EQ(sample_mode_parse_event_hw("cycles/branches,period=100000/", &attr, &precise, &br, err,
+					       sizeof(err)),
+		    PMU_OK);
+	HT_CHECK_EQ(br, PMU_SAMPLING_BRANCHES_ANY);
+	HT_CHECK_EQ(sample_mode_parse_event_hw("cycles/callstack,period=100000/", &attr, &precise, &br, err,
+					       sizeof(err)),
+		    PMU_E_INVAL);
+	HT_CHECK_STR(err, "term 'callstack': the LBRs keep either the last branches or a call stack");
+	/* The plain parser takes neither. */
+	parse_refused("cycles/period=100000/:p", "the precise modifier 'p' is not taken here", false);
+	parse_refused("cycles/period=100000,branches/", "term 'branches' is not taken here", true);
+}
+
+HT_TEST(plan_precise_and_branches)
+{
+	struct sample_mode_plan pl;
+	struct mode_opts o = { .events = "instructions,branches/period=20000,callstack/:p" };
+
+	HT_CHECK(sample_mode_plan(&pl, &o, err, sizeof(err)) == MODE_OK, "%s", err);
+	HT_CHECK(pl.precise == 1 && pl.branches == PMU_SAMPLING_BRANCHES_USER_CALLSTACK && pl.nsampling == 1,
+		 "precise %d branches %d", pl.precise, pl.branches);
+	o.events = "cycles/period=20000/:p,branches/period=20000/:p";
+	HT_CHECK_EQ(sample_mode_plan(&pl, &o, err, sizeof(err)), MODE_E_ARGS);
+	HT_CHECK_STR(err, "event 'branches/period=20000/:p': only one event is sampled through PEBS (already "
+			  "'cycles/period=20000/:p')");
+	o.events = "cycles:p,branches/period=20000/";
+	HT_CHECK_EQ(sample_mode_plan(&pl, &o, err, sizeof(err)), MODE_E_ARGS);
+	HT_CHECK_STR(err, "event 'cycles:p': precise (:p) sampling needs a period");
+	o.events = "cycles/period=20000/";
+	HT_CHECK(sample_mode_plan(&pl, &o, err, sizeof(err)) == MODE_OK && pl.precise == -1 &&
+			 pl.branches == PMU_SAMPLING_BRANCHES_NONE,
+		 "plain: %s", err);
 }
 
 /* ---- Options ---- */
@@ -399,7 +456,8 @@ HT_TEST(e2e_two_cpus_drain_lines_summary_verdict)
 			 .tsc = x[0].tsc0 + P,
 			 .rip = RANGE_LO + 0x40,
 			 .period = P,
-			 .nr_values = 1 } };
+			 .nr_values = 1,
+			 .version = PMU_SAMPLE_VERSION } };
 	rec.s.values[0] = (struct pmu_sample_value){ (uint32_t)x[0].idx[1], 0, P };
 	char want[SAMPLE_MODE_LINE_LEN] = "# sample: ";
 	hex_of(&rec, sizeof(rec), want + strlen(want));

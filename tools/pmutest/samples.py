@@ -1,6 +1,7 @@
 """Decode the "# sample: <hex>" lines of a pmutest serial log into a report:
-samples and lost records per CPU, and the most frequent RIPs resolved to
-kernel symbols (from `nm -n` of build/pmutest.elf).
+samples and lost records per CPU, the most frequent RIPs resolved to kernel
+symbols (from `nm -n` of build/pmutest.elf), how many were precise (PEBS),
+and the most frequent branches of the samples' branch stacks (LBRs).
 
 The record layout is the ABI in lib/ringbuf.h (struct rb_header, struct
 rb_lost) and pmu/sample_record.h (struct pmu_sample); the line format is described
@@ -24,11 +25,17 @@ RB_LOST_OVERWRITTEN = 1
 
 HEADER = struct.Struct('<IHH')                 # type, misc, size
 LOST = struct.Struct('<IHHQQ')                 # header, id, lost
-SAMPLE = struct.Struct('<IHHIIQQQII')          # header, cpu, idx, tsc, rip, period, nr, pad
+SAMPLE = struct.Struct('<IHHIIQQQII')          # header, cpu, idx, tsc, rip, period, nr, version
 SAMPLE_VALUE = struct.Struct('<IIQ')           # idx, reserved, value
+BRANCHES = struct.Struct('<II')                # nr, reserved
+BRANCH = struct.Struct('<QQ')                  # from, to
 PMU_SAMPLE_MAX_VALUES = 16
+PMU_SAMPLE_MAX_BRANCHES = 16
+PMU_SAMPLE_VERSION = 1                         # 0: before the misc sections
 SAMPLE_MISC_USER = 1 << 0
 SAMPLE_MISC_NMI = 1 << 1
+SAMPLE_MISC_PRECISE = 1 << 2                   # rip from a PEBS record
+SAMPLE_MISC_BRANCHES = 1 << 3                  # a branch stack follows values[]
 
 LINE = re.compile(r'#\s*sample:\s*([0-9A-Fa-f]*)\s*$')
 TEXT_SYMBOL_TYPES = set('TtWw')
@@ -56,18 +63,33 @@ def decode_record(data):
     if rtype == RB_RECORD_SAMPLE:
         if size < SAMPLE.size:
             raise Malformed('sample of %d bytes, shorter than %d' % (size, SAMPLE.size))
-        _, _, _, cpu, idx, tsc, rip, period, nr, _ = SAMPLE.unpack_from(data)
+        _, _, _, cpu, idx, tsc, rip, period, nr, version = SAMPLE.unpack_from(data)
         if nr > PMU_SAMPLE_MAX_VALUES:
             raise Malformed('sample with %d values, at most %d' % (nr, PMU_SAMPLE_MAX_VALUES))
-        if size != SAMPLE.size + nr * SAMPLE_VALUE.size:
-            raise Malformed('sample with %d values has %d bytes, expected %d'
-                            % (nr, size, SAMPLE.size + nr * SAMPLE_VALUE.size))
+        if version > PMU_SAMPLE_VERSION:
+            raise Malformed('sample version %d, this decoder knows up to %d' % (version, PMU_SAMPLE_VERSION))
+        fixed = SAMPLE.size + nr * SAMPLE_VALUE.size
+        branches = []
+        if version >= 1 and misc & SAMPLE_MISC_BRANCHES:
+            if size < fixed + BRANCHES.size:
+                raise Malformed('sample announces a branch stack but has %d bytes' % size)
+            nbr, _ = BRANCHES.unpack_from(data, fixed)
+            if nbr > PMU_SAMPLE_MAX_BRANCHES:
+                raise Malformed('branch stack of %d entries, at most %d' % (nbr, PMU_SAMPLE_MAX_BRANCHES))
+            for i in range(min(nbr, (size - fixed - BRANCHES.size) // BRANCH.size)):
+                branches.append(BRANCH.unpack_from(data, fixed + BRANCHES.size + i * BRANCH.size))
+            fixed += BRANCHES.size + nbr * BRANCH.size
+        if size != fixed:
+            raise Malformed('sample with %d values%s has %d bytes, expected %d'
+                            % (nr, ' and %d branches' % len(branches) if branches else '', size, fixed))
         values = []
         for i in range(nr):
             vidx, _, value = SAMPLE_VALUE.unpack_from(data, SAMPLE.size + i * SAMPLE_VALUE.size)
             values.append((vidx, value))
         return {'type': 'sample', 'misc': misc, 'cpu': cpu, 'idx': idx, 'tsc': tsc,
-                'rip': rip, 'period': period, 'values': values}
+                'rip': rip, 'period': period, 'values': values, 'version': version,
+                'precise': bool(version >= 1 and misc & SAMPLE_MISC_PRECISE),
+                'branches': [tuple(b) for b in branches]}
     return {'type': 'other', 'rtype': rtype, 'misc': misc, 'size': size}
 
 
@@ -146,8 +168,9 @@ def summarise(records):
         'samples': 0, 'lost': 0, 'other': 0, 'malformed': [],
         'cpus': collections.defaultdict(lambda: {
             'samples': 0, 'dropped': 0, 'overwritten': 0,
-            'counters': collections.Counter(), 'user': 0, 'nmi': 0}),
+            'counters': collections.Counter(), 'user': 0, 'nmi': 0, 'precise': 0, 'stacks': 0}),
         'rips': collections.Counter(),
+        'branches': collections.Counter(),
     }
     for number, rec in records:
         if isinstance(rec, Malformed):
@@ -159,6 +182,10 @@ def summarise(records):
             cpu['counters'][rec['idx']] += 1
             cpu['user'] += bool(rec['misc'] & SAMPLE_MISC_USER)
             cpu['nmi'] += bool(rec['misc'] & SAMPLE_MISC_NMI)
+            cpu['precise'] += rec['precise']
+            cpu['stacks'] += bool(rec['misc'] & SAMPLE_MISC_BRANCHES and rec['version'] >= 1)
+            for edge in rec['branches']:
+                s['branches'][edge] += 1
             s['rips'][rec['rip']] += 1
             s['samples'] += 1
         elif rec['type'] == 'lost':
@@ -206,6 +233,8 @@ def report(summary, symbols, top=10):
             line += ' (dropped %d, overwritten %d)' % (c['dropped'], c['overwritten'])
         if c['user'] or c['nmi']:
             line += ', user %d, nmi %d' % (c['user'], c['nmi'])
+        if c['precise'] or c['stacks']:
+            line += ', precise %d, with branch stacks %d' % (c['precise'], c['stacks'])
         out.append(line)
     if not total:
         out.append('no samples in the log')
@@ -222,6 +251,13 @@ def report(summary, symbols, top=10):
         out.append('  %7s %6s  %s' % ('count', '%', 'symbol'))
         for name, n in _ranked(top_symbols(summary, symbols), top):
             out.append('  %7d %5.1f%%  %s' % (n, 100.0 * n / total, name))
+    if summary['branches']:
+        out.append('top branches in the branch stacks:')
+        out.append('  %7s  %s' % ('count', 'from -> to'))
+        for (frm, to), n in _ranked(summary['branches'], top):
+            out.append('  %7d  %016x %s -> %016x %s'
+                       % (n, frm, symbols.describe(frm) if symbols else '?',
+                          to, symbols.describe(to) if symbols else '?'))
     return out
 
 
@@ -232,7 +268,7 @@ def as_json(summary, symbols, top=10):
             'samples': c['samples'], 'lost': c['dropped'] + c['overwritten'],
             'dropped': c['dropped'], 'overwritten': c['overwritten'],
             'counters': {counter_name(i): n for i, n in c['counters'].items()},
-            'user': c['user'], 'nmi': c['nmi'],
+            'user': c['user'], 'nmi': c['nmi'], 'precise': c['precise'], 'stacks': c['stacks'],
         }
     return {
         'samples': summary['samples'], 'lost': summary['lost'], 'other': summary['other'],
@@ -241,6 +277,10 @@ def as_json(summary, symbols, top=10):
         'top_rips': [{'rip': '%#x' % rip, 'count': n,
                       'symbol': symbols.describe(rip) if symbols else None}
                      for rip, n in _ranked(summary['rips'], top)],
+        'top_branches': [{'from': '%#x' % frm, 'to': '%#x' % to, 'count': n,
+                          'from_symbol': symbols.describe(frm) if symbols else None,
+                          'to_symbol': symbols.describe(to) if symbols else None}
+                         for (frm, to), n in _ranked(summary['branches'], top)],
     }
 
 

@@ -25,11 +25,17 @@ GOLDEN = ('02000000010040000300000021000000efcdab89674523013412008000000000'
 
 
 # Independent encoders, written from the field list in pmu/sample_record.h.
-def sample_hex(cpu, rip, idx=0, tsc=0, period=1000, misc=0, values=()):
-    size = 48 + 16 * len(values)
-    b = struct.pack('<IHHIIQQQII', 2, misc, size, cpu, idx, tsc, rip, period, len(values), 0)
+def sample_hex(cpu, rip, idx=0, tsc=0, period=1000, misc=0, values=(), version=0, branches=None):
+    size = 48 + 16 * len(values) + (8 + 16 * len(branches) if branches is not None else 0)
+    if branches is not None:
+        misc |= 1 << 3
+    b = struct.pack('<IHHIIQQQII', 2, misc, size, cpu, idx, tsc, rip, period, len(values), version)
     for vidx, val in values:
         b += struct.pack('<IIQ', vidx, 0, val)
+    if branches is not None:
+        b += struct.pack('<II', len(branches), 0)
+        for frm, to in branches:
+            b += struct.pack('<QQ', frm, to)
     return b.hex()
 
 
@@ -54,7 +60,8 @@ class DecodeTests(unittest.TestCase):
         rec = ps.decode_record(bytes.fromhex(GOLDEN))
         self.assertEqual(rec, {'type': 'sample', 'misc': 1, 'cpu': 3, 'idx': 33,
                                'tsc': 0x0123456789abcdef, 'rip': 0x80001234,
-                               'period': 100000, 'values': [(0, 42)]})
+                               'period': 100000, 'values': [(0, 42)], 'version': 0,
+                               'precise': False, 'branches': []})
         self.assertEqual(ps.counter_name(rec['idx']), 'fixed1')
 
     def test_encoder_matches_golden(self):
@@ -82,6 +89,33 @@ class DecodeTests(unittest.TestCase):
         }
         for name, data in cases.items():
             with self.subTest(name):
+                with self.assertRaises(ps.Malformed):
+                    ps.decode_record(data)
+
+    def test_version_1_precise_and_branch_stack(self):
+        # pmu/sample_record.h version 1: misc bit 2 precise (PEBS), bit 3 a
+        # branch stack {nr, reserved, {from, to} x nr} after values[].
+        stack = [(0x401010, 0x402000), (0x400100, 0x401000)]
+        rec = ps.decode_record(bytes.fromhex(sample_hex(2, 0x402004, misc=1 << 2, values=[(1, 5)],
+                                                        version=1, branches=stack)))
+        self.assertEqual(rec['version'], 1)
+        self.assertTrue(rec['precise'])
+        self.assertEqual(rec['branches'], stack)
+        self.assertEqual(rec['values'], [(1, 5)])
+        # Version 0 records know no sections: misc bits 2/3 mean nothing.
+        rec = ps.decode_record(bytes.fromhex(sample_hex(2, 0x10, misc=1 << 2)))
+        self.assertFalse(rec['precise'])
+
+    def test_malformed_branch_stacks(self):
+        good = bytes.fromhex(sample_hex(0, 0x10, version=1, branches=[(1, 2)]))
+        cases = {
+            'stack cut short': good[:-16] + bytes(0),
+            'nr over 16': good[:48] + struct.pack('<II', 17, 0) + good[56:],
+            'newer version': good[:44] + struct.pack('<I', 2) + good[48:],
+        }
+        for name, data in cases.items():
+            with self.subTest(name):
+                data = data[:6] + struct.pack('<H', len(data)) + data[8:]
                 with self.assertRaises(ps.Malformed):
                     ps.decode_record(data)
 
@@ -167,6 +201,41 @@ class SummaryTests(unittest.TestCase):
         self.assertEqual(j['cpus']['1']['lost'], 7)
         self.assertEqual(j['top_rips'], [{'rip': '0xffffffff80100210', 'count': 2,
                                           'symbol': 'workload_loop+0x10'}])
+
+
+class PreciseAndStackTests(unittest.TestCase):
+    """Version-1 samples: precise counts per CPU and the branch stacks'
+    most frequent edges, resolved to symbols."""
+
+    def setUp(self):
+        call = (0xffffffff80100044, 0xffffffff80100200)   # kmain+0x4 -> workload_loop
+        loop = (0xffffffff80100210, 0xffffffff80100200)   # workload_loop+0x10 -> workload_loop
+        log = ['# sample: %s\n' % sample_hex(0, 0xffffffff80100210, misc=1 << 2, version=1,
+                                             branches=[loop, call]),
+               '# sample: %s\n' % sample_hex(0, 0xffffffff80100214, misc=1 << 2, version=1,
+                                             branches=[loop, loop, call]),
+               '# sample: %s\n' % sample_hex(1, 0xffffffff80100044, version=1, branches=[])]
+        self.summary = ps.summarise(ps.parse_log(log))
+        self.symbols = ps.Symbols(FAKE_NM)
+
+    def test_counts(self):
+        cpus = self.summary['cpus']
+        self.assertEqual((cpus[0]['precise'], cpus[0]['stacks']), (2, 2))
+        self.assertEqual((cpus[1]['precise'], cpus[1]['stacks']), (0, 1))
+        self.assertEqual(self.summary['branches'][(0xffffffff80100210, 0xffffffff80100200)], 3)
+        self.assertEqual(self.summary['branches'][(0xffffffff80100044, 0xffffffff80100200)], 2)
+
+    def test_report_and_json(self):
+        lines = ps.report(self.summary, self.symbols, top=2)
+        self.assertEqual(lines[1], 'cpu 0: samples 2 (gp0 2), lost: 0, precise 2, with branch stacks 2')
+        i = lines.index('top branches in the branch stacks:')
+        self.assertEqual(lines[i + 2].split(), ['3', 'ffffffff80100210', 'workload_loop+0x10', '->',
+                                                'ffffffff80100200', 'workload_loop'])
+        j = ps.as_json(self.summary, self.symbols, top=1)
+        self.assertEqual(j['cpus']['0']['precise'], 2)
+        self.assertEqual(j['top_branches'], [{'from': '0xffffffff80100210', 'to': '0xffffffff80100200',
+                                              'count': 3, 'from_symbol': 'workload_loop+0x10',
+                                              'to_symbol': 'workload_loop'}])
 
 
 class CommandLineTests(unittest.TestCase):

@@ -154,7 +154,22 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
         c->pdcm = p->pdcm == ON_OFF_AUTO_ON;
     }
     if (p->perf_caps != UINT64_MAX) {
+        /*
+         * The whole register, as a VMM sets it for its guest (KVM: LBR
+         * format 0 unless the VMM asks for LBRs, PEBS bits only with
+         * adaptive PEBS, Linux arch/x86/kvm/vmx/vmx.c
+         * vmx_get_perf_capabilities): LBR format 0 leaves the shape no
+         * LBR stack, no PEBS bit leaves it no DS area (CPUID DS, DTES64).
+         */
         c->perf_caps = p->perf_caps;
+        if (c->vendor == X86PMU_VENDOR_INTEL && !(c->perf_caps & 0x3f)) {
+            c->lbr = X86PMU_LBR_NONE;
+            c->lbr_depth = 0;
+            c->arch_lbr_ebx = 0;
+        }
+        if (!(c->perf_caps & X86PMU_CAP_LBR_PEBS_MASK & ~0x3full)) {
+            c->ds = false;
+        }
     }
     if (p->fw_writes != ON_OFF_AUTO_AUTO) {
         c->perf_caps &= ~X86PMU_CAP_FW_WRITE;
@@ -171,7 +186,8 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     if (prop_set(p->slots_per_cycle)) {
         c->slots_per_cycle = p->slots_per_cycle;
     }
-    if (!pmu_conventions(cpu, c, errp)) {
+    if (!pmu_conventions(cpu, c, errp) ||
+        !x86_pmu_lbr_pebs_config(c, p, errp)) {
         return false;
     }
     if (p->quirks && *p->quirks) {
@@ -257,13 +273,17 @@ bool x86_pmu_realize(X86CPU *cpu, const char *model, Error **errp)
     }
     /*
      * CPUID.0AH must be reachable, 15H where it gives the reference
-     * clock's ratio, and 23H when the shape has one.
+     * clock's ratio, 23H when the shape has one, and 1CH for
+     * architectural LBRs.
      */
     if (c.vendor == X86PMU_VENDOR_INTEL && c.version) {
         bool leaf15 = c.ref_report == X86PMU_REF_REPORT_CPUID15;
 
         cpu->env.cpuid_min_level = MAX(cpu->env.cpuid_min_level,
                                        c.leaf23 ? 0x23 : leaf15 ? 0x15 : 0xa);
+    }
+    if (c.lbr == X86PMU_LBR_ARCH) {
+        cpu->env.cpuid_min_level = MAX(cpu->env.cpuid_min_level, 0x1c);
     }
     cpu->pmu_ref_timer = timer_new_ns(QEMU_CLOCK_REALTIME, pmu_ref_timer_cb,
                                       cpu);
@@ -527,6 +547,13 @@ static void pmu_update(CPUX86State *env)
     if (x86_pmu_uncore_watching(env)) {
         f |= HF_PMU_SIM_MASK;
     }
+    /*
+     * The LBRs record: translated code reports taken branches (in SMM
+     * with FREEZE_WHILE_SMM the model has cleared DEBUGCTL.LBR).
+     */
+    if (x86pmu_lbr_recording(&env->pmu)) {
+        f |= HF_PMU_LBR_MASK;
+    }
     env->hflags = (env->hflags & ~HF_PMU_ALL_MASK) | f;
     if (f & HF_PMU_STEP_MASK) {
         env->pmu_countdown = PMU_COUNTDOWN_STEP;
@@ -579,6 +606,12 @@ void helper_pmu_tb_start(CPUX86State *env, uint64_t tb)
     env->pmu_countdown += cost;
     pmis = pmu_fold(env, was & HF_PMU_STEP_MASK);
     pmis += pmu_fold_ref(env);
+    /*
+     * A PEBS record the folded instruction owes (pmu-lbr-pebs.c): in step
+     * mode it was the previous TB's only one, at pmu_last_ip.
+     */
+    pmis += x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
+    env->pmu_last_ip = env->eip;
     /*
      * Step mode for CMASK/INV/EDGE lasts while those counters count, and
      * only a PMI or an MSR write changes that: nothing to re-decide here.
@@ -645,6 +678,7 @@ void x86_pmu_insn_begin(CPUX86State *env, uint32_t self, uintptr_t ra)
     pmis = pmu_fold(env, env->hflags & HF_PMU_STEP_MASK);
     pmis += pmu_fold_ref(env);
     pmis += x86pmu_owed_pmis(&env->pmu);
+    pmis += x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
     if (counted) {
         a->insns += 1;
         a->cycles += cost;
@@ -680,6 +714,8 @@ void x86_pmu_insn_end(CPUX86State *env, uint32_t self)
     x86_pmu_sync_svm(env);
     in.ev[X86PMU_EV_INSTRUCTIONS] = 1;
     pmis = x86pmu_count_insn(&env->pmu, ring, &in);
+    /* RDMSR, WRMSR, RDPMC and CPUID are two bytes long. */
+    pmis += x86_pmu_pebs(env, env->eip + 2, env->eip);
     pmu_update(env);
     pmu_deliver(env, pmis);
 }
@@ -754,7 +790,8 @@ void x86_pmu_exec_enter(CPUX86State *env)
 
 void x86_pmu_exec_exit(CPUX86State *env)
 {
-    unsigned pmis = pmu_fold_ref(env);
+    unsigned pmis = pmu_fold_ref(env) +
+                    x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
 
     env->pmu_ref_running = false;
     if (pmis) {
@@ -771,8 +808,38 @@ void x86_pmu_exec_exit(CPUX86State *env)
 void x86_pmu_mode_change_begin(CPUX86State *env)
 {
     env->pmu_mode_insn = 0;
-    pmu_deliver(env, pmu_fold(env, env->hflags & HF_PMU_STEP_MASK) +
-                pmu_fold_ref(env));
+    x86_pmu_interrupt_begin(env);
+}
+
+/*
+ * Before an interrupt, exception or SMI is delivered: fold what ran so
+ * far (in step mode the instruction before it) and deliver its PMIs, so
+ * that a PEBS record it owes shows the state it left, not the handler's.
+ * The events of an instruction that changes the privilege level (INT n:
+ * pmu_mode_insn) stay in the account, for x86_pmu_cpl_change to move.
+ */
+void x86_pmu_interrupt_begin(CPUX86State *env)
+{
+    uint64_t ins = env->pmu_mode_insn;
+    X86PMUAccount *a = &env->pmu_acc[ring_of(env->hflags)];
+    bool hold = ins && a->insns >= X86_PMU_INSNS(ins) &&
+                a->cycles >= X86_PMU_CYCLES(ins) &&
+                a->branches >= X86_PMU_BRANCHES(ins);
+    unsigned pmis;
+
+    if (hold) {
+        a->insns -= X86_PMU_INSNS(ins);
+        a->cycles -= X86_PMU_CYCLES(ins);
+        a->branches -= X86_PMU_BRANCHES(ins);
+    }
+    pmis = pmu_fold(env, env->hflags & HF_PMU_STEP_MASK);
+    pmis += pmu_fold_ref(env);
+    if (hold) {
+        a->insns += X86_PMU_INSNS(ins);
+        a->cycles += X86_PMU_CYCLES(ins);
+        a->branches += X86_PMU_BRANCHES(ins);
+    }
+    pmu_deliver(env, pmis + x86_pmu_pebs(env, env->eip, env->pmu_last_ip));
 }
 
 void x86_pmu_mode_change_end(CPUX86State *env)
@@ -841,6 +908,7 @@ void x86_pmu_delivery_begin(CPUX86State *env, int is_int)
     if (!is_int) {
         env->pmu_mode_insn = 0;
     }
+    x86_pmu_interrupt_begin(env);
 }
 
 void x86_pmu_delivery_end(CPUX86State *env, int is_int)
@@ -867,6 +935,7 @@ static void pmu_ref_timer_work(CPUState *cs, run_on_cpu_data data)
     CPUX86State *env = cs->env_ptr;
     unsigned pmis = pmu_fold_ref(env);
 
+    pmis += x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
     pmu_update(env);
     pmu_deliver(env, pmis);
 }

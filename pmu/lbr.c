@@ -1,0 +1,384 @@
+/* Last branch records: decoding which facility a CPU has, encoding a
+ * filter for it, reading its stack most recent first.
+ *
+ * Sources: Intel SDM vol. 3B, chapter "Debug, Branch Profile, TSC, and
+ * Intel Resource Director Technology Features" ("Last Branch, Interrupt,
+ * and Exception Recording" and the "LBR Stack" section of each
+ * microarchitecture, "Filtering of Last Branch Records", "Call Stack
+ * Profiling", "Architectural Last Branch Records"); vol. 4 for the MSRs;
+ * Linux arch/x86/events/intel/lbr.c (record formats, arch-LBR entry
+ * order) and arch/x86/events/amd/lbr.c (LbrExtV2); kvm-unit-tests
+ * x86/pmu_lbr.c (depth probing). */
+#include "pmu/lbr.h"
+
+#include "arch/x86/cpuid.h"
+#include "arch/x86/msr.h"
+#include "lib/bits.h"
+#include "lib/printf.h"
+#include "pmu/pmu_hw.h"
+
+static uint64_t sext(uint64_t v, unsigned bits)
+{
+	unsigned shift = 64 - bits;
+	return (uint64_t)((int64_t)(v << shift) >> shift);
+}
+
+static bool msr_writable(uint32_t msr, uint64_t v)
+{
+	return pmu_hw_wrmsr(msr, v) == 0;
+}
+
+/* Legacy FROM/TO pairs that take a write of 0, from index 0 up (the way
+ * kvm-unit-tests x86/pmu_lbr.c finds the depth; Linux trusts its model
+ * table instead). The 40H range stops at 8: 48H is IA32_SPEC_CTRL. */
+static unsigned probe_depth(uint32_t from, uint32_t to, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && msr_writable(from + n, 0) && msr_writable(to + n, 0))
+		n++;
+	return n;
+}
+
+static void decode_legacy(const struct pmu_caps *c, struct pmu_lbr_caps *l)
+{
+	if (!c->pdcm) {
+		ksnprintf(
+			l->why, sizeof(l->why),
+			"CPUID.01H:ECX.PDCM[15]=0: no IA32_PERF_CAPABILITIES to give the LBR record format");
+		return;
+	}
+	if (!c->perf_caps_valid) {
+		ksnprintf(l->why, sizeof(l->why), "IA32_PERF_CAPABILITIES unreadable: no LBR record format");
+		return;
+	}
+	l->format = c->lbr_format;
+	if (l->format == LBR_FORMAT_ARCH) {
+		ksnprintf(l->why, sizeof(l->why),
+			  "IA32_PERF_CAPABILITIES[5:0]=0x3f (architectural LBRs) but CPUID.07H:EDX[19]=0");
+		return;
+	}
+	if (l->format == 0) {
+		/* kvm-unit-tests x86/pmu_lbr.c reads 0 as "no LBR" too. */
+		ksnprintf(l->why, sizeof(l->why),
+			  "IA32_PERF_CAPABILITIES[5:0]=0: no LBR record format reported");
+		return;
+	}
+	l->from_msr = MSR_LASTBRANCH_0_FROM_IP;
+	l->to_msr = MSR_LASTBRANCH_0_TO_IP;
+	l->depth = probe_depth(l->from_msr, l->to_msr, 32);
+	if (!l->depth) {
+		l->from_msr = MSR_LASTBRANCH_0_FROM_IP_CORE;
+		l->to_msr = MSR_LASTBRANCH_0_TO_IP_CORE;
+		l->depth = probe_depth(l->from_msr, l->to_msr, 8);
+	}
+	if (!l->depth) {
+		ksnprintf(
+			l->why, sizeof(l->why),
+			"LBR format %u, but writing 0 to MSR %#x and MSR %#x (the first FROM_IP) raised #GP",
+			l->format, MSR_LASTBRANCH_0_FROM_IP, MSR_LASTBRANCH_0_FROM_IP_CORE);
+		return;
+	}
+	if ((l->format == LBR_FORMAT_INFO || l->format == LBR_FORMAT_INFO2) &&
+	    msr_writable(MSR_LBR_INFO_0, 0))
+		l->info_msr = MSR_LBR_INFO_0;
+	l->stride = 1;
+	l->tos_msr = MSR_LASTBRANCH_TOS;
+	l->ctl_msr = MSR_IA32_DEBUGCTL;
+	l->ctl_enable = BIT(DEBUGCTL_LBR_BIT);
+	/* Core 2 and Bonnell have no MSR_LBR_SELECT (Linux lbr.c); the
+	 * call-stack bit exists from Haswell: probe both. */
+	if (msr_writable(MSR_LBR_SELECT, 0)) {
+		l->select_msr = MSR_LBR_SELECT;
+		l->cpl_filter = l->type_filter = true;
+		l->call_stack = msr_writable(MSR_LBR_SELECT, BIT(LBR_SELECT_EN_CALLSTACK_BIT));
+		pmu_hw_wrmsr(MSR_LBR_SELECT, 0);
+	}
+	l->kind = PMU_LBR_LEGACY;
+}
+
+static void decode_arch(const struct pmu_caps *c, struct pmu_lbr_caps *l)
+{
+	struct cpuid_regs *r = &l->leaf_1c;
+	uint64_t depth = 0;
+	int f;
+
+	if (c->max_leaf < 0x1c) {
+		ksnprintf(l->why, sizeof(l->why),
+			  "CPUID.07H:EDX[19] (architectural LBRs) set but max leaf %#x < 1CH", c->max_leaf);
+		return;
+	}
+	pmu_hw_cpuid(0x1c, 0, r);
+	l->arch_depths = r->eax & 0xff;
+	l->format = LBR_FORMAT_ARCH;
+	f = pmu_hw_rdmsr(MSR_ARCH_LBR_DEPTH, &depth);
+	if (f || !depth || depth > PMU_LBR_MAX_DEPTH || depth % 8) {
+		ksnprintf(l->why, sizeof(l->why),
+			  "architectural LBRs: IA32_LBR_DEPTH reads %#lx (fault %d), CPUID.1CH:EAX[7:0]=%#x",
+			  (unsigned long)depth, f, l->arch_depths);
+		return;
+	}
+	l->depth = (unsigned)depth;
+	l->from_msr = MSR_ARCH_LBR_FROM_0;
+	l->to_msr = MSR_ARCH_LBR_TO_0;
+	l->info_msr = MSR_ARCH_LBR_INFO_0;
+	l->stride = 1;
+	l->ctl_msr = MSR_ARCH_LBR_CTL;
+	l->ctl_enable = BIT(ARCH_LBR_CTL_LBREN_BIT);
+	l->cpl_filter = (r->ebx >> CPUID_1C_EBX_CPL_FILTER_BIT) & 1;
+	l->type_filter = (r->ebx >> CPUID_1C_EBX_BRANCH_FILTER_BIT) & 1;
+	l->call_stack = (r->ebx >> CPUID_1C_EBX_CALL_STACK_BIT) & 1;
+	l->kind = PMU_LBR_ARCH;
+}
+
+static void decode_amd(struct pmu_lbr_caps *l)
+{
+	struct cpuid_regs r;
+
+	pmu_hw_cpuid(0x80000000, 0, &r);
+	if (r.eax < 0x80000022) {
+		ksnprintf(l->why, sizeof(l->why),
+			  "CPUID Fn8000_0022 absent (max extended leaf %#x): no LbrExtV2", r.eax);
+		return;
+	}
+	pmu_hw_cpuid(0x80000022, 0, &r);
+	if (!((r.eax >> CPUID_80000022_EAX_LBR_EXT_V2_BIT) & 1)) {
+		ksnprintf(l->why, sizeof(l->why), "CPUID Fn8000_0022_EAX[1] (LbrExtV2)=0 (EAX %#x)", r.eax);
+		return;
+	}
+	l->depth = (r.ebx & CPUID_80000022_EBX_LBR_DEPTH_MASK) >> CPUID_80000022_EBX_LBR_DEPTH_SHIFT;
+	if (!l->depth || l->depth > 32) {
+		ksnprintf(l->why, sizeof(l->why),
+			  "LbrExtV2 with %u entries (CPUID Fn8000_0022_EBX[9:4], EBX %#x)", l->depth, r.ebx);
+		return;
+	}
+	l->from_msr = MSR_AMD_LBR_FROM_0;
+	l->to_msr = MSR_AMD_LBR_TO_0;
+	l->stride = 2;
+	l->select_msr = MSR_AMD_LBR_SELECT;
+	l->ctl_msr = MSR_AMD_DBG_EXTN_CFG;
+	l->ctl_enable = BIT(AMD_DBG_EXTN_CFG_LBRV2EN_BIT);
+	l->cpl_filter = l->type_filter = true;
+	l->kind = PMU_LBR_AMD;
+}
+
+void pmu_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
+{
+	struct cpuid_regs r = { 0 };
+
+	*l = (struct pmu_lbr_caps){ .kind = PMU_LBR_NONE, .why = "" };
+	if (c->vendor == PMU_VENDOR_AMD) {
+		decode_amd(l);
+		return;
+	}
+	if (c->vendor != PMU_VENDOR_INTEL) {
+		ksnprintf(l->why, sizeof(l->why), "neither an Intel nor an AMD CPU");
+		return;
+	}
+	if (c->max_leaf >= 7)
+		pmu_hw_cpuid(7, 0, &r);
+	if ((r.edx >> CPUID_7_EDX_ARCH_LBR_BIT) & 1)
+		decode_arch(c, l);
+	else
+		decode_legacy(c, l);
+	if (l->kind == PMU_LBR_NONE)
+		return;
+	/* FREEZE_LBRS_ON_PMI "if CPUID.01H:ECX[15] = 1 and CPUID.0AH:EAX[7:0]
+	 * > 1" (SDM vol. 3B, "IA32_DEBUGCTL MSR"); from version 4 it sets
+	 * LBR_FRZ instead of clearing DEBUGCTL.LBR ("Architectural
+	 * Performance Monitoring Version 4"). */
+	l->freeze = c->pdcm && c->version >= 2;
+	l->freeze_status = l->freeze && c->version >= 4;
+}
+
+int pmu_lbr_encode(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f, uint64_t ctl_now,
+		   struct pmu_lbr_regs *r, char *why, size_t whylen)
+{
+	/* The suppress bit of each kind in MSR_LBR_SELECT and AMD's LBR_SELECT. */
+	static const uint8_t select_bit[PMU_LBR_BR_NR] = {
+		[PMU_LBR_BR_JCC] = LBR_SELECT_JCC_BIT,
+		[PMU_LBR_BR_NEAR_REL_JMP] = LBR_SELECT_NEAR_REL_JMP_BIT,
+		[PMU_LBR_BR_NEAR_IND_JMP] = LBR_SELECT_NEAR_IND_JMP_BIT,
+		[PMU_LBR_BR_NEAR_REL_CALL] = LBR_SELECT_NEAR_REL_CALL_BIT,
+		[PMU_LBR_BR_NEAR_IND_CALL] = LBR_SELECT_NEAR_IND_CALL_BIT,
+		[PMU_LBR_BR_NEAR_RET] = LBR_SELECT_NEAR_RET_BIT,
+		[PMU_LBR_BR_FAR] = LBR_SELECT_FAR_BRANCH_BIT,
+	};
+	/* The enable bit of each kind in IA32_LBR_CTL. */
+	static const uint8_t ctl_bit[PMU_LBR_BR_NR] = {
+		[PMU_LBR_BR_JCC] = ARCH_LBR_CTL_COND_BIT,
+		[PMU_LBR_BR_NEAR_REL_JMP] = ARCH_LBR_CTL_NEAR_REL_JMP_BIT,
+		[PMU_LBR_BR_NEAR_IND_JMP] = ARCH_LBR_CTL_NEAR_IND_JMP_BIT,
+		[PMU_LBR_BR_NEAR_REL_CALL] = ARCH_LBR_CTL_NEAR_REL_CALL_BIT,
+		[PMU_LBR_BR_NEAR_IND_CALL] = ARCH_LBR_CTL_NEAR_IND_CALL_BIT,
+		[PMU_LBR_BR_NEAR_RET] = ARCH_LBR_CTL_NEAR_RET_BIT,
+		[PMU_LBR_BR_FAR] = ARCH_LBR_CTL_OTHER_BRANCH_BIT,
+	};
+	uint32_t kinds = f->kinds & PMU_LBR_BR_ALL;
+
+	*r = (struct pmu_lbr_regs){ 0 };
+	if (l->kind == PMU_LBR_NONE)
+		return kerrf(why, whylen, PMU_E_UNSUPPORTED, "%s", l->why);
+	if (!f->os && !f->usr)
+		return kerrf(why, whylen, PMU_E_INVAL, "a filter that keeps neither ring records nothing");
+	if ((!f->os || !f->usr) && !l->cpl_filter)
+		return kerrf(why, whylen, PMU_E_UNSUPPORTED, "%s LBRs: no privilege-level filter",
+			     pmu_lbr_kind_name(l->kind));
+	if (kinds != PMU_LBR_BR_ALL && !l->type_filter)
+		return kerrf(why, whylen, PMU_E_UNSUPPORTED, "%s LBRs: no branch-type filter",
+			     pmu_lbr_kind_name(l->kind));
+	if (f->call_stack && !l->call_stack)
+		return kerrf(why, whylen, PMU_E_UNSUPPORTED, "%s LBRs: no call-stack mode",
+			     pmu_lbr_kind_name(l->kind));
+	r->ctl_msr = l->ctl_msr;
+	if (l->kind == PMU_LBR_ARCH) {
+		/* Enable polarity; the filter is in the enabling register. */
+		uint64_t v = BIT(ARCH_LBR_CTL_LBREN_BIT);
+		if (l->cpl_filter)
+			v |= (f->os ? BIT(ARCH_LBR_CTL_OS_BIT) : 0) |
+			     (f->usr ? BIT(ARCH_LBR_CTL_USR_BIT) : 0);
+		if (l->type_filter)
+			for (unsigned k = 0; k < PMU_LBR_BR_NR; k++)
+				if ((kinds >> k) & 1)
+					v |= BIT(ctl_bit[k]);
+		if (f->call_stack)
+			v |= BIT(ARCH_LBR_CTL_CALL_STACK_BIT);
+		r->ctl_on = v;
+		r->ctl_off = 0;
+		return PMU_OK;
+	}
+	/* Legacy and AMD: suppress what is not asked for (Linux
+	 * intel_pmu_setup_hw_lbr_filter, amd_pmu_lbr_setup_filter). */
+	if (l->select_msr) {
+		uint64_t v = (f->os ? 0 : BIT(LBR_SELECT_CPL_EQ_0_BIT)) |
+			     (f->usr ? 0 : BIT(LBR_SELECT_CPL_NEQ_0_BIT));
+		for (unsigned k = 0; k < PMU_LBR_BR_NR; k++)
+			if (!((kinds >> k) & 1))
+				v |= BIT(select_bit[k]);
+		if (f->call_stack)
+			v |= BIT(LBR_SELECT_EN_CALLSTACK_BIT);
+		r->select_msr = l->select_msr;
+		r->select = v;
+	}
+	r->ctl_on = ctl_now | l->ctl_enable;
+	r->ctl_off = ctl_now & ~l->ctl_enable;
+	return PMU_OK;
+}
+
+struct pmu_lbr_entry pmu_lbr_decode_entry(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to,
+					  uint64_t info)
+{
+	struct pmu_lbr_entry e = { .from = from, .to = to, .info = info, .valid = true };
+
+	if (l->kind == PMU_LBR_AMD) {
+		/* FROM 57:0 address, 63 mispredicted; TO 57:0 address, 62
+		 * speculative, 63 valid (Linux amd/lbr.c, struct branch_entry). */
+		e.mispred = (from >> AMD_LBR_FROM_MISPRED_BIT) & 1;
+		e.valid = (to >> AMD_LBR_TO_VALID_BIT) & 1;
+		e.from = sext(from, 58);
+		e.to = sext(to, 58);
+		e.info = 0;
+		return e;
+	}
+	if (l->kind == PMU_LBR_ARCH) {
+		e.mispred = (info >> ARCH_LBR_INFO_MISPRED_BIT) & 1;
+		return e;
+	}
+	switch (l->format) {
+	case LBR_FORMAT_32: /* one MSR: FROM in 31:0, TO in 63:32 */
+		e.from = (uint32_t)from;
+		e.to = from >> 32;
+		break;
+	case LBR_FORMAT_EIP_FLAGS: /* 47:0 address, 63 MISPRED */
+		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
+		e.from = sext(from, 48);
+		break;
+	case LBR_FORMAT_EIP_FLAGS2: /* 60:0 address, 61-63 TSX_ABORT, IN_TSX, MISPRED */
+		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
+		e.from = sext(from, 61);
+		break;
+	case LBR_FORMAT_INFO:
+	case LBR_FORMAT_INFO2: e.mispred = (info >> LBR_INFO_MISPRED_BIT) & 1; break;
+	case 6: /* Goldmont: FROM 63 MISPRED; TO 63:48 cycles (Linux lbr_to_cycles) */
+		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
+		e.from = sext(from, 48);
+		e.to = sext(to, 48);
+		break;
+	default: break;
+	}
+	return e;
+}
+
+int pmu_lbr_snapshot(const struct pmu_lbr_caps *l, struct pmu_lbr_snapshot *s)
+{
+	int f = 0;
+
+	s->n = l->depth > PMU_LBR_MAX_DEPTH ? PMU_LBR_MAX_DEPTH : l->depth;
+	s->tos = 0;
+	if (l->tos_msr && (f = pmu_hw_rdmsr(l->tos_msr, &s->tos)))
+		return f;
+	for (unsigned i = 0; i < s->n; i++) {
+		s->info[i] = 0;
+		if ((f = pmu_hw_rdmsr(l->from_msr + i * l->stride, &s->from[i])) ||
+		    (f = pmu_hw_rdmsr(l->to_msr + i * l->stride, &s->to[i])) ||
+		    (l->info_msr && (f = pmu_hw_rdmsr(l->info_msr + i, &s->info[i]))))
+			return f;
+	}
+	return 0;
+}
+
+struct pmu_lbr_entry pmu_lbr_recent(const struct pmu_lbr_caps *l, const struct pmu_lbr_snapshot *s,
+				    unsigned k)
+{
+	unsigned i = k;
+
+	/* Legacy: TOS is the most recent entry, the older ones below it
+	 * (Linux intel_pmu_lbr_read_64). Architectural and AMD: entry 0 is
+	 * the most recent (Linux intel_pmu_arch_lbr_read, amd_pmu_lbr_read). */
+	if (l->kind == PMU_LBR_LEGACY && s->n)
+		i = (unsigned)((s->tos % s->n) + s->n - k % s->n) % s->n;
+	if (i >= s->n)
+		return (struct pmu_lbr_entry){ 0 };
+	return pmu_lbr_decode_entry(l, s->from[i], s->to[i], s->info[i]);
+}
+
+int pmu_lbr_clear(const struct pmu_lbr_caps *l)
+{
+	int f;
+
+	/* Any write of IA32_LBR_DEPTH empties the stack (Linux
+	 * intel_pmu_arch_lbr_reset). */
+	if (l->kind == PMU_LBR_ARCH)
+		return pmu_hw_wrmsr(MSR_ARCH_LBR_DEPTH, l->depth);
+	for (unsigned i = 0; i < l->depth; i++)
+		if ((f = pmu_hw_wrmsr(l->from_msr + i * l->stride, 0)) ||
+		    (f = pmu_hw_wrmsr(l->to_msr + i * l->stride, 0)) ||
+		    (l->info_msr && (f = pmu_hw_wrmsr(l->info_msr + i, 0))))
+			return f;
+	return l->tos_msr ? pmu_hw_wrmsr(l->tos_msr, 0) : 0;
+}
+
+const char *pmu_lbr_kind_name(enum pmu_lbr_kind k)
+{
+	static const char *const names[] = {
+		[PMU_LBR_NONE] = "no",
+		[PMU_LBR_LEGACY] = "legacy",
+		[PMU_LBR_ARCH] = "architectural",
+		[PMU_LBR_AMD] = "AMD LbrExtV2",
+	};
+	return k < ARRAY_LEN(names) ? names[k] : "?";
+}
+
+const char *pmu_lbr_branch_name(enum pmu_lbr_branch b)
+{
+	static const char *const names[PMU_LBR_BR_NR] = {
+		[PMU_LBR_BR_JCC] = "Jcc",
+		[PMU_LBR_BR_NEAR_REL_JMP] = "JMP rel",
+		[PMU_LBR_BR_NEAR_IND_JMP] = "JMP indirect",
+		[PMU_LBR_BR_NEAR_REL_CALL] = "CALL rel",
+		[PMU_LBR_BR_NEAR_IND_CALL] = "CALL indirect",
+		[PMU_LBR_BR_NEAR_RET] = "RET",
+		[PMU_LBR_BR_FAR] = "far",
+	};
+	return b < PMU_LBR_BR_NR ? names[b] : "?";
+}

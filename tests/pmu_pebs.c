@@ -1,0 +1,585 @@
+/* PEBS on each CPU: a GP counter counting retired branches with PEBS on,
+ * through a crafted path whose every block is one LEA that counts in RAX
+ * and one two-byte JMP, with every other register holding a known value.
+ * The records must be one per overflow with the counter reloaded, point
+ * at the path's JMPs, carry the registers the path holds, fill the DS
+ * buffer to its threshold before the buffer PMI, follow MSR_PEBS_DATA_CFG
+ * (adaptive PEBS), and hold no LBR entry the test did not make. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/timer.h"
+#include "lib/bits.h"
+#include "lib/string.h"
+#include "pmu/lbr.h"
+#include "pmu/pebs.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_hw.h"
+#include "tests/ktest.h"
+#include "tests/pmu_common.h"
+
+/*
+ * pebs_path(msr, on, off): WRMSR(msr, on); load the known values; then
+ * PEBS_BLOCKS blocks of
+ *     lea 1(%rax), %rax      4 bytes, RAX counts the blocks, flags kept
+ *     jmp 1f; 1:             2 bytes, the block's only branch
+ * from pebs_path_start; then WRMSR(msr, off). The only branches between
+ * the WRMSRs are the JMPs, so a counter of retired branches preset to -P
+ * overflows on the JMP of block P - 1, and at any instruction boundary
+ * in the path RAX and RIP agree: RAX = k at block k's LEA, k + 1 at its
+ * JMP. The other registers hold PEBS_GPR(n) for register number n; RSP
+ * and RFLAGS are saved to pebs_ctl before the first block.
+ */
+#define PEBS_BLOCKS 256
+#define PEBS_BLOCK_BYTES 6
+#define PEBS_LEA_BYTES 4
+#define PEBS_GPR(n) (0xa5a5000000000000ull | (uint64_t)(n) << 8 | (uint64_t)(n))
+void pebs_path(uint32_t msr, uint64_t on, uint64_t off);
+extern const char pebs_path_start[], pebs_path_end[];
+struct pebs_ctl {
+	uint32_t msr, pad;
+	uint64_t off, rsp, rflags;
+};
+struct pebs_ctl pebs_ctl;
+
+/* The known values are PEBS_GPR(n) written out: 0xa5a5000000000b0b is R11's. */
+__asm__(".pushsection .text\n"
+	".globl pebs_path\n"
+	".type pebs_path, @function\n"
+	"pebs_path:\n\t"
+	"push %rbx\n\tpush %rbp\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n\t"
+	"mov %edi, pebs_ctl(%rip)\n\t"
+	"mov %rdx, pebs_ctl+8(%rip)\n\t"
+	"mov %rsp, pebs_ctl+16(%rip)\n\t"
+	"mov %edi, %ecx\n\t"
+	"mov %esi, %eax\n\t"
+	"shr $32, %rsi\n\t"
+	"mov %esi, %edx\n\t"
+	"movabs $0xa5a5000000000303, %rbx\n\t"
+	"movabs $0xa5a5000000000505, %rbp\n\t"
+	"movabs $0xa5a5000000000606, %rsi\n\t"
+	"movabs $0xa5a5000000000707, %rdi\n\t"
+	"movabs $0xa5a5000000000808, %r8\n\t"
+	"movabs $0xa5a5000000000909, %r9\n\t"
+	"movabs $0xa5a5000000000a0a, %r10\n\t"
+	"movabs $0xa5a5000000000b0b, %r11\n\t"
+	"movabs $0xa5a5000000000c0c, %r12\n\t"
+	"movabs $0xa5a5000000000d0d, %r13\n\t"
+	"movabs $0xa5a5000000000e0e, %r14\n\t"
+	"movabs $0xa5a5000000000f0f, %r15\n\t"
+	"wrmsr\n\t"
+	"movabs $0xa5a5000000000101, %rcx\n\t"
+	"movabs $0xa5a5000000000202, %rdx\n\t"
+	"xor %eax, %eax\n\t"
+	"pushfq\n\t"
+	"popq pebs_ctl+24(%rip)\n"
+	".globl pebs_path_start\npebs_path_start:\n\t"
+	".rept 256\n\t"
+	".byte 0x48, 0x8d, 0x40, 0x01\n\t" /* lea 1(%rax), %rax, 4 bytes whatever the assembler */
+	".byte 0xeb, 0x00\n\t"             /* jmp to the next instruction */
+	".endr\n"
+	".globl pebs_path_end\npebs_path_end:\n\t"
+	"mov pebs_ctl(%rip), %ecx\n\t"
+	"mov pebs_ctl+8(%rip), %eax\n\t"
+	"mov pebs_ctl+12(%rip), %edx\n\t"
+	"wrmsr\n\t"
+	"pop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %rbp\n\tpop %rbx\n\t"
+	"ret\n"
+	".size pebs_path, . - pebs_path\n"
+	".popsection\n");
+_Static_assert(PEBS_BLOCKS == 256, "the .rept count above");
+
+/* The DS save area and the PEBS buffer (64-bit linear addresses). */
+#define PEBS_BUF_SIZE (16 * 1024)
+static struct pmu_ds_area ds __attribute__((aligned(64)));
+static uint8_t pebs_buf[PEBS_BUF_SIZE] __attribute__((aligned(4096)));
+
+static struct pmu_pebs_caps pebs_of[PMU_MAX_CPUS];
+
+static struct pmu_pebs_caps *pebs_here(void)
+{
+	return &pebs_of[pmu_hw_cpu() % PMU_MAX_CPUS];
+}
+
+/* PEBS present, a free GP counter that may use it, the branches event. */
+static const char *needs_pebs(void)
+{
+	const char *why = pmu_needs_global_ctrl();
+	struct pmu_pebs_caps *p;
+	uint64_t free;
+
+	if (why)
+		return why;
+	p = pebs_here();
+	pmu_pebs_decode(pmu_caps(), p);
+	if (!p->present)
+		return ktest_reason("%s", p->why);
+	if (!((pmu_caps()->events_avail >> PMU_ARCH_BRANCHES) & 1))
+		return "the branches-retired event is not available (CPUID.0AH:EBX[5])";
+	free = p->counters & pmu_test_free_gp();
+	if (!free)
+		return ktest_reason("no free GP counter that can use PEBS (PEBS counters %#lx, free %#x)",
+				    (unsigned long)p->counters, pmu_test_free_gp());
+	return NULL;
+}
+
+static const char *needs_adaptive(void)
+{
+	const char *why = needs_pebs();
+
+	if (why)
+		return why;
+	if (!pebs_here()->adaptive)
+		return ktest_reason("PEBS format %u without adaptive PEBS (IA32_PERF_CAPABILITIES[14]=%u)",
+				    pebs_here()->format, pmu_caps()->pebs_baseline);
+	return NULL;
+}
+
+static const char *needs_pebs_pmi(void)
+{
+	const char *why = needs_pebs();
+
+	return why ? why : pmu_needs_pmi();
+}
+
+/* One run of the path with PEBS on counter ev (which holds a GP counter). */
+struct pebs_run {
+	uint64_t period;     /* reset and preset: -period */
+	bool adaptive;       /* the counter's adaptive bit (PERFEVTSEL[34]) */
+	uint64_t data_cfg;   /* MSR_PEBS_DATA_CFG (adaptive PEBS) */
+	unsigned thresh_rec; /* interrupt threshold after this many records; 0: none */
+	/* Results. */
+	unsigned size;    /* the record size expected */
+	uint64_t index;   /* DS PEBS index after the run */
+	uint64_t counter; /* the counter after the run */
+	uint64_t status;  /* GLOBAL_STATUS after the run, before clearing */
+};
+
+/* Program PEBS on ev's counter (INT clear, as Linux ds.c and
+ * kvm-unit-tests do), run the path with GLOBAL_CTRL as the bracket, tear
+ * down. False after a failed check. */
+static bool pebs_run(struct pmu_event *ev, struct pebs_run *r)
+{
+	const struct pmu_caps *c = pmu_caps();
+	const struct pmu_pebs_caps *p = pebs_here();
+	int x = ev->hw.idx;
+	uint64_t mask = pmu_width_mask(ev->hw.width), start = (0 - r->period) & mask, *slot, global = 0;
+	uint64_t sel = ev->hw.config | BIT(PERFEVTSEL_EN_BIT) |
+		       (r->adaptive ? BIT(PERFEVTSEL_ADAPTIVE_BIT) : 0);
+	int f = 0;
+	bool was;
+
+	r->size = pmu_pebs_record_size(p, r->adaptive, r->data_cfg);
+	memset(&ds, 0, sizeof(ds));
+	memset(pebs_buf, 0, sizeof(pebs_buf));
+	ds.pebs_base = ds.pebs_index = (uint64_t)pebs_buf;
+	ds.pebs_max = (uint64_t)pebs_buf + PEBS_BUF_SIZE / r->size * r->size;
+	ds.pebs_threshold = r->thresh_rec ? ds.pebs_base + (uint64_t)r->thresh_rec * r->size
+					  : ds.pebs_max + 1;
+	slot = pmu_pebs_reset_slot(p, &ds, x);
+	if (!check(slot != NULL, "no DS reset slot for counter %d", x))
+		return false;
+	*slot = start;
+	if (!check(pmu_event_write_counter(ev, start) == PMU_OK, "presetting %s to -%lu: %s", ev->name,
+		   (unsigned long)r->period, ev->reason))
+		return false;
+	/* Nothing counts until the path's first WRMSR. */
+	pmu_hw_rdmsr(c->global_ctrl, &global);
+	pmu_hw_wrmsr(c->global_ctrl, 0);
+	f |= pmu_hw_wrmsr(pmu_evtsel_msr(c, (unsigned)x), sel);
+	f |= pmu_hw_wrmsr(MSR_IA32_DS_AREA, (uint64_t)&ds);
+	if (p->adaptive)
+		f |= pmu_hw_wrmsr(MSR_PEBS_DATA_CFG, r->data_cfg);
+	f |= pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, pmu_idx_bit(x));
+	if (!check(f == 0,
+		   "programming PEBS faulted: PERFEVTSEL%d <- %#lx, DS_AREA, DATA_CFG <- %#lx, PEBS_ENABLE",
+		   x, sel, r->data_cfg)) {
+		pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+		pmu_hw_wrmsr(pmu_evtsel_msr(c, (unsigned)x), 0);
+		pmu_hw_wrmsr(c->global_ctrl, global);
+		return false;
+	}
+	was = irq_save();
+	pebs_path(c->global_ctrl, pmu_idx_bit(x), 0);
+	irq_restore(was);
+	/* Disable in kvm-unit-tests' order: PEBS_ENABLE first. */
+	pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	pmu_hw_rdmsr(pmu_ctr_msr(c, (unsigned)x), &r->counter);
+	pmu_hw_wrmsr(pmu_evtsel_msr(c, (unsigned)x), 0);
+	if (p->adaptive)
+		pmu_hw_wrmsr(MSR_PEBS_DATA_CFG, 0);
+	pmu_hw_wrmsr(MSR_IA32_DS_AREA, 0);
+	pmu_hw_rdmsr(c->global_status, &r->status);
+	pmu_hw_wrmsr(c->global_ctrl, global);
+	r->index = ds.pebs_index;
+	return true;
+}
+
+/* Reserve a free PEBS-capable GP counter for the branches event. */
+static bool pebs_event(struct pmu_event *ev)
+{
+	uint64_t free = pebs_here()->counters & pmu_test_free_gp();
+	unsigned x = pmu_test_first_absent(~(uint32_t)free, PMU_MAX_GP);
+
+	pmu_test_event(ev, PMU_ARCH_BRANCHES);
+	ev->name = "branches (PEBS)";
+	return check(x < PMU_MAX_GP && pmu_event_add_idx(ev, (int)x) == PMU_OK, "PEBS counter %u: %s", x,
+		     ev->reason);
+}
+
+/* Parse record k of the buffer; false after a failed check. */
+static bool record_at(const struct pebs_run *r, unsigned k, struct pmu_pebs_record *rec)
+{
+	char why[PMU_REASON_LEN];
+	size_t off = (size_t)k * r->size;
+
+	return check(pmu_pebs_parse(pebs_here(), pebs_buf + off, (size_t)(r->index - ds.pebs_base) - off, rec,
+				    why, sizeof(why)) == PMU_OK,
+		     "record %u: %s", k, why);
+}
+
+static unsigned records_in(const struct pebs_run *r)
+{
+	return (unsigned)((r->index - ds.pebs_base) / r->size);
+}
+
+/* The path's state at a boundary: block k's LEA (RAX = k) or its JMP
+ * (RAX = k + 1). False if ip is no instruction boundary of the path. */
+static bool path_rax_at(uint64_t ip, uint64_t *rax)
+{
+	uint64_t off = ip - (uint64_t)pebs_path_start;
+
+	if (ip < (uint64_t)pebs_path_start || ip > (uint64_t)pebs_path_end)
+		return false;
+	if (off % PEBS_BLOCK_BYTES == 0)
+		return *rax = off / PEBS_BLOCK_BYTES, true;
+	if (off % PEBS_BLOCK_BYTES == PEBS_LEA_BYTES)
+		return *rax = off / PEBS_BLOCK_BYTES + 1, true;
+	return false;
+}
+
+static bool is_path_jmp(uint64_t ip)
+{
+	return ip >= (uint64_t)pebs_path_start && ip < (uint64_t)pebs_path_end &&
+	       (ip - (uint64_t)pebs_path_start) % PEBS_BLOCK_BYTES == PEBS_LEA_BYTES;
+}
+
+/* Period 40 over 256 branches: 6 overflows, the last 16 branches before
+ * the end, so a record late by a few branches still lands inside. */
+#define PEBS_PERIOD 40
+#define PEBS_RECORDS (PEBS_BLOCKS / PEBS_PERIOD)
+
+static void diag_records(const struct pebs_run *r)
+{
+	const struct pmu_pebs_caps *p = pebs_here();
+	struct pmu_pebs_record rec;
+	char why[PMU_REASON_LEN];
+
+	diag("PEBS format %u%s, record %u bytes, DATA_CFG %#lx; buffer %p, index +%lu; counter %#lx, status %#lx",
+	     p->format, p->adaptive ? " (adaptive)" : "", r->size, (unsigned long)r->data_cfg,
+	     (void *)pebs_buf, (unsigned long)(r->index - ds.pebs_base), (unsigned long)r->counter,
+	     (unsigned long)r->status);
+	for (unsigned k = 0; k < records_in(r) && k < 8; k++) {
+		if (pmu_pebs_parse(p, pebs_buf + k * r->size, r->size, &rec, why, sizeof(why)) != PMU_OK) {
+			diag("  record %u: %s", k, why);
+			continue;
+		}
+		diag("  record %u: ip %#lx rip %#lx rax %lu applicable %#lx (path %p-%p)", k,
+		     (unsigned long)rec.ip, (unsigned long)rec.rip, (unsigned long)rec.gpr[PMU_GPR_RAX],
+		     (unsigned long)rec.applicable, (const void *)pebs_path_start,
+		     (const void *)pebs_path_end);
+	}
+}
+
+/* The run every record check uses: PEBS_PERIOD, adaptive with the GPR
+ * group where there is adaptive PEBS (the fixed formats always save
+ * them). */
+static bool standard_run(struct pmu_event *ev, struct pebs_run *r)
+{
+	bool adaptive = pebs_here()->adaptive;
+
+	*r = (struct pebs_run){ .period = PEBS_PERIOD,
+				.adaptive = adaptive,
+				.data_cfg = adaptive ? BIT(PEBS_DATA_CFG_GPRS_BIT) : 0 };
+	return pebs_run(ev, r);
+}
+
+KTEST("pmu.pebs", record_per_overflow, needs_pebs, KTEST_PER_CPU,
+      "one PEBS record per overflow of a branch counter, reloaded each time")
+{
+	struct pmu_event ev;
+	struct pebs_run r;
+	bool ok = true;
+
+	if (!pebs_event(&ev))
+		return;
+	if (standard_run(&ev, &r)) {
+		unsigned n = records_in(&r);
+		uint64_t mask = pmu_width_mask(ev.hw.width), left = (0 - r.counter) & mask;
+
+		ok &= check(
+			r.index - ds.pebs_base == (uint64_t)n * r.size && n == PEBS_RECORDS,
+			"%u branches, period %u: expected %u records of %u bytes, the DS index moved %lu bytes",
+			PEBS_BLOCKS, PEBS_PERIOD, PEBS_RECORDS, r.size,
+			(unsigned long)(r.index - ds.pebs_base));
+		for (unsigned k = 0; k < n && k < PEBS_RECORDS; k++) {
+			struct pmu_pebs_record rec;
+			if (!record_at(&r, k, &rec))
+				ok = false;
+			else
+				ok &= check(
+					rec.size == r.size && (!rec.has_applicable ||
+							       (rec.applicable & pmu_idx_bit(ev.hw.idx))),
+					"record %u: size %u (expected %u), applicable counters %#lx (expected bit %d)",
+					k, rec.size, r.size, (unsigned long)rec.applicable, ev.hw.idx);
+		}
+		/* Reloaded from the DS reset value after each record: the
+		 * counter ends within one period below zero. */
+		ok &= check(
+			left >= 1 && left <= PEBS_PERIOD,
+			"counter %#lx after the run: expected -1..-%u (reloaded to -%u after each record)",
+			(unsigned long)r.counter, PEBS_PERIOD, PEBS_PERIOD);
+		diag("counter %lu branches short of overflow after the run (%u branches past the last record)",
+		     left, PEBS_PERIOD - (unsigned)left);
+		if (!ok)
+			diag_records(&r);
+	}
+	pmu_event_del(&ev);
+}
+
+KTEST("pmu.pebs", record_ip, needs_pebs, KTEST_PER_CPU,
+      "each PEBS record's eventing IP is a JMP of the path, its RIP inside it")
+{
+	struct pmu_event ev;
+	struct pebs_run r;
+	bool ok = true;
+
+	if (!pebs_event(&ev))
+		return;
+	if (standard_run(&ev, &r)) {
+		unsigned n = records_in(&r);
+		ok &= check(n > 0, "no PEBS record written");
+		for (unsigned k = 0; k < n; k++) {
+			struct pmu_pebs_record rec;
+			uint64_t rax;
+			if (!record_at(&r, k, &rec)) {
+				ok = false;
+				continue;
+			}
+			/* The instruction that retired the counted branch. */
+			if (rec.has_ip)
+				ok &= check(
+					is_path_jmp(rec.ip),
+					"record %u: eventing IP %#lx is not one of the path's JMPs (%p + 6k + 4)",
+					k, (unsigned long)rec.ip, (const void *)pebs_path_start);
+			/* Trap-like: the instruction after the event. */
+			if (rec.has_gprs)
+				ok &= check(
+					path_rax_at(rec.rip, &rax),
+					"record %u: RIP %#lx is no instruction boundary of the path [%p, %p]",
+					k, (unsigned long)rec.rip, (const void *)pebs_path_start,
+					(const void *)pebs_path_end);
+			if (rec.has_ip && rec.has_gprs && k == 0)
+				diag("record 0: eventing IP %+ld bytes from the path, RIP %+ld (skid %ld bytes)",
+				     (long)(rec.ip - (uint64_t)pebs_path_start),
+				     (long)(rec.rip - (uint64_t)pebs_path_start), (long)(rec.rip - rec.ip));
+		}
+		if (!ok)
+			diag_records(&r);
+	}
+	pmu_event_del(&ev);
+}
+
+KTEST("pmu.pebs", record_gprs, needs_pebs, KTEST_PER_CPU,
+      "PEBS records hold the path's registers: RAX agrees with RIP, the rest known")
+{
+	static const char *const names[16] = { "RAX", "RCX", "RDX", "RBX", "RSP", "RBP", "RSI", "RDI",
+					       "R8",  "R9",  "R10", "R11", "R12", "R13", "R14", "R15" };
+	struct pmu_event ev;
+	struct pebs_run r;
+	bool ok = true;
+
+	if (!pebs_event(&ev))
+		return;
+	if (standard_run(&ev, &r)) {
+		unsigned n = records_in(&r);
+		ok &= check(n > 0, "no PEBS record written");
+		for (unsigned k = 0; k < n; k++) {
+			struct pmu_pebs_record rec;
+			uint64_t rax = 0;
+			if (!record_at(&r, k, &rec)) {
+				ok = false;
+				continue;
+			}
+			if (!check(rec.has_gprs, "record %u has no GPRs (format %#lx)", k,
+				   (unsigned long)rec.format_field)) {
+				ok = false;
+				continue;
+			}
+			ok &= check(path_rax_at(rec.rip, &rax) && rec.gpr[PMU_GPR_RAX] == rax,
+				    "record %u: RAX %lu at RIP %#lx; the path holds RAX = %lu there", k,
+				    (unsigned long)rec.gpr[PMU_GPR_RAX], (unsigned long)rec.rip,
+				    (unsigned long)rax);
+			for (unsigned g = 1; g < 16; g++) {
+				uint64_t want = g == PMU_GPR_RSP ? pebs_ctl.rsp : PEBS_GPR(g);
+				ok &= check(rec.gpr[g] == want, "record %u: %s %#lx, expected %#lx", k,
+					    names[g], (unsigned long)rec.gpr[g], (unsigned long)want);
+			}
+			ok &= check(rec.rflags == pebs_ctl.rflags,
+				    "record %u: RFLAGS %#lx, the path runs with %#lx", k,
+				    (unsigned long)rec.rflags, (unsigned long)pebs_ctl.rflags);
+		}
+		if (!ok)
+			diag_records(&r);
+	}
+	pmu_event_del(&ev);
+}
+
+struct thresh_view {
+	unsigned calls;
+	uint64_t status, index;
+};
+
+static void observe_thresh(void *ctx, uint64_t status)
+{
+	struct thresh_view *v = ctx;
+
+	if (!v->calls++) {
+		v->status = status;
+		v->index = ds.pebs_index;
+	}
+}
+
+KTEST("pmu.pebs", threshold_pmi, needs_pebs_pmi, KTEST_PER_CPU,
+      "the buffer PMI (OvfBuf) comes when the index reaches the threshold")
+{
+	/* Period 80: 3 records. Threshold at 3 records: one PMI with bit 62
+	 * and the index there; at 4: none. The window runs with interrupts
+	 * off, so the PMI is taken right after it. */
+	static const unsigned at[2] = { 3, 4 };
+	struct pmu_event ev;
+
+	if (!pebs_event(&ev))
+		return;
+	for (unsigned t = 0; t < 2; t++) {
+		struct pebs_run r = {
+			.period = 80, .adaptive = pebs_here()->adaptive, .data_cfg = 0, .thresh_rec = at[t]
+		};
+		struct thresh_view v = { 0 };
+		struct pmu_pmi_stats s0, s1;
+		uint64_t ovf = BIT(PERF_GLOBAL_STATUS_OVF_BUF_BIT);
+
+		pmu_hw_wrmsr(pmu_caps()->global_ovf, ovf);
+		pmu_pmi_get_stats(pmu_hw_cpu(), &s0);
+		pmu_pmi_set_observer(observe_thresh, &v);
+		bool ran = pebs_run(&ev, &r);
+		udelay(1000);
+		pmu_pmi_set_observer(NULL, NULL);
+		pmu_pmi_get_stats(pmu_hw_cpu(), &s1);
+		if (!ran)
+			break;
+		unsigned n = records_in(&r);
+		check(n == 3, "threshold %u: expected 3 records (period 80, %u branches), found %u", at[t],
+		      PEBS_BLOCKS, n);
+		if (at[t] == 3) {
+			check(s1.pmis - s0.pmis == 1 && v.calls == 1,
+			      "threshold at 3 records: expected one PMI, the handler ran %lu times",
+			      (unsigned long)(s1.pmis - s0.pmis));
+			check((v.status & ovf) && v.index == ds.pebs_base + 3ull * r.size,
+			      "at the PMI: GLOBAL_STATUS %#lx (expected OvfBuf, bit 62), DS index +%lu (expected +%u)",
+			      (unsigned long)v.status, (unsigned long)(v.index - ds.pebs_base), 3 * r.size);
+			diag("threshold PMI: status %#lx (counter %d's own bit %s)", (unsigned long)v.status,
+			     ev.hw.idx, (v.status & pmu_idx_bit(ev.hw.idx)) ? "set" : "clear");
+		} else {
+			check(s1.pmis == s0.pmis && !(r.status & ovf),
+			      "threshold at 4 records, 3 written: expected no PMI and OvfBuf clear, saw %lu PMIs, "
+			      "status %#lx",
+			      (unsigned long)(s1.pmis - s0.pmis), (unsigned long)r.status);
+		}
+		pmu_hw_wrmsr(pmu_caps()->global_ovf, ovf);
+	}
+	pmu_event_del(&ev);
+}
+
+KTEST("pmu.pebs", adaptive_groups, needs_adaptive, KTEST_PER_CPU,
+      "adaptive records follow MSR_PEBS_DATA_CFG: size and format field")
+{
+	struct pmu_event ev;
+
+	if (!pebs_event(&ev))
+		return;
+	/* Every group combination as kvm-unit-tests x86/pmu_pebs.c runs
+	 * them, with 32 LBR entries when the LBR group is asked for; and the
+	 * counter's adaptive bit clear ("Ignored Adaptive"): basic group
+	 * only, format field 0. */
+	for (unsigned g = 0; g <= 0x10; g++) {
+		uint64_t cfg = g & 0xf;
+		bool adaptive = g < 0x10;
+		struct pebs_run r;
+
+		if (!adaptive)
+			cfg = BIT(PEBS_DATA_CFG_GPRS_BIT) | BIT(PEBS_DATA_CFG_MEMINFO_BIT);
+		if ((cfg >> PEBS_DATA_CFG_LBRS_BIT) & 1)
+			cfg |= (32ull - 1) << PEBS_DATA_CFG_LBR_SHIFT;
+		r = (struct pebs_run){ .period = PEBS_PERIOD, .adaptive = adaptive, .data_cfg = cfg };
+		if (!pebs_run(&ev, &r))
+			break;
+		unsigned n = records_in(&r);
+		bool ok = check(n == PEBS_RECORDS && r.index - ds.pebs_base == (uint64_t)n * r.size,
+				"DATA_CFG %#lx%s: expected %u records of %u bytes, the index moved %lu bytes",
+				(unsigned long)cfg, adaptive ? "" : " (adaptive bit clear)", PEBS_RECORDS,
+				r.size, (unsigned long)(r.index - ds.pebs_base));
+		for (unsigned k = 0; k < n && ok; k++) {
+			struct pmu_pebs_record rec;
+			uint64_t want = adaptive ? cfg : 0;
+			ok &= record_at(&r, k, &rec) &&
+			      check(rec.format_field == want && rec.size == r.size,
+				    "DATA_CFG %#lx%s, record %u: format field %#lx size %u, expected %#lx and %u",
+				    (unsigned long)cfg, adaptive ? "" : " (adaptive bit clear)", k,
+				    (unsigned long)rec.format_field, rec.size, (unsigned long)want, r.size);
+		}
+		if (!ok)
+			diag_records(&r);
+	}
+	pmu_event_del(&ev);
+}
+
+KTEST("pmu.pebs", no_foreign_lbr, needs_adaptive, KTEST_PER_CPU,
+      "with LBRs emptied and off, the records' 32 LBR entries are all zero")
+{
+	struct pmu_lbr_caps l;
+	struct pmu_event ev;
+	struct pebs_run r;
+	uint64_t cfg = BIT(PEBS_DATA_CFG_LBRS_BIT) | (32ull - 1) << PEBS_DATA_CFG_LBR_SHIFT;
+
+	/* kvm-unit-tests 8d0f574f: a guest that never enabled LBRs must
+	 * not find any in its PEBS records (the CPU writes records without
+	 * the VMX MSR bitmap). Here: the stack emptied and recording off. */
+	pmu_lbr_decode(pmu_caps(), &l);
+	if (l.kind != PMU_LBR_NONE && !check(pmu_lbr_clear(&l) == 0, "emptying the LBR stack faulted"))
+		return;
+	if (!pebs_event(&ev))
+		return;
+	r = (struct pebs_run){ .period = PEBS_PERIOD, .adaptive = true, .data_cfg = cfg };
+	if (pebs_run(&ev, &r)) {
+		unsigned n = records_in(&r);
+		bool ok = check(n > 0, "no PEBS record written");
+		for (unsigned k = 0; k < n; k++) {
+			struct pmu_pebs_record rec;
+			if (!record_at(&r, k, &rec)) {
+				ok = false;
+				continue;
+			}
+			ok &= check(rec.lbr_total == 32, "record %u: %u LBR entries, expected 32", k,
+				    rec.lbr_total);
+			for (unsigned e = 0; e < rec.lbr_n; e++)
+				ok &= check(
+					!rec.lbr[e].from && !rec.lbr[e].to,
+					"record %u: LBR entry %u is %#lx -> %#lx (info %#lx), expected empty",
+					k, e, (unsigned long)rec.lbr[e].from, (unsigned long)rec.lbr[e].to,
+					(unsigned long)rec.lbr[e].info);
+		}
+		if (!ok)
+			diag_records(&r);
+	}
+	pmu_event_del(&ev);
+}

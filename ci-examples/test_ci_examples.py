@@ -194,10 +194,11 @@ class CiYaml(unittest.TestCase):
 
 def registered_tests():
     names = set()
-    for f in os.listdir(os.path.join(ROOT, 'tests')):
-        if f.endswith('.c'):
-            for suite, name in re.findall(r'^KTEST\("([^"]+)",\s*(\w+)', read('tests', f), re.M):
-                names.add('%s.%s' % (suite, name))
+    for d in ('tests', os.path.join('tests', 'pmu')):
+        for f in os.listdir(os.path.join(ROOT, d)):
+            if f.endswith('.c'):
+                for suite, name in re.findall(r'^KTEST\("([^"]+)",\s*(\w+)', read(d, f), re.M):
+                    names.add('%s.%s' % (suite, name))
     return names
 
 
@@ -245,7 +246,7 @@ class ExpectFiles(unittest.TestCase):
         """The checks the KVM files SKIP for version 4: freeze needs an Intel
         v4 PMU; status-set needs a status-set register (Intel v4, AMD
         PerfMonV2), which KVM's Intel guests (v2) lack."""
-        source = read('tests', 'pmu_overflow.c')
+        source = read('tests', 'pmu', 'pmu_overflow.c')
         self.assertRegex(source, r'KTEST\("pmu\.overflow",\s*freeze_on_pmi,\s*needs_pmi_v4')
         self.assertRegex(source, r'KTEST\("pmu\.overflow",\s*status_set,\s*needs_status_set')
         self.assertIn('version < 4', source)

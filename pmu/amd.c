@@ -49,9 +49,9 @@
  * Intel's, so the PERFEVTSEL_* bit names of msr.h apply), [35:32]
  * EventSelect[11:8], 40 GuestOnly, 41 HostOnly; 19, 21, 39:36 and 63:42
  * reserved, refused before any write. GuestOnly/HostOnly count by
- * EFER.SVME and guest mode (the APM's rule, tests/pmu_amd.c checks it);
+ * EFER.SVME and guest mode (the APM's rule, tests/pmu/pmu_amd.c checks it);
  * KVM's vPMU drops both (its reserved mask 0xfffffff000280000 in
- * arch/x86/kvm/svm/pmu.c), which tests/pmu_amd.c reports. K8 (family 0Fh)
+ * arch/x86/kvm/svm/pmu.c), which tests/pmu/pmu_amd.c reports. K8 (family 0Fh)
  * predates EventSelect[11:8]: reserved there too.
  */
 #define AMD_EVTSEL_EVENT_HI_SHIFT 32

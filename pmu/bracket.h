@@ -33,7 +33,7 @@
  * software and not the disabling one (Linux arch/x86/kvm/pmu.c,
  * kvm_pmu_instruction_retired(), since 9cd803d496e7); Xen counts neither.
  * So exact checks measure two loop lengths in brackets of this one shape
- * and assert the difference (tests/pmu_common.c); what the bracket adds,
+ * and assert the difference (tests/pmu/pmu_common.c); what the bracket adds,
  * PMU_BRACKET_EXTRA_INSNS and 0..PMU_BRACKET_WRMSRS, is reported. No
  * branch lies outside the workload.
  *

@@ -14,7 +14,7 @@
 #include "pmu/pmu.h"
 #include "tests/ktest.h"
 #include "tests/modes.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /* With mode=monitor, boot selects only this test: it runs the command
  * line's options with the lines going to the console live. */

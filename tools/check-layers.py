@@ -12,8 +12,8 @@ have no circle, inside a layer too.
 Usage: tools/check-layers.py [--root DIR] [--weights]
 Prints every violation with the include line that makes it, then
 "layers: N passed, M failed, 0 skipped" (two checks: direction, circles).
---weights prints the non-blank kernel C/asm lines per top-level folder
-instead, with each folder's share. Exit 1 on a violation."""
+--weights prints the non-blank kernel C/asm lines per folder (its own
+files, not its subfolders') instead, with each folder's share. Exit 1 on a violation."""
 import argparse
 import os
 import re
@@ -25,6 +25,7 @@ import sys
 # (pmu/kernel is its own layer above pmu).
 LAYERS = [
     ('boot', 'tests'),   # how the machine starts, and the test suite it runs
+                         # (tests/pmu: the PMU checks)
     ('modes',),          # applications of the driver: monitor, sample, workloads
     ('pmu/kernel',),     # the driver's kernel binding: register seam, PMI/LVT glue
     ('pmu',),            # the PMU driver, host-buildable
@@ -123,18 +124,19 @@ def circles(edges):
 
 
 def weights(root, files):
-    """Non-blank lines of kernel C/asm per top-level folder."""
+    """Non-blank lines of kernel C/asm per folder (a file counts for the
+    folder it is in, not for the folders above it)."""
     per = {}
     for path in files:
         if any(under(path, i) for i in IGNORED) or layer_of(path) is None:
             continue
-        top = path.split('/')[0]
+        top = os.path.dirname(path)
         with open(os.path.join(root, path), errors='replace') as f:
             per[top] = per.get(top, 0) + sum(1 for line in f if line.strip())
     total = sum(per.values())
     for top, n in sorted(per.items(), key=lambda kv: -kv[1]):
-        print('%-8s %6d lines %5.1f%%' % (top + '/', n, 100.0 * n / total))
-    print('%-8s %6d lines' % ('total', total))
+        print('%-14s %6d lines %5.1f%%' % (top + '/', n, 100.0 * n / total))
+    print('%-14s %6d lines' % ('total', total))
     return 0
 
 

@@ -2,7 +2,7 @@
 """Check that every kernel test is described the same way in its source and
 in the user's documentation.
 
-Each KTEST() in tests/*.c carries a one-line description (what it asserts;
+Each KTEST() in tests/*.c and tests/pmu/*.c carries a one-line description (what it asserts;
 the kernel prints them with tests=list). README.md or pmu/README.md must
 have exactly one table row for each test, whose first cell names it
 (`suite.name`, optionally followed by a note such as "(per CPU)") and whose
@@ -53,14 +53,12 @@ def invocation(lines, i):
 
 
 def kernel_tests(root):
-    """{full name: (description, file, line)} of every KTEST in tests/*.c,
-    and the problems found reading them."""
+    """{full name: (description, file, line)} of every KTEST in tests/*.c and
+    tests/pmu/*.c, and the problems found reading them."""
     tests, problems, suite_file = {}, [], {}
-    folder = os.path.join(root, 'tests')
-    for name in sorted(os.listdir(folder)):
-        if not name.endswith('.c'):
-            continue
-        path = 'tests/' + name
+    names = ['%s/%s' % (d, n) for d in ('tests', 'tests/pmu')
+             for n in sorted(os.listdir(os.path.join(root, d))) if n.endswith('.c')]
+    for path in names:
         with open(os.path.join(root, path), encoding='utf-8') as f:
             lines = f.read().split('\n')
         for i, line in enumerate(lines):

@@ -41,7 +41,7 @@ SKIP = re.compile(r'ok \d+ sample\.run # SKIP (.*)$')
 HANDLER_LENGTH = re.compile(r'^# PMI handler length: (\d+) instructions per PMI \((\w+) delivery')
 # The emulated PMU the PMI rows use: Skylake's shape (emu/profiles.list).
 EMU_PROFILE = 'intel-v4'
-# pmu.cost.table's rows (tests/pmu_cost.c), on CPU 0.
+# pmu.cost.table's rows (tests/pmu/pmu_cost.c), on CPU 0.
 COST = re.compile(r'^# cost: cpu0 (.+) median (\d+) min (\d+) p90 (\d+) TSC ticks')
 COST_SKIP = re.compile(r'ok \d+ pmu\.cost\.table@cpu0\S* # SKIP (.*)$')
 

@@ -48,7 +48,7 @@ class EmulatedRows(unittest.TestCase):
 
 class CostRows(unittest.TestCase):
     def test_cost_line_of_the_kernel(self):
-        # As tests/pmu_cost.c prints it, indented inside its KTAP block.
+        # As tests/pmu/pmu_cost.c prints it, indented inside its KTAP block.
         line = '    # cost: cpu0 wrmsr event select, event changes median 1940 min 1852 p90 2024 TSC ticks (n=64, 1.50 x cpuid)'
         m = bench.COST.match(line.strip())
         self.assertEqual(m.groups(), ('wrmsr event select, event changes', '1940', '1852', '2024'))

@@ -9,7 +9,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /* The stream: 256 Ki lines (16 MiB), far more than the bounds' slack. */
 #define IMC_LINES (256u << 10)

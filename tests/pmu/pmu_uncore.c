@@ -13,8 +13,8 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_cache.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_cache.h"
+#include "tests/pmu/pmu_common.h"
 
 /* Requests a window may see besides the chase: the counter-control code,
  * the idle CPUs' timer and halt traffic, snoops. */

@@ -17,7 +17,7 @@
 #include "pmu/pmu_hw.h"
 #include "tests/deviations.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /* Events before the overflow: far below any window's count (the bracket
  * loop retires 3 * PMU_TEST_LOOPS instructions in >= PMU_TEST_LOOPS

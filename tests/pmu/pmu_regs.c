@@ -10,7 +10,7 @@
 #include "pmu/pmu_hw.h"
 #include "tests/deviations.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 static uint64_t sext32(uint64_t v, unsigned width)
 {

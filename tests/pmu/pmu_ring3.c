@@ -6,7 +6,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 #define RING3_TRIALS 5
 #define RING3_N1 ((uint64_t)1000)

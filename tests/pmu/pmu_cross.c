@@ -8,7 +8,7 @@
 #include "pmu/bracket.h"
 #include "pmu/pmu.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /* CPU 3 as in the source, or the last CPU when there are fewer. */
 static unsigned cross_target(void)

@@ -6,7 +6,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 static void diag_line(void *ctx, const char *line)
 {

@@ -1,4 +1,4 @@
-/* Shared pieces of the PMU hardware checks (tests/pmu_*.c): SKIP
+/* Shared pieces of the PMU hardware checks (tests/pmu/pmu_*.c): SKIP
  * predicates that give the probe's precise reason, event set-up, and the
  * bracketed measurement of the known workloads of pmu/loops.h. */
 #ifndef TESTS_PMU_COMMON_H

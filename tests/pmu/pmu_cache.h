@@ -1,5 +1,5 @@
 /* Cache geometry from CPUID.04H and pointer-chase buffers sized from it,
- * for the offcore and uncore checks (tests/pmu_offcore.c, pmu_uncore.c). */
+ * for the offcore and uncore checks (tests/pmu/pmu_offcore.c, pmu_uncore.c). */
 #ifndef TESTS_PMU_CACHE_H
 #define TESTS_PMU_CACHE_H
 

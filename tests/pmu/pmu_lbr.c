@@ -12,7 +12,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /*
  * The paths take (msr, on, off): ECX = msr for both WRMSRs, the first

@@ -1,6 +1,6 @@
 /* Cache geometry (CPUID.04H) and pointer-chase buffers for the offcore and
  * uncore checks. */
-#include "tests/pmu_cache.h"
+#include "tests/pmu/pmu_cache.h"
 
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"

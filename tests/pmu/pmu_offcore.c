@@ -9,8 +9,8 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_cache.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_cache.h"
+#include "tests/pmu/pmu_common.h"
 
 /* The big buffer is LLC x OFFCORE_BIG_FACTOR, at most OFFCORE_BIG_MAX (boot
  * memory is never freed; one buffer serves every CPU, the tests run one CPU

@@ -17,7 +17,7 @@
 #include "pmu/sample_record.h"
 #include "tests/deviations.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /* Period and samples per run: the loop retires (SAMP_K + 1/2) periods, so
  * the last overflow is half a period from either end of the loop and skid

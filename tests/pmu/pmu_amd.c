@@ -12,7 +12,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 #define HG_OVF_N ((uint64_t)1000)
 #define HG_PMI_WAIT_US 10000

@@ -14,7 +14,7 @@
 #include "pmu/pmu_hw.h"
 #include "tests/deviations.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 static bool is_mem_event(enum pmu_arch_event e)
 {

@@ -15,7 +15,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /*
  * pebs_path(msr, on, off): WRMSR(msr, on); load the known values; then

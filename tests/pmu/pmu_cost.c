@@ -15,7 +15,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 #define COST_SAMPLES 64u
 #define COST_PMI_SAMPLES 16u

@@ -15,7 +15,7 @@
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /* A counter preset this far below 0 overflows early in a bracket loop. */
 #define V6_OVF_N ((uint64_t)1000)

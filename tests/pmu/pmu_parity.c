@@ -12,7 +12,7 @@
 #include "pmu/pmu_hw.h"
 #include "tests/deviations.h"
 #include "tests/ktest.h"
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 /* Loop iterations before and after a write to a running counter. */
 #define RUN_BEFORE ((uint64_t)100000)

@@ -1,6 +1,6 @@
 /* Shared pieces of the PMU hardware checks: lazy per-CPU init, SKIP
  * reasons, bracketed measurement and workload-derived bounds. */
-#include "tests/pmu_common.h"
+#include "tests/pmu/pmu_common.h"
 
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"

@@ -6,10 +6,10 @@ QEMU (emu/qemu), and monitor and sample mode on an emulated PMU.
   says every pmu.* check passes but the SKIPs that profile's shape
   explains (a v2 PMU has no STATUS_SET, AMD no fixed counters); none may
   SKIP for want of a PMU (pmu.caps.probe_verdict passes).
-- hypervisor: for now the log must be complete and valid, and each failed
-  check is printed. With DEVIATIONS_ASSERTED (one line, below) the run must
-  end with no failure, and exactly the profile's deviations= reported as
-  XFAIL, none SKIPping for want of a PMU.
+- hypervisor: the run must end with no failure, and exactly the profile's
+  deviations= reported as XFAIL, none SKIPping for want of a PMU
+  (DEVIATIONS_ASSERTED, below; off, only a complete log and each failed
+  check printed).
 - defect: the run must be complete and the check named by catches= must
   fail (or time out) on some CPU; "defects caught: N of M" counts them.
 - monitor and sample mode on two profiles: real rows (instructions at
@@ -35,9 +35,9 @@ from . import REPO_ROOT, profiles, samples
 from .ktap import parse_ktap
 from .matrix import junit_problems, linesplit_problems
 
-# Switch on when the kernel's deviation table (issue 10) reports known
-# deviations as XFAIL: each hypervisor profile must then end with no
-# failure and exactly its deviations= seen.
+# On since the kernel's deviation table (tests/deviations.c) reports known
+# deviations as XFAIL: each hypervisor profile must end with no failure and
+# exactly its deviations= seen.
 DEVIATIONS_ASSERTED = True
 
 TOOLS = os.path.join(REPO_ROOT, 'tools')

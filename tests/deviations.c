@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 
+#include "arch/x86/lapic.h"
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
@@ -142,7 +143,9 @@ static const char *wide_write_differs(const struct dev_obs *o, char *buf, size_t
 
 static const char *lvtpc_unmasked_differs(const struct dev_obs *o, char *buf, size_t n)
 {
-	uint32_t got = o->lvt_at_pmi.lvt, want = o->lvt_at_pmi.programmed;
+	/* The writable bits (LAPIC_LVT_WRITABLE: vector, delivery mode,
+	 * mask); delivery status (12) is the APIC's own. */
+	uint32_t got = o->lvt_at_pmi.lvt & LAPIC_LVT_WRITABLE, want = o->lvt_at_pmi.programmed;
 
 	return differs_if(got != want, buf, n,
 			  "the entry read %#x; the row has it exactly as programmed (%#x), only unmasked",

@@ -222,7 +222,9 @@ HT_TEST(kvm_lvtpc_not_masked_at_pmi)
 	struct dev_obs o = { .kind = DEV_OBS_LVT_AT_PMI, .pc = kvm_intel() };
 	o.lvt_at_pmi.lvt = 0xf1, o.lvt_at_pmi.programmed = 0xf1;
 	HT_CHECK_MATCH(&o, "KVM-LVTPC-NOT-MASKED-ON-PMI");
-	o.lvt_at_pmi.lvt = 0x400f1; /* another vector, or delivery mode, is no match */
+	o.lvt_at_pmi.lvt = 0xf1 | 1u << 12; /* delivery status pending: still the row */
+	HT_CHECK_MATCH(&o, "KVM-LVTPC-NOT-MASKED-ON-PMI");
+	o.lvt_at_pmi.lvt = 0xf2; /* another vector is no match */
 	HT_CHECK_NO_MATCH(&o, "KVM-LVTPC-NOT-MASKED-ON-PMI", "exactly as programmed");
 	o.lvt_at_pmi.lvt = 0xf1;
 	o.pc = cpu_as("GenuineIntel", SKYLAKE, NULL); /* bare metal: a FAIL */

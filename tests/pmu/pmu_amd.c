@@ -81,6 +81,9 @@ static struct hg_run hg_measure(unsigned x, unsigned k)
  * selftest svm_pmu_host_guest_test expects the same of HostOnly); with it
  * set, outside a guest, HostOnly counts and GuestOnly does not, both or
  * neither count everything. */
+/* Windows per combination, the least count taken. */
+#define HG_TRIALS 3
+
 static bool hg_counts(unsigned k, bool svme)
 {
 	return k == 0 || (svme && k != 1);
@@ -94,10 +97,23 @@ static void hg_pass(unsigned x, bool svme)
 	uint64_t lo = pmu_test_workload(PMU_ARCH_INSTRUCTIONS, false, PMU_TEST_LOOPS) +
 		      PMU_BRACKET_EXTRA_INSNS;
 	uint64_t hi = lo + PMU_BRACKET_WRMSRS;
+	/* The plain counter's own count (k = 0, measured first): a counting
+	 * combination may count no more than it did in the same conditions
+	 * (under a hypervisor on AMD, the VMRUN after the enabling WRMSR's
+	 * exit counts too: AMD-SVM-VMRUN-COUNTED-IN-GUEST). */
+	uint64_t plain = hi;
 
 	for (unsigned k = 0; k < 4; k++) {
+		/* The least of HG_TRIALS windows: an asynchronous VM exit only
+		 * adds (a counted VMRUN), so the least is the undisturbed one. */
 		struct hg_run r = hg_measure(x, k);
+		for (unsigned t = 1; t < HG_TRIALS && r.err == PMU_OK; t++) {
+			struct hg_run again = hg_measure(x, k);
+			if (again.err != PMU_OK || again.count < r.count)
+				r = again;
+		}
 		uint64_t bits = (r.read >> AMD_PERFEVTSEL_GUEST_ONLY_BIT) & 3;
+		uint64_t most = hi > plain ? hi : plain;
 
 		if (r.err != PMU_OK) {
 			/* A write that faults: KVM's vPMU drops instead, silicon keeps. */
@@ -120,20 +136,27 @@ static void hg_pass(unsigned x, bool svme)
 			else
 				diag("EFER.SVME=%u %s: written %#lx, reads %#lx: the hypervisor dropped HostOnly/GuestOnly (KVM's reserved mask does)",
 				     svme, hg_name[k], r.wrote, r.read);
-			check(r.count >= lo && r.count <= hi,
+			check(r.count >= lo && r.count <= most,
 			      "EFER.SVME=%u %s dropped: expected it to count like neither (%lu..%lu instructions), saw %lu",
-			      svme, hg_name[k], lo, hi, r.count);
+			      svme, hg_name[k], lo, most, r.count);
 			continue;
 		}
-		if (hg_counts(k, svme))
-			check(r.count >= lo && r.count <= hi,
+		if (k == 0 && c->hypervisor && r.count > hi)
+			/* The plain counter under a hypervisor: its excess is
+			 * the VMRUN deviation's, which pmu.count checks. */
+			diag("EFER.SVME=%u neither: %lu instructions, %lu over the bracket's most", svme,
+			     r.count, r.count - hi);
+		else if (hg_counts(k, svme))
+			check(r.count >= lo && r.count <= most,
 			      "EFER.SVME=%u %s: expected %lu..%lu instructions, saw %lu", svme, hg_name[k],
-			      lo, hi, r.count);
+			      lo, most, r.count);
 		else
 			check(r.count == 0,
 			      "EFER.SVME=%u %s outside a guest: expected nothing counted, saw %lu", svme,
 			      hg_name[k], r.count);
 		diag("EFER.SVME=%u %s: %lu instructions", svme, hg_name[k], r.count);
+		if (k == 0)
+			plain = r.count;
 	}
 }
 

@@ -249,13 +249,18 @@ bool pmu_test_window(struct pmu_event *const *evs, unsigned n, const struct pmu_
 static void quiet_clear(void *ctx)
 {
 	struct pmu_test_quiet *q = ctx;
-	pmu_hw_wrmsr(pmu_caps()->global_ovf, q->bits);
+	/* No OVF_CTRL (Intel v1, AMD before PerfMonV2): MSR 0 is a
+	 * machine-check register there, not ours to write. */
+	if (pmu_caps()->global_ovf)
+		pmu_hw_wrmsr(pmu_caps()->global_ovf, q->bits);
 }
 
 static void quiet_status(void *ctx)
 {
 	struct pmu_test_quiet *q = ctx;
-	pmu_hw_rdmsr(pmu_caps()->global_status, &q->status);
+	q->status = 0;
+	if (pmu_caps()->global_status)
+		pmu_hw_rdmsr(pmu_caps()->global_status, &q->status);
 }
 
 struct pmu_test_window pmu_test_quiet_window(struct pmu_test_quiet *q)

@@ -80,7 +80,7 @@ struct pmu_test_window {
  * Returns false, after a failed check naming the reason, when arming
  * failed. */
 bool pmu_test_window(struct pmu_event *const *evs, unsigned n, const struct pmu_test_window *w, uint64_t len,
-		     uint64_t *tsc);
+		     uint64_t *tsc) __attribute__((nonnull(1)));
 
 /* For windows whose counters overflow with INT/PMI clear: each attempt
  * starts with q->bits clear in GLOBAL_STATUS (OVF_CTRL) and ends with
@@ -110,7 +110,7 @@ struct pmu_test_counts *pmu_test_counts_here(void);
  * workload into *m; false as pmu_test_window. w may be NULL (the counted
  * loop, interrupts off). */
 bool pmu_test_measure(struct pmu_event *const *evs, unsigned n, const struct pmu_test_window *w,
-		      struct pmu_test_counts *m);
+		      struct pmu_test_counts *m) __attribute__((nonnull(1, 4)));
 
 /* Check evs[i] of measurement m against what its workload implies:
  * instructions and branches exactly, by the difference between the

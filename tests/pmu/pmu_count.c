@@ -326,7 +326,7 @@ static bool exact_window(int idx, uint64_t period, uint64_t *raw, bool *status)
 	if (!check(pmu_event_add_idx(&ev, idx) == PMU_OK, "counter %d: %s", idx, ev.reason))
 		return false;
 	pmu_hw_wrmsr(c->global_ovf, pmu_idx_bit(idx));
-	ok = pmu_test_measure(g, 1, false, NULL);
+	ok = pmu_test_window(g, 1, NULL, PMU_TEST_LOOPS, NULL);
 	pmu_hw_rdmsr(ev.hw.event_base, raw);
 	pmu_hw_rdmsr(c->global_status, &st);
 	*status = st & pmu_idx_bit(idx);

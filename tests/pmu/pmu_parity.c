@@ -251,10 +251,22 @@ KTEST("pmu.parity", emulated_instructions, needs_fep, KTEST_PER_CPU,
 	pmu_hw_rdmsr(c->global_status, &st);
 	pmu_events_disarm(g, 2);
 	uint64_t ni = pmu_event_count(&in_ev), nb = pmu_event_count(&br_ev);
-	check(ni >= FEP_BODY_INSNS && ni <= FEP_BODY_INSNS + PMU_BRACKET_WRMSRS,
-	      "instructions over the emulated blob: expected %u..%u (the bracket's WRMSRs may count), saw %lu",
-	      FEP_BODY_INSNS, FEP_BODY_INSNS + PMU_BRACKET_WRMSRS, ni);
-	check(nb == 5, "branches over the emulated blob: expected exactly 5, saw %lu", nb);
+	if (c->vendor == PMU_VENDOR_AMD) {
+		/* Each emulated instruction is a VM exit, and on AMD the VMRUN
+		 * back counts as a guest instruction and branch
+		 * (AMD-SVM-VMRUN-COUNTED-IN-GUEST): only what surely retired
+		 * bounds the counts (kvm-unit-tests checks AMD likewise). */
+		check(ni >= FEP_BODY_INSNS,
+		      "instructions over the emulated blob: expected at least %u, saw %lu", FEP_BODY_INSNS,
+		      ni);
+		check(nb >= 5, "branches over the emulated blob: expected at least 5, saw %lu", nb);
+		diag("AMD: %lu instructions, %lu branches over the blob (VMRUNs included)", ni, nb);
+	} else {
+		check(ni >= FEP_BODY_INSNS && ni <= FEP_BODY_INSNS + PMU_BRACKET_WRMSRS,
+		      "instructions over the emulated blob: expected %u..%u (the bracket's WRMSRs may count), saw %lu",
+		      FEP_BODY_INSNS, FEP_BODY_INSNS + PMU_BRACKET_WRMSRS, ni);
+		check(nb == 5, "branches over the emulated blob: expected exactly 5, saw %lu", nb);
+	}
 	check((st >> a & 1) && (st >> b & 1),
 	      "branches preset to -5 on GP %u and instructions to -%u on GP %u: expected both GLOBAL_STATUS bits, read %#lx",
 	      a, FEP_BODY_INSNS, b, st);

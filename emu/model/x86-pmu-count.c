@@ -77,6 +77,53 @@ static bool arch_event_exists(const X86PMUState *s, unsigned e)
     return e < s->cfg.events_len && !((s->cfg.events_unavail >> e) & 1);
 }
 
+/*
+ * Model-specific events that count what the model counts exactly: retired
+ * instructions under other names, and retired uops, which the model takes
+ * as one per instruction (emu/qemu/README.md, "Cycle model").  Event and
+ * unit mask per microarchitecture from the SDM vol. 3B event tables and
+ * Intel's perfmon event files (NHM-EP, SNB, HSW, SKL, ICL):
+ *   C0H/01H  Nehalem INST_RETIRED.ANY_P; Sandy Bridge to Skylake
+ *            INST_RETIRED.PREC_DIST (retired instructions, the PEBS
+ *            event Linux's precise cycles use with INV and CMASK=16,
+ *            arch/x86/events/intel/core.c intel_pebs_aliases_precdist);
+ *   C2H/01H  Nehalem UOPS_RETIRED.ANY; Sandy Bridge to Skylake
+ *            UOPS_RETIRED.ALL (Linux intel_pebs_aliases_snb);
+ *   C2H/02H  Nehalem UOPS_RETIRED.RETIRE_SLOTS; Sandy Bridge to Skylake
+ *            UOPS_RETIRED.RETIRE_SLOTS; Ice Lake UOPS_RETIRED.SLOTS.
+ * Ice Lake's INST_RETIRED.PREC_DIST is fixed counter 0 (event 00H/01H),
+ * not a GP event.  Every other model-specific event counts nothing (not
+ * emulated).
+ */
+static const struct {
+    uint8_t event, umask;
+    uint8_t uarchs;             /* bit X86PMU_UARCH_* */
+} intel_uarch_events[] = {
+    { 0xc0, 0x01, 1u << X86PMU_UARCH_NEHALEM | 1u << X86PMU_UARCH_SANDYBRIDGE |
+                  1u << X86PMU_UARCH_SKYLAKE },
+    { 0xc2, 0x01, 1u << X86PMU_UARCH_NEHALEM | 1u << X86PMU_UARCH_SANDYBRIDGE |
+                  1u << X86PMU_UARCH_SKYLAKE },
+    { 0xc2, 0x02, 1u << X86PMU_UARCH_NEHALEM | 1u << X86PMU_UARCH_SANDYBRIDGE |
+                  1u << X86PMU_UARCH_SKYLAKE | 1u << X86PMU_UARCH_ICELAKE },
+};
+
+static X86PMUEvent intel_uarch_event(const X86PMUState *s, uint64_t sel)
+{
+    unsigned i;
+
+    for (i = 0; i < sizeof(intel_uarch_events) /
+                    sizeof(intel_uarch_events[0]); i++) {
+        if (intel_uarch_events[i].event == SEL_EVENT(sel) &&
+            intel_uarch_events[i].umask == SEL_UMASK(sel) &&
+            !SEL_UMASK2(sel) &&
+            ((intel_uarch_events[i].uarchs >> s->cfg.uarch) & 1) &&
+            s->cfg.uarch != X86PMU_UARCH_NONE) {
+            return X86PMU_EV_INSTRUCTIONS;
+        }
+    }
+    return X86PMU_EV_NONE;
+}
+
 static X86PMUEvent intel_gp_event(const X86PMUState *s, uint64_t sel)
 {
     unsigned e;
@@ -88,7 +135,9 @@ static X86PMUEvent intel_gp_event(const X86PMUState *s, uint64_t sel)
             continue;
         }
         if (!arch_event_exists(s, e)) {
-            return X86PMU_EV_NONE;
+            /* Past EBX's length the encoding may be model-specific. */
+            return e < s->cfg.events_len || s->cfg.leaf23 ?
+                   X86PMU_EV_NONE : intel_uarch_event(s, sel);
         }
         if (e == X86PMU_EV_BRANCHES &&
             x86pmu_defect(s, X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS)) {
@@ -96,7 +145,7 @@ static X86PMUEvent intel_gp_event(const X86PMUState *s, uint64_t sel)
         }
         return (X86PMUEvent)e;
     }
-    return X86PMU_EV_NONE;
+    return intel_uarch_event(s, sel);
 }
 
 /*
@@ -119,6 +168,13 @@ static X86PMUEvent amd_event(const X86PMUState *s, uint64_t sel)
     case 0x076:
         return X86PMU_EV_CYCLES;
     case 0x0c0:
+        return X86PMU_EV_INSTRUCTIONS;
+    case 0x0c1:
+        /*
+         * Retired uops (K8 and family 10h BKDGs, EventSelect 0C1h), retired
+         * ops (family 17h/19h PPRs, PMCx0C1): one per instruction in the
+         * model.
+         */
         return X86PMU_EV_INSTRUCTIONS;
     case 0x0c2:
         return x86pmu_defect(s, X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS) ?

@@ -143,6 +143,10 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     }
     if (p->fixed_bitmap != UINT64_MAX) {
         c->fixed_bitmap = p->fixed_bitmap;
+    } else if ((prop_set(p->version) || prop_set(p->num_fixed)) &&
+               !c->leaf23) {
+        /* ECX as real parts fill it, for the counters EDX now has. */
+        x86pmu_fixed_bitmap_default(c);
     }
     if (prop_set(p->events_len)) {
         c->events_len = p->events_len;
@@ -181,6 +185,8 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     }
     if (p->perfmon_v2 != ON_OFF_AUTO_AUTO) {
         c->perfmon_v2 = p->perfmon_v2 == ON_OFF_AUTO_ON;
+        /* LbrAndPmcFreeze's status bit is PerfMonV2's (Fn8000_0022). */
+        c->lbr_pmc_freeze &= c->perfmon_v2;
     }
     x86_pmu_ext_props(p, c);
     if (prop_set(p->slots_per_cycle)) {

@@ -124,6 +124,81 @@ static X86PMUEvent intel_uarch_event(const X86PMUState *s, uint64_t sel)
     return X86PMU_EV_NONE;
 }
 
+/*
+ * Model-specific branch events, counted as each taken branch retires
+ * (x86pmu_count_branch: the translator reports taken branches by kind).
+ * Intel, BR_INST_RETIRED (SDM vol. 3B event tables; Intel perfmon files
+ * NHM-EP, SNB, HSW, SKL, ICL): umask 02H NEAR_CALL from Nehalem, 08H
+ * NEAR_RETURN and 20H NEAR_TAKEN from Sandy Bridge, the same encodings
+ * through Ice Lake.  AMD: C4H retired taken branch instructions, "all
+ * types of architectural control flow changes, including exceptions and
+ * interrupts" (family 17h/19h PPRs, PMCx0C4; K8 and family 10h BKDGs),
+ * and C8H retired near returns.  A conditional branch not taken is not
+ * reported, so the events that count them (BR_INST_RETIRED.CONDITIONAL)
+ * are not emulated.
+ */
+#define BR_NEAR_CALLS   (1u << X86PMU_BR_NEAR_REL_CALL | \
+                         1u << X86PMU_BR_NEAR_IND_CALL)
+#define BR_NEAR_ALL     (1u << X86PMU_BR_JCC | 1u << X86PMU_BR_NEAR_REL_JMP | \
+                         1u << X86PMU_BR_NEAR_IND_JMP | BR_NEAR_CALLS | \
+                         1u << X86PMU_BR_NEAR_RET)
+#define U_FROM_NHM      (1u << X86PMU_UARCH_NEHALEM | U_FROM_SNB)
+#define U_FROM_SNB      (1u << X86PMU_UARCH_SANDYBRIDGE | \
+                         1u << X86PMU_UARCH_SKYLAKE | 1u << X86PMU_UARCH_ICELAKE)
+#define AMD_ROW         0x80    /* the row is AMD's (uarchs unused) */
+
+static const struct {
+    uint16_t event;
+    uint8_t umask, uarchs, kinds;
+} branch_events[] = {
+    { 0x0c4, 0x02, U_FROM_NHM, BR_NEAR_CALLS },
+    { 0x0c4, 0x08, U_FROM_SNB, 1u << X86PMU_BR_NEAR_RET },
+    { 0x0c4, 0x20, U_FROM_SNB, BR_NEAR_ALL },
+    { 0x0c4, 0x00, AMD_ROW, BR_NEAR_ALL | 1u << X86PMU_BR_FAR },
+    { 0x0c8, 0x00, AMD_ROW, 1u << X86PMU_BR_NEAR_RET },
+};
+
+static bool branch_row_applies(const X86PMUState *s, unsigned i)
+{
+    if (x86pmu_is_amd(s)) {
+        return branch_events[i].uarchs == AMD_ROW;
+    }
+    return branch_events[i].uarchs != AMD_ROW &&
+           ((branch_events[i].uarchs >> s->cfg.uarch) & 1);
+}
+
+/* Whether a GP counter's select names one of the branch events. */
+static bool is_branch_event(const X86PMUState *s, uint64_t sel)
+{
+    unsigned ev = SEL_EVENT(sel), i;
+
+    if (x86pmu_is_amd(s) && s->cfg.family >= 0x10) {
+        ev |= SEL_AMD_EVENT_HI(sel) << 8;
+    }
+    for (i = 0; i < sizeof(branch_events) / sizeof(branch_events[0]); i++) {
+        if (branch_row_applies(s, i) && branch_events[i].event == ev &&
+            branch_events[i].umask == SEL_UMASK(sel) && !SEL_UMASK2(sel)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+unsigned x86pmu_count_branch(X86PMUState *s, X86PMURing ring,
+                             X86PMUBranch kind)
+{
+    unsigned i, pmis = 0;
+
+    for (i = 0; i < sizeof(branch_events) / sizeof(branch_events[0]); i++) {
+        if (branch_row_applies(s, i) &&
+            ((branch_events[i].kinds >> kind) & 1)) {
+            pmis |= x86pmu_count_raw(s, ring, branch_events[i].event,
+                                     branch_events[i].umask, 1);
+        }
+    }
+    return pmis;
+}
+
 static X86PMUEvent intel_gp_event(const X86PMUState *s, uint64_t sel)
 {
     unsigned e;
@@ -853,6 +928,8 @@ X86PMUActivity x86pmu_activity(const X86PMUState *s)
         } else if (idx < X86PMU_MAX_GP &&
                    x86pmu_offcore_slot(s, s->gp_sel[idx]) >= 0) {
             a.offcore = true;
+        } else if (idx < X86PMU_MAX_GP && is_branch_event(s, s->gp_sel[idx])) {
+            a.branch_kinds = true;
         }
     }
     /* Bad speculation, and PERF_METRICS with it, needs the predictor. */

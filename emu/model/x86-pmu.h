@@ -511,6 +511,7 @@ typedef struct X86PMUActivity {
     uint32_t events;            /* bit e: some counter counts event e */
     bool filters;               /* some counter uses CMASK, INV or EDGE */
     bool offcore;               /* some counter counts an offcore select */
+    bool branch_kinds;          /* some counter counts x86pmu_count_branch's */
 } X86PMUActivity;
 
 /* How a PMI is delivered through the LVT performance-counter entry. */
@@ -673,6 +674,15 @@ bool x86pmu_lbr_recording(const X86PMUState *s);
  */
 void x86pmu_branch(X86PMUState *s, X86PMUBranch kind, uint64_t from,
                    uint64_t to, unsigned cpl_from, unsigned cpl_to);
+
+/*
+ * The model-specific events a taken branch of `kind` adds one to, at
+ * `ring` (x86-pmu-count.c): near calls, near returns and near taken
+ * branches on Intel, taken branches and near returns on AMD.  Returns the
+ * PMIs to deliver (0 or 1).
+ */
+unsigned x86pmu_count_branch(X86PMUState *s, X86PMURing ring,
+                             X86PMUBranch kind);
 
 /* --- PEBS (x86-pmu-pebs.c) --- */
 

@@ -321,6 +321,63 @@ HT_TEST(model_specific_retired_instruction_and_uop_events)
 	HT_CHECK_EQ(rdv(0xc0010201), 6);
 }
 
+HT_TEST(branch_events_count_taken_branches_by_kind)
+{
+	/* BR_INST_RETIRED.NEAR_CALL C4H/02H (Nehalem on), NEAR_RETURN 08H and
+	 * NEAR_TAKEN 20H (Sandy Bridge on); AMD C4H taken branches, far
+	 * transfers and interrupts included, C8H near returns. */
+	const X86PMUBranch path[] = {
+		X86PMU_BR_JCC, X86PMU_BR_NEAR_REL_CALL, X86PMU_BR_NEAR_IND_CALL,
+		X86PMU_BR_NEAR_RET, X86PMU_BR_NEAR_IND_JMP, X86PMU_BR_FAR,
+	};
+	const char *models[] = { "Haswell", "Skylake-Client", "Icelake-Server" };
+	X86PMUActivity act;
+
+	for (unsigned m = 0; m < 3; m++) {
+		intel(models[m]);
+		wr(0x186, SEL(0xc4, 0x02));
+		wr(0x187, SEL(0xc4, 0x08));
+		wr(0x188, SEL(0xc4, 0x20));
+		act = x86pmu_activity(&st);
+		HT_CHECK(act.branch_kinds, "%s: branch events must be reported", models[m]);
+		for (unsigned i = 0; i < 6; i++)
+			x86pmu_count_branch(&st, X86PMU_RING_USR, path[i]);
+		HT_CHECK_EQ(rdv(0xc1), 2);
+		HT_CHECK_EQ(rdv(0xc2), 1);
+		HT_CHECK_EQ(rdv(0xc3), 5);
+	}
+	/* Nehalem has NEAR_CALL, not NEAR_TAKEN; Core 2 neither. */
+	intel("Nehalem");
+	wr(0x186, SEL(0xc4, 0x02));
+	wr(0x187, SEL(0xc4, 0x20));
+	for (unsigned i = 0; i < 6; i++)
+		x86pmu_count_branch(&st, X86PMU_RING_USR, path[i]);
+	HT_CHECK_EQ(rdv(0xc1), 2);
+	HT_CHECK_EQ(rdv(0xc2), 0);
+	intel("core2duo");
+	wr(0x186, SEL(0xc4, 0x02));
+	act = x86pmu_activity(&st);
+	HT_CHECK(!act.branch_kinds, "core2duo has no near-call event in the model");
+	/* USR-only counters see no CPL-0 branch. */
+	intel("Skylake-Client");
+	wr(0x186, SEL(0xc4, 0x20) & ~(1ull << 17));
+	x86pmu_count_branch(&st, X86PMU_RING_OS, X86PMU_BR_JCC);
+	HT_CHECK_EQ(rdv(0xc1), 0);
+	/* AMD. */
+	amd(0x19, 0x11);
+	wr(0xc0010200, SEL(0xc4, 0));
+	wr(0xc0010202, SEL(0xc8, 0));
+	for (unsigned i = 0; i < 6; i++)
+		x86pmu_count_branch(&st, X86PMU_RING_USR, path[i]);
+	HT_CHECK_EQ(rdv(0xc0010201), 6);
+	HT_CHECK_EQ(rdv(0xc0010203), 1);
+	/* Overflow raises the PMI like any other event. */
+	wr(0xc0010201, 0xffffffffffffull);
+	wr(0xc0010200, SEL(0xc4, 0) | INT);
+	HT_CHECK_EQ(x86pmu_count_branch(&st, X86PMU_RING_USR, X86PMU_BR_JCC), 1);
+	HT_CHECK_EQ(rdv(0xc0000300) & 1, 1);
+}
+
 HT_TEST(version_5_fixed_bitmap_gap)
 {
 	uint64_t v;

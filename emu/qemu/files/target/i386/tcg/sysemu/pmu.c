@@ -554,10 +554,11 @@ static void pmu_update(CPUX86State *env)
         f |= HF_PMU_SIM_MASK;
     }
     /*
-     * The LBRs record: translated code reports taken branches (in SMM
-     * with FREEZE_WHILE_SMM the model has cleared DEBUGCTL.LBR).
+     * The LBRs record (in SMM with FREEZE_WHILE_SMM the model has cleared
+     * DEBUGCTL.LBR), or a counter counts a branch event by kind
+     * (x86pmu_count_branch): translated code reports taken branches.
      */
-    if (x86pmu_lbr_recording(&env->pmu)) {
+    if (x86pmu_lbr_recording(&env->pmu) || a.branch_kinds) {
         f |= HF_PMU_LBR_MASK;
     }
     env->hflags = (env->hflags & ~HF_PMU_ALL_MASK) | f;
@@ -570,6 +571,27 @@ static void pmu_update(CPUX86State *env)
         pmu_sim_ensure(env_archcpu(env));
     }
     pmu_arm_ref_timer(env);
+}
+
+/*
+ * A taken branch of `kind` retired at `cpl` (the LBR hooks report it, in
+ * pmu-lbr-pebs.c): the model-specific branch events count it there.  The
+ * PMI an overflow raises is taken at the end of the TB.
+ */
+void x86_pmu_branch_retired(CPUX86State *env, X86PMUBranch kind,
+                            unsigned cpl)
+{
+    unsigned pmis;
+
+    if (!env->pmu_active.branch_kinds) {
+        return;
+    }
+    pmis = x86pmu_count_branch(&env->pmu,
+                               cpl ? X86PMU_RING_USR : X86PMU_RING_OS, kind);
+    if (pmis) {
+        pmu_update(env);
+        pmu_deliver(env, pmis);
+    }
 }
 
 void x86_pmu_rethink(CPUX86State *env)
@@ -923,6 +945,15 @@ void x86_pmu_delivery_end(CPUX86State *env, int is_int)
     unsigned pmis;
 
     env->pmu_mode_insn = 0;
+    /*
+     * A software interrupt is a taken branch; with pmu-delivery-retires
+     * so is any other delivery (AMD's C4H counts "exceptions and
+     * interrupts", family 17h/19h PPRs), at the handler's level.
+     */
+    if (env->pmu_ref_running && (is_int || env->pmu.cfg.delivery_retires)) {
+        x86_pmu_branch_retired(env, X86PMU_BR_FAR,
+                               env->hflags & HF_CPL_MASK);
+    }
     if (is_int || !env->pmu.cfg.delivery_retires || !env->pmu_ref_running) {
         return;
     }

@@ -374,6 +374,52 @@ static void model_specific_events(void)
           calls_window(0x20c4), 30);
 }
 
+/*
+ * A PMI and a maskable interrupt at one instruction boundary: the NMI is
+ * taken first (SDM vol. 3A, 6.9, "Priority Among Concurrent Events"), so
+ * its saved EIP is the boundary's, not the interrupt handler's first
+ * instruction.  IF is clear while a self-IPI is made pending; the counter
+ * overflows on the NOP after STI, the boundary where the STI shadow ends
+ * and the interrupt becomes deliverable.
+ */
+extern volatile uint32_t nmi_eip, nmis_seen, intrs_seen;
+volatile uint32_t nmi_eip, nmis_seen, intrs_seen;
+void nmi_handler(void);
+void intr_handler(void);
+extern const char pmi_boundary[];
+__asm__(".globl nmi_handler\nnmi_handler:\n\t"
+        "push %eax\n\tmov 4(%esp), %eax\n\tmov %eax, nmi_eip\n\t"
+        "incl nmis_seen\n\tpop %eax\n\tiret\n"
+        ".globl intr_handler\nintr_handler:\n\t"
+        "incl intrs_seen\n\tmovl $0, 0xfee000b0\n\tiret\n");
+
+static void pmi_before_interrupt(void)
+{
+    volatile uint32_t *apic = (volatile uint32_t *)0xfee00000;
+    uint32_t lo = 1, hi = 0, ecx = MSR_GLOBAL_CTRL;
+
+    set_gate(2, nmi_handler);
+    set_gate(0x40, intr_handler);
+    apic[0xf0 / 4] = 0x1ff;             /* SVR: APIC software-enabled */
+    apic[0x340 / 4] = 0x400;            /* LVTPC: NMI */
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    /* Instructions, PMI on overflow; -3: the enabling WRMSR, STI, NOP. */
+    wrmsr(MSR_PERFEVTSEL0, 0xc0 | SEL_OS_USR_EN | (1u << 20));
+    wrmsr(MSR_PMC0, 0xfffffffd);
+    apic[0x300 / 4] = 0x40 | (1u << 14) | (1u << 18);  /* self-IPI */
+    __asm__ volatile("wrmsr\n\tsti\n\tnop\n"
+                     ".globl pmi_boundary\npmi_boundary:\n\t"
+                     "nop\n\tnop\n\tcli"
+                     : "+a"(lo), "+d"(hi), "+c"(ecx) : : "memory");
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_PERFEVTSEL0, 0);
+    apic[0x340 / 4] = 0x10000;          /* LVTPC masked */
+    check("PMI and interrupt at one boundary: one NMI, one interrupt",
+          nmis_seen * 10 + intrs_seen, 11);
+    check("... the NMI taken first, at the boundary (saved EIP - boundary)",
+          nmi_eip - (uint32_t)(uintptr_t)pmi_boundary, 0);
+}
+
 static uint32_t timed_loop_body(uint32_t n)
 {
     __asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
@@ -579,6 +625,7 @@ void main32(uint32_t magic, uint32_t mbi)
     hypervisor_leaves();
     conventions();
     model_specific_events();
+    pmi_before_interrupt();
     privilege();
     cost();
     puts("# emu-selftest: ");

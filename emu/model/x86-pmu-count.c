@@ -336,6 +336,24 @@ static bool ctr_read(X86PMUState *s, unsigned idx, Ctr *c)
         c->inv = sel & SEL_INV;
         c->edge = sel & SEL_EDGE;
         c->eq = !x86pmu_is_amd(s) && (sel & SEL_EQ);
+        /*
+         * A CMASK above what one cycle can retire (cfg.retire_width)
+         * decides every cycle alike: with INV each cycle counts, as core
+         * cycles do, without INV none.  Linux's precise cycles
+         * (INST_RETIRED.PREC_DIST or UOPS_RETIRED.ALL with INV and
+         * CMASK=16) are such a counter: counted as cycles, it needs no
+         * cycle-by-cycle mode.  KVM's quirk of counting an emulated
+         * instruction whatever CMASK says keeps the event as it is.
+         */
+        if (s->cfg.retire_width && c->cmask > s->cfg.retire_width &&
+            !c->edge && !c->eq &&
+            !x86pmu_quirk(s, X86PMU_QUIRK_KVM_EMULATED_WRMSR_IGNORES_CMASK) &&
+            (c->ev == X86PMU_EV_INSTRUCTIONS || c->ev == X86PMU_EV_BRANCHES ||
+             c->ev == X86PMU_EV_BRANCH_MISSES)) {
+            c->ev = c->inv ? X86PMU_EV_CYCLES : X86PMU_EV_NONE;
+            c->cmask = 0;
+            c->inv = false;
+        }
     } else {
         unsigned i = idx - X86PMU_FIXED_IDX(0);
         unsigned f = FIXED_FIELD(s->fixed_ctrl, i);

@@ -375,6 +375,11 @@ typedef struct X86PMUConfig {
     /* The cycle model: top-down slots issued per core cycle. */
     uint8_t slots_per_cycle;
     /*
+     * The most instructions (and so branches) one core cycle retires in
+     * the caller's cycle model; 0: no bound known (x86-pmu-count.c).
+     */
+    uint8_t retire_width;
+    /*
      * What the manuals leave open (emu/qemu/README.md, "Counting
      * conventions"): the WRMSR that switches counting, whether an
      * instruction that changes the privilege level counts at the level it

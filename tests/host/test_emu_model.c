@@ -263,6 +263,11 @@ HT_TEST(version_5_ecx_has_a_bit_per_fixed_counter)
 	HT_CHECK_EQ(cfg.fixed_bitmap, 0);
 }
 
+static void width_one(X86PMUConfig *c)
+{
+	c->retire_width = 1;
+}
+
 /* n one-cycle instructions at CPL 3, counted cycle by cycle. */
 static void run_cycles(unsigned n)
 {
@@ -299,6 +304,26 @@ HT_TEST(model_specific_retired_instruction_and_uop_events)
 	wr(0x186, SEL(0xc0, 0x01) | 1ull << 23 | 16ull << 24);
 	run_cycles(9);
 	HT_CHECK_EQ(rdv(0xc1), 9);
+	/* With one instruction a cycle at most (QEMU's cycle model:
+	 * retire_width 1), INV and CMASK=16 decide every cycle alike: such a
+	 * counter counts cycles in bulk, no cycle-by-cycle mode needed; CMASK
+	 * 16 without INV counts nothing. */
+	intel("Skylake-Client");
+	reconfigure(width_one);
+	wr(0x186, SEL(0xc0, 0x01) | 1ull << 23 | 16ull << 24);
+	wr(0x187, SEL(0xc2, 0x01) | 16ull << 24);
+	wr(0x188, SEL(0xc0, 0x01) | 1ull << 23 | 1ull << 24); /* CMASK 1: per cycle */
+	HT_CHECK(x86pmu_activity(&st).filters, "CMASK=1 still needs each cycle");
+	wr(0x188, 0);
+	HT_CHECK(!x86pmu_activity(&st).filters, "INV CMASK=16 is plain cycles");
+	{
+		uint64_t t[X86PMU_EV_NUM] = { 0 };
+		t[X86PMU_EV_CYCLES] = 50;
+		t[X86PMU_EV_INSTRUCTIONS] = 20;
+		x86pmu_count_bulk(&st, X86PMU_RING_USR, t);
+	}
+	HT_CHECK_EQ(rdv(0xc1), 50);
+	HT_CHECK_EQ(rdv(0xc2), 0);
 	/* Ice Lake: PREC_DIST is fixed counter 0's; C2H/02H is SLOTS. */
 	intel("Icelake-Server");
 	wr(0x186, SEL(0xc0, 0x01));

@@ -192,6 +192,12 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     if (prop_set(p->slots_per_cycle)) {
         c->slots_per_cycle = p->slots_per_cycle;
     }
+    /*
+     * The cycle model retires at most one instruction a cycle: each takes
+     * one cycle or more and retires in its last (pmutest's
+     * emu/qemu/README.md, "Cycle model").
+     */
+    c->retire_width = 1;
     if (!pmu_conventions(cpu, c, errp) ||
         !x86_pmu_lbr_pebs_config(c, p, errp)) {
         return false;

@@ -132,7 +132,7 @@ export PAGER=cat
 run() {{ n=$1; shift; echo "@@ BEGIN $n"; timeout -s KILL 600 "$@" 2>&1; echo "@@ END $n rc=$?"; }}
 echo "@@ BEGIN DMESG"; dmesg; echo "@@ END DMESG rc=0"
 echo "@@ BEGIN CPU"
-grep -m1 vendor_id /proc/cpuinfo; grep -m1 'model name' /proc/cpuinfo; uname -r
+grep -m1 vendor_id /proc/cpuinfo; grep -m1 'model name' /proc/cpuinfo; uname -r; uname -v
 for f in /sys/bus/event_source/devices/cpu/caps/*; do echo "caps/${{f##*/}}=$(cat $f)"; done
 echo "nmi_watchdog=$(cat /proc/sys/kernel/nmi_watchdog)"; echo "ncpus=$(grep -c ^processor /proc/cpuinfo)"
 echo "@@ END CPU rc=0"

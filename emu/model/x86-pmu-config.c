@@ -29,6 +29,7 @@ typedef struct IntelShape {
     /* 3CH/01H on a GP counter: TSC ticks per tick, and where it is said. */
     uint8_t ref_ratio;
     X86PMURefReport ref_report;
+    X86PMUUarch uarch;          /* its model-specific events */
 } IntelShape;
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -37,6 +38,11 @@ typedef struct IntelShape {
 #define REF_NONE   X86PMU_REF_REPORT_NONE
 #define REF_PLAT   X86PMU_REF_REPORT_PLATFORM_INFO
 #define REF_CPUID  X86PMU_REF_REPORT_CPUID15
+#define U_NONE     X86PMU_UARCH_NONE
+#define U_NHM      X86PMU_UARCH_NEHALEM
+#define U_SNB      X86PMU_UARCH_SANDYBRIDGE
+#define U_SKL      X86PMU_UARCH_SKYLAKE
+#define U_ICL      X86PMU_UARCH_ICELAKE
 
 /*
  * The clock 3CH/01H counts on a GP counter (SDM vol. 3B, architectural
@@ -56,52 +62,56 @@ static const IntelShape intel_shapes[] = {
       "Core Duo (Yonah, 06_0EH): version 1, 2 GP x 40 bits (SDM vol. 3B, "
       "\"Architectural Performance Monitoring Version 1\": Core Solo and "
       "Core Duo support version 1)",
-      1, 2, 40, 0, 0, 7, false, false, 0, 12, REF_NONE },
+      1, 2, 40, 0, 0, 7, false, false, 0, 12, REF_NONE, U_NONE },
     { "core2duo|Conroe|Penryn",
       "Core 2 (Merom/Penryn, 06_0FH/06_17H): version 2, 2 GP x 40, 3 fixed "
       "x 40 (SDM vol. 3B, \"Architectural Performance Monitoring Version 2\": "
       "first in Core 2 Duo T7700; Linux intel_pmu_init assumes the 3 fixed "
       "counters)",
-      2, 2, 40, 3, 40, 7, true, false, 0, 9, REF_NONE },
+      2, 2, 40, 3, 40, 7, true, false, 0, 9, REF_NONE, U_NONE },
     { "n270",
       "Atom N270 (Bonnell, 06_1CH): version 3, 2 GP x 40, 3 fixed x 40 "
       "(SDM vol. 3B, \"Performance Monitoring for Processors Based on Intel "
       "Atom Microarchitecture\")",
-      3, 2, 40, 3, 40, 7, true, false, 0, 12, REF_NONE },
+      3, 2, 40, 3, 40, 7, true, false, 0, 12, REF_NONE, U_NONE },
     { "Nehalem|Westmere",
       "Nehalem/Westmere (06_1AH/06_2CH): version 3, 4 GP x 48, 3 fixed x 48 "
       "(SDM vol. 3B, \"Performance Monitoring for Processors Based on Intel "
       "Microarchitecture Code Name Nehalem\")",
-      3, 4, 48, 3, 48, 7, true, false, 0, 20, REF_PLAT },
+      3, 4, 48, 3, 48, 7, true, false, 0, 20, REF_PLAT, U_NHM },
     { "SandyBridge",
       "Sandy Bridge (06_2AH): version 3, 4 GP x 48 (per thread with HT), 3 "
       "fixed x 48, FREEZE_WHILE_SMM (SDM vol. 3B, \"Performance Monitoring "
       "for 2nd Generation Intel Core Processors\"); full-width writes came "
       "with Ivy Bridge (Linux 069e0c3c4058)",
-      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM, 34, REF_PLAT },
+      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM, 34, REF_PLAT, U_SNB },
     { "IvyBridge|Haswell|Broadwell",
       "Ivy Bridge/Haswell/Broadwell (06_3AH/06_3CH/06_3DH): version 3, 4 GP "
       "x 48, 3 fixed x 48, full-width writes (Linux 069e0c3c4058 \"perf/x86/"
       "intel: Support full width counting\"), FREEZE_WHILE_SMM",
-      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 34, REF_PLAT },
+      3, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 34, REF_PLAT,
+      U_SNB },
     { "Denverton",
       "Atom C3000 (Goldmont, 06_5FH): version 4, 4 GP x 48, 3 fixed x 48 "
       "(SDM vol. 3B, \"Performance Monitoring for Goldmont "
       "Microarchitecture\")",
-      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 1, REF_NONE },
+      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 1, REF_NONE,
+      U_NONE },
     { "Skylake-Client|Skylake-Server|Cascadelake-Server|Cooperlake",
       "Skylake and its successors (06_5EH/06_55H): version 4, 4 GP x 48 (per "
       "thread with HT), 3 fixed x 48, full-width writes, FREEZE_WHILE_SMM "
       "(SDM vol. 3B, \"Architectural Performance Monitoring Version 4\": "
       "first in Skylake)",
-      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 125, REF_CPUID },
+      4, 4, 48, 3, 48, 7, true, false, CAPS_SMM | CAPS_FW, 125, REF_CPUID,
+      U_SKL },
     { "Icelake-Server|SapphireRapids",
       "Ice Lake/Sapphire Rapids (06_6AH/06_8FH): version 5, 8 GP x 48, 4 "
       "fixed x 48 (the fourth counts top-down slots), 8 events, AnyThread "
       "deprecated (SDM vol. 3B, \"Performance Monitoring for Processors "
       "Based on Ice Lake Microarchitecture\" and \"Architectural Performance "
       "Monitoring Version 5\")",
-      5, 8, 48, 4, 48, 8, true, true, CAPS_SMM | CAPS_FW, 80, REF_CPUID },
+      5, 8, 48, 4, 48, 8, true, true, CAPS_SMM | CAPS_FW, 80, REF_CPUID,
+      U_ICL },
 };
 
 /*
@@ -188,8 +198,14 @@ static const char *amd_shape(uint32_t family, uint32_t model,
         c->perfmon_v2 = true;
         c->lbr = X86PMU_LBR_AMD_V2;     /* 16 entries (Linux amd/lbr.c) */
         c->lbr_depth = 16;
+        /*
+         * Fn8000_0022_EAX = 7 on Genoa (InstLatx64's CPUID dump of family
+         * 19h model 11h, A10F11): PerfMonV2, LbrExtV2 and LbrAndPmcFreeze.
+         */
+        c->lbr_pmc_freeze = true;
         return "AMD Zen 4 (family 19h): PerfCtrExtCore, PerfMonV2 with 6 "
-               "counters and PerfCntrGlobalCtl/Status, LbrExtV2";
+               "counters and PerfCntrGlobalCtl/Status, LbrExtV2, "
+               "LbrAndPmcFreeze";
     }
     if (family >= 0x1a) {
         c->perfmon_v2 = true;
@@ -228,6 +244,13 @@ void x86pmu_config_defaults(X86PMUConfig *cfg, X86PMUVendor vendor)
     cfg->delivery_retires = vendor == X86PMU_VENDOR_AMD;
 }
 
+void x86pmu_fixed_bitmap_default(X86PMUConfig *cfg)
+{
+    cfg->fixed_bitmap = cfg->version < 5 ? 0 :
+                        cfg->num_fixed >= 32 ? ~0u :
+                        (1u << cfg->num_fixed) - 1;
+}
+
 const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
                          uint32_t family, uint32_t model, X86PMUConfig *cfg)
 {
@@ -254,7 +277,9 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
         cfg->perf_caps = s->perf_caps;
         cfg->ref_ratio = s->ref_ratio;
         cfg->ref_report = s->ref_report;
+        cfg->uarch = s->uarch;
         cfg->family = family;
+        x86pmu_fixed_bitmap_default(cfg);
         x86pmu_offcore_shape(family, model, &cfg->offcore);
         for (i = 0; i < ARRAY_LEN(lbr_pebs_shapes); i++) {
             const LbrPebsShape *b = &lbr_pebs_shapes[i];

@@ -77,6 +77,128 @@ static bool arch_event_exists(const X86PMUState *s, unsigned e)
     return e < s->cfg.events_len && !((s->cfg.events_unavail >> e) & 1);
 }
 
+/*
+ * Model-specific events that count what the model counts exactly: retired
+ * instructions under other names, and retired uops, which the model takes
+ * as one per instruction (emu/qemu/README.md, "Cycle model").  Event and
+ * unit mask per microarchitecture from the SDM vol. 3B event tables and
+ * Intel's perfmon event files (NHM-EP, SNB, HSW, SKL, ICL):
+ *   C0H/01H  Nehalem INST_RETIRED.ANY_P; Sandy Bridge to Skylake
+ *            INST_RETIRED.PREC_DIST (retired instructions, the PEBS
+ *            event Linux's precise cycles use with INV and CMASK=16,
+ *            arch/x86/events/intel/core.c intel_pebs_aliases_precdist);
+ *   C2H/01H  Nehalem UOPS_RETIRED.ANY; Sandy Bridge to Skylake
+ *            UOPS_RETIRED.ALL (Linux intel_pebs_aliases_snb);
+ *   C2H/02H  Nehalem UOPS_RETIRED.RETIRE_SLOTS; Sandy Bridge to Skylake
+ *            UOPS_RETIRED.RETIRE_SLOTS; Ice Lake UOPS_RETIRED.SLOTS.
+ * Ice Lake's INST_RETIRED.PREC_DIST is fixed counter 0 (event 00H/01H),
+ * not a GP event.  Every other model-specific event counts nothing (not
+ * emulated).
+ */
+static const struct {
+    uint8_t event, umask;
+    uint8_t uarchs;             /* bit X86PMU_UARCH_* */
+} intel_uarch_events[] = {
+    { 0xc0, 0x01, 1u << X86PMU_UARCH_NEHALEM | 1u << X86PMU_UARCH_SANDYBRIDGE |
+                  1u << X86PMU_UARCH_SKYLAKE },
+    { 0xc2, 0x01, 1u << X86PMU_UARCH_NEHALEM | 1u << X86PMU_UARCH_SANDYBRIDGE |
+                  1u << X86PMU_UARCH_SKYLAKE },
+    { 0xc2, 0x02, 1u << X86PMU_UARCH_NEHALEM | 1u << X86PMU_UARCH_SANDYBRIDGE |
+                  1u << X86PMU_UARCH_SKYLAKE | 1u << X86PMU_UARCH_ICELAKE },
+};
+
+static X86PMUEvent intel_uarch_event(const X86PMUState *s, uint64_t sel)
+{
+    unsigned i;
+
+    for (i = 0; i < sizeof(intel_uarch_events) /
+                    sizeof(intel_uarch_events[0]); i++) {
+        if (intel_uarch_events[i].event == SEL_EVENT(sel) &&
+            intel_uarch_events[i].umask == SEL_UMASK(sel) &&
+            !SEL_UMASK2(sel) &&
+            ((intel_uarch_events[i].uarchs >> s->cfg.uarch) & 1) &&
+            s->cfg.uarch != X86PMU_UARCH_NONE) {
+            return X86PMU_EV_INSTRUCTIONS;
+        }
+    }
+    return X86PMU_EV_NONE;
+}
+
+/*
+ * Model-specific branch events, counted as each taken branch retires
+ * (x86pmu_count_branch: the translator reports taken branches by kind).
+ * Intel, BR_INST_RETIRED (SDM vol. 3B event tables; Intel perfmon files
+ * NHM-EP, SNB, HSW, SKL, ICL): umask 02H NEAR_CALL from Nehalem, 08H
+ * NEAR_RETURN and 20H NEAR_TAKEN from Sandy Bridge, the same encodings
+ * through Ice Lake.  AMD: C4H retired taken branch instructions, "all
+ * types of architectural control flow changes, including exceptions and
+ * interrupts" (family 17h/19h PPRs, PMCx0C4; K8 and family 10h BKDGs),
+ * and C8H retired near returns.  A conditional branch not taken is not
+ * reported, so the events that count them (BR_INST_RETIRED.CONDITIONAL)
+ * are not emulated.
+ */
+#define BR_NEAR_CALLS   (1u << X86PMU_BR_NEAR_REL_CALL | \
+                         1u << X86PMU_BR_NEAR_IND_CALL)
+#define BR_NEAR_ALL     (1u << X86PMU_BR_JCC | 1u << X86PMU_BR_NEAR_REL_JMP | \
+                         1u << X86PMU_BR_NEAR_IND_JMP | BR_NEAR_CALLS | \
+                         1u << X86PMU_BR_NEAR_RET)
+#define U_FROM_NHM      (1u << X86PMU_UARCH_NEHALEM | U_FROM_SNB)
+#define U_FROM_SNB      (1u << X86PMU_UARCH_SANDYBRIDGE | \
+                         1u << X86PMU_UARCH_SKYLAKE | 1u << X86PMU_UARCH_ICELAKE)
+#define AMD_ROW         0x80    /* the row is AMD's (uarchs unused) */
+
+static const struct {
+    uint16_t event;
+    uint8_t umask, uarchs, kinds;
+} branch_events[] = {
+    { 0x0c4, 0x02, U_FROM_NHM, BR_NEAR_CALLS },
+    { 0x0c4, 0x08, U_FROM_SNB, 1u << X86PMU_BR_NEAR_RET },
+    { 0x0c4, 0x20, U_FROM_SNB, BR_NEAR_ALL },
+    { 0x0c4, 0x00, AMD_ROW, BR_NEAR_ALL | 1u << X86PMU_BR_FAR },
+    { 0x0c8, 0x00, AMD_ROW, 1u << X86PMU_BR_NEAR_RET },
+};
+
+static bool branch_row_applies(const X86PMUState *s, unsigned i)
+{
+    if (x86pmu_is_amd(s)) {
+        return branch_events[i].uarchs == AMD_ROW;
+    }
+    return branch_events[i].uarchs != AMD_ROW &&
+           ((branch_events[i].uarchs >> s->cfg.uarch) & 1);
+}
+
+/* Whether a GP counter's select names one of the branch events. */
+static bool is_branch_event(const X86PMUState *s, uint64_t sel)
+{
+    unsigned ev = SEL_EVENT(sel), i;
+
+    if (x86pmu_is_amd(s) && s->cfg.family >= 0x10) {
+        ev |= SEL_AMD_EVENT_HI(sel) << 8;
+    }
+    for (i = 0; i < sizeof(branch_events) / sizeof(branch_events[0]); i++) {
+        if (branch_row_applies(s, i) && branch_events[i].event == ev &&
+            branch_events[i].umask == SEL_UMASK(sel) && !SEL_UMASK2(sel)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+unsigned x86pmu_count_branch(X86PMUState *s, X86PMURing ring,
+                             X86PMUBranch kind)
+{
+    unsigned i, pmis = 0;
+
+    for (i = 0; i < sizeof(branch_events) / sizeof(branch_events[0]); i++) {
+        if (branch_row_applies(s, i) &&
+            ((branch_events[i].kinds >> kind) & 1)) {
+            pmis |= x86pmu_count_raw(s, ring, branch_events[i].event,
+                                     branch_events[i].umask, 1);
+        }
+    }
+    return pmis;
+}
+
 static X86PMUEvent intel_gp_event(const X86PMUState *s, uint64_t sel)
 {
     unsigned e;
@@ -88,7 +210,9 @@ static X86PMUEvent intel_gp_event(const X86PMUState *s, uint64_t sel)
             continue;
         }
         if (!arch_event_exists(s, e)) {
-            return X86PMU_EV_NONE;
+            /* Past EBX's length the encoding may be model-specific. */
+            return e < s->cfg.events_len || s->cfg.leaf23 ?
+                   X86PMU_EV_NONE : intel_uarch_event(s, sel);
         }
         if (e == X86PMU_EV_BRANCHES &&
             x86pmu_defect(s, X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS)) {
@@ -96,7 +220,7 @@ static X86PMUEvent intel_gp_event(const X86PMUState *s, uint64_t sel)
         }
         return (X86PMUEvent)e;
     }
-    return X86PMU_EV_NONE;
+    return intel_uarch_event(s, sel);
 }
 
 /*
@@ -119,6 +243,13 @@ static X86PMUEvent amd_event(const X86PMUState *s, uint64_t sel)
     case 0x076:
         return X86PMU_EV_CYCLES;
     case 0x0c0:
+        return X86PMU_EV_INSTRUCTIONS;
+    case 0x0c1:
+        /*
+         * Retired uops (K8 and family 10h BKDGs, EventSelect 0C1h), retired
+         * ops (family 17h/19h PPRs, PMCx0C1): one per instruction in the
+         * model.
+         */
         return X86PMU_EV_INSTRUCTIONS;
     case 0x0c2:
         return x86pmu_defect(s, X86PMU_DEFECT_BRANCHES_COUNT_INSTRUCTIONS) ?
@@ -797,6 +928,8 @@ X86PMUActivity x86pmu_activity(const X86PMUState *s)
         } else if (idx < X86PMU_MAX_GP &&
                    x86pmu_offcore_slot(s, s->gp_sel[idx]) >= 0) {
             a.offcore = true;
+        } else if (idx < X86PMU_MAX_GP && is_branch_event(s, s->gp_sel[idx])) {
+            a.branch_kinds = true;
         }
     }
     /* Bad speculation, and PERF_METRICS with it, needs the predictor. */

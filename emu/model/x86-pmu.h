@@ -314,6 +314,19 @@ typedef struct X86PMUMachine {
     bool (*write)(void *opaque, uint64_t la, const void *buf, unsigned len);
 } X86PMUMachine;
 
+/*
+ * The Intel microarchitectures whose model-specific events the model
+ * counts (x86-pmu-count.c): retired-instruction aliases that one
+ * instruction per uop makes exact.
+ */
+typedef enum X86PMUUarch {
+    X86PMU_UARCH_NONE,
+    X86PMU_UARCH_NEHALEM,       /* Nehalem, Westmere */
+    X86PMU_UARCH_SANDYBRIDGE,   /* Sandy Bridge to Broadwell */
+    X86PMU_UARCH_SKYLAKE,       /* Skylake and its server relatives */
+    X86PMU_UARCH_ICELAKE,       /* Ice Lake, Sapphire Rapids */
+} X86PMUUarch;
+
 /* What the PMU looks like: the CPUID view and the model's switches. */
 typedef struct X86PMUConfig {
     X86PMUVendor vendor;
@@ -326,6 +339,12 @@ typedef struct X86PMUConfig {
     uint8_t num_fixed;          /* EDX[4:0] (v2+) */
     uint8_t fixed_width;        /* EDX[12:5] (v2+) */
     uint32_t fixed_bitmap;      /* ECX (v5+): more fixed counters */
+    /*
+     * Which model-specific event table (SDM vol. 3B, the event tables
+     * of "Performance Monitoring Events"; Intel's perfmon event files)
+     * the core's GP counters follow beside the architectural events.
+     */
+    X86PMUUarch uarch;
     bool anythread_deprecated;  /* EDX[15] */
     bool pdcm;                  /* CPUID.01H:ECX[15]: PERF_CAPABILITIES */
     uint64_t perf_caps;         /* IA32_PERF_CAPABILITIES */
@@ -492,6 +511,7 @@ typedef struct X86PMUActivity {
     uint32_t events;            /* bit e: some counter counts event e */
     bool filters;               /* some counter uses CMASK, INV or EDGE */
     bool offcore;               /* some counter counts an offcore select */
+    bool branch_kinds;          /* some counter counts x86pmu_count_branch's */
 } X86PMUActivity;
 
 /* How a PMI is delivered through the LVT performance-counter entry. */
@@ -515,6 +535,16 @@ const char *x86pmu_config_check(const X86PMUConfig *cfg);
  */
 const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
                          uint32_t family, uint32_t model, X86PMUConfig *cfg);
+
+/*
+ * CPUID.0AH:ECX as real version-5 and later parts fill it: one bit for
+ * each of the EDX[4:0] contiguous fixed counters (a Raptor Lake
+ * i7-14700 reads ECX=7 with EDX[4:0]=3; InstLatx64's Lunar Lake dump
+ * the same).  Linux reads the fixed counters from ECX alone from version
+ * 5 on (arch/x86/events/intel/core.c, intel_pmu_init), so a part that
+ * left it 0 would have none there.  Before version 5 ECX is reserved: 0.
+ */
+void x86pmu_fixed_bitmap_default(X86PMUConfig *cfg);
 
 /* "a+b+c" of quirk names into bits; false, with *bad set, if unknown. */
 bool x86pmu_parse_quirks(const char *names, uint32_t *quirks,
@@ -644,6 +674,15 @@ bool x86pmu_lbr_recording(const X86PMUState *s);
  */
 void x86pmu_branch(X86PMUState *s, X86PMUBranch kind, uint64_t from,
                    uint64_t to, unsigned cpl_from, unsigned cpl_to);
+
+/*
+ * The model-specific events a taken branch of `kind` adds one to, at
+ * `ring` (x86-pmu-count.c): near calls, near returns and near taken
+ * branches on Intel, taken branches and near returns on AMD.  Returns the
+ * PMIs to deliver (0 or 1).
+ */
+unsigned x86pmu_count_branch(X86PMUState *s, X86PMURing ring,
+                             X86PMUBranch kind);
 
 /* --- PEBS (x86-pmu-pebs.c) --- */
 

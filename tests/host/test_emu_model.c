@@ -239,6 +239,145 @@ static void v5_gap(X86PMUConfig *c)
 	c->num_fixed = 2, c->fixed_bitmap = 0xb;
 }
 
+HT_TEST(version_5_ecx_has_a_bit_per_fixed_counter)
+{
+	uint32_t a = 0, b = 0, c = 0, d = 0;
+	X86PMUConfig cfg;
+
+	/* Real version-5+ parts set CPUID.0AH:ECX for the fixed counters EDX
+	 * counts (Raptor Lake i7-14700: ECX 7, EDX[4:0] 3); Linux takes the
+	 * fixed counters from ECX alone from version 5 on. */
+	intel("Icelake-Server");
+	x86pmu_cpuid(&st, 0x0a, 0, &a, &b, &c, &d);
+	HT_CHECK_EQ(c, 0xf);
+	HT_CHECK_EQ(d & 0x1f, 4);
+	intel("Skylake-Client");
+	x86pmu_cpuid(&st, 0x0a, 0, &a, &b, &c, &d);
+	HT_CHECK_EQ(c, 0); /* reserved before version 5 */
+	cfg = st.cfg;
+	cfg.version = 5, cfg.num_fixed = 3;
+	x86pmu_fixed_bitmap_default(&cfg);
+	HT_CHECK_EQ(cfg.fixed_bitmap, 0x7);
+	cfg.version = 4;
+	x86pmu_fixed_bitmap_default(&cfg);
+	HT_CHECK_EQ(cfg.fixed_bitmap, 0);
+}
+
+/* n one-cycle instructions at CPL 3, counted cycle by cycle. */
+static void run_cycles(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t ev[X86PMU_EV_NUM] = { 0 };
+		ev[X86PMU_EV_INSTRUCTIONS] = 1;
+		x86pmu_count_cycles(&st, X86PMU_RING_USR, 1, ev);
+	}
+}
+
+HT_TEST(model_specific_retired_instruction_and_uop_events)
+{
+	/* SDM vol. 3B event tables, Intel perfmon files: C0H/01H
+	 * INST_RETIRED.PREC_DIST (Sandy Bridge-Skylake; Nehalem ANY_P),
+	 * C2H/01H UOPS_RETIRED.ALL, C2H/02H RETIRE_SLOTS (Ice Lake: SLOTS);
+	 * one uop per instruction in the model. */
+	const char *counting[] = { "Nehalem", "SandyBridge", "Haswell", "Skylake-Client" };
+
+	for (unsigned m = 0; m < 4; m++) {
+		intel(counting[m]);
+		wr(0x186, SEL(0xc0, 0x01));
+		wr(0x187, SEL(0xc2, 0x01));
+		wr(0x188, SEL(0xc2, 0x02));
+		wr(0x189, SEL(0xc4, 0x02)); /* NEAR_CALL: not emulated */
+		run(X86PMU_RING_USR, 7, 2);
+		HT_CHECK_EQ(rdv(0xc1), 7);
+		HT_CHECK_EQ(rdv(0xc2), 7);
+		HT_CHECK_EQ(rdv(0xc3), 7);
+		HT_CHECK_EQ(rdv(0xc4), 0);
+	}
+	/* Linux's precise cycles on Skylake (intel_pebs_aliases_precdist):
+	 * PREC_DIST with INV and CMASK=16 counts every cycle. */
+	intel("Skylake-Client");
+	wr(0x186, SEL(0xc0, 0x01) | 1ull << 23 | 16ull << 24);
+	run_cycles(9);
+	HT_CHECK_EQ(rdv(0xc1), 9);
+	/* Ice Lake: PREC_DIST is fixed counter 0's; C2H/02H is SLOTS. */
+	intel("Icelake-Server");
+	wr(0x186, SEL(0xc0, 0x01));
+	wr(0x187, SEL(0xc2, 0x02));
+	run(X86PMU_RING_USR, 5, 0);
+	HT_CHECK_EQ(rdv(0xc1), 0);
+	HT_CHECK_EQ(rdv(0xc2), 5);
+	/* Core 2 knows none of them. */
+	intel("core2duo");
+	wr(0x186, SEL(0xc0, 0x01));
+	wr(0x187, SEL(0xc2, 0x01));
+	run(X86PMU_RING_USR, 5, 0);
+	HT_CHECK_EQ(rdv(0xc1), 0);
+	HT_CHECK_EQ(rdv(0xc2), 0);
+	/* AMD C1H: retired uops (K8, family 10h BKDGs), retired ops (family
+	 * 17h/19h PPRs). */
+	amd(0x19, 0x11);
+	wr(0xc0010200, SEL(0xc1, 0));
+	run(X86PMU_RING_USR, 6, 1);
+	HT_CHECK_EQ(rdv(0xc0010201), 6);
+}
+
+HT_TEST(branch_events_count_taken_branches_by_kind)
+{
+	/* BR_INST_RETIRED.NEAR_CALL C4H/02H (Nehalem on), NEAR_RETURN 08H and
+	 * NEAR_TAKEN 20H (Sandy Bridge on); AMD C4H taken branches, far
+	 * transfers and interrupts included, C8H near returns. */
+	const X86PMUBranch path[] = {
+		X86PMU_BR_JCC, X86PMU_BR_NEAR_REL_CALL, X86PMU_BR_NEAR_IND_CALL,
+		X86PMU_BR_NEAR_RET, X86PMU_BR_NEAR_IND_JMP, X86PMU_BR_FAR,
+	};
+	const char *models[] = { "Haswell", "Skylake-Client", "Icelake-Server" };
+	X86PMUActivity act;
+
+	for (unsigned m = 0; m < 3; m++) {
+		intel(models[m]);
+		wr(0x186, SEL(0xc4, 0x02));
+		wr(0x187, SEL(0xc4, 0x08));
+		wr(0x188, SEL(0xc4, 0x20));
+		act = x86pmu_activity(&st);
+		HT_CHECK(act.branch_kinds, "%s: branch events must be reported", models[m]);
+		for (unsigned i = 0; i < 6; i++)
+			x86pmu_count_branch(&st, X86PMU_RING_USR, path[i]);
+		HT_CHECK_EQ(rdv(0xc1), 2);
+		HT_CHECK_EQ(rdv(0xc2), 1);
+		HT_CHECK_EQ(rdv(0xc3), 5);
+	}
+	/* Nehalem has NEAR_CALL, not NEAR_TAKEN; Core 2 neither. */
+	intel("Nehalem");
+	wr(0x186, SEL(0xc4, 0x02));
+	wr(0x187, SEL(0xc4, 0x20));
+	for (unsigned i = 0; i < 6; i++)
+		x86pmu_count_branch(&st, X86PMU_RING_USR, path[i]);
+	HT_CHECK_EQ(rdv(0xc1), 2);
+	HT_CHECK_EQ(rdv(0xc2), 0);
+	intel("core2duo");
+	wr(0x186, SEL(0xc4, 0x02));
+	act = x86pmu_activity(&st);
+	HT_CHECK(!act.branch_kinds, "core2duo has no near-call event in the model");
+	/* USR-only counters see no CPL-0 branch. */
+	intel("Skylake-Client");
+	wr(0x186, SEL(0xc4, 0x20) & ~(1ull << 17));
+	x86pmu_count_branch(&st, X86PMU_RING_OS, X86PMU_BR_JCC);
+	HT_CHECK_EQ(rdv(0xc1), 0);
+	/* AMD. */
+	amd(0x19, 0x11);
+	wr(0xc0010200, SEL(0xc4, 0));
+	wr(0xc0010202, SEL(0xc8, 0));
+	for (unsigned i = 0; i < 6; i++)
+		x86pmu_count_branch(&st, X86PMU_RING_USR, path[i]);
+	HT_CHECK_EQ(rdv(0xc0010201), 6);
+	HT_CHECK_EQ(rdv(0xc0010203), 1);
+	/* Overflow raises the PMI like any other event. */
+	wr(0xc0010201, 0xffffffffffffull);
+	wr(0xc0010200, SEL(0xc4, 0) | INT);
+	HT_CHECK_EQ(x86pmu_count_branch(&st, X86PMU_RING_USR, X86PMU_BR_JCC), 1);
+	HT_CHECK_EQ(rdv(0xc0000300) & 1, 1);
+}
+
 HT_TEST(version_5_fixed_bitmap_gap)
 {
 	uint64_t v;
@@ -710,8 +849,36 @@ HT_TEST(amd_perfmon_v2_global_registers)
 	HT_CHECK_EQ(rdv(0xc0000300), 2);
 	uint32_t a = 0, b = 0, c = 0, d = 0;
 	x86pmu_cpuid(&st, 0x80000022, 0, &a, &b, &c, &d);
-	HT_CHECK_EQ(a, 3);            /* PerfMonV2, LbrExtV2 */
+	/* Genoa (InstLatx64's dump of family 19h model 11h, A10F11):
+	 * Fn8000_0022_EAX = 7, PerfMonV2, LbrExtV2, LbrAndPmcFreeze. */
+	HT_CHECK_EQ(a, 7);
 	HT_CHECK_EQ(b, 16u << 4 | 6); /* 16 LBR entries, 6 counters */
+}
+
+HT_TEST(amd_linux_boot_writes_take_on_the_silicon_shapes)
+{
+	/* Linux amd_pmu_cpu_reset writes GLOBAL_STATUS_LBRS_FROZEN (bit 58)
+	 * and every counter's bit to PerfCntrGlobalStatusClr, and the PMI
+	 * handler acks ~status, all 64 bits: silicon takes both (Linux
+	 * 9b026073db2f), and so must every AMD shape. */
+	uint32_t fam[] = { 0x0f, 0x10, 0x17, 0x19 }, mod[] = { 6, 2, 1, 0x11 };
+
+	for (unsigned i = 0; i < 4; i++) {
+		amd(fam[i], mod[i]);
+		HT_CHECK_EQ(wr(0xc0010000, SEL(0xc0, 0) | 1ull << 21 | 1ull << 50), 0);
+		HT_CHECK_EQ(wr(0xc0010004, 0xffff000000000007ull), 0);
+		HT_CHECK_EQ(rdv(0xc0010004), 7); /* a 48-bit counter: 63:48 dropped */
+	}
+	amd(0x19, 0x11);
+	HT_CHECK_EQ(wr(0xc0000303, 1ull << 58 | 2), 0);
+	HT_CHECK_EQ(rdv(0xc0000300), 1ull << 58 | 2);
+	HT_CHECK_EQ(wr(0xc0000302, 1ull << 58 | 0x3f), 0);
+	HT_CHECK_EQ(rdv(0xc0000300), 0);
+	wr(0xc0000303, 2);
+	HT_CHECK_EQ(wr(0xc0000302, ~0ull), 0);
+	HT_CHECK_EQ(rdv(0xc0000300), 0);
+	HT_CHECK_EQ(wr(0xc0000301, ~0ull), 0);
+	HT_CHECK_EQ(rdv(0xc0000301), 0x3f);
 }
 
 HT_TEST(amd_reserved_bits_dropped_without_fault)

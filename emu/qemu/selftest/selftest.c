@@ -339,6 +339,41 @@ static void conventions(void)
           2001 + 3);
 }
 
+/*
+ * Skylake's model-specific events the emulator counts (its README, "What
+ * is emulated"): INST_RETIRED.PREC_DIST (C0H/01H) and UOPS_RETIRED.ALL
+ * (C2H/01H) as instructions, BR_INST_RETIRED.NEAR_CALL (C4H/02H),
+ * NEAR_RETURN (08H) and NEAR_TAKEN (20H) as the taken branches retire.
+ * The window: a MOV, 10 x (CALL, RET, DEC, JNZ) of which 9 JNZ taken,
+ * a JMP; with the window's own 3.
+ */
+#define CALLS_WINDOW WINDOW("mov $10, %%ebx\n1: call 2f\n\tdec %%ebx\n\t" \
+                            "jnz 1b\n\tjmp 3f\n2: ret\n3:")
+
+static uint32_t calls_window(uint32_t sel)
+{
+    uint32_t lo, hi, ecx;
+
+    arm(sel | SEL_OS_USR_EN);
+    START();
+    __asm__ volatile(CALLS_WINDOW : REGS : : "memory", "cc", "ebx");
+    return (uint32_t)rdmsr(MSR_PMC0);
+}
+
+static void model_specific_events(void)
+{
+    check("INST_RETIRED.PREC_DIST counts the instructions",
+          calls_window(0x1c0), 42 + 3);
+    check("UOPS_RETIRED.ALL: one uop per instruction", calls_window(0x1c2),
+          42 + 3);
+    check("all branches: 10 CALLs, 10 RETs, 10 JNZs, the JMP",
+          (uint32_t)rdmsr(MSR_PMC0 + 1), 31);
+    check("BR_INST_RETIRED.NEAR_CALL", calls_window(0x2c4), 10);
+    check("BR_INST_RETIRED.NEAR_RETURN", calls_window(0x8c4), 10);
+    check("BR_INST_RETIRED.NEAR_TAKEN: all but the last JNZ",
+          calls_window(0x20c4), 30);
+}
+
 static uint32_t timed_loop_body(uint32_t n)
 {
     __asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
@@ -543,6 +578,7 @@ void main32(uint32_t magic, uint32_t mbi)
     load_idt();
     hypervisor_leaves();
     conventions();
+    model_specific_events();
     privilege();
     cost();
     puts("# emu-selftest: ");

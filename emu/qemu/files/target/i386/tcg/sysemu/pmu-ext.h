@@ -19,5 +19,8 @@ bool x86_pmu_named_shape(const char *name, X86PMUVendor vendor,
 void x86_pmu_ext_props(const struct X86PMUProps *p, X86PMUConfig *c);
 /* EFER.SVME and guest mode, for AMD's HostOnly/GuestOnly bits. */
 void x86_pmu_sync_svm(CPUX86State *env);
+/* A taken branch retired: the branch events by kind (pmu.c). */
+void x86_pmu_branch_retired(CPUX86State *env, X86PMUBranch kind,
+                            unsigned cpl);
 
 #endif

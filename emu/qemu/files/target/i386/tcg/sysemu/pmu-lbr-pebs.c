@@ -24,6 +24,7 @@
 #include "exec/exec-all.h"
 #include "exec/helper-proto.h"
 #include "hw/core/cpu.h"
+#include "pmu-ext.h"
 
 /*
  * The LBR and PEBS properties over the shape's (emu/model's
@@ -76,13 +77,20 @@ void helper_pmu_branch(CPUX86State *env, target_ulong from, target_ulong to,
     unsigned cpl = kind_cpl >> 8;
 
     x86pmu_branch(&env->pmu, kind_cpl & 0xff, from, to, cpl, cpl);
+    x86_pmu_branch_retired(env, kind_cpl & 0xff, cpl);
 }
 
 void helper_pmu_branch_far(CPUX86State *env, target_ulong from,
                            uint32_t kind_cpl)
 {
+    unsigned cpl_to = env->hflags & HF_CPL_MASK;
+
     x86pmu_branch(&env->pmu, kind_cpl & 0xff, from, env->eip, kind_cpl >> 8,
-                  env->hflags & HF_CPL_MASK);
+                  cpl_to);
+    /* Counted at the level it goes to with pmu-target-mode. */
+    x86_pmu_branch_retired(env, kind_cpl & 0xff,
+                           env->pmu.cfg.target_mode ? cpl_to :
+                           kind_cpl >> 8);
 }
 
 /*

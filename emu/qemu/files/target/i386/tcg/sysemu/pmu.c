@@ -143,6 +143,10 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     }
     if (p->fixed_bitmap != UINT64_MAX) {
         c->fixed_bitmap = p->fixed_bitmap;
+    } else if ((prop_set(p->version) || prop_set(p->num_fixed)) &&
+               !c->leaf23) {
+        /* ECX as real parts fill it, for the counters EDX now has. */
+        x86pmu_fixed_bitmap_default(c);
     }
     if (prop_set(p->events_len)) {
         c->events_len = p->events_len;
@@ -181,6 +185,8 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
     }
     if (p->perfmon_v2 != ON_OFF_AUTO_AUTO) {
         c->perfmon_v2 = p->perfmon_v2 == ON_OFF_AUTO_ON;
+        /* LbrAndPmcFreeze's status bit is PerfMonV2's (Fn8000_0022). */
+        c->lbr_pmc_freeze &= c->perfmon_v2;
     }
     x86_pmu_ext_props(p, c);
     if (prop_set(p->slots_per_cycle)) {
@@ -548,10 +554,11 @@ static void pmu_update(CPUX86State *env)
         f |= HF_PMU_SIM_MASK;
     }
     /*
-     * The LBRs record: translated code reports taken branches (in SMM
-     * with FREEZE_WHILE_SMM the model has cleared DEBUGCTL.LBR).
+     * The LBRs record (in SMM with FREEZE_WHILE_SMM the model has cleared
+     * DEBUGCTL.LBR), or a counter counts a branch event by kind
+     * (x86pmu_count_branch): translated code reports taken branches.
      */
-    if (x86pmu_lbr_recording(&env->pmu)) {
+    if (x86pmu_lbr_recording(&env->pmu) || a.branch_kinds) {
         f |= HF_PMU_LBR_MASK;
     }
     env->hflags = (env->hflags & ~HF_PMU_ALL_MASK) | f;
@@ -564,6 +571,27 @@ static void pmu_update(CPUX86State *env)
         pmu_sim_ensure(env_archcpu(env));
     }
     pmu_arm_ref_timer(env);
+}
+
+/*
+ * A taken branch of `kind` retired at `cpl` (the LBR hooks report it, in
+ * pmu-lbr-pebs.c): the model-specific branch events count it there.  The
+ * PMI an overflow raises is taken at the end of the TB.
+ */
+void x86_pmu_branch_retired(CPUX86State *env, X86PMUBranch kind,
+                            unsigned cpl)
+{
+    unsigned pmis;
+
+    if (!env->pmu_active.branch_kinds) {
+        return;
+    }
+    pmis = x86pmu_count_branch(&env->pmu,
+                               cpl ? X86PMU_RING_USR : X86PMU_RING_OS, kind);
+    if (pmis) {
+        pmu_update(env);
+        pmu_deliver(env, pmis);
+    }
 }
 
 void x86_pmu_rethink(CPUX86State *env)
@@ -917,6 +945,15 @@ void x86_pmu_delivery_end(CPUX86State *env, int is_int)
     unsigned pmis;
 
     env->pmu_mode_insn = 0;
+    /*
+     * A software interrupt is a taken branch; with pmu-delivery-retires
+     * so is any other delivery (AMD's C4H counts "exceptions and
+     * interrupts", family 17h/19h PPRs), at the handler's level.
+     */
+    if (env->pmu_ref_running && (is_int || env->pmu.cfg.delivery_retires)) {
+        x86_pmu_branch_retired(env, X86PMU_BR_FAR,
+                               env->hflags & HF_CPL_MASK);
+    }
     if (is_int || !env->pmu.cfg.delivery_retires || !env->pmu_ref_running) {
         return;
     }

@@ -573,27 +573,6 @@ static void pmu_update(CPUX86State *env)
     pmu_arm_ref_timer(env);
 }
 
-/*
- * A taken branch of `kind` retired at `cpl` (the LBR hooks report it, in
- * pmu-lbr-pebs.c): the model-specific branch events count it there.  The
- * PMI an overflow raises is taken at the end of the TB.
- */
-void x86_pmu_branch_retired(CPUX86State *env, X86PMUBranch kind,
-                            unsigned cpl)
-{
-    unsigned pmis;
-
-    if (!env->pmu_active.branch_kinds) {
-        return;
-    }
-    pmis = x86pmu_count_branch(&env->pmu,
-                               cpl ? X86PMU_RING_USR : X86PMU_RING_OS, kind);
-    if (pmis) {
-        pmu_update(env);
-        pmu_deliver(env, pmis);
-    }
-}
-
 void x86_pmu_rethink(CPUX86State *env)
 {
     pmu_update(env);
@@ -617,6 +596,27 @@ static void pmu_deliver(CPUX86State *env, unsigned pmis)
     apic_deliver_pmi(cpu->apic_state, d.mask_lvt, d.force_fixed);
     if (!locked) {
         qemu_mutex_unlock_iothread();
+    }
+}
+
+/*
+ * A taken branch of `kind` retired at `cpl` (the LBR hooks report it, in
+ * pmu-lbr-pebs.c): the model-specific branch events count it there.  The
+ * PMI an overflow raises is taken at the end of the TB.
+ */
+void x86_pmu_branch_retired(CPUX86State *env, X86PMUBranch kind,
+                            unsigned cpl)
+{
+    unsigned pmis;
+
+    if (!env->pmu_active.branch_kinds) {
+        return;
+    }
+    pmis = x86pmu_count_branch(&env->pmu,
+                               cpl ? X86PMU_RING_USR : X86PMU_RING_OS, kind);
+    if (pmis) {
+        pmu_update(env);
+        pmu_deliver(env, pmis);
     }
 }
 

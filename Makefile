@@ -164,11 +164,13 @@ test: deps-test
 	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
 	@$(MAKE) emu-selftest | tee $(BUILD)/test-emu-selftest.txt
 	@$(MAKE) emu-matrix | tee $(BUILD)/test-emu.txt
+	@$(MAKE) linux-perf-test | tee $(BUILD)/test-linux-perf.txt
 	@$(PYTHON) tools/total-results.py $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
 		$(BUILD)/test-format.txt:format $(BUILD)/test-host.txt:host \
 		$(BUILD)/test-tools.txt:tools \
 		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix \
-		$(BUILD)/test-emu-selftest.txt:emu-selftest $(BUILD)/test-emu.txt:emu-matrix
+		$(BUILD)/test-emu-selftest.txt:emu-selftest $(BUILD)/test-emu.txt:emu-matrix \
+		$(BUILD)/test-linux-perf.txt:linux-perf
 
 # The house stays straight: every include points down the layers of
 # docs/HACKING.md (the order is data in tools/check-layers.py) and none
@@ -257,6 +259,21 @@ emu-selftest: $(EMU_SELFTEST)
 		| tee $(BUILD)/emu/selftest$${v:+-$$v}.out || rc=$$?; \
 		sed -n 's/\r$$//; s/^# \(emu-selftest: [0-9].*\)$$/\1/p' $(BUILD)/emu/selftest$${v:+-$$v}.out; \
 		[ $$rc = 33 ] || exit 1; done
+
+# --- Linux's perf driver judges the emulated PMU (harness/linux_perf.py,
+# docs/linux-perf.md): Debian's 6.1 kernel, linux-perf and busybox-static on
+# every silicon profile, or those PROFILES globs name; one line a profile in
+# build/linux-perf/summary.txt. make test runs the legs LINUX_PERF_LEGS and
+# ends with "linux-perf: N passed, M failed, K skipped".
+.PHONY: linux-perf linux-perf-test deps-debian
+LINUX_PERF_LEGS ?= intel-v4 intel-v5 amd-perfmon-v2
+deps-debian:
+	@tools/install-deps.sh debian
+linux-perf: deps-debian
+	@$(PYTHON) -m harness.linux_perf --outdir $(BUILD)/linux-perf "$(PROFILES)"
+linux-perf-test: deps-debian
+	@$(PYTHON) -m harness.linux_perf --outdir $(BUILD)/linux-perf-test \
+		--result-line linux-perf $(LINUX_PERF_LEGS)
 
 clean:
 	rm -rf $(BUILD)

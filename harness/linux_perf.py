@@ -1,0 +1,499 @@
+"""`make linux-perf`: Linux's own perf driver judges the emulated PMU.
+
+Debian's kernel (the newest bookworm 6.1 linux-image), its linux-perf and
+busybox-static, fetched through harness/debian.py, boot from an initramfs
+(harness/perf_guest.py) under the emulated QEMU on every silicon profile of
+emu/profiles.list (or those PROFILES globs name).  Per profile it asserts:
+
+- Linux's "Performance Events" lines name the profile's shape
+  (harness/pmu_shape.py): version, GP counters and width, fixed counters,
+  PEBS format and LBR depth where the shape has them (and none where it has
+  not), full-width writes; no "unchecked MSR access" or "Broken BIOS" line;
+- perf stat's instructions:u and branches:u on the workload exact, three
+  times, with k from Linux's own counters; the raw events likewise;
+  perf stat -a counting on every CPU;
+- perf record with a fixed period gets every sample (throttling off), no
+  throttle records; plain `perf record` gets samples;
+- PEBS samples (branches:upp) all at the workload's JNZ, the eventing IP;
+- LBR stacks full depth, of the workload's one branch (and of returns from
+  the kernel into it);
+- perf's built-in PMU tests (perf_guest.PERF_TESTS) pass.
+
+Writes build/linux-perf/<profile>.log (the guest's console, then each
+assertion) and build/linux-perf/summary.txt (one line a profile); exits 1
+if any profile fails.  docs/linux-perf.md has the details.
+"""
+import argparse
+import concurrent.futures
+import fnmatch
+import os
+import re
+import subprocess
+import sys
+import time
+
+from harness import _paths, debian, initramfs, perf_guest, pmu_shape
+from pmutest import profiles as pmu_profiles
+
+SUITE = "bookworm-security"   # the newest bookworm kernel and perf
+FALLBACK = "bookworm"
+SERIES = "6.1"
+# nohz_full=1: context tracking on CPU 1, where the workload runs (perf_guest);
+# tsc=reliable: a loaded host must not make the guest's clocksource watchdog
+# declare the TSC unstable (perf's time-to-TSC test then skips).
+# no_timer_check: on a loaded host the IO-APIC timer check can miss its
+# ticks and panic ("IO-APIC + timer doesn't work!"), as in any slow VM.
+APPEND = ("console=ttyS0 panic=-1 quiet nohz_full=1 tsc=reliable no_timer_check "
+          "mitigations=off")
+TIMEOUT = 1500   # seconds of host time per profile: generous, the host is shared
+KERNEL_FLOOR = 0xFFFF800000000000
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# --- The guest image
+
+def build_image(outdir):
+    """(vmlinuz, kernel package version, initramfs path)."""
+    image_pkg = debian.newest_linux_image(SUITE, SERIES)
+    kver = debian.version(image_pkg, SUITE)
+    _, kroot = debian.extracted(image_pkg, SUITE)
+    vmlinuz, release = debian.kernel_files(kroot)
+    perf_pkg = "linux-perf"
+    pver = debian.version(perf_pkg, SUITE)
+    suite = SUITE
+    if not pver:
+        suite, pver = FALLBACK, debian.version(perf_pkg, FALLBACK)
+    _, proot = debian.extracted(perf_pkg, suite)
+    _, bbroot = debian.extracted("busybox-static", FALLBACK)
+    log(f"linux-perf: kernel {image_pkg} {kver}, linux-perf {pver}, busybox-static")
+    img = initramfs.busybox_root(os.path.join(bbroot, "bin", "busybox"),
+                                 perf_guest.init_script(initramfs.INIT_PRELUDE))
+    perf_bin = os.path.join(proot, "usr", "bin", "perf")
+    if not os.path.exists(perf_bin):   # older packages: perf_<version>
+        cands = sorted(f for f in os.listdir(os.path.join(proot, "usr", "bin"))
+                       if f.startswith("perf_"))
+        perf_bin = os.path.join(proot, "usr", "bin", cands[-1])
+    staging = os.path.join(outdir, "root")
+    subprocess.run(["rm", "-rf", staging], check=True)
+    libs = debian.library_roots(perf_pkg, suite, FALLBACK)
+    debian.copy_with_libraries(perf_bin, staging, dest="/usr/bin/perf", lib_roots=libs)
+    img.add_tree(staging)
+    for sub in ("usr/lib/perf-core", "usr/libexec/perf-core"):
+        if os.path.isdir(os.path.join(proot, sub)):
+            img.add_tree(os.path.join(proot, sub), "/" + sub)
+    img.add_file("/root/loop", perf_guest.workload_elf(perf_guest.ITER_SHORT), mode=0o755)
+    img.add_file("/root/loop10m", perf_guest.workload_elf(perf_guest.ITER_LONG), mode=0o755)
+    path = img.write(os.path.join(outdir, "initramfs.cpio.gz"))
+    return vmlinuz, kver, path
+
+
+# --- Running a profile
+
+def boot(qemu, profile, vmlinuz, initrd, logpath, timeout=TIMEOUT):
+    """The guest's console text and whether it finished."""
+    cmd = [qemu, "-machine", "q35", "-accel", "tcg", "-cpu", profile.cpu, "-m", "768M",
+           "-smp", "2", *pmu_profiles.qemu_args(profile), "-display", "none",
+           "-nodefaults", "-serial", "stdio", "-no-reboot",
+           "-kernel", vmlinuz, "-initrd", initrd, "-append", APPEND]
+    t0 = time.time()
+    with open(logpath, "w") as f:
+        f.write("# " + " ".join(cmd) + "\n")
+        f.flush()
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            p.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            timed_out = True
+    with open(logpath, errors="replace") as f:
+        text = re.sub(r"\x1b\[[0-9;]*m", "", f.read().replace("\r", ""))
+    return text, timed_out, time.time() - t0
+
+
+def sections(text):
+    """{name: (body, rc)} of the '@@ BEGIN name' ... '@@ END name rc=N' blocks."""
+    out = {}
+    for m in re.finditer(r"^@@ BEGIN (\S+)\n(.*?)^@@ END \1 rc=(\d+)$", text, re.S | re.M):
+        out[m.group(1)] = (m.group(2), int(m.group(3)))
+    return out
+
+
+def stat_counts(body):
+    """{event: count or None} of perf stat -x, output."""
+    out = {}
+    for line in body.splitlines():
+        f = line.split(",")
+        if len(f) >= 3 and f[2]:
+            try:
+                out[f[2]] = int(f[0])
+            except ValueError:
+                out[f[2]] = None   # <not counted>, <not supported>
+    return out
+
+
+def uniq_counts(body):
+    """[(count, rest)] of `uniq -c` output."""
+    out = []
+    for line in body.splitlines():
+        m = re.match(r"^\s*(\d+)\s+(.*?)\s*$", line)
+        if m:
+            out.append((int(m.group(1)), m.group(2)))
+    return out
+
+
+def k_of(counts):
+    """Returns to ring 3 that count as an instruction and a branch (perf_guest)."""
+    ue = counts.get("context_tracking:user_exit")
+    se = counts.get("raw_syscalls:sys_enter")
+    nmi = counts.get("nmi:nmi_handler")
+    if None in (ue, se, nmi):
+        return None
+    return ue - se + nmi
+
+
+class Samples(dict):
+    """{event name as perf script prints it: samples}; of(prefix) adds up the
+    events whose name starts with prefix ("instructions" for
+    "instructions/period=100003/u")."""
+
+    def __init__(self, body):
+        super().__init__()
+        for n, rest in uniq_counts(body):
+            key = rest.rstrip(":").strip()
+            self[key] = self.get(key, 0) + n
+
+    def of(self, prefix):
+        return sum(n for k, n in self.items() if k.startswith(prefix))
+
+    def k(self):
+        return (self.of("context_tracking:user_exit") - self.of("raw_syscalls:sys_enter")
+                + self.of("nmi:nmi_handler"))
+
+
+class Judge:
+    """The assertions of one profile, each logged; the summary fields."""
+
+    def __init__(self, profile):
+        self.profile = profile
+        self.lines = []
+        self.failed = []
+        self.f = {"kernel": "?", "driver": "", "gp": "?", "fixed": "?", "insn": "off by ?",
+                  "samples": "0/?", "pebs": "bad", "lbr": "bad"}
+
+    def check(self, ok, what):
+        self.lines.append(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            self.failed.append(what)
+        return ok
+
+    def note(self, what):
+        self.lines.append("     " + what)
+
+    def summary(self):
+        f = self.f
+        return (f'{self.profile.name} kernel={f["kernel"]} driver="{f["driver"]}" gp={f["gp"]} '
+                f'fixed={f["fixed"]} insn={f["insn"]} samples={f["samples"]} pebs={f["pebs"]} '
+                f'lbr={f["lbr"]} verdict={"FAIL" if self.failed else "PASS"}')
+
+
+def judge_boot(j, sec, shape):
+    dmesg = sec.get("DMESG", ("", 1))[0]
+    cpu = sec.get("CPU", ("", 1))[0]
+    m = re.search(r"Debian (\S+)", cpu) or re.search(r"^(\d+\.\d+\S*)$", cpu, re.M)
+    if m:
+        j.f["kernel"] = m.group(1)
+    m = re.search(r"Performance Events: (.*)$", dmesg, re.M)
+    driver = m.group(1).strip() if m else ""
+    j.f["driver"] = driver.replace('"', "'")
+    j.check(bool(m), f'a "Performance Events:" line: {driver or "none"}')
+
+    def field(name):
+        m = re.search(r"\.\.\. %s:\s+(\d+)" % re.escape(name), dmesg)
+        return int(m.group(1)) if m else None
+
+    ver, width, gp, fixed = (field("version"), field("bit width"),
+                             field("generic registers"), field("fixed-purpose events"))
+    j.f["gp"] = gp if gp is not None else "?"
+    j.f["fixed"] = fixed if fixed is not None else "?"
+    j.check(ver == shape.version, f"PMU version {ver}, the shape's {shape.version}")
+    j.check(gp == shape.gp, f"GP counters {gp}, the shape's {shape.gp}")
+    j.check(width == shape.width, f"GP counter width {width}, the shape's {shape.width}")
+    j.check(fixed == shape.fixed, f"fixed counters {fixed}, the shape's {shape.fixed}")
+    # Linux names its version-1 driver "core" (arch/x86/events/intel/core.c
+    # core_pmu), the later ones "Intel".
+    vendor = ("AMD PMU driver" if shape.vendor == "amd" else
+              "core PMU driver" if shape.version < 2 else "Intel PMU driver")
+    j.check(vendor in driver, f'the driver line names the "{vendor}"')
+    pebs = re.search(r"PEBS fmt(\d+)", driver)
+    if shape.pebs is None:
+        j.check(not pebs, f"no PEBS in the driver line (the shape has none): {pebs and pebs.group(0)}")
+    else:
+        got = int(pebs.group(1)) if pebs else None
+        # Linux 6.1's intel_ds_init prints "PEBS fmt4" for format 5 too (case
+        # 5 falls through to case 4's literal "fmt4"; "fmt%d" came with format 6).
+        want = 4 if shape.pebs == 5 else shape.pebs
+        j.check(got == want, f"PEBS format {got} in the driver line, the shape's {shape.pebs}"
+                + (" (Linux 6.1 prints 4 for 5)" if want != shape.pebs else ""))
+    lbr = re.search(r"(\d+)-deep LBR", driver)
+    if shape.lbr is None:
+        j.check(not lbr, f"no LBR in the driver line (the shape has none): {lbr and lbr.group(0)}")
+    else:
+        got = int(lbr.group(1)) if lbr else None
+        j.check(got == shape.lbr, f"LBR depth {got}, the shape's {shape.lbr}")
+    if shape.vendor == "intel" and shape.version >= 2:
+        fw = "full-width counters" in driver
+        j.check(fw == shape.fw_writes, f"full-width counters {'named' if fw else 'not named'}, "
+                f"the shape {'has' if shape.fw_writes else 'has no'} full-width writes")
+    for bad in ("unchecked MSR access", "Broken BIOS", "Broken PMU hardware",
+                "PMU not available", "Firmware Bug"):
+        hits = [l for l in dmesg.splitlines() if bad.lower() in l.lower()]
+        j.check(not hits, f'no "{bad}" line' + (f": {hits[0].strip()}" if hits else ""))
+    sysctl = sec.get("SYSCTL", ("", 1))[0].split()
+    j.check(sysctl == ["1000000", "0"], f"throttling off (max_sample_rate 1000000, cpu_time_max_percent 0): {sysctl}")
+
+
+def judge_stat(j, sec, shape):
+    it = perf_guest.ITER_SHORT
+    ie, be = perf_guest.insn_expected(it), perf_guest.branches_expected(it)
+    offs = []
+    for i in (1, 2, 3):
+        body, rc = sec.get(f"STAT{i}", ("", None))
+        c = stat_counts(body)
+        k = k_of(c)
+        insn, br = c.get("instructions:u"), c.get("branches:u")
+        if rc != 0 or k is None or insn is None or br is None:
+            j.check(False, f"perf stat run {i}: rc={rc}, counts {c}")
+            offs.append(None)
+            continue
+        j.note(f"run {i}: k = user_exit {c['context_tracking:user_exit']} - sys_enter "
+               f"{c['raw_syscalls:sys_enter']} + nmi {c['nmi:nmi_handler']} = {k} "
+               f"(page-faults:u {c.get('page-faults:u')})")
+        j.check(insn == ie + k, f"run {i}: instructions:u {insn} = {ie} + k ({ie + k})")
+        j.check(br == be + k, f"run {i}: branches:u {br} = {be} + k ({be + k})")
+        offs.append(insn - (ie + k))
+    bad = [o for o in offs if o != 0]
+    j.f["insn"] = "exact" if not bad else ("off by %s" % (bad[0] if bad[0] is not None else "?"))
+
+    body, rc = sec.get("RAW", ("", None))
+    c = stat_counts(body)
+    k = k_of(c)
+    if k is None or rc != 0:
+        j.check(False, f"perf stat of raw events: rc={rc}, counts {c}")
+    else:
+        want = {"r00c0:u": ie + k}
+        if shape.vendor == "intel":
+            want["r00c4:u"] = be + k          # BR_INST_RETIRED.ALL_BRANCHES
+        else:
+            want["r00c2:u"] = be + k          # retired branches (APM: PMCx0C2)
+            # retired taken branches (PMCx0C4): every JNZ but the last, the returns
+            want["r00c4:u"] = (it - 1) + 1 + k
+        for ev, w in want.items():
+            j.check(c.get(ev) == w, f"raw {ev} {c.get(ev)} = {w} (k {k})")
+
+    body, rc = sec.get("ALLCPU", ("", None))
+    cpus = {}
+    for line in body.splitlines():
+        f = line.split(",")
+        if len(f) > 3 and f[0].startswith("CPU"):
+            try:
+                cpus.setdefault(f[0], {})[f[3]] = int(f[1])
+            except ValueError:
+                cpus.setdefault(f[0], {})[f[3]] = None
+    ncpus = re.search(r"ncpus=(\d+)", sec.get("CPU", ("", 0))[0])
+    n = int(ncpus.group(1)) if ncpus else 0
+    ok = n > 0 and len(cpus) == n and all(
+        all(isinstance(v, int) and v > 0 for v in d.values()) and len(d) == 2 for d in cpus.values())
+    j.check(ok, f"perf stat -a counts instructions and cycles on each of {n} CPUs: {cpus}")
+
+
+def judge_record(j, sec, shape, addrs):
+    P = perf_guest.RECORD_PERIOD
+    body, rc = sec.get("RECORD-SAMPLES", ("", None))
+    s = Samples(body)
+    got = s.of("instructions")
+    k = s.k()
+    base = perf_guest.insn_expected(perf_guest.ITER_LONG)
+    exp = (base + k) // P
+    j.f["samples"] = f"{got}/{exp}"
+    j.note(f"record: k = user_exit {s.of('context_tracking:user_exit')} - sys_enter "
+           f"{s.of('raw_syscalls:sys_enter')} + NMIs {s.of('nmi:nmi_handler')} (the PMIs "
+           f"among them) = {k}")
+    j.check(rc == 0 and sec.get("RECORD", ("", 1))[1] == 0, f"perf record ran: rc={sec.get('RECORD', ('', None))[1]}")
+    j.check(got == exp, f"perf record -e instructions:u -c {P}: {got} samples, "
+            f"floor(({base} + {k}) / {P}) = {exp}")
+    thr = sec.get("RECORD-THROTTLE", ("", None))[0].strip().splitlines()
+    j.check(thr[-1:] == ["0"], f"no PERF_RECORD_THROTTLE records: {thr[-1:] or '?'}")
+    s = Samples(sec.get("DEFAULT-SAMPLES", ("", None))[0])
+    j.check(sum(s.values()) > 0, f"plain perf record (the default event) gets samples: {s or 'none'}")
+
+    # PEBS: branches:upp, each sample's IP the JNZ (the eventing IP).
+    if shape.pebs is None:
+        j.f["pebs"] = "n/a"
+        j.check("PEBS" not in sec, "no precise sampling without PEBS (caps/max_precise 0)")
+    else:
+        body, rc = sec.get("PEBS-SAMPLES", ("", None))
+        s = Samples(body)
+        ips = uniq_counts(sec.get("PEBS-IPS", ("", None))[0])
+        k = s.k()
+        Pp = perf_guest.PEBS_PERIOD
+        bexp = (perf_guest.branches_expected(perf_guest.ITER_SHORT) + k) // Pp
+        got = s.of("branches")
+        jnz = "%x" % addrs["jnz"]
+        at = {}
+        for n, rest in ips:   # "branches/period=10007/upp: 4000aa _start"
+            t = rest.split()
+            ip = t[1] if len(t) > 1 else "?"
+            at[ip] = at.get(ip, 0) + n
+        ok1 = j.check("PEBS" in sec and sec["PEBS"][1] == 0 and got == bexp,
+                      f"perf record -e branches:upp -c {Pp}: {got} samples, floor(({perf_guest.branches_expected(perf_guest.ITER_SHORT)} + {k}) / {Pp}) = {bexp}")
+        ok2 = j.check(got > 0 and set(at) == {jnz},
+                      f"every PEBS sample at the JNZ 0x{jnz}: {ips}")
+        j.f["pebs"] = "ok" if ok1 and ok2 else "bad"
+
+    # LBR: every stack full depth, of JNZ -> loop and returns from the kernel.
+    if shape.lbr is None:
+        j.f["lbr"] = "n/a"
+        j.check("LBR" not in sec, "no branch stacks without LBRs (no caps/branches)")
+    else:
+        depths = uniq_counts(sec.get("LBR-DEPTHS", ("", None))[0])
+        entries = uniq_counts(sec.get("LBR-ENTRIES", ("", None))[0])
+        nsamp = sum(n for n, _ in depths)
+        # "count depth ip sym" for each (depth, sample IP)
+        by_depth, short = {}, []
+        for n, rest in depths:
+            t = rest.split()
+            by_depth[t[0]] = by_depth.get(t[0], 0) + n
+            if t[0] != str(shape.lbr):
+                short.append((n, rest))
+        ok1 = j.check("LBR" in sec and sec["LBR"][1] == 0 and nsamp > 0
+                      and list(by_depth) == [str(shape.lbr)],
+                      f"perf record -b: {nsamp} samples, each {shape.lbr} branches deep: "
+                      f"depths {by_depth}; others (samples depth ip sym): {short or 'none'}")
+        want = "0x%x/0x%x" % (addrs["jnz"], addrs["loop"])
+        bad = []
+        for n, e in entries:
+            if e == want:
+                continue
+            frm, _, to = e.partition("/")
+            try:
+                f_, t_ = int(frm, 16), int(to, 16)
+            except ValueError:
+                bad.append((n, e))
+                continue
+            if not (f_ >= KERNEL_FLOOR and addrs["insns"][0] <= t_ < addrs["end"]):
+                bad.append((n, e))
+        jn = dict((e, n) for n, e in entries).get(want, 0)
+        ok2 = j.check(jn > 0 and not bad, f"every LBR entry is {want} ({jn}) or a return from "
+                      f"the kernel into the workload; others: {bad or 'none'}")
+        j.f["lbr"] = "ok" if ok1 and ok2 else "bad"
+
+
+def judge_perf_tests(j, sec):
+    listed = sec.get("PERFTEST-LIST", ("", None))[0]
+    names = re.findall(r"^\s*(\d+): (.*?)\s*$", listed, re.M)
+    j.check(len(names) == len(perf_guest.PERF_TESTS),
+            f"perf test list names {len(names)} of the {len(perf_guest.PERF_TESTS)} tests: "
+            + ", ".join(f"{n} {t}" for n, t in names))
+    for num, name in names:
+        body, rc = sec.get(f"PERFTEST-{num}", ("", None))
+        results = re.findall(r"^\s*([\d.:]+): (.*?)\s*: (Ok|FAILED!|Skip.*)$", body, re.M)
+        failed = [r for r in results if r[2] == "FAILED!"]
+        skipped = [r for r in results if r[2].startswith("Skip")]
+        j.check(bool(results) and not failed and rc is not None,
+                f"perf test {num} ({name}): " + (", ".join(f"{a} {c}" for a, _, c in results) or f"no result, rc={rc}"))
+        for a, t, c in skipped:
+            j.note(f"perf test {a} {t}: {c}")
+
+
+def run_profile(profile, qemu, vmlinuz, initrd, outdir, timeout=TIMEOUT):
+    j = Judge(profile)
+    logpath = os.path.join(outdir, profile.name + ".log")
+    try:
+        shape = pmu_shape.shape(profile.cpu)
+    except pmu_shape.ShapeError as e:
+        j.check(False, f"the profile's shape: {e}")
+        with open(logpath, "w") as f:
+            f.write("\n".join(j.lines) + "\n")
+        return j
+    text, timed_out, secs = boot(qemu, profile, vmlinuz, initrd, logpath, timeout)
+    sec = sections(text)
+    last = re.findall(r"^@@ BEGIN (\S+)$", text, re.M)
+    if timed_out:
+        j.check(False, f"the guest finished within {timeout} s: killed at {secs:.0f} s in "
+                f"section {last[-1] if last else '(boot)'}: the host was slow, or the guest hung")
+    else:
+        panic = re.search(r"Kernel panic.*$", text, re.M)
+        j.check("@@ DONE" in text, f"the guest ran to the end ({secs:.0f} s); last section "
+                f"{last[-1] if last else '(none)'}" + (f"; {panic.group(0)}" if panic else ""))
+    j.note(f"shape: {shape}")
+    judge_boot(j, sec, shape)
+    judge_stat(j, sec, shape)
+    judge_record(j, sec, shape, perf_guest.addresses())
+    judge_perf_tests(j, sec)
+    with open(logpath, "a") as f:
+        f.write("\n# ---- linux-perf assertions\n" + "\n".join(j.lines) + "\n# " + j.summary() + "\n")
+    return j
+
+
+def selected(globs):
+    sil = [p for p in pmu_profiles.load_profiles() if p.kind == "silicon"]
+    pats = [g for arg in globs for g in arg.split()]
+    if not pats:
+        return sil
+    out = [p for p in sil if any(fnmatch.fnmatchcase(p.name, g) for g in pats)]
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m harness.linux_perf",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("profiles", nargs="*", help="globs of silicon profiles (default: all)")
+    ap.add_argument("--outdir", default=os.path.join(_paths.ROOT, "build", "linux-perf"))
+    ap.add_argument("--qemu", help="the emulated QEMU (default: emu/qemu/build.sh's)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--timeout", type=int, default=TIMEOUT)
+    ap.add_argument("--result-line", metavar="PART",
+                    help='end with "PART: N passed, M failed, K skipped"')
+    a = ap.parse_args(argv)
+    os.makedirs(a.outdir, exist_ok=True)
+    profs = selected(a.profiles)
+    if not profs:
+        log(f"linux-perf: no silicon profile matches {a.profiles}")
+        return 2
+    fails = 0
+    try:
+        qemu = a.qemu or subprocess.run(
+            [os.path.join(_paths.ROOT, "emu", "qemu", "build.sh")], check=True,
+            stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
+        vmlinuz, kver, initrd = build_image(a.outdir)
+    except (debian.DebianError, subprocess.CalledProcessError, OSError) as e:
+        log(f"linux-perf: cannot prepare the guest: {e}")
+        if a.result_line:
+            log(f"{a.result_line}: 0 passed, {len(profs)} failed, 0 skipped")
+        return 1
+    summary = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        futs = {ex.submit(run_profile, p, qemu, vmlinuz, initrd, a.outdir, a.timeout): p
+                for p in profs}
+        for fut in concurrent.futures.as_completed(futs):
+            j = fut.result()
+            line = j.summary()
+            log(line)
+            for what in j.failed:
+                log(f"  {j.profile.name}: FAIL {what}")
+            summary.append((j.profile.lineno, line))
+            fails += bool(j.failed)
+    with open(os.path.join(a.outdir, "summary.txt"), "w") as f:
+        f.write("".join(line + "\n" for _, line in sorted(summary)))
+    if a.result_line:
+        log(f"{a.result_line}: {len(profs) - fails} passed, {fails} failed, 0 skipped")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

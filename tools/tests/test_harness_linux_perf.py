@@ -1,0 +1,237 @@
+"""harness/: the initramfs writer, the workload, the expected shapes, and
+make linux-perf's judge on made-up consoles (each assertion can fail)."""
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from harness import debian, initramfs, linux_perf, perf_guest, pmu_shape  # noqa: E402
+from pmutest import profiles  # noqa: E402
+
+
+def cpio_entries(data):
+    """(name, mode, rdev major, minor, data) of a newc archive."""
+    out, off = [], 0
+    while True:
+        hdr = data[off:off + 110]
+        assert hdr[:6] == b"070701", hdr[:6]
+        f = [int(hdr[6 + 8 * i:14 + 8 * i], 16) for i in range(13)]
+        namesize, filesize = f[11], f[6]
+        name = data[off + 110:off + 110 + namesize - 1].decode()
+        off += 110 + namesize
+        off += -off % 4
+        body = data[off:off + filesize]
+        off += filesize
+        off += -off % 4
+        if name == "TRAILER!!!":
+            return out
+        out.append((name, f[1], f[9], f[10], body))
+
+
+class Initramfs(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="pmutest-initramfs-")
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def image(self):
+        img = initramfs.Image()
+        img.add_file("/usr/bin/tool", b"\x7fELF", mode=0o755)
+        img.add_symlink("/bin/sh", "busybox")
+        img.add_node("/dev/console", 5, 1)
+        img.add_init("#!/bin/sh\necho hi\n")
+        return img
+
+    def test_same_bytes_for_the_same_inputs(self):
+        a = self.image().write(os.path.join(self.tmp, "a.cpio.gz"))
+        b = self.image().write(os.path.join(self.tmp, "b.cpio.gz"))
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            self.assertEqual(fa.read(), fb.read())
+
+    def test_newc_entries_parents_nodes_and_modes(self):
+        path = self.image().write(os.path.join(self.tmp, "i.cpio.gz"))
+        with gzip.open(path) as f:
+            entries = {e[0]: e for e in cpio_entries(f.read())}
+        self.assertEqual(sorted(entries), ["bin", "bin/sh", "dev", "dev/console", "init",
+                                           "usr", "usr/bin", "usr/bin/tool"])
+        self.assertEqual(entries["usr/bin/tool"][1], 0o100755)
+        self.assertEqual(entries["usr/bin/tool"][4], b"\x7fELF")
+        self.assertEqual(entries["bin/sh"][4], b"busybox")
+        self.assertEqual(entries["dev/console"][1:4], (0o020600, 5, 1))
+        self.assertEqual(entries["usr"][1], 0o040755)
+
+    def test_modules_with_dependencies_decompressed(self):
+        import lzma
+        root = os.path.join(self.tmp, "k")
+        mdir = os.path.join(root, "lib", "modules", "6.1.0-1-amd64", "kernel")
+        os.makedirs(mdir)
+        with lzma.open(os.path.join(mdir, "a.ko.xz"), "wb") as f:
+            f.write(b"ELF\0license=GPL\0depends=b_mod\0")
+        with open(os.path.join(mdir, "b-mod.ko"), "wb") as f:
+            f.write(b"ELF\0depends=\0")
+        img = initramfs.Image()
+        paths = initramfs.add_modules(img, root, "6.1.0-1-amd64", ["a"])
+        self.assertEqual(paths, ["/lib/modules/6.1.0-1-amd64/kernel/b-mod.ko",
+                                 "/lib/modules/6.1.0-1-amd64/kernel/a.ko"])
+        self.assertIn(b"depends=b_mod", img.entries[paths[1].lstrip("/")][1])
+        with self.assertRaises(FileNotFoundError):
+            initramfs.add_modules(img, root, "6.1.0-1-amd64", ["missing"])
+
+
+class Workload(unittest.TestCase):
+    def test_disassembly_matches_the_addresses(self):
+        if not shutil.which("objdump"):
+            self.skipTest("no objdump")
+        tmp = tempfile.mkdtemp(prefix="pmutest-loop-")
+        self.addCleanup(shutil.rmtree, tmp)
+        path = os.path.join(tmp, "loop")
+        with open(path, "wb") as f:
+            f.write(perf_guest.workload_elf(1000))
+        out = subprocess.run(["objdump", "-D", "-b", "binary", "-mi386:x86-64",
+                              "--adjust-vma=0x%x" % perf_guest.BASE,
+                              "--start-address=0x%x" % perf_guest.ENTRY, path],
+                             stdout=subprocess.PIPE, text=True, check=True).stdout
+        lines = [ln.split("\t") for ln in out.splitlines() if ln.startswith("  4")]
+        addrs = [int(ln[0].strip().rstrip(":"), 16) for ln in lines]
+        a = perf_guest.addresses(1000)
+        self.assertEqual(addrs, a["insns"])
+        jnz = [ln for ln in lines if ln[2].startswith("jne")][0]
+        self.assertEqual(int(jnz[0].strip().rstrip(":"), 16), a["jnz"])
+        self.assertIn("%x" % a["loop"], jnz[2])
+        self.assertIn("$0x3e8,%rcx", lines[0][2])
+        self.assertEqual(sum(1 for ln in lines if ln[2].startswith("add")), 8)
+
+    def test_runs_and_exits_zero(self):
+        tmp = tempfile.mkdtemp(prefix="pmutest-loop-")
+        self.addCleanup(shutil.rmtree, tmp)
+        path = os.path.join(tmp, "loop")
+        with open(path, "wb") as f:
+            f.write(perf_guest.workload_elf(1000))
+        os.chmod(path, 0o755)
+        self.assertEqual(subprocess.run([path]).returncode, 0)
+
+    def test_expected_counts(self):
+        self.assertEqual(perf_guest.insn_expected(1_000_000), 10_000_004)
+        self.assertEqual(perf_guest.branches_expected(1_000_000), 1_000_001)
+
+
+class Shapes(unittest.TestCase):
+    def test_silicon_profiles(self):
+        got = {p.name: pmu_shape.shape(p.cpu) for p in profiles.load_profiles()
+               if p.kind == "silicon" and p.name in ("intel-v4", "intel-v5", "intel-v5-fixed-gap",
+                                                     "intel-v1", "amd-perfmon-v2", "amd-k8")}
+        v4 = got["intel-v4"]
+        self.assertEqual((v4.version, v4.gp, v4.width, v4.fixed, v4.pebs, v4.lbr, v4.fw_writes),
+                         (4, 4, 48, 3, 3, 32, True))
+        self.assertEqual(got["intel-v5"].fixed, 4)
+        self.assertEqual(got["intel-v5-fixed-gap"].fixed, 3)   # ECX 0xb: counters 0, 1, 3
+        self.assertEqual((got["intel-v1"].version, got["intel-v1"].fixed, got["intel-v1"].lbr),
+                         (1, 0, None))
+        amd = got["amd-perfmon-v2"]
+        self.assertEqual((amd.vendor, amd.version, amd.gp, amd.lbr), ("amd", 2, 6, 16))
+        self.assertEqual((got["amd-k8"].version, got["amd-k8"].gp), (0, 4))
+
+    def test_unknown_property_refused(self):
+        with self.assertRaises(pmu_shape.ShapeError):
+            pmu_shape.shape("Skylake-Client,pmu=on,pmu-perf-caps=0x2000")
+
+
+def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, "
+            "full-width counters, Intel PMU driver.", pebs_ip="4000aa", samples=999,
+            msr_error=False, perftest="Ok"):
+    """A made-up intel-v4 console as perf_guest's /init prints it."""
+    a = perf_guest.addresses()
+    stat = ("%d,,instructions:u,1,100.00,,\n%d,,branches:u,1,100.00,,\n"
+            "3,,context_tracking:user_exit,1,100.00,,\n1,,raw_syscalls:sys_enter,1,100.00,,\n"
+            "0,,nmi:nmi_handler,1,100.00,,\n1,,page-faults:u,1,100.00,,\n"
+            % (10000006 + insn_k, 1000003))
+    raw = stat.replace("instructions:u", "r00c0:u").replace("branches:u", "r00c4:u").replace(
+        "%d," % (10000006 + insn_k), "10000006,")
+    s = {
+        "DMESG": ("[0.5] Performance Events: %s\n[0.5] ... version:                4\n"
+                  "[0.5] ... bit width:              48\n[0.5] ... generic registers:      4\n"
+                  "[0.5] ... fixed-purpose events:   %d\n" % (driver, fixed))
+        + ("[0.6] unchecked MSR access error: WRMSR to 0xc0000302\n" if msr_error else ""),
+        "CPU": "vendor_id\t: GenuineIntel\n6.1.0-56-amd64\n#1 SMP Debian 6.1.192-2 (2026)\nncpus=2\n",
+        "SYSCTL": "1000000\n0\n",
+        "STAT1": stat, "STAT2": stat, "STAT3": stat, "RAW": raw,
+        "ALLCPU": "CPU0,5,,instructions,1,100.00,,\nCPU1,6,,instructions,1,100.00,,\n"
+                  "CPU0,7,,cycles,1,100.00,,\nCPU1,8,,cycles,1,100.00,,\n",
+        "RECORD": "",
+        "RECORD-SAMPLES": "  %d instructions/period=100003/u:\n  999 nmi:nmi_handler:\n"
+                          "  30 context_tracking:user_exit:\n  1 raw_syscalls:sys_enter:\n" % samples,
+        "RECORD-THROTTLE": "0\n",
+        "DEFAULT": "", "DEFAULT-SAMPLES": "  400 cycles:P:\n",
+        "PEBS": "", "PEBS-SAMPLES": "  99 branches/period=10007/upp:\n  3 context_tracking:user_exit:\n"
+                                    "  1 raw_syscalls:sys_enter:\n",
+        "PEBS-IPS": "  99 branches/period=10007/upp: %s _start\n" % pebs_ip,
+        "LBR": "", "LBR-DEPTHS": "  999 32 4000aa _start\n",
+        "LBR-ENTRIES": "  31968 0x%x/0x%x\n" % (a["jnz"], a["loop"]),
+        "PERFTEST-LIST": " 4: mmap interface tests\n",
+        "PERFTEST-4": "  4: mmap interface tests :\n  4.1: Read samples using the mmap interface : %s\n"
+                      % perftest,
+    }
+    return "".join("@@ BEGIN %s\n%s@@ END %s rc=0\n" % (k, v, k) for k, v in s.items()) + "@@ DONE\n"
+
+
+class Judge(unittest.TestCase):
+    def setUp(self):
+        self.prof = [p for p in profiles.load_profiles() if p.name == "intel-v4"][0]
+        self.shape = pmu_shape.shape(self.prof.cpu)
+        self.old_tests = perf_guest.PERF_TESTS
+        perf_guest.PERF_TESTS = ("mmap interface tests",)
+        self.addCleanup(setattr, perf_guest, "PERF_TESTS", self.old_tests)
+
+    def judge(self, text):
+        j = linux_perf.Judge(self.prof)
+        sec = linux_perf.sections(text)
+        linux_perf.judge_boot(j, sec, self.shape)
+        linux_perf.judge_stat(j, sec, self.shape)
+        linux_perf.judge_record(j, sec, self.shape, perf_guest.addresses())
+        linux_perf.judge_perf_tests(j, sec)
+        return j
+
+    def test_a_right_console_passes(self):
+        j = self.judge(console())
+        self.assertEqual(j.failed, [])
+        self.assertEqual(j.summary(), 'intel-v4 kernel=6.1.192-2 driver="PEBS fmt3+, Skylake events, '
+                         '32-deep LBR, full-width counters, Intel PMU driver." gp=4 fixed=3 '
+                         'insn=exact samples=999/999 pebs=ok lbr=ok verdict=PASS')
+
+    def test_each_departure_fails(self):
+        cases = {
+            "insn=off by 1": console(insn_k=1),
+            "fixed=0": console(fixed=0),
+            "pebs=bad": console(pebs_ip="ffffffff81001220"),
+            "samples=998/999": console(samples=998),
+            "verdict=FAIL": console(msr_error=True),
+        }
+        for want, text in cases.items():
+            j = self.judge(text)
+            self.assertIn(want, j.summary())
+            self.assertIn("verdict=FAIL", j.summary())
+        j = self.judge(console(perftest="FAILED!"))
+        self.assertTrue(any("perf test 4" in f for f in j.failed))
+        j = self.judge(console(driver="PEBS fmt3+, Skylake events, Intel PMU driver."))
+        self.assertTrue(any("LBR depth" in f for f in j.failed))
+
+
+class Debian(unittest.TestCase):
+    def test_private_configuration(self):
+        opts = " ".join(debian._options("/x"))
+        for want in ("Dir::Etc::SourceList=/x/etc/sources.list", "Dir::State::Lists=/x/lists",
+                     "Dir::State::status=/x/status", "Dir::Cache=/x/cache",
+                     "Dir::Etc::SourceParts=/x/etc/sources.list.d"):
+            self.assertIn(want, opts)
+        self.assertIn("debian-security", debian._sources_line("bookworm-security"))
+        self.assertIn("Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg",
+                      debian._sources_line("sid"))
+        with self.assertRaises(debian.DebianError):
+            debian._suite_dir("buster")
+
+
+if __name__ == "__main__":
+    unittest.main()

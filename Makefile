@@ -50,7 +50,7 @@ HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 .PHONY: FORCE all kernel iso usb run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test \
 	doc-check layer-check format format-check deps-format
 all: kernel
-kernel: $(BUILD)/pmutest.elf
+kernel: $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf
 
 # V=1 shows whole command lines.
 Q := $(if $(V),,@)
@@ -69,6 +69,19 @@ $(BUILD)/pmutest.elf: $(KERNEL_OBJS) linker.ld tools/check-elf-layout.py
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
 	$(Q)$(PYTHON) tools/check-elf-layout.py $@
+
+# The PVH image: the same kernel without the multiboot1 header, which QEMU
+# -kernel would take over the PVH note (boot/header.S says why).
+PVH_OBJS := $(filter-out $(BUILD)/k/boot/header.S.o,$(KERNEL_OBJS)) $(BUILD)/k/boot/header-pvh.S.o
+$(BUILD)/k/boot/header-pvh.S.o: boot/header.S Makefile
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  AS      $< (PVH image)")
+	$(Q)$(CC) $(KERNEL_ASFLAGS) -DPMUTEST_PVH_IMAGE -c $< -o $@
+
+$(BUILD)/pmutest-pvh.elf: $(PVH_OBJS) linker.ld tools/check-elf-layout.py
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(KERNEL_LDFLAGS) -o $@ $(PVH_OBJS)
+	$(Q)$(PYTHON) tools/check-elf-layout.py --pvh-only $@
 
 define host_test_rule
 $(BUILD)/host/test_$(1): tests/host/test_$(1).c $$(HOST_SRCS_$(1)) Makefile
@@ -144,9 +157,9 @@ run: deps $(BUILD)/pmutest.elf
 runner-test:
 	@BUILD=$(BUILD) $(PYTHON) tools/run-tests.py
 
-boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso
+boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso
 	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso \
-		--screen-iso $(BUILD)/pmutest-screen.iso
+		--screen-iso $(BUILD)/pmutest-screen.iso --pvh-kernel $(BUILD)/pmutest-pvh.elf
 
 # Everything CI runs: host unit tests, tool tests, a clang build, the boot
 # matrix, and the emulated-PMU matrix (which builds the patched QEMU, or

@@ -14,14 +14,14 @@ static const char *const ap_state_names[] = {
 	[AP_OVER_LIMIT] = "not started: over the cpus= / MAX_CPUS limit",
 };
 
-KTEST("smp", ap_online, NULL, 0, "every enabled MADT CPU (up to cpus=) is online")
+KTEST("smp", ap_online, NULL, 0, "every enabled MADT (or MP table) CPU (up to cpus=) is online")
 {
 	const struct smp_summary *s = smp_summary();
-	if (!s->from_madt)
-		ktest_skip("no MADT: %s", s->why_bsp_only ? s->why_bsp_only : "unknown");
+	if (!s->from_madt && !s->from_mptable)
+		ktest_skip("no CPU list: %s", s->why_bsp_only ? s->why_bsp_only : "unknown");
 	unsigned expected = s->madt_enabled < s->limit ? s->madt_enabled : s->limit;
-	diag("MADT: %u enabled CPUs, %u entries skipped (disabled or online-capable only); limit %u",
-	     s->madt_enabled, s->madt_skipped, s->limit);
+	diag("CPUs from %s: %u enabled, %u entries skipped (disabled or online-capable only); limit %u",
+	     s->cpu_source, s->madt_enabled, s->madt_skipped, s->limit);
 	diag("AP bring-up took %lu us of guest time (TSC), first INIT to last check-in",
 	     tsc_to_us(s->bringup_tsc));
 	for (unsigned i = 0; i < s->nreports; i++) {

@@ -157,9 +157,11 @@ run: deps $(BUILD)/pmutest.elf
 runner-test:
 	@BUILD=$(BUILD) $(PYTHON) tools/run-tests.py
 
-boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso
+boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso \
+		$(BUILD)/netboot/boot/pmutest.elf
 	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso \
-		--screen-iso $(BUILD)/pmutest-screen.iso --pvh-kernel $(BUILD)/pmutest-pvh.elf
+		--screen-iso $(BUILD)/pmutest-screen.iso --pvh-kernel $(BUILD)/pmutest-pvh.elf \
+		--netboot-tree $(BUILD)/netboot
 
 # Everything CI runs: host unit tests, tool tests, a clang build, the boot
 # matrix, and the emulated-PMU matrix (which builds the patched QEMU, or
@@ -270,6 +272,27 @@ emu-selftest: $(EMU_SELFTEST)
 		| tee $(BUILD)/emu/selftest$${v:+-$$v}.out || rc=$$?; \
 		sed -n 's/\r$$//; s/^# \(emu-selftest: [0-9].*\)$$/\1/p' $(BUILD)/emu/selftest$${v:+-$$v}.out; \
 		[ $$rc = 33 ] || exit 1; done
+
+# --- Network boot (harness/netboot.py): a TFTP tree for BIOS and UEFI PXE
+# clients and iPXE (iso/mknetdir.sh says how it is laid out), carrying
+# CMDLINE like the ISO; netboot-test boots each client from it under QEMU's
+# own DHCP/TFTP server and prints "netboot-test: N passed, M failed, K skipped".
+NETBOOT_DIR := $(BUILD)/netboot
+netboot: $(NETBOOT_DIR)/boot/pmutest.elf
+$(NETBOOT_DIR)/boot/pmutest.elf: $(BUILD)/pmutest.elf iso/grub.cfg.in iso/mknetdir.sh Makefile \
+		$(BUILD)/iso-cmdline.stamp | deps-iso
+	@mkdir -p $(BUILD)
+	sed 's|@CMDLINE@|$(CMDLINE)|g' iso/grub.cfg.in > $(BUILD)/netboot.grub.cfg
+	iso/mknetdir.sh $(NETBOOT_DIR) $(BUILD)/pmutest.elf $(BUILD)/netboot.grub.cfg '$(CMDLINE)' \
+		>$(BUILD)/netboot.log 2>&1 || { cat $(BUILD)/netboot.log; exit 1; }
+netboot-test: deps $(NETBOOT_DIR)/boot/pmutest.elf
+	@p=0; f=0; for c in bios bios-ipxe uefi; do \
+		if $(PYTHON) -m harness.netboot --tree $(NETBOOT_DIR) --client $$c \
+			--log-file $(BUILD)/netboot-$$c.log >$(BUILD)/netboot-$$c.out 2>&1; \
+		then p=$$((p+1)); echo "ok netboot $$c"; \
+		else f=$$((f+1)); echo "not ok netboot $$c"; tail -n 15 $(BUILD)/netboot-$$c.out; fi; done; \
+		echo "netboot-test: $$p passed, $$f failed, 0 skipped"; [ $$f = 0 ]
+.PHONY: netboot netboot-test
 
 clean:
 	rm -rf $(BUILD)

@@ -53,7 +53,7 @@ NO_ACPI = ['--machine', 'pc', '--extra-qemu=-machine', '--extra-qemu=acpi=off',
            '--extra-qemu=-smp', '--extra-qemu=4,sockets=4,cores=1,threads=1']
 
 
-def configs(kernel, iso, screen_iso=None, pvh_kernel=None):
+def configs(kernel, iso, screen_iso=None, pvh_kernel=None, netboot_tree=None):
     """(name, pmutest-run arguments, kind): kind None for a plain run, 'kvm'
     for one that needs KVM, or a tuple for the special checks ('facts', ...:
     a plain run whose log must also hold each of these boot facts)."""
@@ -121,6 +121,12 @@ def configs(kernel, iso, screen_iso=None, pvh_kernel=None):
                              'ACPI RSDP from start_info, CPUs from the ACPI MADT')),
         ('pvh-tcg-smp2-pc', pvh + tcg + ['--smp', '2', '--machine', 'pc'] + e('tcg.expect'),
          ('facts', '# boot: entry pvh, memory map from start_info')),
+        # Network boot from `make netboot`'s TFTP tree through QEMU's own
+        # DHCP/TFTP server (harness/netboot.py): BIOS PXE to GRUB, BIOS
+        # iPXE to its script, UEFI PXE to GRUB.
+        ('netboot-pxe-bios-grub', [], ('netboot', netboot_tree, 'bios')) if netboot_tree else None,
+        ('netboot-ipxe-bios-script', [], ('netboot', netboot_tree, 'bios-ipxe')) if netboot_tree else None,
+        ('netboot-pxe-uefi-grub', [], ('netboot', netboot_tree, 'uefi')) if netboot_tree else None,
         # No ACPI: every CPU of the MP table up, by multiboot and by PVH.
         ('no-acpi-mptable-multiboot', k + tcg + ['--smp', '4'] + NO_ACPI + e('no-acpi.expect'),
          ('facts', '# boot: entry multiboot1', 'ACPI RSDP from nowhere (no ACPI tables), CPUs from the MP table')),
@@ -400,6 +406,22 @@ def lava_pty_run(iso, uefi, logdir, name, timeout=240):
     return (1 if problems else 0), '\n'.join(out)
 
 
+# ---------------------------------------------------------------- network boot
+
+def netboot_run(tree, client, logdir, name):
+    """harness/netboot.py boots the client from the TFTP tree and judges the
+    log (runner, QEMU status, the path taken); the line-splitting consumer,
+    the preamble and the JUnit schemas are checked here as for every boot."""
+    log, junit = os.path.join(logdir, name + '.log'), os.path.join(logdir, name + '.junit.xml')
+    proc = subprocess.run([sys.executable, '-m', 'harness.netboot', '--tree', tree, '--client', client,
+                           '--smp', '2', '--log-file', log, '--junit', junit],
+                          cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors='replace')
+    problems = junit_problems(junit) + linesplit_problems(_read(log)) + preamble_problems(_read(log))
+    out = proc.stdout + ''.join('\n' + p for p in problems)
+    return (1 if proc.returncode or problems else 0), out
+
+
 # ---------------------------------------------------------------- one config
 
 def run_one(name, args, kind, logdir):
@@ -412,6 +434,9 @@ def run_one(name, args, kind, logdir):
         return name, rc, out, time.monotonic() - t0
     if isinstance(kind, tuple) and kind[0] == 'lava':
         rc, out = lava_pty_run(kind[1], kind[2], logdir, name)
+        return name, rc, out, time.monotonic() - t0
+    if isinstance(kind, tuple) and kind[0] == 'netboot':
+        rc, out = netboot_run(kind[1], kind[2], logdir, name)
         return name, rc, out, time.monotonic() - t0
     log, junit = os.path.join(logdir, name + '.log'), os.path.join(logdir, name + '.junit.xml')
     if os.path.exists(junit):
@@ -457,13 +482,16 @@ def main(argv=None):
     ap.add_argument('--iso', required=True)
     ap.add_argument('--screen-iso', help='ISO for the framebuffer screenshot check (tests=boot.* exit=halt)')
     ap.add_argument('--pvh-kernel', help='the PVH image (default: pmutest-pvh.elf beside --kernel)')
+    ap.add_argument('--netboot-tree', help='the TFTP tree of make netboot (without it: no network boots)')
     ap.add_argument('--only', default='*', help='run only configurations matching this glob')
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--logdir', default='build/matrix')
     a = ap.parse_args(argv)
     os.makedirs(a.logdir, exist_ok=True)
 
-    todo = [c for c in configs(a.kernel, a.iso, a.screen_iso, a.pvh_kernel) if c and fnmatch.fnmatch(c[0], a.only)]
+    tree = a.netboot_tree and os.path.abspath(a.netboot_tree)
+    todo = [c for c in configs(a.kernel, a.iso, a.screen_iso, a.pvh_kernel, tree)
+            if c and fnmatch.fnmatch(c[0], a.only)]
     skipped = skip_reasons(todo)
     passed = failed = n = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:

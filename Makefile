@@ -286,7 +286,7 @@ $(NETBOOT_DIR)/boot/pmutest.elf: $(BUILD)/pmutest.elf iso/grub.cfg.in iso/mknetd
 	iso/mknetdir.sh $(NETBOOT_DIR) $(BUILD)/pmutest.elf $(BUILD)/netboot.grub.cfg '$(CMDLINE)' \
 		>$(BUILD)/netboot.log 2>&1 || { cat $(BUILD)/netboot.log; exit 1; }
 netboot-test: deps $(NETBOOT_DIR)/boot/pmutest.elf
-	@p=0; f=0; for c in bios bios-ipxe uefi; do \
+	@p=0; f=0; for c in bios bios-ipxe uefi lava-tftp; do \
 		if $(PYTHON) -m harness.netboot --tree $(NETBOOT_DIR) --client $$c \
 			--log-file $(BUILD)/netboot-$$c.log >$(BUILD)/netboot-$$c.out 2>&1; \
 		then p=$$((p+1)); echo "ok netboot $$c"; \

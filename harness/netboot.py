@@ -10,6 +10,9 @@ clients:
   bios       BIOS PXE -> GRUB's core.0 -> grub.cfg -> pmutest.elf (multiboot2)
   bios-ipxe  BIOS iPXE -> pmutest.ipxe -> pmutest.elf (multiboot1)
   uefi       OVMF PXE -> GRUB's core.efi -> grub.cfg -> pmutest.elf (multiboot2)
+  lava-tftp  BIOS iPXE -> the commands LAVA types for ci-examples/lava-job-tftp.yaml
+             (rendered into a script, {SERVER_IP} and {KERNEL} filled in as
+             LAVA's TFTP deploy does) -> pmutest.elf (multiboot1)
 
 The log is judged by tools/pmutest-run --log (complete KTAP, expected
 outcomes, every CPU online), and further: QEMU's status must be the one the
@@ -38,7 +41,24 @@ CLIENTS = {
     'bios-ipxe': ('pmutest.ipxe', 'bios', ('booted by iPXE', '(multiboot1), command line "tftp://')),
     'uefi': ('boot/grub/x86_64-efi/core.efi', 'uefi',
              ('core.efi : ', '[EFI]', 'booted by GRUB', '(multiboot2)')),
+    'lava-tftp': ('lava-job-tftp.ipxe', 'bios', ('booted by iPXE', '(multiboot1), command line "tftp://')),
 }
+LAVA_JOB = os.path.join(_paths.ROOT, 'ci-examples', 'lava-job-tftp.yaml')
+# QEMU's user network: the TFTP server's address, as LAVA's dispatcher's.
+SERVER_IP = '10.0.2.2'
+
+
+def lava_script(job_path, kernel='boot/pmutest.elf'):
+    """The job's inline iPXE boot commands as a script, with the
+    placeholders LAVA's BootloaderCommandOverlay substitutes filled in."""
+    import yaml
+    with open(job_path) as f:
+        job = yaml.safe_load(f)
+    boot = [a['boot'] for a in job['actions'] if 'boot' in a][0]
+    if boot.get('method') != 'ipxe' or not isinstance(boot.get('commands'), list):
+        raise SystemExit('netboot: %s has no inline ipxe commands' % job_path)
+    lines = [c.replace('{SERVER_IP}', SERVER_IP).replace('{KERNEL}', kernel) for c in boot['commands']]
+    return '#!ipxe\n' + '\n'.join(lines) + '\n'
 
 
 def qemu_command(tree, client, smp, log, workdir, qemu=QEMU):
@@ -65,10 +85,18 @@ def qemu_command(tree, client, smp, log, workdir, qemu=QEMU):
 
 def status_problems(text, status):
     """QEMU's status must be what the kernel's end marker asked for
-    (isa-debug-exit: (code << 1) | 1)."""
+    (isa-debug-exit: (code << 1) | 1), or, when the command line says
+    exit=reboot, 0: the kernel resets the machine and QEMU's -no-reboot
+    turns that reset into an exit with status 0."""
     m = re.search(r'# pmutest: end exit=(0x[0-9a-f]+)', text)
     if not m:
         return []  # the runner already says the log is incomplete
+    cmdline = re.search(r'command line "([^"]*)"', text)
+    if cmdline and 'exit=reboot' in cmdline.group(1).split():
+        if status != 0:
+            return ['QEMU status %s, but exit=reboot should reset the machine (status 0 under -no-reboot)'
+                    % status]
+        return []
     want = (int(m.group(1), 16) << 1) | 1
     if status != want:
         return ['QEMU status %s, but the end marker says exit=%s (status %d)' % (status, m.group(1), want)]
@@ -86,7 +114,10 @@ def main(argv=None):
     ap.add_argument('--junit')
     ap.add_argument('--timeout', type=int, default=300, help='seconds before QEMU is stopped (TCG on a busy host)')
     a = ap.parse_args(argv)
-    for f in (CLIENTS[a.client][0],):
+    if a.client == 'lava-tftp':
+        with open(os.path.join(a.tree, CLIENTS[a.client][0]), 'w') as f:
+            f.write(lava_script(LAVA_JOB))
+    for f in (CLIENTS[a.client][0], 'boot/pmutest.elf'):
         if not os.path.isfile(os.path.join(a.tree, f)):
             print('netboot: %s has no %s: run make netboot' % (a.tree, f))
             return 2

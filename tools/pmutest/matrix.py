@@ -127,6 +127,8 @@ def configs(kernel, iso, screen_iso=None, pvh_kernel=None, netboot_tree=None):
         ('netboot-pxe-bios-grub', [], ('netboot', netboot_tree, 'bios')) if netboot_tree else None,
         ('netboot-ipxe-bios-script', [], ('netboot', netboot_tree, 'bios-ipxe')) if netboot_tree else None,
         ('netboot-pxe-uefi-grub', [], ('netboot', netboot_tree, 'uefi')) if netboot_tree else None,
+        # The iPXE commands ci-examples/lava-job-tftp.yaml has LAVA type.
+        ('netboot-lava-tftp-commands', [], ('netboot', netboot_tree, 'lava-tftp')) if netboot_tree else None,
         # No ACPI: every CPU of the MP table up, by multiboot and by PVH.
         ('no-acpi-mptable-multiboot', k + tcg + ['--smp', '4'] + NO_ACPI + e('no-acpi.expect'),
          ('facts', '# boot: entry multiboot1', 'ACPI RSDP from nowhere (no ACPI tables), CPUs from the MP table')),

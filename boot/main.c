@@ -34,12 +34,16 @@ int boot_info_status;
 int boot_acpi_status;
 
 /* Physical memory as the parsers read it: the identity map, as far as it
- * goes (4 GiB at boot, all RAM after paging_extend). Address 0 is "not
- * given" in both loader and ACPI structures. */
+ * goes (4 GiB at boot, all RAM after paging_extend). Whether an address 0
+ * means "not given" is the parser's to say (ACPI's does; a multiboot1 flag
+ * vouches for its pointer, and kexec-tools puts the memory map at 0), so
+ * the first page is read through the map's alias, never as a null pointer. */
 static const void *phys_identity(uint64_t phys, size_t len)
 {
-	if (!phys || phys + len > paging_mapped_end() || phys + len < phys)
+	if (phys + len > paging_mapped_end() || phys + len < phys)
 		return NULL;
+	if (phys < PAGING_NULL_PAGE)
+		return (const void *)(uintptr_t)(PAGING_ALIAS_BASE + phys);
 	return (const void *)(uintptr_t)phys;
 }
 

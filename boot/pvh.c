@@ -30,6 +30,8 @@ static bool pvh_copy_rsdp(struct boot_info *bi, uint64_t phys)
 	return true;
 }
 
+/* start_info.h: "nothing will be loaded at physical address 0, so a 0
+ * value in any of the address fields should be treated as not present". */
 int pvh_parse(const uint8_t *p, struct boot_info *bi)
 {
 	int rc = 0;
@@ -45,15 +47,15 @@ int pvh_parse(const uint8_t *p, struct boot_info *bi)
 	if (cmdline)
 		bi->cmdline_len = mb_copy_phys_str(bi->cmdline, sizeof(bi->cmdline), cmdline,
 						   &bi->cmdline_truncated);
-	/* 0 means none: a loader without ACPI tables (Firecracker before
-	 * 1.8) leaves it so, and the kernel then scans the BIOS area. */
+	/* 0 means none: the kernel then scans the BIOS area, where PC
+	 * firmware and a microVM's tables put the RSDP. */
 	uint64_t rsdp = get_le64(p + PVH_OFF_RSDP);
 	if (rsdp && !pvh_copy_rsdp(bi, rsdp))
 		rc = BOOTINFO_EGARBLED;
 
 	/* Version 0 has no memory map here (Xen gives it by hypercall). */
-	if (bi->pvh_version >= 1) {
-		uint64_t map = get_le64(p + PVH_OFF_MEMMAP);
+	uint64_t map = bi->pvh_version >= 1 ? get_le64(p + PVH_OFF_MEMMAP) : 0;
+	if (map) {
 		uint32_t n = get_le32(p + PVH_OFF_MEMMAP_ENTRIES);
 
 		/* The table full ends the walk: at most BOOTINFO_MMAP_MAX + 1 steps. */

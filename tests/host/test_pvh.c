@@ -119,6 +119,11 @@ HT_TEST(bad_magic_and_pointers)
 	HT_CHECK_EQ(bootinfo_parse(BOOTINFO_PVH_MAGIC, si, &bi), BOOTINFO_EGARBLED);
 	HT_CHECK_EQ(bi.mmap_count, 2);
 	reset();
+	/* A map address of 0 is "not present", whatever the count says. */
+	si = start_info(1, 0, 0, 0, 5);
+	HT_CHECK_EQ(bootinfo_parse(BOOTINFO_PVH_MAGIC, si, &bi), 0);
+	HT_CHECK_EQ(bi.mmap_count, 0);
+	reset();
 	/* An RSDP pointer to nothing. */
 	si = start_info(1, 0, 0xe0000, 0, 0);
 	HT_CHECK_EQ(bootinfo_parse(BOOTINFO_PVH_MAGIC, si, &bi), BOOTINFO_EGARBLED);

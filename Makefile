@@ -294,6 +294,13 @@ netboot-test: deps $(NETBOOT_DIR)/boot/pmutest.elf
 		echo "netboot-test: $$p passed, $$f failed, 0 skipped"; [ $$f = 0 ]
 .PHONY: netboot netboot-test
 
+# --- kexec from a running Linux (harness/kexec.py): Debian's kernel and
+# kexec-tools on the emulated PMU kexec into pmutest, once by kexec -e and
+# once after a panic (kexec -p); prints "kexec-test: N passed, M failed, K skipped".
+kexec-test: deps $(BUILD)/pmutest.elf
+	$(PYTHON) -m harness.kexec --kernel $(BUILD)/pmutest.elf --logdir $(BUILD)/kexec
+.PHONY: kexec-test
+
 clean:
 	rm -rf $(BUILD)
 

@@ -410,6 +410,21 @@ void smp_start_aps(uint64_t trampoline_page, unsigned max_cpus)
 		if (summary.nreports == MAX_CPUS)
 			break;
 	}
+	/* Started on an application processor (IA32_APIC_BASE.BSP = 0, SDM
+	 * vol. 3A, "Local APIC Status and Location"): a crash kexec from the
+	 * CPU that panicked. An INIT reaching the boot processor restarts it
+	 * at the reset vector, which resets the machine (Linux's kdump kernel
+	 * is told disable_cpu_apicid= for this, arch/x86/kernel/apic/apic.c),
+	 * and no table says for sure which CPU that is: start none. */
+	if (cpus_online < total && !(rdmsr(MSR_IA32_APIC_BASE) & BIT(APIC_BASE_BSP_BIT))) {
+		summary.started_on_ap = true;
+		summary.why_bsp_only = "started on an application processor (IA32_APIC_BASE.BSP = 0: a crash kexec?); "
+				       "an INIT to the boot processor would reset the machine";
+		for (unsigned i = 0; i < summary.nreports; i++)
+			if (summary.reports[i].state == AP_NOT_TRIED)
+				summary.reports[i].state = AP_NOT_FROM_AN_AP;
+		total = cpus_online;
+	}
 	if (cpus_online < total) {
 		uint64_t tramp = install_trampoline(trampoline_page);
 		if (!tramp) {

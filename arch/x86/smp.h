@@ -22,7 +22,7 @@ extern uint32_t ap_stack_slots, ap_next_stack_slot;
 void ap_main(void);
 
 /* What happened to each enabled CPU the MADT (or MP table) listed. */
-enum ap_state { AP_NOT_TRIED, AP_ONLINE, AP_TIMED_OUT, AP_OVER_LIMIT };
+enum ap_state { AP_NOT_TRIED, AP_ONLINE, AP_TIMED_OUT, AP_OVER_LIMIT, AP_NOT_FROM_AN_AP };
 struct smp_cpu_report {
 	uint32_t apic_id;
 	enum ap_state state;
@@ -38,7 +38,9 @@ struct smp_summary {
 	bool from_madt;           /* the CPU list is the MADT's */
 	bool from_mptable;        /* no usable MADT: the MP table's */
 	const char *cpu_source;   /* "the ACPI MADT", "the MP table", "the BSP alone" */
-	const char *why_bsp_only; /* reason when neither table gave CPUs */
+	const char *why_bsp_only; /* reason when neither table gave CPUs, or
+				   * when this CPU is not the boot processor */
+	bool started_on_ap;       /* IA32_APIC_BASE.BSP was 0 here: no INIT sent */
 	unsigned nreports;
 	struct smp_cpu_report reports[MAX_CPUS];
 };

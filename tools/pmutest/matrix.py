@@ -129,6 +129,11 @@ def configs(kernel, iso, screen_iso=None, pvh_kernel=None, netboot_tree=None):
         ('netboot-pxe-uefi-grub', [], ('netboot', netboot_tree, 'uefi')) if netboot_tree else None,
         # The iPXE commands ci-examples/lava-job-tftp.yaml has LAVA type.
         ('netboot-lava-tftp-commands', [], ('netboot', netboot_tree, 'lava-tftp')) if netboot_tree else None,
+        # kexec from Linux on the emulated PMU (harness/kexec.py): kexec -e
+        # (GLOBAL_CTRL as Linux left it, exit=reboot) and kexec -p after a
+        # panic (the watchdog's counter in use, taken over, exit=poweroff).
+        ('kexec-linux-exec-reboot', [], ('kexec', kernel, 'exec')),
+        ('kexec-linux-crash-takeover', [], ('kexec', kernel, 'crash')),
         # No ACPI: every CPU of the MP table up, by multiboot and by PVH.
         ('no-acpi-mptable-multiboot', k + tcg + ['--smp', '4'] + NO_ACPI + e('no-acpi.expect'),
          ('facts', '# boot: entry multiboot1', 'ACPI RSDP from nowhere (no ACPI tables), CPUs from the MP table')),
@@ -440,6 +445,12 @@ def run_one(name, args, kind, logdir):
     if isinstance(kind, tuple) and kind[0] == 'netboot':
         rc, out = netboot_run(kind[1], kind[2], logdir, name)
         return name, rc, out, time.monotonic() - t0
+    if isinstance(kind, tuple) and kind[0] == 'kexec':
+        proc = subprocess.run([sys.executable, '-m', 'harness.kexec', '--kernel', os.path.abspath(kind[1]),
+                               '--only', kind[2], '--logdir', os.path.abspath(logdir)],
+                              cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors='replace')
+        return name, proc.returncode, proc.stdout, time.monotonic() - t0
     log, junit = os.path.join(logdir, name + '.log'), os.path.join(logdir, name + '.junit.xml')
     if os.path.exists(junit):
         os.remove(junit)

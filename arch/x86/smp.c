@@ -418,8 +418,9 @@ void smp_start_aps(uint64_t trampoline_page, unsigned max_cpus)
 	 * and no table says for sure which CPU that is: start none. */
 	if (cpus_online < total && !(rdmsr(MSR_IA32_APIC_BASE) & BIT(APIC_BASE_BSP_BIT))) {
 		summary.started_on_ap = true;
-		summary.why_bsp_only = "started on an application processor (IA32_APIC_BASE.BSP = 0: a crash kexec?); "
-				       "an INIT to the boot processor would reset the machine";
+		summary.why_bsp_only =
+			"started on an application processor (IA32_APIC_BASE.BSP = 0: a crash kexec?); "
+			"an INIT to the boot processor would reset the machine";
 		for (unsigned i = 0; i < summary.nreports; i++)
 			if (summary.reports[i].state == AP_NOT_TRIED)
 				summary.reports[i].state = AP_NOT_FROM_AN_AP;

@@ -50,7 +50,7 @@ HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
 .PHONY: FORCE all kernel iso usb run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test \
 	doc-check layer-check format format-check deps-format
 all: kernel
-kernel: $(BUILD)/pmutest.elf
+kernel: $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf
 
 # V=1 shows whole command lines.
 Q := $(if $(V),,@)
@@ -69,6 +69,19 @@ $(BUILD)/pmutest.elf: $(KERNEL_OBJS) linker.ld tools/check-elf-layout.py
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
 	$(Q)$(PYTHON) tools/check-elf-layout.py $@
+
+# The PVH image: the same kernel without the multiboot1 header, which QEMU
+# -kernel would take over the PVH note (boot/header.S says why).
+PVH_OBJS := $(filter-out $(BUILD)/k/boot/header.S.o,$(KERNEL_OBJS)) $(BUILD)/k/boot/header-pvh.S.o
+$(BUILD)/k/boot/header-pvh.S.o: boot/header.S Makefile
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  AS      $< (PVH image)")
+	$(Q)$(CC) $(KERNEL_ASFLAGS) -DPMUTEST_PVH_IMAGE -c $< -o $@
+
+$(BUILD)/pmutest-pvh.elf: $(PVH_OBJS) linker.ld tools/check-elf-layout.py
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(KERNEL_LDFLAGS) -o $@ $(PVH_OBJS)
+	$(Q)$(PYTHON) tools/check-elf-layout.py --pvh-only $@
 
 define host_test_rule
 $(BUILD)/host/test_$(1): tests/host/test_$(1).c $$(HOST_SRCS_$(1)) Makefile
@@ -144,9 +157,11 @@ run: deps $(BUILD)/pmutest.elf
 runner-test:
 	@BUILD=$(BUILD) $(PYTHON) tools/run-tests.py
 
-boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso
+boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso \
+		$(BUILD)/netboot/boot/pmutest.elf
 	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso \
-		--screen-iso $(BUILD)/pmutest-screen.iso
+		--screen-iso $(BUILD)/pmutest-screen.iso --pvh-kernel $(BUILD)/pmutest-pvh.elf \
+		--netboot-tree $(BUILD)/netboot
 
 # Everything CI runs: host unit tests, tool tests, a clang build, the boot
 # matrix, and the emulated-PMU matrix (which builds the patched QEMU, or
@@ -274,6 +289,34 @@ linux-perf: deps-debian
 linux-perf-test: deps-debian
 	@$(PYTHON) -m harness.linux_perf --outdir $(BUILD)/linux-perf-test \
 		--result-line linux-perf $(LINUX_PERF_LEGS)
+
+# --- Network boot (harness/netboot.py): a TFTP tree for BIOS and UEFI PXE
+# clients and iPXE (iso/mknetdir.sh says how it is laid out), carrying
+# CMDLINE like the ISO; netboot-test boots each client from it under QEMU's
+# own DHCP/TFTP server and prints "netboot-test: N passed, M failed, K skipped".
+NETBOOT_DIR := $(BUILD)/netboot
+netboot: $(NETBOOT_DIR)/boot/pmutest.elf
+$(NETBOOT_DIR)/boot/pmutest.elf: $(BUILD)/pmutest.elf iso/grub.cfg.in iso/mknetdir.sh Makefile \
+		$(BUILD)/iso-cmdline.stamp | deps-iso
+	@mkdir -p $(BUILD)
+	sed 's|@CMDLINE@|$(CMDLINE)|g' iso/grub.cfg.in > $(BUILD)/netboot.grub.cfg
+	iso/mknetdir.sh $(NETBOOT_DIR) $(BUILD)/pmutest.elf $(BUILD)/netboot.grub.cfg '$(CMDLINE)' \
+		>$(BUILD)/netboot.log 2>&1 || { cat $(BUILD)/netboot.log; exit 1; }
+netboot-test: deps $(NETBOOT_DIR)/boot/pmutest.elf
+	@p=0; f=0; for c in bios bios-ipxe uefi lava-tftp; do \
+		if $(PYTHON) -m harness.netboot --tree $(NETBOOT_DIR) --client $$c \
+			--log-file $(BUILD)/netboot-$$c.log >$(BUILD)/netboot-$$c.out 2>&1; \
+		then p=$$((p+1)); echo "ok netboot $$c"; \
+		else f=$$((f+1)); echo "not ok netboot $$c"; tail -n 15 $(BUILD)/netboot-$$c.out; fi; done; \
+		echo "netboot-test: $$p passed, $$f failed, 0 skipped"; [ $$f = 0 ]
+.PHONY: netboot netboot-test
+
+# --- kexec from a running Linux (harness/kexec.py): Debian's kernel and
+# kexec-tools on the emulated PMU kexec into pmutest, once by kexec -e and
+# once after a panic (kexec -p); prints "kexec-test: N passed, M failed, K skipped".
+kexec-test: deps $(BUILD)/pmutest.elf
+	$(PYTHON) -m harness.kexec --kernel $(BUILD)/pmutest.elf --logdir $(BUILD)/kexec
+.PHONY: kexec-test
 
 clean:
 	rm -rf $(BUILD)

@@ -11,9 +11,17 @@
  * mem_region). */
 #include "arch/x86/bootmem.h"
 
-/* Values the loader leaves in EAX (Multiboot 0.6.96 §3.2, Multiboot2 1.0 §3.3). */
+/* Values the loader leaves in EAX (Multiboot 0.6.96 §3.2, Multiboot2 1.0 §3.3);
+ * a PVH loader leaves none, boot/pvh.S puts the start_info magic there. */
 #define BOOTINFO_MB1_MAGIC 0x2BADB002u
 #define BOOTINFO_MB2_MAGIC 0x36d76289u
+#define BOOTINFO_PVH_MAGIC 0x336ec578u
+
+/* struct boot_info.protocol */
+#define BOOT_PROTO_NONE 0 /* unknown magic */
+#define BOOT_PROTO_MB1 1
+#define BOOT_PROTO_MB2 2
+#define BOOT_PROTO_PVH 3 /* hvm_start_info (boot/pvh.h) */
 
 /* bootinfo_parse() results. On BOOTINFO_EGARBLED the struct still holds
  * everything read before (or around) the damage; the caller decides. */
@@ -42,7 +50,8 @@ struct boot_fb {
 };
 
 struct boot_info {
-	int protocol; /* 1 = multiboot1, 2 = multiboot2, 0 = unknown magic */
+	int protocol;         /* BOOT_PROTO_* */
+	uint32_t pvh_version; /* hvm_start_info.version, under PVH */
 
 	/* As given: under QEMU -kernel the image path comes first. */
 	char cmdline[BOOTINFO_CMDLINE_MAX + 1];
@@ -60,11 +69,13 @@ struct boot_info {
 	uint64_t mem_lower_kib, mem_upper_kib;
 	bool has_basic_meminfo;
 
-	/* Copy of the RSDP from mb2 tag 14 (old, v1) or 15 (new, v2+); 0 = none.
-	 * Tag 15 wins when both are present. */
+	/* Copy of the RSDP from mb2 tag 14 (old, v1) or 15 (new, v2+), or from
+	 * hvm_start_info.rsdp_paddr; rsdp_len 0 = none. Tag 15 wins when both
+	 * tags are present. */
 	uint8_t rsdp[36];
 	size_t rsdp_len;
 	int rsdp_tag;
+	bool rsdp_from_start_info;
 
 	bool has_fb;
 	struct boot_fb fb;
@@ -86,6 +97,9 @@ typedef const void *(*bootinfo_phys_fn)(uint64_t phys, size_t len);
 /* Must be set before bootinfo_parse() for Multiboot1 (the kernel installs
  * its identity map in boot/main.c); NULL makes every pointer unreadable. */
 void bootinfo_set_phys_accessor(bootinfo_phys_fn fn);
+
+/* "multiboot1", "multiboot2", "pvh" or "unknown". */
+const char *bootinfo_protocol_name(int protocol);
 
 /* magic and info as the loader left them in EAX and EBX. Fills *out
  * (always zeroed first) and returns 0, BOOTINFO_EMAGIC or BOOTINFO_EGARBLED. */

@@ -50,6 +50,10 @@ _start:
 	movl $boot_pdpt, %eax
 	orl $(PTE_P | PTE_W | PTE_U), %eax
 	movl %eax, boot_pml4
+	/* PML4[1] -> the same PDPT: a second view of the identity map at
+	 * PAGING_ALIAS_BASE (arch/x86/paging.h), through which C reads
+	 * physical page 0, whose identity address is the null pointer. */
+	movl %eax, boot_pml4 + 8
 	movl $boot_pd, %ebx
 	xorl %ecx, %ecx
 1:	movl %ebx, %eax

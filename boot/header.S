@@ -1,8 +1,13 @@
 /* The two loader headers, first in the image: multiboot1 with the a.out
- * kludge (QEMU -kernel refuses ELF64 otherwise) and multiboot2 (GRUB). */
+ * kludge (QEMU -kernel refuses ELF64 otherwise) and multiboot2 (GRUB).
+ * The third way in, PVH, is an ELF note (boot/pvh.S). QEMU -kernel takes
+ * multiboot1 over PVH when it finds both (hw/i386/x86.c, x86_load_linux),
+ * so build/pmutest-pvh.elf, the PVH image QEMU can test, is assembled
+ * with PMUTEST_PVH_IMAGE and leaves multiboot1 out. */
 #include "boot/multiboot.h"
 
 	.section .multiboot, "a"
+#ifndef PMUTEST_PVH_IMAGE
 	.balign 4
 mb1_header:
 	.long MB1_HEADER_MAGIC
@@ -14,6 +19,7 @@ mb1_header:
 	.long _load_end		/* load_end_addr */
 	.long _bss_end		/* bss_end_addr: the loader zeroes up to here */
 	.long _start		/* entry_addr */
+#endif
 
 	.balign 8
 mb2_header:

@@ -21,6 +21,7 @@
 #include "boot/pmutest_version.h"
 #include "lib/acpi.h"
 #include "lib/fbcon.h"
+#include "lib/mptable.h"
 #include "modes/modes.h"
 #include "modes/monitor.h"
 #include "modes/sample.h"
@@ -33,22 +34,48 @@ int boot_info_status;
 int boot_acpi_status;
 
 /* Physical memory as the parsers read it: the identity map, as far as it
- * goes (4 GiB at boot, all RAM after paging_extend). Address 0 is "not
- * given" in both loader and ACPI structures. */
+ * goes (4 GiB at boot, all RAM after paging_extend). Whether an address 0
+ * means "not given" is the parser's to say (ACPI's does; a multiboot1 flag
+ * vouches for its pointer, and kexec-tools puts the memory map at 0), so
+ * the first page is read through the map's alias, never as a null pointer. */
 static const void *phys_identity(uint64_t phys, size_t len)
 {
-	if (!phys || phys + len > paging_mapped_end() || phys + len < phys)
+	if (phys + len > paging_mapped_end() || phys + len < phys)
 		return NULL;
+	if (phys < PAGING_NULL_PAGE)
+		return (const void *)(uintptr_t)(PAGING_ALIAS_BASE + phys);
 	return (const void *)(uintptr_t)phys;
 }
+
+/* Where the RSDP came from, for the boot facts. */
+static const char *acpi_source = "nowhere (no ACPI tables)";
 
 static void init_acpi(void)
 {
 	boot_acpi_status = -1;
-	if (boot_info.rsdp_len)
+	if (boot_info.rsdp_len) {
 		boot_acpi_status = acpi_init(boot_info.rsdp, boot_info.rsdp_len);
-	if (boot_acpi_status != 0)
+		if (boot_acpi_status == 0)
+			acpi_source = boot_info.rsdp_from_start_info ? "start_info" : "the multiboot2 tag";
+	}
+	if (boot_acpi_status != 0) {
 		boot_acpi_status = acpi_init_scan_bios();
+		if (boot_acpi_status == 0)
+			acpi_source = "the BIOS area scan";
+	}
+}
+
+/* Where the memory map came from: the protocol's own structure. */
+static const char *memory_map_source(void)
+{
+	if (!boot_info.mmap_count)
+		return "nowhere";
+	switch (boot_info.protocol) {
+	case BOOT_PROTO_MB1: return "the multiboot1 info";
+	case BOOT_PROTO_MB2: return "the multiboot2 tag";
+	case BOOT_PROTO_PVH: return "start_info";
+	default: return "nowhere";
+	}
 }
 
 /* Whether the framebuffer console came up, and whether it draws in a RAM
@@ -92,10 +119,17 @@ static void silence_legacy_interrupts(void)
 {
 	struct acpi_madt_info m;
 	struct acpi_cpu one;
+	struct mp_info mp;
+	struct mp_cpu mp_one;
 	pic_mask_all();
-	if (acpi_madt_cpus(&one, 1, &m) >= 0)
+	if (acpi_madt_cpus(&one, 1, &m) >= 0) {
 		for (unsigned i = 0; i < m.nioapic; i++)
 			ioapic_mask_all(m.ioapic_phys[i]);
+	} else if (mptable_cpus(phys_identity, &mp_one, 1, &mp) >= 0) {
+		/* No ACPI: the MP table lists the I/O APICs. */
+		for (unsigned i = 0; i < mp.nioapic; i++)
+			ioapic_mask_all(mp.ioapic_phys[i]);
+	}
 }
 
 static void print_diag_line(void *ctx, const char *line)
@@ -141,13 +175,20 @@ static void print_boot_facts(void)
 {
 	const struct timer_info *ti = timer_info();
 	const struct smp_summary *s = smp_summary();
-	console_printf("# pmutest %s: booted by %s (multiboot%d), command line \"%.*s\"%s\n", PMUTEST_VERSION,
-		       boot_info.loader[0] ? boot_info.loader : "an unnamed loader", boot_info.protocol,
-		       (int)boot_info.cmdline_len, boot_info.cmdline,
-		       boot_info.cmdline_truncated ? " (truncated)" : "");
+	const char *loader = boot_info.loader[0]                    ? boot_info.loader
+			     : boot_info.protocol == BOOT_PROTO_PVH ? "a PVH loader"
+								    : "an unnamed loader";
+	console_printf("# pmutest %s: booted by %s (%s), command line \"%.*s\"%s\n", PMUTEST_VERSION, loader,
+		       bootinfo_protocol_name(boot_info.protocol), (int)boot_info.cmdline_len,
+		       boot_info.cmdline, boot_info.cmdline_truncated ? " (truncated)" : "");
+	console_printf(
+		"# boot: entry %s, memory map from %s (%zu entries), ACPI RSDP from %s, CPUs from %s\n",
+		bootinfo_protocol_name(boot_info.protocol), memory_map_source(), boot_info.mmap_count,
+		acpi_source, s->cpu_source);
 	console_printf("# time: TSC %lu kHz from %s, LAPIC timer %lu kHz (divide 16)\n", ti->tsc_hz / 1000,
 		       ti->tsc_source, ti->lapic_hz / 1000);
-	console_printf("# smp: %u of %u CPUs online (%s)\n", s->online, s->from_madt ? s->madt_enabled : 1,
+	console_printf("# smp: %u of %u CPUs online (%s)\n", s->online,
+		       s->from_madt || s->from_mptable ? s->madt_enabled : 1,
 		       lapic_x2apic_mode() ? "x2apic" : "xapic");
 	console_printf("# smp: AP bring-up took %lu us of guest time%s%s\n", tsc_to_us(s->bringup_tsc),
 		       s->why_bsp_only ? "; BSP only: " : "", s->why_bsp_only ? s->why_bsp_only : "");

@@ -2,6 +2,7 @@
  * Pure: it only reads memory the loader left, bounded by the sizes found. */
 #include "boot/bootinfo.h"
 
+#include "boot/bootinfo_internal.h"
 #include "lib/unaligned.h"
 
 /* Multiboot2 tag types (Multiboot2 spec §3.6, one subsection per tag). */
@@ -63,12 +64,12 @@ void bootinfo_set_phys_accessor(bootinfo_phys_fn fn)
 	bootinfo_phys = fn;
 }
 
-static const uint8_t *mb_phys(uint64_t phys, size_t len)
+const uint8_t *mb_phys(uint64_t phys, size_t len)
 {
 	return bootinfo_phys ? bootinfo_phys(phys, len) : NULL;
 }
 
-static void mb_zero(void *dst, size_t n)
+void mb_zero(void *dst, size_t n)
 {
 	uint8_t *d = dst;
 
@@ -96,7 +97,7 @@ static size_t mb_copy_str(char *dst, size_t cap, const uint8_t *src, size_t avai
 /* Same, for a string behind a physical pointer of unknown length: each byte
  * is fetched through the accessor so a string running into unmapped memory
  * simply ends there. */
-static size_t mb_copy_phys_str(char *dst, size_t cap, uint64_t phys, bool *truncated)
+size_t mb_copy_phys_str(char *dst, size_t cap, uint64_t phys, bool *truncated)
 {
 	size_t n = 0;
 	const uint8_t *c = NULL;
@@ -135,7 +136,7 @@ static uint32_t mb_mem_type(uint32_t raw)
 	}
 }
 
-static void mb_add_region(struct boot_info *bi, uint64_t base, uint64_t len, uint32_t raw_type)
+void mb_add_region(struct boot_info *bi, uint64_t base, uint64_t len, uint32_t raw_type)
 {
 	if (bi->mmap_count == BOOTINFO_MMAP_MAX) {
 		bi->mmap_truncated = true;
@@ -363,21 +364,35 @@ static int mb1_parse(const uint8_t *p, struct boot_info *bi)
 	return rc;
 }
 
+const char *bootinfo_protocol_name(int protocol)
+{
+	switch (protocol) {
+	case BOOT_PROTO_MB1: return "multiboot1";
+	case BOOT_PROTO_MB2: return "multiboot2";
+	case BOOT_PROTO_PVH: return "pvh";
+	default: return "unknown";
+	}
+}
+
 int bootinfo_parse(uint32_t magic, const void *info, struct boot_info *out)
 {
 	int rc;
 
 	mb_zero(out, sizeof(*out));
 	if (magic == BOOTINFO_MB2_MAGIC)
-		out->protocol = 2;
+		out->protocol = BOOT_PROTO_MB2;
 	else if (magic == BOOTINFO_MB1_MAGIC)
-		out->protocol = 1;
+		out->protocol = BOOT_PROTO_MB1;
+	else if (magic == BOOTINFO_PVH_MAGIC)
+		out->protocol = BOOT_PROTO_PVH;
 	else
 		return BOOTINFO_EMAGIC;
 	if (!info)
 		return BOOTINFO_EGARBLED;
 	out->info_phys = (uint64_t)(uintptr_t)info;
-	rc = out->protocol == 2 ? mb2_parse(info, out) : mb1_parse(info, out);
+	rc = out->protocol == BOOT_PROTO_MB2   ? mb2_parse(info, out)
+	     : out->protocol == BOOT_PROTO_MB1 ? mb1_parse(info, out)
+					       : pvh_parse(info, out);
 	mb_sort_mmap(out);
 	return rc;
 }

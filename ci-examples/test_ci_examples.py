@@ -180,7 +180,8 @@ class CiYaml(unittest.TestCase):
         self.assertIn('::error::', r.stdout)
 
     def test_referenced_files_exist(self):
-        for name in ('gitlab-ci.yml', 'github-actions.yml', 'lava-job.yaml', 'lava-job-kvm.yaml', 'README.md'):
+        for name in ('gitlab-ci.yml', 'github-actions.yml', 'lava-job.yaml', 'lava-job-kvm.yaml',
+                     'lava-job-tftp.yaml', 'README.md'):
             text = read('ci-examples', name)
             for path in set(re.findall(r'\b((?:tools|tests/expect|tests/logs|ci-examples)/[\w./-]+[\w])', text)):
                 self.assertTrue(os.path.exists(os.path.join(ROOT, path)), '%s names %s' % (name, path))
@@ -380,6 +381,25 @@ class LavaJobs(unittest.TestCase):
         self.tcg = yaml.safe_load(self.tcg_text)
         self.kvm = yaml.safe_load(read('ci-examples', 'lava-job-kvm.yaml'))
         self.monitor = lava.job_parts(self.tcg)[2][0]
+
+    def test_the_tftp_job(self):
+        """The network-boot job: LAVA's x86 device type, a TFTP deploy of the
+        kernel alone, iPXE commands that load it and boot, and the same
+        monitor as the QEMU jobs; harness/netboot.py renders the commands
+        as LAVA does (the boot matrix boots them: netboot-lava-tftp-commands)."""
+        if ROOT not in sys.path:
+            sys.path.insert(0, ROOT)        # the harness package sits at the top
+        import harness.netboot as netboot
+        doc = yaml.safe_load(read('ci-examples', 'lava-job-tftp.yaml'))
+        self.assertEqual([list(a)[0] for a in doc['actions']], ['deploy', 'boot', 'test'])
+        deploy, boot = doc['actions'][0]['deploy'], doc['actions'][1]['boot']
+        self.assertEqual((doc['device_type'], deploy['to'], boot['method']), ('x86', 'tftp', 'ipxe'))
+        self.assertTrue(deploy['kernel']['url'].endswith('/pmutest.elf'))
+        self.assertNotIn('ramdisk', deploy)
+        self.assertEqual(doc['actions'][2], self.tcg['actions'][2], 'the QEMU jobs\' monitor')
+        script = netboot.lava_script(os.path.join(HERE, 'lava-job-tftp.yaml'), kernel='k/pmutest.elf')
+        self.assertEqual(script.splitlines(), ['#!ipxe', 'dhcp net0',
+                                               'kernel tftp://10.0.2.2/k/pmutest.elf exit=reboot', 'boot'])
 
     def test_job_shape(self):
         for doc in (self.tcg, self.kvm):

@@ -99,6 +99,7 @@ static struct {
 	bool ready;
 	bool xsdt;          /* root entries are 8 bytes wide */
 	uint64_t root_phys; /* verified RSDT or XSDT */
+	unsigned rsdp_seen; /* signed, checksummed RSDPs the last scan met */
 } acpi_state;
 
 /* How physical memory is read: the kernel installs its identity map
@@ -237,9 +238,14 @@ static int acpi_scan_range(uint64_t lo, uint64_t hi)
 {
 	/* A stale or half-written RSDP may precede the real one, so a
 	 * candidate whose tables do not check out is passed over. */
-	for (uint64_t a = lo; a + RSDP_V1_LEN <= hi; a += 16)
+	for (uint64_t a = lo; a + RSDP_V1_LEN <= hi; a += 16) {
+		const uint8_t *p = acpi_map(a, RSDP_V1_LEN);
+
+		if (p && acpi_rsdp_v1_ok(p))
+			acpi_state.rsdp_seen++;
 		if (acpi_try_rsdp_at(a))
 			return 0;
+	}
 	return ACPI_ENOTFOUND;
 }
 
@@ -250,6 +256,7 @@ int acpi_init_scan_bios(void)
 	const uint8_t *bda = acpi_map(0x40E, 2);
 
 	acpi_state.ready = false;
+	acpi_state.rsdp_seen = 0;
 	if (bda) {
 		uint64_t ebda = (uint64_t)get_le16(bda) << 4;
 
@@ -259,6 +266,11 @@ int acpi_init_scan_bios(void)
 			return 0;
 	}
 	return acpi_scan_range(0xE0000, 0x100000);
+}
+
+unsigned acpi_scan_rsdp_seen(void)
+{
+	return acpi_state.rsdp_seen;
 }
 
 bool acpi_uses_xsdt(void)

@@ -32,6 +32,11 @@ int acpi_init(const uint8_t *rsdp_copy, size_t rsdp_len);
  * (ACPI 6.5 §5.2.5.1). */
 int acpi_init_scan_bios(void);
 
+/* How many RSDPs (signature and checksum good) the last
+ * acpi_init_scan_bios() met, usable tables or not: 0 says the firmware
+ * has no ACPI at all, rather than broken ACPI. */
+unsigned acpi_scan_rsdp_seen(void);
+
 /* True once acpi_init*() succeeded and the XSDT (not the RSDT) is in use. */
 bool acpi_uses_xsdt(void);
 

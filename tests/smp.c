@@ -12,16 +12,19 @@ static const char *const ap_state_names[] = {
 	[AP_ONLINE] = "online",
 	[AP_TIMED_OUT] = "did not start within its timeout",
 	[AP_OVER_LIMIT] = "not started: over the cpus= / MAX_CPUS limit",
+	[AP_NOT_FROM_AN_AP] = "not started: this kernel runs on an application processor",
 };
 
-KTEST("smp", ap_online, NULL, 0, "every enabled MADT CPU (up to cpus=) is online")
+KTEST("smp", ap_online, NULL, 0, "every enabled MADT (or MP table) CPU (up to cpus=) is online")
 {
 	const struct smp_summary *s = smp_summary();
-	if (!s->from_madt)
-		ktest_skip("no MADT: %s", s->why_bsp_only ? s->why_bsp_only : "unknown");
+	if (!s->from_madt && !s->from_mptable)
+		ktest_skip("no CPU list: %s", s->why_bsp_only ? s->why_bsp_only : "unknown");
+	if (s->started_on_ap)
+		ktest_skip("%s", s->why_bsp_only);
 	unsigned expected = s->madt_enabled < s->limit ? s->madt_enabled : s->limit;
-	diag("MADT: %u enabled CPUs, %u entries skipped (disabled or online-capable only); limit %u",
-	     s->madt_enabled, s->madt_skipped, s->limit);
+	diag("CPUs from %s: %u enabled, %u entries skipped (disabled or online-capable only); limit %u",
+	     s->cpu_source, s->madt_enabled, s->madt_skipped, s->limit);
 	diag("AP bring-up took %lu us of guest time (TSC), first INIT to last check-in",
 	     tsc_to_us(s->bringup_tsc));
 	for (unsigned i = 0; i < s->nreports; i++) {

@@ -36,6 +36,8 @@ for what in "$@"; do
 		need /usr/lib/grub/x86_64-efi/multiboot2.mod grub-efi-amd64-bin
 		need xorriso xorriso
 		need mformat mtools
+		# make netboot and its QEMU clients: the e1000 option ROM (iPXE, BIOS + UEFI).
+		need /usr/lib/ipxe/qemu/efi-e1000.rom ipxe-qemu
 		# Debian 12 ships OVMF_CODE.fd; newer releases only the 4M image.
 		[ -e /usr/share/OVMF/OVMF_CODE.fd ] || need /usr/share/OVMF/OVMF_CODE_4M.fd ovmf
 		;;

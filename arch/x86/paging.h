@@ -20,6 +20,13 @@
  * asked, when page-table memory runs out without 1 GiB pages). */
 uint64_t paging_extend(uint64_t *pdpt, uint64_t ram_end);
 uint64_t paging_mapped_end(void);
+
+/* boot/entry.S points PML4[1] at the identity map's PDPT too, so physical
+ * address p also reads at PAGING_ALIAS_BASE + p. A loader may put data in
+ * physical page 0 (kexec-tools' multiboot loader puts the memory map at
+ * address 0), where the identity address is the null pointer. */
+#define PAGING_ALIAS_BASE (1ull << 39)
+#define PAGING_NULL_PAGE 0x1000ull
 #endif
 
 #endif

@@ -1,6 +1,8 @@
 /* Application-processor start-up and cross-CPU calls.
- * CPUs come from the ACPI MADT only (never an emulator's private
- * interface), so the same kernel runs on real machines. Each enabled AP is
+ * CPUs come from the firmware's tables only (never an emulator's private
+ * interface), so the same kernel runs on real machines: the ACPI MADT,
+ * or on a machine without ACPI the MP table (Intel MultiProcessor
+ * Specification 1.4; Firecracker's and SeaBIOS's under -no-acpi). Each enabled AP is
  * woken by INIT-SIPI-SIPI addressed to its own APIC ID — a broadcast would
  * also wake CPUs the firmware disabled — and the sequence is pipelined:
  * every INIT, one 10 ms wait, every SIPI (SDM vol. 3A, 9.4.4.1). */
@@ -11,12 +13,14 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/pc/console.h"
 #include "arch/x86/pc/platform_exit.h"
 #include "arch/x86/sections.h"
 #include "arch/x86/timer.h"
 #include "arch/x86/traps.h"
 #include "lib/acpi.h"
+#include "lib/mptable.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
@@ -348,6 +352,26 @@ void smp_init_bsp(void)
 	percpus[0].online = true;
 }
 
+/* The MP table lies in the first MiB, inside the boot identity map. */
+static const void *mp_phys(uint64_t phys, size_t len)
+{
+	if (!phys || phys + len > paging_mapped_end() || phys + len < phys)
+		return NULL;
+	return (const void *)(uintptr_t)phys;
+}
+
+/* The MP table's processors as MADT entries: an MP table has no
+ * online-capable state, only enabled or not (MP spec 1.4, 4.3.1). */
+static int cpus_from_mptable(struct acpi_cpu *cpus, unsigned max)
+{
+	static struct mp_cpu mp[MAX_CPUS * 2];
+	struct mp_info info;
+	int n = mptable_cpus(mp_phys, mp, max < MAX_CPUS * 2 ? max : MAX_CPUS * 2, &info);
+	for (int i = 0; i < n; i++)
+		cpus[i] = (struct acpi_cpu){ .apic_id = mp[i].apic_id, .enabled = mp[i].enabled };
+	return n;
+}
+
 void smp_start_aps(uint64_t trampoline_page, unsigned max_cpus)
 {
 	struct percpu *bsp = &percpus[0];
@@ -356,13 +380,21 @@ void smp_start_aps(uint64_t trampoline_page, unsigned max_cpus)
 
 	summary.limit = max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS;
 	int n = acpi_madt_cpus(cpus, MAX_CPUS * 2, &madt);
-	if (n < 0) {
-		summary.why_bsp_only = "no usable ACPI MADT";
+	if (n >= 0) {
+		summary.from_madt = true;
+		summary.cpu_source = "the ACPI MADT";
+		summary.madt_skipped = madt.ncpus_skipped;
+	} else {
+		n = cpus_from_mptable(cpus, MAX_CPUS * 2);
+		summary.from_mptable = n > 0;
+		summary.cpu_source = "the MP table";
+	}
+	if (n <= 0) {
+		summary.cpu_source = "the BSP alone";
+		summary.why_bsp_only = "no usable ACPI MADT and no MP table";
 		summary.online = 1;
 		return;
 	}
-	summary.from_madt = true;
-	summary.madt_skipped = madt.ncpus_skipped;
 	unsigned total = 1; /* the BSP */
 	for (int i = 0; i < n && i < MAX_CPUS * 2; i++) {
 		if (!cpus[i].enabled)
@@ -377,6 +409,22 @@ void smp_start_aps(uint64_t trampoline_page, unsigned max_cpus)
 			total++;
 		if (summary.nreports == MAX_CPUS)
 			break;
+	}
+	/* Started on an application processor (IA32_APIC_BASE.BSP = 0, SDM
+	 * vol. 3A, "Local APIC Status and Location"): a crash kexec from the
+	 * CPU that panicked. An INIT reaching the boot processor restarts it
+	 * at the reset vector, which resets the machine (Linux's kdump kernel
+	 * is told disable_cpu_apicid= for this, arch/x86/kernel/apic/apic.c),
+	 * and no table says for sure which CPU that is: start none. */
+	if (cpus_online < total && !(rdmsr(MSR_IA32_APIC_BASE) & BIT(APIC_BASE_BSP_BIT))) {
+		summary.started_on_ap = true;
+		summary.why_bsp_only =
+			"started on an application processor (IA32_APIC_BASE.BSP = 0: a crash kexec?); "
+			"an INIT to the boot processor would reset the machine";
+		for (unsigned i = 0; i < summary.nreports; i++)
+			if (summary.reports[i].state == AP_NOT_TRIED)
+				summary.reports[i].state = AP_NOT_FROM_AN_AP;
+		total = cpus_online;
 	}
 	if (cpus_online < total) {
 		uint64_t tramp = install_trampoline(trampoline_page);

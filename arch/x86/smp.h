@@ -21,8 +21,8 @@ extern uint64_t ap_boot_stacks;
 extern uint32_t ap_stack_slots, ap_next_stack_slot;
 void ap_main(void);
 
-/* What happened to each enabled CPU the MADT listed. */
-enum ap_state { AP_NOT_TRIED, AP_ONLINE, AP_TIMED_OUT, AP_OVER_LIMIT };
+/* What happened to each enabled CPU the MADT (or MP table) listed. */
+enum ap_state { AP_NOT_TRIED, AP_ONLINE, AP_TIMED_OUT, AP_OVER_LIMIT, AP_NOT_FROM_AN_AP };
 struct smp_cpu_report {
 	uint32_t apic_id;
 	enum ap_state state;
@@ -30,13 +30,17 @@ struct smp_cpu_report {
 };
 
 struct smp_summary {
-	unsigned madt_enabled;    /* enabled CPUs in the MADT (incl. the BSP) */
+	unsigned madt_enabled;    /* enabled CPUs in the MADT or MP table (incl. the BSP) */
 	unsigned madt_skipped;    /* disabled / online-capable-only entries */
 	unsigned online;          /* CPUs running pmutest, incl. the BSP */
 	unsigned limit;           /* cpus= (or MAX_CPUS) */
 	uint64_t bringup_tsc;     /* TSC ticks from the first INIT to the last check-in */
-	bool from_madt;           /* false: no usable MADT, BSP only */
-	const char *why_bsp_only; /* reason when from_madt is false */
+	bool from_madt;           /* the CPU list is the MADT's */
+	bool from_mptable;        /* no usable MADT: the MP table's */
+	const char *cpu_source;   /* "the ACPI MADT", "the MP table", "the BSP alone" */
+	const char *why_bsp_only; /* reason when neither table gave CPUs, or
+				   * when this CPU is not the boot processor */
+	bool started_on_ap;       /* IA32_APIC_BASE.BSP was 0 here: no INIT sent */
 	unsigned nreports;
 	struct smp_cpu_report reports[MAX_CPUS];
 };
@@ -46,7 +50,8 @@ struct smp_summary {
 void smp_early_bsp(void);
 /* GDT/TSS/IDT/LAPIC on the BSP (after lapic_global_init). */
 void smp_init_bsp(void);
-/* After ACPI and the timer: start every enabled AP in the MADT, up to
+/* After ACPI and the timer: start every enabled AP in the MADT (or, with
+ * no MADT, the MP table), up to
  * max_cpus CPUs in all (0 = no limit but MAX_CPUS). The start-up code is
  * copied to trampoline_page: a free page below SMP_TRAMPOLINE_BELOW, or 0
  * when the memory map has none (then only the BSP runs). */

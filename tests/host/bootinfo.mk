@@ -1,2 +1,2 @@
-# Host test for boot/multiboot.c (Multiboot1/2 parsing, memory-map helpers).
-HOST_SRCS_bootinfo := boot/multiboot.c
+# Host test for boot/multiboot.c and boot/pvh.c (Multiboot1/2 and PVH parsing, memory-map helpers).
+HOST_SRCS_bootinfo := boot/multiboot.c boot/pvh.c

@@ -627,6 +627,29 @@ HT_TEST(mb1_every_field)
 	free(m.b);
 }
 
+/* kexec-tools' multiboot loader (kexec -t multiboot-x86) puts the memory
+ * map at physical address 0: the flag vouches for it, 0 is not "absent". */
+HT_TEST(mb1_mmap_at_address_zero)
+{
+	uint8_t *info = calloc(1, 88);
+	struct buf m = { 0 };
+
+	fake_reset();
+	mb1_mmap_entry(&m, 20, 0x400, 0x9F800, 1);
+	mb1_mmap_entry(&m, 20, 0x100000, 0x3FEE0000, 1);
+	fake_add(0, m.b, m.len);
+	set32(info, (1u << 0) | (1u << 6));
+	set32(info + 44, (uint32_t)m.len);
+	set32(info + 48, 0);
+	HT_CHECK_EQ(bootinfo_parse(BOOTINFO_MB1_MAGIC, info, &bi), 0);
+	HT_CHECK_EQ(bi.mmap_count, 2);
+	HT_CHECK_EQ(bi.mmap[1].len, 0x3FEE0000);
+	check_invariants(&bi);
+	free(info);
+	free(m.b);
+	fake_reset();
+}
+
 HT_TEST(mb1_no_flags_reads_nothing_more)
 {
 	/* An 88-byte structure from a loader without framebuffer support:

@@ -46,10 +46,19 @@ GARBAGE_CMDLINE = ('bogus=1 cpus=abc exit=sideways timeout=0 \x01\x02\x7f\xfe\xf
                    + 'x' * 4500 + ' tests=boot.*,arch.*,smp.*,pmu.*')
 
 
-def configs(kernel, iso, screen_iso=None):
+# QEMU -machine pc without ACPI: SeaBIOS writes an MP table (one processor
+# entry per package, so one socket per CPU) and no RSDP, the shape of a
+# Firecracker guest.
+NO_ACPI = ['--machine', 'pc', '--extra-qemu=-machine', '--extra-qemu=acpi=off',
+           '--extra-qemu=-smp', '--extra-qemu=4,sockets=4,cores=1,threads=1']
+
+
+def configs(kernel, iso, screen_iso=None, pvh_kernel=None, netboot_tree=None):
     """(name, pmutest-run arguments, kind): kind None for a plain run, 'kvm'
-    for one that needs KVM, or a tuple for the special checks."""
+    for one that needs KVM, or a tuple for the special checks ('facts', ...:
+    a plain run whose log must also hold each of these boot facts)."""
     k, i = ['--kernel', kernel], ['--iso', iso]
+    pvh = ['--kernel', pvh_kernel or os.path.join(os.path.dirname(kernel), 'pmutest-pvh.elf')]
     tcg = ['--accel', 'tcg']
 
     def e(name):
@@ -104,6 +113,41 @@ def configs(kernel, iso, screen_iso=None):
                                                      '--timeout', '3'], ('no-long-mode', None)),
         ('framebuffer-ovmf-screenshot', [], ('screen', screen_iso)) if screen_iso else None,
         ('cmdline-empty', k + tcg + ['--smp', '2', '--append', ''] + e('tcg.expect'), None),
+        # PVH: the image without a multiboot1 header, which QEMU -kernel
+        # boots through the PVH note (SeaBIOS's pvh.bin builds start_info).
+        ('pvh-tcg-smp4-q35', pvh + tcg + ['--smp', '4', '--append', 'cpus=4']
+         + e('tcg.expect'), ('facts', '(pvh), command line "cpus=4"',
+                             '# boot: entry pvh, memory map from start_info',
+                             'ACPI RSDP from start_info, CPUs from the ACPI MADT')),
+        ('pvh-tcg-smp2-pc', pvh + tcg + ['--smp', '2', '--machine', 'pc'] + e('tcg.expect'),
+         ('facts', '# boot: entry pvh, memory map from start_info')),
+        # Network boot from `make netboot`'s TFTP tree through QEMU's own
+        # DHCP/TFTP server (harness/netboot.py): BIOS PXE to GRUB, BIOS
+        # iPXE to its script, UEFI PXE to GRUB.
+        ('netboot-pxe-bios-grub', [], ('netboot', netboot_tree, 'bios')) if netboot_tree else None,
+        ('netboot-ipxe-bios-script', [], ('netboot', netboot_tree, 'bios-ipxe')) if netboot_tree else None,
+        ('netboot-pxe-uefi-grub', [], ('netboot', netboot_tree, 'uefi')) if netboot_tree else None,
+        # The iPXE commands ci-examples/lava-job-tftp.yaml has LAVA type.
+        ('netboot-lava-tftp-commands', [], ('netboot', netboot_tree, 'lava-tftp')) if netboot_tree else None,
+        # kexec from Linux on the emulated PMU (harness/kexec.py): kexec -e
+        # (GLOBAL_CTRL as Linux left it, exit=reboot) and kexec -p after a
+        # panic (the watchdog's counter in use, taken over, exit=poweroff).
+        ('kexec-linux-exec-reboot', [], ('kexec', kernel, 'exec')),
+        ('kexec-linux-crash-takeover', [], ('kexec', kernel, 'crash')),
+        # QEMU's microvm machine (qboot, no PCI): a microVM's shape. With
+        # ACPI, the RSDP through start_info; without, no table at all: the
+        # BSP alone, said so.
+        ('pvh-microvm-smp4', pvh + tcg + ['--smp', '4', '--extra-qemu=-machine', '--extra-qemu=microvm']
+         + e('tcg.expect'), ('facts', '# boot: entry pvh', 'ACPI RSDP from start_info, CPUs from the ACPI MADT')),
+        ('pvh-microvm-no-tables', pvh + tcg + ['--smp', '4', '--cpus', '1', '--extra-qemu=-machine',
+                                               '--extra-qemu=microvm,acpi=off'] + e('no-tables.expect'),
+         ('facts', 'ACPI RSDP from nowhere (no ACPI tables), CPUs from the BSP alone',
+          'BSP only: no usable ACPI MADT and no MP table')),
+        # No ACPI: every CPU of the MP table up, by multiboot and by PVH.
+        ('no-acpi-mptable-multiboot', k + tcg + ['--smp', '4'] + NO_ACPI + e('no-acpi.expect'),
+         ('facts', '# boot: entry multiboot1', 'ACPI RSDP from nowhere (no ACPI tables), CPUs from the MP table')),
+        ('no-acpi-mptable-pvh', pvh + tcg + ['--smp', '4'] + NO_ACPI + e('no-acpi.expect'),
+         ('facts', '# boot: entry pvh', 'ACPI RSDP from nowhere (no ACPI tables), CPUs from the MP table')),
         # LAVA's rendering of ci-examples/lava-job.yaml through a pty, as is
         # and with its UEFI line uncommented (OVMF must really boot).
         ('lava-tcg-pty', [], ('lava', iso, False)),
@@ -378,6 +422,22 @@ def lava_pty_run(iso, uefi, logdir, name, timeout=240):
     return (1 if problems else 0), '\n'.join(out)
 
 
+# ---------------------------------------------------------------- network boot
+
+def netboot_run(tree, client, logdir, name):
+    """harness/netboot.py boots the client from the TFTP tree and judges the
+    log (runner, QEMU status, the path taken); the line-splitting consumer,
+    the preamble and the JUnit schemas are checked here as for every boot."""
+    log, junit = os.path.join(logdir, name + '.log'), os.path.join(logdir, name + '.junit.xml')
+    proc = subprocess.run([sys.executable, '-m', 'harness.netboot', '--tree', tree, '--client', client,
+                           '--smp', '2', '--log-file', log, '--junit', junit],
+                          cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors='replace')
+    problems = junit_problems(junit) + linesplit_problems(_read(log)) + preamble_problems(_read(log))
+    out = proc.stdout + ''.join('\n' + p for p in problems)
+    return (1 if proc.returncode or problems else 0), out
+
+
 # ---------------------------------------------------------------- one config
 
 def run_one(name, args, kind, logdir):
@@ -391,6 +451,15 @@ def run_one(name, args, kind, logdir):
     if isinstance(kind, tuple) and kind[0] == 'lava':
         rc, out = lava_pty_run(kind[1], kind[2], logdir, name)
         return name, rc, out, time.monotonic() - t0
+    if isinstance(kind, tuple) and kind[0] == 'netboot':
+        rc, out = netboot_run(kind[1], kind[2], logdir, name)
+        return name, rc, out, time.monotonic() - t0
+    if isinstance(kind, tuple) and kind[0] == 'kexec':
+        proc = subprocess.run([sys.executable, '-m', 'harness.kexec', '--kernel', os.path.abspath(kind[1]),
+                               '--only', kind[2], '--logdir', os.path.abspath(logdir)],
+                              cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors='replace')
+        return name, proc.returncode, proc.stdout, time.monotonic() - t0
     log, junit = os.path.join(logdir, name + '.log'), os.path.join(logdir, name + '.junit.xml')
     if os.path.exists(junit):
         os.remove(junit)
@@ -405,6 +474,9 @@ def run_one(name, args, kind, logdir):
     else:
         live = [] if '--log' in args else linesplit_problems(_read(log)) + preamble_problems(_read(log))
         problems = junit_problems(junit) + live
+        if isinstance(kind, tuple) and kind[0] == 'facts':
+            text = _read(log)
+            problems += ['the log does not say %r' % fact for fact in kind[1:] if fact not in text]
         if problems:
             rc, out = 1, out + '\n' + '\n'.join(problems)
     return name, rc, out, time.monotonic() - t0
@@ -431,13 +503,17 @@ def main(argv=None):
     ap.add_argument('--kernel', required=True)
     ap.add_argument('--iso', required=True)
     ap.add_argument('--screen-iso', help='ISO for the framebuffer screenshot check (tests=boot.* exit=halt)')
+    ap.add_argument('--pvh-kernel', help='the PVH image (default: pmutest-pvh.elf beside --kernel)')
+    ap.add_argument('--netboot-tree', help='the TFTP tree of make netboot (without it: no network boots)')
     ap.add_argument('--only', default='*', help='run only configurations matching this glob')
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--logdir', default='build/matrix')
     a = ap.parse_args(argv)
     os.makedirs(a.logdir, exist_ok=True)
 
-    todo = [c for c in configs(a.kernel, a.iso, a.screen_iso) if c and fnmatch.fnmatch(c[0], a.only)]
+    tree = a.netboot_tree and os.path.abspath(a.netboot_tree)
+    todo = [c for c in configs(a.kernel, a.iso, a.screen_iso, a.pvh_kernel, tree)
+            if c and fnmatch.fnmatch(c[0], a.only)]
     skipped = skip_reasons(todo)
     passed = failed = n = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:

@@ -64,6 +64,17 @@ for what in "$@"; do
 		need /usr/include/libfdt.h libfdt-dev
 		need /usr/include/zlib.h zlib1g-dev
 		;;
+	debian)
+		# harness/debian.py and harness/initramfs.py: private apt downloads,
+		# package extraction, library closures, compressed kernel modules.
+		need apt-get apt
+		need dpkg-deb dpkg
+		need readelf binutils
+		need xz xz-utils
+		need zstd zstd
+		need /usr/share/keyrings/debian-archive-keyring.gpg debian-archive-keyring
+		need python3 python3
+		;;
 	pytest-deps)
 		# ci-examples' tests read YAML and drive a LAVA-like pexpect monitor.
 		need_py yaml python3-yaml

@@ -21,7 +21,6 @@ K skipped" (legs) for tools/total-results.py. Exit 1 when a leg FAILs.
 """
 import argparse
 import fnmatch
-import gzip
 import os
 import re
 import shutil
@@ -31,7 +30,7 @@ import time
 from dataclasses import dataclass
 
 from harness import _paths  # noqa: F401  (tools/ on sys.path)
-from harness import debian
+from harness import debian, initramfs
 from pmutest import host as hostmod
 from pmutest import ktap
 from pmutest.expect import load_expect
@@ -54,7 +53,7 @@ L0_ACCEL = "tcg,thread=single"
 # an idle 2-core host under TCG; a loaded host is many times slower.
 L1_TIMEOUT = 1800
 INIT = os.path.join(ROOT, "harness", "kvm_nested_init.sh")
-# kvm_amd's dependencies as modules.dep gives them (irqbypass, kvm, ccp, ...).
+# kvm_amd, loaded with what it depends on (irqbypass, kvm, ccp, ...).
 TOP_MODULE = "kvm-amd"
 
 KERNELS = {  # name: suite of linux-image-amd64
@@ -140,110 +139,53 @@ def _vmlinuz(trees):
     raise debian.DebianError("no vmlinuz in %s" % trees)
 
 
-def _modules(trees, release):
-    """[(module file, name)] of kvm-amd and what it depends on (its
-    .modinfo depends=; the package has no modules.dep, depmod makes it on
-    install), dependencies first."""
-    files = {}
+def _module_root(trees, release):
+    """The extracted tree that holds the kernel's modules (Debian 13 and
+    later ship them in linux-modules-*)."""
     for t in trees:
         for sub in ("lib", "usr/lib"):
-            moddir = os.path.join(t, sub, "modules", release)
-            for top, _, names in os.walk(moddir):
-                for n in names:
-                    if ".ko" in n:
-                        files.setdefault(n.split(".ko")[0].replace("_", "-"), os.path.join(top, n))
-    order = []
-
-    def visit(name):
-        path = files.get(name.replace("_", "-"))
-        if path is None:
-            raise debian.DebianError("no module %s for %s" % (name, release))
-        # The .modinfo section's NUL-separated "depends=a,b" string.
-        m = re.search(rb"\0depends=([^\0]*)\0", _read_module(path))
-        for d in filter(None, (m.group(1).decode() if m else "").split(",")):
-            visit(d)
-        if (path, name) not in order:
-            order.append((path, name))
-    visit(TOP_MODULE)
-    return order
-
-
-def _read_module(path):
-    """A module's ELF bytes (busybox insmod takes no compressed module)."""
-    if path.endswith(".xz"):
-        return subprocess.run(["xz", "-dc", path], check=True, stdout=subprocess.PIPE).stdout
-    if path.endswith(".zst"):
-        return subprocess.run(["zstd", "-dc", path], check=True, stdout=subprocess.PIPE).stdout
-    return open(path, "rb").read()
+            if os.path.isdir(os.path.join(t, sub, "modules", release, "kernel")):
+                return t
+    raise debian.DebianError("no modules of %s in %s" % (release, trees))
 
 
 def vmm_trees(vmm):
-    suite = VMMS[vmm]
-    return [debian.extracted(p, suite)[1]
-            for p in ("qemu-system-x86", "qemu-system-data", "seabios")]
+    """The extracted VMM packages; a package the suite does not update
+    (seabios in bookworm-security) comes from bookworm."""
+    suite, trees = VMMS[vmm], []
+    for p in ("qemu-system-x86", "qemu-system-data", "seabios"):
+        try:
+            trees.append(debian.extracted(p, suite)[1])
+        except debian.DebianError:
+            trees.append(debian.extracted(p, "bookworm")[1])
+    return trees
 
 
 # --- The L1 initramfs ----------------------------------------------------------
 
-def _copy_tree(src, dst):
-    if os.path.isdir(src):
-        shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
-
-
-def _pack_cpio(root, out):
-    """A gzipped newc cpio archive of root (the kernel's initramfs format,
-    Linux Documentation/driver-api/early-userspace/buffer-format.rst)."""
-    ino = [0]
-
-    def header(name, mode, size, nlink=1):
-        ino[0] += 1
-        fields = (ino[0], mode, 0, 0, nlink, 0, size, 0, 0, 0, 0, len(name) + 1, 0)
-        h = b"070701" + b"".join(b"%08X" % f for f in fields) + name.encode() + b"\0"
-        return h + b"\0" * (-len(h) % 4)
-
-    with gzip.open(out, "wb", compresslevel=6) as f:
-        for top, dirs, files in os.walk(root):
-            dirs.sort()
-            for n in sorted(dirs) + sorted(files):
-                p = os.path.join(top, n)
-                rel = os.path.relpath(p, root)
-                st = os.lstat(p)
-                if os.path.islink(p):
-                    data = os.readlink(p).encode()
-                elif os.path.isdir(p):
-                    data = b""
-                else:
-                    data = open(p, "rb").read()
-                f.write(header(rel, st.st_mode, len(data)))
-                f.write(data + b"\0" * (-len(data) % 4))
-        f.write(header("TRAILER!!!", 0, 0))
-
-
-def build_initramfs(leg, kernel_release, modules, vmm, pmutest):
-    """The leg's L1 initramfs, cached by kernel and VMM (pmutest.elf is
-    copied in each time: it changes with the tree)."""
-    out = os.path.join(WORK, "initrd-%s-%s.cpio.gz" % (kernel_release, vmm))
-    root = out[:-len(".cpio.gz")] + ".root"
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(os.path.join(root, "modules"))
+def build_initramfs(kernel_trees_, release, vmm, pmutest):
+    """The leg's L1 initramfs (harness/initramfs.py), rebuilt each time:
+    pmutest.elf changes with the tree and the rest is cached already."""
+    out = os.path.join(WORK, "initrd-%s-%s.cpio.gz" % (release, vmm))
     _, bb = debian.extracted("busybox-static", "bookworm")
-    os.makedirs(os.path.join(root, "bin"))
-    shutil.copy(os.path.join(bb, "bin", "busybox"), os.path.join(root, "bin", "busybox"))
-    shutil.copy(INIT, os.path.join(root, "init"))
-    os.chmod(os.path.join(root, "init"), 0o755)
-    with open(os.path.join(root, "modules", "order"), "w") as order:
-        for path, name in modules:
-            with open(os.path.join(root, "modules", name + ".ko"), "wb") as m:
-                m.write(_read_module(path))
-            order.write(name + ".ko\n")
+    image = initramfs.busybox_root(os.path.join(bb, "bin", "busybox"), open(INIT).read())
+    modules = initramfs.add_modules(image, _module_root(kernel_trees_, release), release,
+                                    [TOP_MODULE])
+    image.add_file("/modules/order", "".join(m + "\n" for m in modules))
     trees = vmm_trees(vmm)
+    staging = out[:-len(".cpio.gz")] + ".root"
+    shutil.rmtree(staging, ignore_errors=True)
     debian.copy_with_libraries(os.path.join(trees[0], "usr", "bin", "qemu-system-x86_64"),
-                               root, dest="/usr/bin/qemu-system-x86_64", lib_roots=trees)
+                               staging, dest="/usr/bin/qemu-system-x86_64", lib_roots=trees)
     for t in trees[1:]:
-        _copy_tree(os.path.join(t, "usr", "share"), os.path.join(root, "usr", "share"))
-    shutil.copy(pmutest, os.path.join(root, "pmutest.elf"))
-    _pack_cpio(root, out)
-    shutil.rmtree(root, ignore_errors=True)
+        share = os.path.join(t, "usr", "share")
+        if os.path.isdir(share):
+            shutil.copytree(share, os.path.join(staging, "usr", "share"), symlinks=True,
+                            dirs_exist_ok=True)
+    image.add_tree(staging)
+    image.add_file("/pmutest.elf", src=pmutest, mode=0o644)
+    image.write(out)
+    shutil.rmtree(staging, ignore_errors=True)
     return out
 
 
@@ -341,7 +283,7 @@ def vmm_version(facts):
 def run_leg(leg, qemu, pmutest, append):
     trees = kernel_trees(leg.kernel)
     vmlinuz, release = _vmlinuz(trees)
-    initrd = build_initramfs(leg, release, _modules(trees, release), leg.vmm, pmutest)
+    initrd = build_initramfs(trees, release, leg.vmm, pmutest)
     console = os.path.join(OUT, leg.name + ".l1.log")
     log("%s: booting L1 %s with %s (%s)" % (leg.name, release, leg.vmm, leg.why))
     rc, err, secs = boot_l1(qemu, vmlinuz, initrd, leg, append, console)

@@ -34,9 +34,9 @@ dmesg | grep -E 'Performance Events|NMI watchdog|PMU|SVM|kvm' | sed 's/^/kvm-nes
 kvmparams=$(arg kvmparams | tr ',' ' ')
 while read -r m; do
 	p=""
-	[ "$m" = kvm.ko ] && p=$kvmparams
+	[ "$(basename "$m")" = kvm.ko ] && p=$kvmparams
 	# shellcheck disable=SC2086
-	insmod "/modules/$m" $p 2>&1 | sed 's/^/kvm-nested: insmod: /'
+	insmod "$m" $p 2>&1 | sed 's/^/kvm-nested: insmod: /'
 done </modules/order
 for p in /sys/module/kvm/parameters/* /sys/module/kvm_amd/parameters/*; do
 	[ -r "$p" ] && say "param $(basename "$(dirname "$(dirname "$p")")").$(basename "$p")=$(cat "$p")"

@@ -131,11 +131,17 @@ def kernel_trees(kernel):
 
 
 def _vmlinuz(trees):
+    """(vmlinuz, release): in /boot, or (Debian 13's linux-binary-*) in
+    /usr/lib/modules/<release>/vmlinuz."""
     for t in trees:
         try:
             return debian.kernel_files(t)
         except (debian.DebianError, OSError):
-            continue
+            pass
+        mods = os.path.join(t, "usr", "lib", "modules")
+        for rel in sorted(os.listdir(mods)) if os.path.isdir(mods) else []:
+            if os.path.exists(os.path.join(mods, rel, "vmlinuz")):
+                return os.path.join(mods, rel, "vmlinuz"), rel
     raise debian.DebianError("no vmlinuz in %s" % trees)
 
 
@@ -270,6 +276,14 @@ def judge(leg, facts, l2text):
         return "no L2 log", "FAIL", expect, ["L1 printed no L2 log"]
     lg = ktap.parse_ktap(l2text)
     problems = verdict_problems(lg, None, exp, 2)
+    # The vPMU model the guest names from its cost map (tests/pmu/vpmu_model.c)
+    # must be the one the leg set up: KVM's perf-backed vPMU traps RDPMC
+    # and the counter MSRs, the mediated one passes them through.
+    if leg.vpmu != "off":
+        models = set(re.findall(r"^\s*# vpmu: cpu\d+ (\S+)", l2text, re.M))
+        if models != {leg.vpmu}:
+            problems.append("the guest named the vPMU model %s, the leg set up %s"
+                            % (",".join(sorted(models)) or "nothing", leg.vpmu))
     p, f, s, x = lg.summary_counts()
     result = "%d passed, %d failed, %d skipped, %d xfail" % (p, f, s, x)
     return result, ("FAIL" if problems else "PASS"), expect, problems

@@ -78,8 +78,9 @@ class Leg:
 
     @property
     def kvmparams(self):
-        return {"emulated": "", "mediated": "enable_mediated_pmu=1",
-                "off": "enable_pmu=0"}[self.vpmu]
+        """module.parameter=value words for L1's insmod lines."""
+        return {"emulated": "", "mediated": "kvm_amd.enable_mediated_pmu=1",
+                "off": "kvm.enable_pmu=0"}[self.vpmu]
 
 
 def _leg(kernel, vmm, vpmu, watchdog, why):
@@ -240,15 +241,16 @@ def parse_l1(text):
         if inside:
             l2.append(line)
             continue
+        m = re.match(r"^kvm-nested: param (\S+?)=(.*)$", line)
+        if m:
+            facts["param"][m.group(1)] = m.group(2)
+            continue
         m = re.match(r"^kvm-nested: (\S+?)[=:] ?(.*)$", line)
         if not m:
             continue
         key, val = m.groups()
         if key == "dmesg":
             facts["dmesg"].append(val)
-        elif key == "param":
-            k, _, v = val.partition("=")
-            facts["param"][k] = v
         else:
             facts[key] = val
     return facts, ("\n".join(l2) + "\n" if l2 is not None else None)
@@ -263,7 +265,7 @@ def l1_host(facts):
         ignore_msrs=facts["param"].get("kvm.ignore_msrs"),
         nmi_watchdog=facts.get("nmi_watchdog"),
         perf_pmus=tuple(sorted(facts.get("perf_pmus", "").split())),
-        mediated_pmu=facts["param"].get("kvm.enable_mediated_pmu"),
+        mediated_pmu=facts["param"].get("kvm_amd.enable_mediated_pmu"),
         vmm_flags=frozenset(["perfmon-v2"] if facts.get("vmm_flag") == "perfmon-v2" else []))
 
 

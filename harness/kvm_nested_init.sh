@@ -3,8 +3,8 @@
 # PMU loads KVM, then runs pmutest as its guest (L2) with Debian's QEMU.
 # Every line the harness reads starts with "kvm-nested: "; L2's serial log
 # is printed between the BEGIN and END markers.  Parameters (kernel command
-# line): l2append= (pmutest's command line, ',' for ' '), kvmparams= (kvm
-# module parameters, ',' separated), l2smp=, l2timeout= (seconds).
+# line): l2append= (pmutest's command line, ',' for ' '), kvmparams=
+# (module.parameter=value, ',' separated), l2smp=, l2timeout= (seconds).
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/bin
 mkdir -p /proc /sys /dev /tmp
@@ -33,8 +33,11 @@ dmesg | grep -E 'Performance Events|NMI watchdog|PMU|SVM|kvm' | sed 's/^/kvm-nes
 # The modules in dependency order (the harness wrote /modules/order).
 kvmparams=$(arg kvmparams | tr ',' ' ')
 while read -r m; do
+	mod=$(basename "$m" .ko | tr - _)
 	p=""
-	[ "$(basename "$m")" = kvm.ko ] && p=$kvmparams
+	for w in $kvmparams; do
+		case "$w" in "$mod".*) p="$p ${w#"$mod".}" ;; esac
+	done
 	# shellcheck disable=SC2086
 	insmod "$m" $p 2>&1 | sed 's/^/kvm-nested: insmod: /'
 done </modules/order

@@ -53,6 +53,10 @@ L0_ACCEL = "tcg,thread=single"
 # an idle 2-core host under TCG; a loaded host is many times slower.
 L1_TIMEOUT = 1800
 INIT = os.path.join(ROOT, "harness", "kvm_nested_init.sh")
+# The default suite with a per-test budget for a nested guest: L2 runs on
+# TCG's emulation of SVM, on a shared host, some hundred times slower than
+# on silicon, and pmutest's 10 s budget counts TSC time.
+L2_APPEND = "timeout=60"
 # kvm_amd, loaded with what it depends on (irqbypass, kvm, ccp, ...).
 TOP_MODULE = "kvm-amd"
 
@@ -327,7 +331,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m harness.kvm_nested",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--legs", default="*", help="comma-separated globs of leg names")
-    ap.add_argument("--append", default="", help="pmutest's command line (default suite)")
+    ap.add_argument("--append", default=L2_APPEND,
+                    help="pmutest's command line (default: the default suite, %r)" % L2_APPEND)
     ap.add_argument("--kernel", default=os.path.join(ROOT, "build", "pmutest.elf"))
     ap.add_argument("--qemu", help="the emulated-PMU QEMU (default: emu/qemu/build.sh's)")
     ap.add_argument("--list", action="store_true", help="list the legs and why each is there")

@@ -65,7 +65,7 @@ KERNELS = {  # name: suite of linux-image-amd64
     "6.12": "bookworm-backports",
     "7.3": "trixie-backports",
 }
-VMMS = {  # name: (suite, packages)
+VMMS = {  # name: suite of qemu-system-x86 (its data and SeaBIOS too)
     "q7.2": "bookworm-security",
     "q10": "bookworm-backports",
 }

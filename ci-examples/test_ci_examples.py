@@ -233,8 +233,20 @@ class ExpectFiles(unittest.TestCase):
         # KVM exposes neither the offcore response nor the uncore MSRs, and
         # a VM has no memory-controller counters.
         no_offcore_uncore = [('pmu.offcore.*', 'skip'), ('pmu.uncore.*', 'skip'), ('pmu.imc.*', 'skip')]
-        want = {'kvm-intel': [('pmu.*', 'pass|xfail')] + v4_only + intel_newest + no_offcore_uncore,
-                'kvm-amd': [('pmu.*', 'pass|xfail')] + amd_fixed + amd_newest + no_offcore_uncore,
+        # KVM passes Intel's LBRs and PEBS on where host and VMM have them;
+        # on AMD it gives none; INUSE is version 4's; IBPB may be absent.
+        intel_lbr_pebs = [('pmu.lbr.*', 'pass|skip'), ('pmu.pebs.*', 'pass|skip'),
+                          ('pmu.regs.inuse_follows_selects', 'skip'),
+                          ('pmu.parity.forced_branch_misses', 'pass|skip')]
+        amd_lbr_pebs = [('pmu.lbr.*', 'skip'), ('pmu.pebs.*', 'skip'),
+                        ('pmu.regs.inuse_follows_selects', 'skip'),
+                        ('pmu.overflow.lvt_masked_at_pmi', 'skip'),
+                        ('pmu.parity.forced_branch_misses', 'pass|skip'),
+                        ('pmu.count.overflow_at_exactly_p', 'pass|skip')]
+        want = {'kvm-intel': [('pmu.*', 'pass|xfail')] + v4_only + intel_newest + no_offcore_uncore
+                + intel_lbr_pebs,
+                'kvm-amd': [('pmu.*', 'pass|xfail')] + amd_fixed + amd_newest + no_offcore_uncore
+                + amd_lbr_pebs,
                 'bare-metal': [('pmu.*', 'pass|xfail'), ('pmu.amd.*', 'skip'),
                                ('pmu.parity.emulated_instructions', 'skip')]}
         for f, rules in want.items():
@@ -292,7 +304,9 @@ class KvmExpect(unittest.TestCase):
         self.assertEqual(self.pick('GenuineIntel', 'arch_perfmon', hybrid=True), 'kvm-nopmu.expect')
 
     def test_amd(self):
-        self.assertEqual(self.pick('AuthenticAMD', 'svm perfctr_core'), 'kvm-amd.expect')
+        self.assertEqual(self.pick('AuthenticAMD', 'svm perfctr_core perfmon_v2'), 'kvm-amd.expect')
+        # No PerfMonV2 in the guest (the host, KVM before 6.4 or the VMM lacks it).
+        self.assertEqual(self.pick('AuthenticAMD', 'svm perfctr_core'), 'kvm-amd-v1.expect')
 
     def test_host_perf_has_no_core_pmu(self):
         self.assertEqual(self.pick('AuthenticAMD', 'svm', perf_cpu=False), 'kvm-nopmu.expect')

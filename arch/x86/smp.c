@@ -25,6 +25,10 @@
 #include "lib/string.h"
 
 #define AP_START_TIMEOUT_US 500000 /* per start-up round, after the SIPIs */
+/* An AP that checked in runs: its set-up takes microseconds, but a virtual
+ * CPU's thread on a loaded host (a nested guest under TCG) may wait seconds
+ * for a host CPU. Generous, since only a hung AP reaches it. */
+#define AP_SETUP_TIMEOUT_US 30000000
 
 static struct percpu percpus[MAX_CPUS];
 static unsigned cpus_online = 1;
@@ -334,7 +338,7 @@ static void start_aps(uint64_t trampoline)
 	 * that callers see fully set-up CPUs. A CPU that never finishes is a
 	 * boot failure worth a clear message, not a silent hang. */
 	for (unsigned c = 1; c < smp_num_cpus(); c++) {
-		uint64_t t = rdtsc(), lim = us_to_tsc(AP_START_TIMEOUT_US);
+		uint64_t t = rdtsc(), lim = us_to_tsc(AP_SETUP_TIMEOUT_US);
 		while (!__atomic_load_n(&percpus[c].online, __ATOMIC_ACQUIRE)) {
 			if (rdtsc() - t > lim)
 				panic("cpu %u (APIC ID %u) checked in but never finished its set-up", c,

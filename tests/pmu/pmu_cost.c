@@ -16,6 +16,7 @@
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
 #include "tests/pmu/pmu_common.h"
+#include "tests/pmu/vpmu_model.h"
 
 #define COST_SAMPLES 64u
 #define COST_PMI_SAMPLES 16u
@@ -265,6 +266,12 @@ KTEST("pmu.cost", table, pmu_needs_counting, KTEST_PER_CPU,
 		check(rows[k].faults == 0, "%s: %u of %u samples faulted", rows[k].name, rows[k].faults,
 		      rows[k].n);
 	}
+	/* rows[0..5]: rdtsc, cpuid, rdpmc, rdmsr counter, wrmsr counter, rdmsr event select */
+	struct vpmu_costs vc = { rows[0].med, rows[1].med, rows[2].med,
+				 rows[3].med, rows[5].med, c->hypervisor };
+	diag("vpmu: cpu%u %s (RDPMC %lu, counter RDMSR %lu, event-select RDMSR %lu TSC ticks; CPUID %lu, RDTSC %lu)",
+	     this_cpu()->cpu, vpmu_model_name(vpmu_model_of(&vc)), vc.rdpmc, vc.rdmsr_counter,
+	     vc.rdmsr_evtsel, vc.cpuid, vc.rdtsc);
 	struct cost_row pmi = pmi_latency(x, base.med);
 	if (pmi.n || pmi.faults) {
 		print_row(&pmi, cpuid_row.med);

@@ -16,8 +16,13 @@ guest counter with a pinned host perf event):
   perf's core PMU       no event_source device "cpu": the host (itself a VM?)
                         has no PMU to back guest counters; "cpu_core" and
                         "cpu_atom": a hybrid host, where KVM turns its vPMU off
+  kernel release        KVM gives an AMD guest PerfMonV2 since Linux 6.4
+                        (4a2771895ca6), where the host has it (perfmon_v2)
+  the VMM's CPU flags   a QEMU without "perfmon-v2" among them (7.2, Debian
+                        12's) leaves CPUID 0x80000022 zero: no PerfMonV2
 """
 import os
+import re
 from dataclasses import dataclass, field
 
 from . import REPO_ROOT
@@ -52,10 +57,22 @@ class Host:
     perf_pmus: tuple = ()         # /sys/bus/event_source/devices
     perf_users: list = field(default_factory=list)   # (pid, command)
     perf_hidden: int = 0          # processes whose fds this user cannot read
+    release: str = ''             # the kernel's (KVM's) release, uname -r
+    mediated_pmu: str = None      # kvm.enable_mediated_pmu (Linux 7.0+), None when absent
+    vmm_flags: frozenset = None   # the CPU flags the VMM knows (qemu -cpu help); None: unknown
 
     @property
     def pmu_off(self):
         return (self.enable_pmu or 'Y').upper() in ('N', '0')
+
+    @property
+    def amd_perfmon_v2(self):
+        """Does an AMD guest get PerfMonV2: the host has it, KVM passes it
+        on (Linux 4a2771895ca6, v6.4), and the VMM knows the flag?"""
+        m = re.match(r'^(\d+)\.(\d+)', self.release or '')
+        kvm_has = m is None or (int(m.group(1)), int(m.group(2))) >= (6, 4)
+        vmm_has = self.vmm_flags is None or 'perfmon-v2' in self.vmm_flags
+        return 'perfmon_v2' in self.flags and kvm_has and vmm_has
 
     @property
     def hybrid(self):
@@ -101,6 +118,8 @@ def read_host(cpuinfo='/proc/cpuinfo', sysfs='/sys', procfs='/proc'):
                 enable_pmu=_read(os.path.join(kvm, 'enable_pmu')),
                 ignore_msrs=_read(os.path.join(kvm, 'ignore_msrs')),
                 nmi_watchdog=_read(os.path.join(procfs, 'sys', 'kernel', 'nmi_watchdog')),
+                release=_read(os.path.join(procfs, 'sys', 'kernel', 'osrelease')) or '',
+                mediated_pmu=_read(os.path.join(kvm, 'enable_mediated_pmu')),
                 perf_pmus=pmus, perf_users=users, perf_hidden=hidden)
 
 
@@ -117,7 +136,13 @@ def expect_choice(host):
             return 'kvm-nopmu', 'an Intel host without the arch_perfmon flag'
         return 'kvm-intel', 'an Intel host with an architectural PMU and KVM enable_pmu on'
     if host.vendor == 'AuthenticAMD':
-        return 'kvm-amd', 'an AMD host with a core PMU and KVM enable_pmu on'
+        if not host.amd_perfmon_v2:
+            return 'kvm-amd-v1', ('an AMD host with a core PMU and KVM enable_pmu on; the guest gets '
+                                  'no PerfMonV2 (the host, KVM before 6.4 or the VMM lacks it)')
+        if host.nmi_watchdog not in (None, '0'):
+            return 'kvm-amd-watchdog', ('an AMD host with PerfMonV2 whose NMI watchdog holds a '
+                                        'counter: the guest\'s last counter does not count')
+        return 'kvm-amd', 'an AMD host with PerfMonV2 and KVM enable_pmu on'
     return 'kvm-nopmu', 'vendor %r: pmutest has no KVM expect file for it' % (host.vendor or '?')
 
 

@@ -79,7 +79,11 @@ class FakeHost(unittest.TestCase):
             (dict(enable_pmu='0'), 'kvm-nopmu'),
             (dict(pmus=('cpu_atom', 'cpu_core', 'software')), 'kvm-nopmu'),
             (dict(pmus=('software',)), 'kvm-nopmu'),
-            (dict(vendor='AuthenticAMD', flags='svm perfctr_core'), 'kvm-amd'),
+            (dict(vendor='AuthenticAMD', flags='svm perfctr_core perfmon_v2'), 'kvm-amd'),
+            (dict(vendor='AuthenticAMD', flags='svm perfctr_core'), 'kvm-amd-v1'),
+            (dict(vendor='AuthenticAMD', flags='svm perfctr_core perfmon_v2', watchdog='1'),
+             'kvm-amd-watchdog'),
+            (dict(vendor='AuthenticAMD', flags='svm perfctr_core', watchdog='1'), 'kvm-amd-v1'),
             (dict(vendor='AuthenticAMD', pmus=('software',)), 'kvm-nopmu'),
             (dict(vendor='HygonGenuine'), 'kvm-nopmu'),
         ]
@@ -91,6 +95,16 @@ class FakeHost(unittest.TestCase):
             self.assertEqual(name, want, (kw, why))
             path, _ = hostmod.expect_path(h)
             self.assertTrue(os.path.isfile(path), path)
+
+    def test_amd_perfmon_v2(self):
+        h = hostmod.Host(vendor='AuthenticAMD', flags=frozenset(['perfmon_v2']), perf_pmus=('cpu',))
+        self.assertTrue(h.amd_perfmon_v2)                   # release and VMM unknown: as the host
+        for kw in (dict(release='6.1.0-56-amd64'), dict(vmm_flags=frozenset(['svm']))):
+            h = hostmod.Host(vendor='AuthenticAMD', flags=frozenset(['perfmon_v2']), **kw)
+            self.assertFalse(h.amd_perfmon_v2, kw)
+        h = hostmod.Host(vendor='AuthenticAMD', flags=frozenset(['perfmon_v2']),
+                         release='6.12.95+deb12-amd64', vmm_flags=frozenset(['perfmon-v2']))
+        self.assertTrue(h.amd_perfmon_v2)
 
     def test_cli(self):
         import contextlib

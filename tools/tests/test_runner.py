@@ -243,7 +243,10 @@ class Prepare(_TmpDirCase):
 
     def test_expect_auto_under_kvm_follows_the_host(self):
         for host, name in ((fake_host(), 'kvm-intel'), (fake_host(enable_pmu='N'), 'kvm-nopmu'),
-                           (fake_host(vendor='AuthenticAMD'), 'kvm-amd'),
+                           (fake_host(vendor='AuthenticAMD', flags=frozenset(['perfmon_v2'])), 'kvm-amd'),
+                           (fake_host(vendor='AuthenticAMD'), 'kvm-amd-v1'),
+                           (fake_host(vendor='AuthenticAMD', flags=frozenset(['perfmon_v2']),
+                                      nmi_watchdog='1'), 'kvm-amd-watchdog'),
                            (fake_host(perf_pmus=('cpu_atom', 'cpu_core')), 'kvm-nopmu')):
             _, expect, out = self.prepare('--expect', 'auto', host=host)
             self.assertEqual(expect, os.path.join(EXPECT_DIR, name + '.expect'), host)

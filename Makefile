@@ -258,6 +258,15 @@ emu-selftest: $(EMU_SELFTEST)
 		sed -n 's/\r$$//; s/^# \(emu-selftest: [0-9].*\)$$/\1/p' $(BUILD)/emu/selftest$${v:+-$$v}.out; \
 		[ $$rc = 33 ] || exit 1; done
 
+# The default suite on a correct emulated PMU, plain TCG and KVM (when it
+# works) at -smp 8, N times (default 10), while the host's cores run 4x
+# oversubscribed (harness/load_test.py); the last line is
+# "load-test: R runs, F false failures".
+.PHONY: load-test
+N ?= 10
+load-test: $(BUILD)/pmutest.elf emu-qemu
+	$(PYTHON) -m harness.load_test --runs $(N) --kernel $(BUILD)/pmutest.elf
+
 clean:
 	rm -rf $(BUILD)
 

@@ -30,12 +30,14 @@ struct smp_cpu_report {
 };
 
 struct smp_summary {
-	unsigned madt_enabled;    /* enabled CPUs in the MADT (incl. the BSP) */
-	unsigned madt_skipped;    /* disabled / online-capable-only entries */
-	unsigned online;          /* CPUs running pmutest, incl. the BSP */
-	unsigned limit;           /* cpus= (or MAX_CPUS) */
-	uint64_t bringup_tsc;     /* TSC ticks from the first INIT to the last check-in */
-	bool from_madt;           /* false: no usable MADT, BSP only */
+	unsigned madt_enabled; /* enabled CPUs in the MADT (incl. the BSP) */
+	unsigned madt_skipped; /* disabled / online-capable-only entries */
+	unsigned online;       /* CPUs running pmutest, incl. the BSP */
+	unsigned limit;        /* cpus= (or MAX_CPUS) */
+	uint64_t bringup_tsc;  /* TSC ticks from the first INIT to the last check-in */
+	uint64_t init_tsc;     /* TSC at the first INIT: a report's online_tsc less it is its start latency */
+	uint64_t wait_us;      /* how long check-ins were waited for (AP_START_TIMEOUT_US) */
+	bool from_madt;        /* false: no usable MADT, BSP only */
 	const char *why_bsp_only; /* reason when from_madt is false */
 	unsigned nreports;
 	struct smp_cpu_report reports[MAX_CPUS];

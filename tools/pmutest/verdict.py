@@ -29,6 +29,7 @@ class RunResult:
     stopped: bool = False         # killed because stop_when() said so
     stderr: str = ''
     elapsed: float = 0.0
+    host_note: str = ''           # at a timeout: how busy the host was
 
 
 def describe_status(status):
@@ -56,7 +57,9 @@ def check_status(log, run, exp, timeout=None):
     end marker then stands in for the QEMU status."""
     problems = []
     if run is not None and run.timed_out:
-        return ['timeout: QEMU was still running after %g s and was killed' % timeout]
+        return ['timeout: QEMU was still running after %g s and was killed%s'
+                % (round(run.elapsed) if run.elapsed else timeout,
+                   ' (%s)' % run.host_note if run.host_note else '')]
     if run is not None and run.stopped:
         return ['QEMU kept running %d s after the end marker (is isa-debug-exit missing?)'
                 % END_GRACE_SECONDS]

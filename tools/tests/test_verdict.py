@@ -62,6 +62,11 @@ class Status(unittest.TestCase):
         log = parse_ktap(PASS_LOG)
         self.assertEqual(check_status(log, RunResult(timed_out=True), self.none, 120),
                          ['timeout: QEMU was still running after 120 s and was killed'])
+        busy = RunResult(timed_out=True, elapsed=1200.4,
+                         host_note='the host was busy: load average 9.3 on 2 CPUs')
+        self.assertEqual(check_status(log, busy, self.none, 120),
+                         ['timeout: QEMU was still running after 1200 s and was killed '
+                          '(the host was busy: load average 9.3 on 2 CPUs)'])
         self.assertIn('after the end marker',
                       check_status(log, RunResult(stopped=True), self.none)[0])
 

@@ -55,11 +55,22 @@ class BusyLoops:
         self.procs = []
 
 
+def patched_qemu():
+    """The emulated-PMU QEMU's path (emu/qemu/build.sh --print-path), or
+    exit saying how to build it."""
+    proc = subprocess.run([os.path.join(ROOT, 'emu', 'qemu', 'build.sh'), '--print-path'],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    path = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ''
+    if proc.returncode != 0 or not os.path.isfile(path):
+        sys.exit('load-test: no emulated-PMU QEMU (%s): run make emu-qemu' % path)
+    return path
+
+
 def legs(args):
     """(name, runner arguments) of one run."""
     k = ['--kernel', args.kernel, '--smp', str(args.smp), '--timeout', str(LEG_TIMEOUT), '--quiet']
     out = [('emu:%s' % args.profile,
-            k + ['--profile', args.profile,
+            k + ['--profile', args.profile, '--qemu', args.qemu or patched_qemu(),
                  '--expect', os.path.join(ROOT, 'tests', 'expect', 'emu', args.profile + '.expect')]),
            ('tcg', k + ['--accel', 'tcg', '--expect', os.path.join(ROOT, 'tests', 'expect', 'tcg.expect')])]
     why, _ = pq.kvm_unusable_reason()
@@ -100,6 +111,7 @@ def main(argv=None):
     p.add_argument('--smp', type=int, default=8)
     p.add_argument('--profile', default='intel-v4', help='a correct (silicon) emulated profile')
     p.add_argument('--kernel', default=os.path.join(ROOT, 'build', 'pmutest.elf'))
+    p.add_argument('--qemu', default=None, help='the emulated-PMU QEMU (default: emu/qemu/build.sh --print-path)')
     p.add_argument('--logdir', default=None)
     args = p.parse_args(argv)
     if args.runs < 1 or args.factor < 0:

@@ -99,7 +99,8 @@ struct pmu_test_counts {
 	uint64_t last[PMU_IDX_NR][2]; /* per event: its count in the last window of each length */
 	uint64_t last_tsc[2];         /* the TSC ticks around those last windows */
 	uint64_t rate[PMU_IDX_NR][2]; /* per event: the most it counted per 1000 TSC ticks of a window */
-	struct pmu_event *const *evs; /* the events measured */
+	uint64_t rate_count[PMU_IDX_NR][2], rate_tsc[PMU_IDX_NR][2]; /* that window's count and TSC ticks */
+	struct pmu_event *const *evs;                                /* the events measured */
 };
 
 /* This CPU's measurement (too big for a test's stack): one test holds

@@ -192,6 +192,8 @@ const struct deviation dev_table[DEV_ROWS] = {
 		.obs = DEV_OBS_FAST_RDPMC,
 		.on = { .hv = DEV_HV_KVM_OR_HIDDEN, .vendor = PMU_VENDOR_INTEL },
 		.differs = fast_rdpmc_differs,
+		.fixed_in = DEV_LINUX_VERSION(6, 9, 0),
+		.fixed_by = "5728a4a0ea79",
 	},
 	[DEV_AMD_SVM_VMRUN_COUNTED_IN_GUEST] = {
 		.id = "AMD-SVM-VMRUN-COUNTED-IN-GUEST",
@@ -247,6 +249,8 @@ const struct deviation dev_table[DEV_ROWS] = {
 		.obs = DEV_OBS_PMIS,
 		.on = { .hv = DEV_HV_KVM_OR_HIDDEN },
 		.differs = pmis_differs,
+		.fixed_in = DEV_LINUX_VERSION(6, 6, 0),
+		.fixed_by = "73554b29bd70, a16eb25b09c0 (kvm-x86-pmu-6.6-fixes)",
 	},
 	[DEV_QEMU_GLOBAL_CTRL_RESET_ZERO] = {
 		.id = "QEMU-GLOBAL-CTRL-RESET-ZERO",
@@ -301,6 +305,8 @@ const struct deviation dev_table[DEV_ROWS] = {
 		.obs = DEV_OBS_LVT_AT_PMI,
 		.on = { .hv = DEV_HV_KVM_OR_HIDDEN, .vendor = PMU_VENDOR_INTEL },
 		.differs = lvtpc_unmasked_differs,
+		.fixed_in = DEV_LINUX_VERSION(6, 6, 0),
+		.fixed_by = "a16eb25b09c0 (kvm-x86-pmu-6.6-fixes)",
 	},
 };
 
@@ -330,6 +336,28 @@ static const char *platform_differs(const struct dev_platform *on, const struct 
 	return NULL;
 }
 
+static uint32_t host_kernel;
+
+void dev_set_host_kernel(uint32_t version)
+{
+	host_kernel = version;
+}
+
+/* platform_differs, and a KVM row's fix: on a KVM host known (hv.kernel=)
+ * to have it, the row is not this platform. */
+static const char *row_platform_differs(const struct deviation *d, const struct pmu_caps *c, char *buf,
+					size_t n)
+{
+	const char *why = platform_differs(&d->on, c, buf, n);
+
+	if (why || !d->fixed_in || !host_kernel || c->hv != PMU_HV_KVM || host_kernel < d->fixed_in)
+		return why;
+	return differs_if(true, buf, n,
+			  "the host's Linux %u.%u.%u (hv.kernel=) has the fix (Linux %u.%u, %s)",
+			  host_kernel >> 16, (host_kernel >> 8) & 0xff, host_kernel & 0xff, d->fixed_in >> 16,
+			  (d->fixed_in >> 8) & 0xff, d->fixed_by);
+}
+
 static const struct deviation *find(const struct dev_obs *o, enum dev_verdict verdict, dev_near_fn near,
 				    void *ctx)
 {
@@ -339,7 +367,7 @@ static const struct deviation *find(const struct dev_obs *o, enum dev_verdict ve
 		const struct deviation *d = &dev_table[i];
 		if (d->verdict == verdict && d->obs == o->kind &&
 		    !d->differs(o, seen_why, sizeof(seen_why)) &&
-		    !platform_differs(&d->on, &o->pc->caps, plat_why, sizeof(plat_why)))
+		    !row_platform_differs(d, &o->pc->caps, plat_why, sizeof(plat_why)))
 			return d;
 	}
 	/* No row: the near misses are the rows that have the behaviour but
@@ -349,7 +377,7 @@ static const struct deviation *find(const struct dev_obs *o, enum dev_verdict ve
 		if (d->verdict != verdict || d->obs != o->kind)
 			continue;
 		const char *seen = d->differs(o, seen_why, sizeof(seen_why));
-		const char *plat = platform_differs(&d->on, &o->pc->caps, plat_why, sizeof(plat_why));
+		const char *plat = row_platform_differs(d, &o->pc->caps, plat_why, sizeof(plat_why));
 		if (!seen == !plat)
 			continue;
 		if (plat)

@@ -57,9 +57,13 @@ def check_status(log, run, exp, timeout=None):
     end marker then stands in for the QEMU status."""
     problems = []
     if run is not None and run.timed_out:
+        note = []
+        if run.elapsed and timeout and run.elapsed > timeout + 1:
+            note.append('it ran %.0f s: still printing at the timeout, it was given more' % run.elapsed)
+        if run.host_note:
+            note.append(run.host_note)
         return ['timeout: QEMU was still running after %g s and was killed%s'
-                % (round(run.elapsed) if run.elapsed else timeout,
-                   ' (%s)' % run.host_note if run.host_note else '')]
+                % (timeout, ' (%s)' % '; '.join(note) if note else '')]
     if run is not None and run.stopped:
         return ['QEMU kept running %d s after the end marker (is isa-debug-exit missing?)'
                 % END_GRACE_SECONDS]

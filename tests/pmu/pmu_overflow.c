@@ -215,7 +215,7 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 		return;
 	}
 	const char *why = pmu_test_unscheduled(&a, pmu_event_count(&a), n == 2 ? &r : NULL,
-					       n == 2 ? pmu_event_count(&r) : 0);
+					       n == 2 ? pmu_event_count(&r) : 0, n);
 	if (why) {
 		pmu_events_del(g, n);
 		ktest_skip("%s", why);

@@ -179,10 +179,11 @@ static void make_case(char *what, size_t n)
 	fz.leaf1.ecx = (uint32_t)rnd() & (BIT(CPUID_1_ECX_PDCM_BIT) | BIT(CPUID_1_ECX_DTES64_BIT) | BIT(31));
 	fz.leaf1.ecx |= BIT(CPUID_1_ECX_CX16_BIT);
 	fz.leaf1.edx = (uint32_t)rnd() & BIT(CPUID_1_EDX_DS_BIT);
-	fz.leaf0a = (struct cpuid_regs){ .eax = odd_byte() | odd_byte() << 8 | odd_byte() << 16 | odd_byte() << 24,
-					  .ebx = odd_word(),
-					  .ecx = odd_word(),
-					  .edx = odd_byte() | odd_byte() << 5 | (rnd() % 2) << 15 };
+	fz.leaf0a = (struct cpuid_regs){ .eax = odd_byte() | odd_byte() << 8 | odd_byte() << 16 |
+						odd_byte() << 24,
+					 .ebx = odd_word(),
+					 .ecx = odd_word(),
+					 .edx = odd_byte() | odd_byte() << 5 | (rnd() % 2) << 15 };
 	for (unsigned i = 0; i < 6; i++)
 		fz.leaf23[i] = (struct cpuid_regs){ odd_word(), odd_word(), odd_word(), odd_word() };
 	fz.leaf80000001.ecx = (uint32_t)rnd() & (BIT(23) | BIT(2));
@@ -191,14 +192,16 @@ static void make_case(char *what, size_t n)
 	 * FREEZE_WHILE_SMM, FW writes, PEBS baseline, PERF_METRICS, and
 	 * anything above. */
 	fz.perf_caps = (rnd() % 3 ? (uint64_t[]){ 0, 1, 4, 5, 6, 7, 0x1f, 0x3f }[rnd() % 8] : rnd() & 0x3f) |
-		       (rnd() & 0xc0) | (rnd() % 17) << 8 | (rnd() & 0xf000) | (rnd() % 8 == 0 ? rnd() << 16 : 0);
+		       (rnd() & 0xc0) | (rnd() % 17) << 8 | (rnd() & 0xf000) |
+		       (rnd() % 8 == 0 ? rnd() << 16 : 0);
 	fz.perf_caps_gp = rnd() % 8 == 0;
-	ksnprintf(what, n,
-		  "%s shape %s, max leaf %#x, 01H ECX %#x EDX %#x, 0AH %#x %#x %#x %#x, 23H.0 EAX %#x, 80000022H %#x %#x, PERF_CAPABILITIES %s%#lx",
-		  fz.amd ? "AMD" : "Intel", fz.amd ? "Zen 4" : shape, fz.max_leaf, fz.leaf1.ecx, fz.leaf1.edx,
-		  fz.leaf0a.eax, fz.leaf0a.ebx, fz.leaf0a.ecx, fz.leaf0a.edx, fz.leaf23[0].eax,
-		  fz.leaf80000022.eax, fz.leaf80000022.ebx, fz.perf_caps_gp ? "#GP, else " : "",
-		  (unsigned long)fz.perf_caps);
+	ksnprintf(
+		what, n,
+		"%s shape %s, max leaf %#x, 01H ECX %#x EDX %#x, 0AH %#x %#x %#x %#x, 23H.0 EAX %#x, 80000022H %#x %#x, PERF_CAPABILITIES %s%#lx",
+		fz.amd ? "AMD" : "Intel", fz.amd ? "Zen 4" : shape, fz.max_leaf, fz.leaf1.ecx, fz.leaf1.edx,
+		fz.leaf0a.eax, fz.leaf0a.ebx, fz.leaf0a.ecx, fz.leaf0a.edx, fz.leaf23[0].eax,
+		fz.leaf80000022.eax, fz.leaf80000022.ebx, fz.perf_caps_gp ? "#GP, else " : "",
+		(unsigned long)fz.perf_caps);
 }
 
 HT_TEST(cpuid_and_perf_caps_fuzz)
@@ -226,16 +229,19 @@ HT_TEST(cpuid_and_perf_caps_fuzz)
 		bool ok = pc && (pc->counting || pc->reason[0]) && (pebs.present || pebs.why[0]) &&
 			  (lbr.kind != PMU_LBR_NONE || lbr.why[0]);
 		if (!ok && bad++ < 5)
-			HT_CHECK(false, "case %u (seed %#lx): no verdict or no reason: counting %d \"%s\", PEBS %d \"%s\", LBR %d \"%s\"; %s",
-				 i, (unsigned long)seed, pc ? pc->counting : -1, pc ? pc->reason : "", pebs.present,
-				 pebs.why, lbr.kind, lbr.why, what);
+			HT_CHECK(
+				false,
+				"case %u (seed %#lx): no verdict or no reason: counting %d \"%s\", PEBS %d \"%s\", LBR %d \"%s\"; %s",
+				i, (unsigned long)seed, pc ? pc->counting : -1, pc ? pc->reason : "",
+				pebs.present, pebs.why, lbr.kind, lbr.why, what);
 		if (pc && pc->counting)
 			counting++;
 		else
 			refused++;
 		/* PEBS's record size, which callers divide by, is never 0. */
 		if (pebs.present)
-			HT_CHECK(pmu_pebs_record_size(&pebs, pebs.adaptive, 0) > 0, "PEBS record size 0: %s", what);
+			HT_CHECK(pmu_pebs_record_size(&pebs, pebs.adaptive, 0) > 0, "PEBS record size 0: %s",
+				 what);
 		if (time(NULL) - start > FUZZ_SECONDS_MAX) {
 			HT_CHECK(false, "case %u: %d s spent, more than %d: a hang? %s", i,
 				 (int)(time(NULL) - start), FUZZ_SECONDS_MAX, what);

@@ -234,7 +234,10 @@ static _Noreturn void abort_on_exception(struct trap_frame *f)
  * than native it ran (at most SLOWDOWN_MAX times): a test that was slow
  * because the host was is given the time its work needs, one that hangs
  * still times out, and the TIMEOUT says what the guest's speed was. */
-#define SLOWDOWN_PROBE_ITERS (1u << 18)
+/* Long enough (4M iterations: 2 ms native) to span several of the host
+ * scheduler's slices when the guest is slow: a short probe that fits in one
+ * slice sees the emulator's speed, not the share of the host it gets. */
+#define SLOWDOWN_PROBE_ITERS (1u << 22)
 /* Native: one iteration (add, compare, branch) per core cycle on any x86-64
  * core, the TSC at or near the core clock; 2 ticks leaves room for a core
  * below its TSC rate. */

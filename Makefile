@@ -332,6 +332,15 @@ kvm-nested-test: $(BUILD)/pmutest.elf
 	@$(PYTHON) -m harness.kvm_nested --kernel $(BUILD)/pmutest.elf --legs $(KVM_NESTED_TEST_LEG)
 .PHONY: kvm-nested kvm-nested-test
 
+# The default suite on a correct emulated PMU, plain TCG and KVM (when it
+# works) at -smp 8, N times (default 10), while the host's cores run 4x
+# oversubscribed (harness/load_test.py); the last line is
+# "load-test: R runs, F false failures".
+.PHONY: load-test
+N ?= 10
+load-test: $(BUILD)/pmutest.elf emu-qemu
+	$(PYTHON) -m harness.load_test --runs $(N) --kernel $(BUILD)/pmutest.elf
+
 clean:
 	rm -rf $(BUILD)
 

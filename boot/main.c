@@ -27,6 +27,7 @@
 #include "modes/sample.h"
 #include "pmu/kernel/pmi_lvt.h"
 #include "pmu/pmu.h"
+#include "tests/deviations.h"
 #include "tests/ktest_internal.h"
 
 struct boot_info boot_info;
@@ -206,6 +207,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	acpi_set_phys_accessor(phys_identity);
 	boot_info_status = bootinfo_parse(magic, (const void *)(uintptr_t)info_phys, &boot_info);
 	options_parse(boot_info.cmdline, boot_info.cmdline_len);
+	dev_set_host_kernel(options.hv_kernel_version);
 	console_init(options.console_port);
 	platform_exit_set_action((enum exit_action)options.exit);
 

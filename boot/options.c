@@ -7,6 +7,7 @@
 #include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "tests/deviations.h"
 
 struct options options = {
 	.exit = EXIT_ACTION_AUTO,
@@ -47,6 +48,8 @@ static const struct cmdline_opt table[] = {
 	  "reprogram PMU counters that were already in use at boot" },
 	{ "pmu.pmi", CMDLINE_ENUM, &options.pmu_pmi, 0, pmi_choices, 0, 0,
 	  "PMI delivery: fixed vector or NMI" },
+	{ "hv.kernel", CMDLINE_STR, options.hv_kernel, sizeof(options.hv_kernel), NULL, 0, 0,
+	  "the host's Linux version under KVM, X.Y[.Z] (tools/pmutest-run passes it): KVM deviations fixed before it are FAILs" },
 	{ "debug.fault", CMDLINE_ENUM, &options.debug_fault, 0, fault_choices, 0, 0,
 	  "raise #UD or a double fault before the tests, outside any test: must end in a panic dump" },
 	{ "mode", CMDLINE_ENUM, &options.mode, 0, mode_choices, 0, 0,
@@ -101,8 +104,40 @@ static void resolve_console(void)
 	add_error(msg);
 }
 
+/* hv.kernel=X.Y[.Z] (anything after the numbers, "-cloud-amd64", ignored). */
+static void resolve_hv_kernel(void)
+{
+	const char *p = options.hv_kernel;
+	uint64_t part[3] = { 0, 0, 0 };
+	unsigned n = 0;
+
+	if (!*p)
+		return;
+	while (n < 3 && *p >= '0' && *p <= '9') {
+		const char *start = p;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (parse_u64(start, (size_t)(p - start), &part[n]) != PARSE_OK)
+			break;
+		n++;
+		if (*p != '.')
+			break;
+		p++;
+	}
+	if (n < 2 || part[0] > 255 || part[1] > 255) {
+		char msg[CMDLINE_ERROR_LEN];
+		ksnprintf(msg, sizeof(msg), "hv.kernel=%s: not a version X.Y[.Z]; ignored",
+			  options.hv_kernel);
+		add_error(msg);
+		return;
+	}
+	options.hv_kernel_version = DEV_LINUX_VERSION((unsigned)part[0], (unsigned)part[1],
+						      part[2] > 255 ? 255u : (unsigned)part[2]);
+}
+
 void options_parse(const char *cmdline, size_t len)
 {
 	cmdline_parse(cmdline, len, table, ARRAY_LEN(table), &options_result);
 	resolve_console();
+	resolve_hv_kernel();
 }

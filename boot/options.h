@@ -25,8 +25,10 @@ struct options {
 	 * below, "" until given. */
 	struct mode_opts mode_opts;
 	char mode_events[512], mode_cpus[128], mode_workload[16];
-	int debug_fault;       /* debug.fault=none|ud|df (enum debug_fault): fault outside any test */
-	uint16_t console_port; /* resolved from console= */
+	int debug_fault;    /* debug.fault=none|ud|df (enum debug_fault): fault outside any test */
+	char hv_kernel[32]; /* hv.kernel=X.Y[.Z]: the host's Linux under local KVM (pmutest-run passes it) */
+	uint32_t hv_kernel_version; /* hv.kernel= as DEV_LINUX_VERSION(x, y, z); 0 when not given */
+	uint16_t console_port;      /* resolved from console= */
 };
 
 extern struct options options;

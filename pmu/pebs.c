@@ -121,6 +121,20 @@ void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 			  "PEBS record format %u is not one this driver knows (0-6, 0xF)", p->format);
 		return;
 	}
+	/* Formats 4 and later write adaptive records (a basic group, then
+	 * what PEBS_DATA_CFG asks); without PEBS_BASELINE there is no
+	 * DATA_CFG and no per-counter adaptive bit, so the record is the basic
+	 * group alone (Linux intel_ds_init: "Only basic record supported").
+	 * KVM gives guests that shape (vmx_get_perf_capabilities clears
+	 * PEBS_BASELINE, keeps the format).  Not driven here: refused with the
+	 * value rather than sized as a fixed format it is not. */
+	if (p->format >= 4 && !c->pebs_baseline) {
+		ksnprintf(p->why, sizeof(p->why),
+			  "PEBS format %u without PEBS_BASELINE (IA32_PERF_CAPABILITIES=%#lx, bit 14 clear): "
+			  "basic-group-only records are not driven here",
+			  p->format, (unsigned long)c->perf_caps);
+		return;
+	}
 	p->adaptive = c->pebs_baseline && p->format >= 4;
 	p->fixed_reset_offset = p->format >= 5 ? DS_PEBS_RESET_FIXED0_FMT5 : DS_PEBS_RESET_FIXED0;
 	/* Which counters: PMC0 only on Core 2 and Atom (format 0), PMC0-3 up
@@ -172,7 +186,9 @@ unsigned pmu_pebs_record_size(const struct pmu_pebs_caps *p, bool adaptive_count
 {
 	if (p->adaptive)
 		return adaptive_counter ? adaptive_size(data_cfg) : BASIC_SIZE;
-	return p->format < ARRAY_LEN(fixed_size) ? fixed_size[p->format] : 0;
+	if (p->format >= 4)
+		return BASIC_SIZE; /* the basic group alone: never 0, callers divide by it */
+	return fixed_size[p->format];
 }
 
 static uint64_t rd64(const uint8_t *b, size_t off)

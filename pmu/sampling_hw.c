@@ -57,6 +57,9 @@ static int start_pebs(struct pmu_sampling_hw *h, struct pmu_event *ev, void *mem
 	/* The basic group alone (adaptive) or the format's record: the
 	 * eventing IP is all a sample needs. */
 	h->record_size = pmu_pebs_record_size(&h->pebs, h->pebs.adaptive, 0);
+	if (!h->record_size || h->record_size > mem_size - ds_bytes)
+		return fail(h, PMU_E_INVAL, "precise sampling: PEBS format %u gives a record of %u bytes",
+			    h->pebs.format, h->record_size);
 	h->ds = mem;
 	h->buf = (uint8_t *)mem + ds_bytes;
 	memset(h->ds, 0, sizeof(*h->ds));

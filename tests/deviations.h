@@ -136,6 +136,9 @@ enum dev_verdict {
 	DEV_FINGERPRINT, /* a reported figure that matches is named, nothing more */
 };
 
+/* A Linux version as one number, X.Y.Z (each part at most 255). */
+#define DEV_LINUX_VERSION(x, y, z) ((uint32_t)(x) << 16 | (uint32_t)(y) << 8 | (uint32_t)(z))
+
 struct deviation {
 	const char *id;     /* stable: an erratum's name or ours, upper case */
 	const char *seen;   /* what is observed, one line */
@@ -146,7 +149,17 @@ struct deviation {
 	/* NULL when o shows what the row describes; else, into buf, how it
 	 * differs (the near miss's reason). o->kind is the row's. */
 	const char *(*differs)(const struct dev_obs *o, char *buf, size_t n);
+	/* A KVM bug: the first Linux release with the fix, and its commit. A
+	 * guest cannot see its host's KVM, but the runner that boots it under
+	 * local KVM can (hv.kernel=, dev_set_host_kernel): on a host at or past
+	 * fixed_in the row does not match, and the check FAILs. 0: not scoped. */
+	uint32_t fixed_in;
+	const char *fixed_by;
 };
+
+/* The host's Linux version (DEV_LINUX_VERSION) when known, else 0:
+ * boot passes hv.kernel= here. */
+void dev_set_host_kernel(uint32_t version);
 
 extern const struct deviation dev_table[DEV_ROWS];
 

@@ -226,6 +226,49 @@ static _Noreturn void abort_on_exception(struct trap_frame *f)
 	ctx_restore(&r->abort_ctx, ABORT_EXCEPTION);
 }
 
+/* ---- Budgets that hold under load ----
+ *
+ * A budget is guest time (TSC), and under TCG or on a busy host the guest
+ * does far less per TSC second than on silicon. When a budget runs out,
+ * the CPU times a fixed loop and stretches the budget by how much slower
+ * than native it ran (at most SLOWDOWN_MAX times): a test that was slow
+ * because the host was is given the time its work needs, one that hangs
+ * still times out, and the TIMEOUT says what the guest's speed was. */
+/* Long enough (4M iterations: 2 ms native) to span several of the host
+ * scheduler's slices when the guest is slow: a short probe that fits in one
+ * slice sees the emulator's speed, not the share of the host it gets. */
+#define SLOWDOWN_PROBE_ITERS (1u << 22)
+/* Native: one iteration (add, compare, branch) per core cycle on any x86-64
+ * core, the TSC at or near the core clock; 2 ticks leaves room for a core
+ * below its TSC rate. */
+#define SLOWDOWN_NATIVE_TICKS 2u
+#define SLOWDOWN_MAX 64u
+
+unsigned ktest_slowdown(void)
+{
+	uint64_t t0 = rdtsc(), ticks;
+
+	for (unsigned i = 0; i < SLOWDOWN_PROBE_ITERS; i++)
+		__asm__ volatile("" ::: "memory");
+	ticks = rdtsc() - t0;
+	ticks /= (uint64_t)SLOWDOWN_PROBE_ITERS * SLOWDOWN_NATIVE_TICKS;
+	return ticks < 1 ? 1 : ticks > SLOWDOWN_MAX ? SLOWDOWN_MAX : (unsigned)ticks;
+}
+
+bool ktest_budget_over(uint64_t start_tsc, uint64_t budget_us, unsigned *stretch)
+{
+	uint64_t budget = us_to_tsc(budget_us);
+
+	if (*stretch < 1)
+		*stretch = 1;
+	if (rdtsc() - start_tsc < budget * *stretch)
+		return false;
+	unsigned f = ktest_slowdown();
+	if (f > *stretch)
+		*stretch = f;
+	return rdtsc() - start_tsc >= budget * *stretch;
+}
+
 /* ---- The watchdog: the LAPIC one-shot timer of the CPU running a test ---- */
 
 static void watchdog_arm(const struct ktest_run *r)
@@ -253,8 +296,11 @@ static void watchdog_irq(struct trap_frame *f)
 	lapic_eoi();
 	if (!r)
 		return;
-	if ((int64_t)(rdtsc() - r->deadline_tsc) >= 0)
-		ctx_restore(&r->abort_ctx, ABORT_TIMEOUT);
+	if ((int64_t)(rdtsc() - r->deadline_tsc) >= 0) {
+		if (ktest_budget_over(r->start_tsc, (uint64_t)r->budget_ms * 1000, &r->stretch))
+			ctx_restore(&r->abort_ctx, ABORT_TIMEOUT);
+		r->deadline_tsc = r->start_tsc + us_to_tsc((uint64_t)r->budget_ms * 1000) * r->stretch;
+	}
 	watchdog_arm(r); /* the count was capped at 32 bits: go on waiting */
 }
 
@@ -268,7 +314,9 @@ static void ktest_execute(void *arg)
 
 	int how = ctx_save(&r->abort_ctx);
 	if (how == RUN_STARTED) {
-		r->deadline_tsc = rdtsc() + us_to_tsc((uint64_t)r->budget_ms * 1000);
+		r->stretch = 1;
+		r->start_tsc = rdtsc();
+		r->deadline_tsc = r->start_tsc + us_to_tsc((uint64_t)r->budget_ms * 1000);
 		ksnprintf(r->whose, sizeof(r->whose), "test %s", r->test->name);
 		running[pc->cpu] = r;
 		trap_set_catcher(abort_on_exception, running_whose);
@@ -294,9 +342,16 @@ static void ktest_execute(void *arg)
 	if (!served_as_call)
 		smp_calls_abandon_current();
 
-	if (how == ABORT_TIMEOUT)
+	if (how == ABORT_TIMEOUT) {
 		r->result = KTEST_TIMEOUT;
-	else if (r->exception || r->failed_checks)
+		if (r->stretch > 1)
+			log_printf(r, "# ",
+				   "budget %u ms stretched x%u: the guest ran %u times slower than native "
+				   "(emulated, or a busy host), and the test still did not finish",
+				   r->budget_ms, r->stretch, r->stretch);
+		else
+			log_printf(r, "# ", "the guest ran at native speed: the test itself did not finish");
+	} else if (r->exception || r->failed_checks)
 		r->result = KTEST_FAIL;
 	else if (r->skip_reason[0])
 		r->result = KTEST_SKIP;
@@ -308,6 +363,25 @@ static void ktest_execute(void *arg)
 	if (r->skip_reason[0] && r->result == KTEST_FAIL)
 		log_printf(r, "# ", "(it also asked to skip: %s)", r->skip_reason);
 	__atomic_store_n(&r->finished, true, __ATOMIC_RELEASE);
+}
+
+/* Wait for cpu's run of r: as long as its budget, stretched as its own
+ * watchdog stretches it, and stretched here too by how slow this CPU finds
+ * the guest, plus the grace. False: the CPU stopped responding. */
+static bool wait_run(unsigned cpu, uint64_t ticket, struct ktest_run *r)
+{
+	uint64_t start = rdtsc();
+	unsigned mine = 1;
+
+	for (;;) {
+		if (on_cpu_wait(cpu, ticket, 100000))
+			return true;
+		unsigned theirs = __atomic_load_n(&r->stretch, __ATOMIC_RELAXED);
+		if (theirs > mine)
+			mine = theirs;
+		if (ktest_budget_over(start, (uint64_t)r->budget_ms * 1000 + UNRESPONSIVE_GRACE_US, &mine))
+			return false;
+	}
 }
 
 static struct ktest_run *run_on(const struct ktest *t, unsigned cpu, uint32_t budget_ms)
@@ -334,14 +408,16 @@ static struct ktest_run *run_on(const struct ktest *t, unsigned cpu, uint32_t bu
 	cpulist_clear(&xfail_cpus[cpu]);
 	uint64_t ticket;
 	if (!on_cpu_try_async(cpu, ktest_execute, r, UNRESPONSIVE_GRACE_US, &ticket) ||
-	    !on_cpu_wait(cpu, ticket, (uint64_t)r->budget_ms * 1000 + UNRESPONSIVE_GRACE_US)) {
+	    !wait_run(cpu, ticket, r)) {
 		/* Its watchdog could not fire (interrupts off?): give up on it. */
 		ksnprintf(cpu_dead_buf[cpu], sizeof(cpu_dead_buf[cpu]), "cpu %u stopped responding in %s.%s",
 			  cpu, t->suite, t->name);
 		cpu_dead_reason[cpu] = cpu_dead_buf[cpu];
 		r->result = KTEST_TIMEOUT;
-		log_printf(r, "# ", "cpu %u did not take or finish the test within %u ms + %u ms grace", cpu,
-			   r->budget_ms, UNRESPONSIVE_GRACE_US / 1000);
+		log_printf(
+			r, "# ",
+			"cpu %u did not take or finish the test within %u ms + %u ms grace, x%u for the guest's speed",
+			cpu, r->budget_ms, UNRESPONSIVE_GRACE_US / 1000, r->stretch > 1 ? r->stretch : 1);
 	}
 	return r;
 }

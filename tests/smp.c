@@ -27,10 +27,25 @@ KTEST("smp", ap_online, NULL, 0, "every enabled MADT (or MP table) CPU (up to cp
 	     s->cpu_source, s->madt_enabled, s->madt_skipped, s->limit);
 	diag("AP bring-up took %lu us of guest time (TSC), first INIT to last check-in",
 	     tsc_to_us(s->bringup_tsc));
+	uint64_t slowest = 0;
+	unsigned slowest_id = 0;
+	for (unsigned i = 0; i < s->nreports; i++) {
+		const struct smp_cpu_report *r = &s->reports[i];
+		if (r->state == AP_ONLINE && r->online_tsc - s->init_tsc > slowest) {
+			slowest = r->online_tsc - s->init_tsc;
+			slowest_id = r->apic_id;
+		}
+	}
+	/* Start latency: silicon takes milliseconds; seconds mean a vCPU
+	 * thread the host did not run (an overcommitted host), not a dead AP. */
+	if (slowest)
+		diag("slowest AP start: APIC ID %u checked in %lu ms after the INIT (waited up to %lu ms)",
+		     slowest_id, tsc_to_us(slowest) / 1000, s->wait_us / 1000);
 	for (unsigned i = 0; i < s->nreports; i++) {
 		const struct smp_cpu_report *r = &s->reports[i];
 		if (r->state == AP_TIMED_OUT)
-			check(false, "AP with APIC ID %u %s", r->apic_id, ap_state_names[r->state]);
+			check(false, "AP with APIC ID %u %s (%lu ms of guest time after its INIT)",
+			      r->apic_id, ap_state_names[r->state], s->wait_us / 1000);
 		else if (r->state != AP_ONLINE)
 			diag("AP with APIC ID %u: %s", r->apic_id, ap_state_names[r->state]);
 	}

@@ -24,7 +24,12 @@
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
-#define AP_START_TIMEOUT_US 500000 /* per start-up round, after the SIPIs */
+/* How long the BSP waits for the APs to check in, from the INIT. An AP
+ * checks in within milliseconds on silicon, but a vCPU is a host thread:
+ * on an overcommitted host (KVM -smp 8 on 2 busy cores) or under TCG it may
+ * not run for seconds. The wait ends as soon as every AP is in, so only a
+ * dead AP costs it; smp.ap_online reports each AP's start latency. */
+#define AP_START_TIMEOUT_US 30000000
 /* An AP that checked in runs: its set-up takes microseconds, but a virtual
  * CPU's thread on a loaded host (a nested guest under TCG) may wait seconds
  * for a host CPU. Generous, since only a hung AP reaches it. */
@@ -318,6 +323,8 @@ static void start_aps(uint64_t trampoline)
 		udelay(200);
 	}
 	uint64_t limit = us_to_tsc(AP_START_TIMEOUT_US);
+	summary.init_tsc = t0;
+	summary.wait_us = AP_START_TIMEOUT_US;
 	while (count_waiting() && rdtsc() - t0 < limit)
 		cpu_relax();
 

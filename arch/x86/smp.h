@@ -35,6 +35,8 @@ struct smp_summary {
 	unsigned online;          /* CPUs running pmutest, incl. the BSP */
 	unsigned limit;           /* cpus= (or MAX_CPUS) */
 	uint64_t bringup_tsc;     /* TSC ticks from the first INIT to the last check-in */
+	uint64_t init_tsc;     /* TSC at the first INIT: a report's online_tsc less it is its start latency */
+	uint64_t wait_us;      /* how long check-ins were waited for (AP_START_TIMEOUT_US) */
 	bool from_madt;           /* the CPU list is the MADT's */
 	bool from_mptable;        /* no usable MADT: the MP table's */
 	const char *cpu_source;   /* "the ACPI MADT", "the MP table", "the BSP alone" */

@@ -84,45 +84,73 @@ static uint64_t tsc_from_cpuid(void)
 	return 0;
 }
 
-/* Count TSC ticks over a PIT channel-2 one-shot of `pit_ticks` (mode 0:
- * output goes high at terminal count; 8254 datasheet). Returns 0 when the
- * output never rises (no PIT, e.g. on some newer machines). */
+/* Channel 2's count, latched, with the TSC read just before and after:
+ * the pair brackets the moment the count was taken (8254 datasheet,
+ * "Counter Latch Command"). */
+static uint16_t pit_ch2_count(uint64_t *before, uint64_t *after)
+{
+	*before = rdtsc();
+	outb(PIT_MODE_CMD, 0x80); /* latch channel 2 */
+	uint16_t lo = inb(PIT_CH2_DATA);
+	uint16_t hi = inb(PIT_CH2_DATA);
+	*after = rdtsc();
+	return (uint16_t)(lo | hi << 8);
+}
+
+/* TSC ticks per pit_ticks PIT ticks over one channel-2 one-shot (mode 0,
+ * counting down from 0xFFFF; OUT2 rises when it passes 0). The two
+ * endpoints are counts read between two TSC reads, so a vCPU the host
+ * does not run while it waits (a busy host, TCG) costs nothing; a window
+ * whose endpoints are not tight (preempted during a read: brackets wider
+ * than 1/256 of the window) or that ran past 0 is refused (UINT64_MAX).
+ * 0: no PIT (OUT2 high as soon as the count is written; 0x61 reads 0xff on
+ * machines and hypervisors without one), or it does not count. */
 static uint64_t tsc_over_pit(uint16_t pit_ticks)
 {
 	uint8_t gate = inb(PIT_GATE_PORT);
 	outb(PIT_GATE_PORT, (gate & ~0x02) & ~0x01); /* speaker off, gate low */
 	outb(PIT_MODE_CMD, 0xb0);                    /* channel 2, lobyte/hibyte, mode 0, binary */
-	outb(PIT_CH2_DATA, pit_ticks & 0xff);
-	outb(PIT_CH2_DATA, pit_ticks >> 8);
-	/* Mode 0 drives OUT2 low as soon as the count is written: a port
-	 * that already reads high has no PIT behind it (0x61 reads 0xff on
-	 * machines and hypervisors without one). */
+	outb(PIT_CH2_DATA, 0xff);
+	outb(PIT_CH2_DATA, 0xff);
 	if (inb(PIT_GATE_PORT) & 0x20)
 		return 0;
 	outb(PIT_GATE_PORT, (gate & ~0x02) | 0x01); /* gate high: count starts */
-	uint64_t start = rdtsc();
+	uint64_t a0, b0, a1, b1, start = rdtsc();
 	uint64_t limit = 1ull << 34; /* several seconds at any clock: give up */
-	while (!(inb(PIT_GATE_PORT) & 0x20)) {
-		if (rdtsc() - start > limit)
+	uint16_t c0 = pit_ch2_count(&a0, &b0), c1;
+	do {
+		c1 = pit_ch2_count(&a1, &b1);
+		if (rdtsc() - start > limit) {
+			outb(PIT_GATE_PORT, gate);
 			return 0;
-	}
-	uint64_t delta = rdtsc() - start;
+		}
+	} while ((uint16_t)(c0 - c1) < pit_ticks && !(inb(PIT_GATE_PORT) & 0x20));
+	bool wrapped = inb(PIT_GATE_PORT) & 0x20;
 	outb(PIT_GATE_PORT, gate);
-	return delta;
+	uint16_t counted = (uint16_t)(c0 - c1);
+	uint64_t mid = (a1 + b1) / 2 - (a0 + b0) / 2;
+	if (wrapped || counted < pit_ticks || ((b0 - a0) + (b1 - a1)) * 256 > mid)
+		return UINT64_MAX;
+	return mid * pit_ticks / counted;
 }
 
 static uint64_t tsc_from_pit(void)
 {
-	/* Best of 3 windows of 10 ms: a preempted window only ever reads long. */
-	uint64_t best = 0;
+	/* The least of 3 tight windows of 10 ms, from up to 100 tries. */
+	uint64_t best = UINT64_MAX;
 	uint16_t ticks = PIT_HZ / 100;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0, good = 0; i < 100 && good < 3; i++) {
 		uint64_t d = tsc_over_pit(ticks);
 		if (!d)
 			return 0;
-		if (!best || d < best)
+		if (d == UINT64_MAX)
+			continue;
+		good++;
+		if (d < best)
 			best = d;
 	}
+	if (best == UINT64_MAX)
+		return 0;
 	uint64_t hz = best * PIT_HZ / ticks;
 	/* No x86-64 TSC runs below 100 MHz: a smaller figure means the PIT
 	 * did not really count (boot.tsc_calibration checks the range too). */

@@ -17,10 +17,14 @@ void x86pmu_set_svm(X86PMUState *s, bool svme, bool guest)
 /*
  * PerfEvtSel HostOnly (41) and GuestOnly (40), APM vol. 2, 13.2: with
  * EFER.SVME clear a counter with either bit counts nothing (Linux
- * arch/x86/events/amd/core.c: "a guest-only counter when SVM is disabled
- * ... will not count anything"; the KVM selftest svm_pmu_host_guest_test
- * expects the same of both bits); with SVME set, HostOnly counts outside
- * a guest, GuestOnly inside one, both or neither everywhere.
+ * arch/x86/events/amd/core.c amd_pmu_disable_virt: "a guest-only counter
+ * when SVM is disabled ... will not count anything"; the KVM selftest
+ * svm_pmu_host_guest_test in Linux's tree at 7bb6284aa7b3 asserts that only
+ * the counter with neither bit counts, while a version posted before it
+ * asserted that all four count).  Both bits with SVME clear is open: Linux
+ * amd_core_hw_config says the hardware counts HO == GO == 1 as neither.
+ * With SVME set, HostOnly counts outside a guest, GuestOnly inside one,
+ * both or neither everywhere.
  */
 bool x86pmu_amd_host_guest_counts(const X86PMUState *s, uint64_t sel)
 {

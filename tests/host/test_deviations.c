@@ -124,6 +124,35 @@ static struct dev_obs retired(const struct pmu_cpu *pc, bool branches, int64_t s
 	return o;
 }
 
+/* hv.kernel=: a KVM row for a bug fixed before the host's Linux is a FAIL
+ * there, a near miss naming the fix; an older host or none given, XFAIL. */
+HT_TEST(kvm_rows_scoped_to_the_host_kernel)
+{
+	struct dev_obs o = { .kind = DEV_OBS_FAST_RDPMC, .pc = kvm_intel() };
+	o.fast_rdpmc.vector = -1;
+	o.fast_rdpmc.counter = 0xffffa5a5a5a5ull;
+	o.fast_rdpmc.value = 0xa5a5a5a5;
+	dev_set_host_kernel(DEV_LINUX_VERSION(6, 8, 12));
+	HT_CHECK_MATCH(&o, "KVM-PRE69-FAST-RDPMC-LOW32");
+	dev_set_host_kernel(DEV_LINUX_VERSION(6, 9, 0));
+	HT_CHECK_NO_MATCH(&o, "KVM-PRE69-FAST-RDPMC-LOW32",
+			  "Linux 6.9.0 (hv.kernel=) has the fix (Linux 6.9, 5728a4a0ea79)");
+	dev_set_host_kernel(DEV_LINUX_VERSION(6, 12, 95));
+	HT_CHECK_NO_MATCH(&o, "KVM-PRE69-FAST-RDPMC-LOW32", "has the fix");
+	/* A row that no fix ended stays a match on any host. */
+	struct dev_obs c = { .kind = DEV_OBS_CMASK255, .pc = kvm_intel() };
+	c.cmask255.count[0] = c.cmask255.count[1] = 1;
+	HT_CHECK_MATCH(&c, "KVM-EMULATED-WRMSR-IGNORES-CMASK");
+	/* LVTPC: fixed in 6.6. */
+	struct dev_obs l = { .kind = DEV_OBS_LVT_AT_PMI, .pc = kvm_intel() };
+	l.lvt_at_pmi.lvt = l.lvt_at_pmi.programmed = 0xfe;
+	HT_CHECK_NO_MATCH(&l, "KVM-LVTPC-NOT-MASKED-ON-PMI", "(Linux 6.6, a16eb25b09c0");
+	dev_set_host_kernel(DEV_LINUX_VERSION(6, 1, 0));
+	HT_CHECK_MATCH(&l, "KVM-LVTPC-NOT-MASKED-ON-PMI");
+	dev_set_host_kernel(0);
+	HT_CHECK_MATCH(&o, "KVM-PRE69-FAST-RDPMC-LOW32");
+}
+
 HT_TEST(amd_guest_counts_vmrun)
 {
 	const struct pmu_cpu *kvm_amd = cpu_as("AuthenticAMD", 0x00a00f11, kvm_sig);
@@ -138,8 +167,12 @@ HT_TEST(amd_guest_counts_vmrun)
 	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "the row adds a constant");
 	o = retired(kvm_amd, true, 0, -1); /* short */
 	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "the row only adds");
-	o = retired(kvm_amd, true, 0, 17);
-	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "more than the row's 16");
+	o = retired(kvm_amd, true, 0, 2); /* the enabling WRMSR's exit and one asynchronous */
+	HT_CHECK_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST");
+	o = retired(kvm_amd, true, 0, 3); /* one more: an emulated instruction counted twice */
+	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "more than the row's 2");
+	o = retired(kvm_amd, false, 0, 5);
+	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "more than the row's 2");
 	o = retired(cpu_as("AuthenticAMD", 0x00a00f11, NULL), true, 0, 1);
 	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "bare metal");
 	o = retired(kvm_intel(), true, 0, 1);

@@ -163,6 +163,12 @@ static void arch_lbr(X86PMUConfig *c)
 	c->perf_caps = (c->perf_caps & ~0xf00ull) | 0x500; /* PEBS format 5 */
 }
 
+/* KVM's PERF_CAPABILITIES: the PEBS format kept, PEBS_BASELINE cleared. */
+static void no_baseline(X86PMUConfig *c)
+{
+	c->perf_caps &= ~(1ull << 14);
+}
+
 /* --- LBR decoding --- */
 
 HT_TEST(lbr_decode_each_facility)
@@ -552,6 +558,12 @@ HT_TEST(pebs_decode_each_format)
 	HT_CHECK(p.present && p.format == 4 && p.adaptive && p.counters == (0xffull | 0xfull << 32),
 		 "Ice Lake: %s; format %u adaptive %u counters %#lx", p.why, p.format, p.adaptive,
 		 (unsigned long)p.counters);
+	/* KVM's shape: format 4 kept, PEBS_BASELINE (bit 14) cleared. */
+	boot("Icelake-Server", no_baseline);
+	pmu_pebs_decode(pmu_caps(), &p);
+	HT_CHECK(!p.present && strstr(p.why, "PEBS format 4 without PEBS_BASELINE"),
+		 "format 4, no baseline: %s", p.why);
+	HT_CHECK_EQ(pmu_pebs_record_size(&p, false, 0), 32);
 	boot("Icelake-Server", arch_lbr);
 	pmu_pebs_decode(pmu_caps(), &p);
 	HT_CHECK(p.present && p.format == 5 && p.fixed_reset_offset == 0x140, "format 5: %s", p.why);

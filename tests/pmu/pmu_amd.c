@@ -75,18 +75,32 @@ static struct hg_run hg_measure(unsigned x, unsigned k)
 	return r;
 }
 
-/* Whether combination k counts, by the APM's rule (vol. 2, 13.2): with
- * EFER.SVME clear neither bit may be set (Linux amd/core.c: "a guest-only
- * counter when SVM is disabled ... will not count anything"; the KVM
- * selftest svm_pmu_host_guest_test expects the same of HostOnly); with it
- * set, outside a guest, HostOnly counts and GuestOnly does not, both or
- * neither count everything. */
+/* Whether combination k counts (APM vol. 2, 13.2, PerfEvtSel HostOnly and
+ * GuestOnly): with EFER.SVME clear a counter with one of the bits counts
+ * nothing (Linux arch/x86/events/amd/core.c amd_pmu_disable_virt: a
+ * guest-only counter with SVM disabled "will not count anything", and
+ * HostOnly is masked off there so that host-only counting works at all;
+ * the KVM selftest svm_pmu_host_guest_test in Linux's tree at 7bb6284aa7b3
+ * asserts the same of both; a version posted before it asserted that every
+ * counter counts). With SVME set, outside a guest, HostOnly counts and
+ * GuestOnly does not, both or neither count everything. Both bits with
+ * SVME clear is where the sources conflict (hg_sources_conflict). */
 /* Windows per combination, the least count taken. */
 #define HG_TRIALS 3
 
 static bool hg_counts(unsigned k, bool svme)
 {
 	return k == 0 || (svme && k != 1);
+}
+
+/* HostOnly and GuestOnly both set with EFER.SVME clear: Linux
+ * amd_core_hw_config says the hardware treats both bits as neither and
+ * counts in both modes (no SVME condition given); the KVM selftest
+ * (Linux's tree at 7bb6284aa7b3) expects no count. Reported, not asserted, until
+ * silicon is measured (docs/verdicts.md). */
+static bool hg_sources_conflict(unsigned k, bool svme)
+{
+	return k == 3 && !svme;
 }
 
 static void hg_pass(unsigned x, bool svme)
@@ -146,6 +160,13 @@ static void hg_pass(unsigned x, bool svme)
 			 * the VMRUN deviation's, which pmu.count checks. */
 			diag("EFER.SVME=%u neither: %lu instructions, %lu over the bracket's most", svme,
 			     r.count, r.count - hi);
+		else if (hg_sources_conflict(k, svme))
+			diag("EFER.SVME=0 %s: %lu instructions (%s): the sources conflict, reported not asserted",
+			     hg_name[k], r.count,
+			     r.count == 0 ? "nothing, as the KVM selftest expects"
+			     : r.count >= lo && r.count <= most
+				     ? "as neither, as Linux amd_core_hw_config says"
+				     : "neither nothing nor the loop");
 		else if (hg_counts(k, svme))
 			check(r.count >= lo && r.count <= most,
 			      "EFER.SVME=%u %s: expected %lu..%lu instructions, saw %lu", svme, hg_name[k],

@@ -305,8 +305,11 @@ bool pmu_test_measure(struct pmu_event *const *evs, unsigned n, const struct pmu
 				m->last[i][k] = v;
 				if (t == 0 || v < m->min[i][k])
 					m->min[i][k] = v;
-				if (rate > m->rate[i][k])
+				if (rate > m->rate[i][k] || t == 0) {
 					m->rate[i][k] = rate;
+					m->rate_count[i][k] = v;
+					m->rate_tsc[i][k] = m->last_tsc[k];
+				}
 			}
 		}
 	return true;
@@ -349,20 +352,37 @@ bool pmu_test_check_exact(const struct pmu_cpu *pc, const char *what, enum pmu_a
  * bus or crystal clock's (a GP counter), or another under TSC scaling or
  * with erratum W145 of Core 2-era parts: so no bound in TSC ticks, but the
  * rate itself, calibrated against the TSC as kvm-unit-tests does
- * (x86/pmu.c, set_ref_cycle_expectations()), is the same in a short and
- * a long window. Each length's rate is the best of its windows: a window
- * the vCPU was preempted in, or an SMI froze, counts fewer per TSC tick.
- * 30% covers the bracket's own TSC ticks outside the count (a VM exit for
- * each WRMSR under a hypervisor) in the short window. */
-static void check_ref_cycles(const char *what, const uint64_t least[2], const uint64_t rate[2])
+ * (x86/pmu.c, set_ref_cycle_expectations()). Each length's window is its
+ * best (the most per TSC tick): a window the vCPU was preempted in, or an
+ * SMI froze, counts fewer per tick. One rate: the two windows' rates within
+ * 30% of each other, or, where the short window lost more than that to the
+ * bracket's fixed TSC ticks outside the count (a VM exit for each WRMSR
+ * under a hypervisor, 12-17 us windows at 3-4 GHz), the rate of the
+ * difference of the two lengths, Δcount/ΔTSC, in which that overhead
+ * cancels (as the exact checks' intercept does, pmu/bracket.h), within 30%
+ * of the long window's. Under TCG the windows' TSC is mostly the host's
+ * noise and the difference means nothing; the first rule holds there. */
+static bool within_30pct(uint64_t a, uint64_t b)
 {
-	uint64_t hi = rate[0] > rate[1] ? rate[0] : rate[1], lo = rate[0] < rate[1] ? rate[0] : rate[1];
+	uint64_t hi = a > b ? a : b, lo = a < b ? a : b;
+	return hi - lo <= hi * 3 / 10;
+}
 
-	diag("%s: %lu.%03lu and %lu.%03lu per TSC tick (short and long window)", what, rate[0] / 1000,
-	     rate[0] % 1000, rate[1] / 1000, rate[1] % 1000);
-	check(least[0] >= 1 && least[1] >= 1 && hi - lo <= hi * 3 / 10,
-	      "%s: expected a count in every window at one rate per TSC tick, saw at least %lu and %lu, at most %lu.%03lu and %lu.%03lu per tick",
-	      what, least[0], least[1], rate[0] / 1000, rate[0] % 1000, rate[1] / 1000, rate[1] % 1000);
+static void check_ref_cycles(const char *what, const uint64_t least[2], const uint64_t rate[2],
+			     const uint64_t count[2], const uint64_t tsc[2])
+{
+	uint64_t d_count = count[1] > count[0] ? count[1] - count[0] : 0;
+	uint64_t d_tsc = tsc[1] > tsc[0] ? tsc[1] - tsc[0] : 0;
+	uint64_t delta = d_tsc ? d_count * 1000 / d_tsc : 0;
+	bool windows = within_30pct(rate[0], rate[1]), differential = d_tsc && within_30pct(delta, rate[1]);
+
+	diag("%s: %lu.%03lu and %lu.%03lu per TSC tick in the short and long window, %lu.%03lu by their difference (%lu counts in %lu ticks)%s",
+	     what, rate[0] / 1000, rate[0] % 1000, rate[1] / 1000, rate[1] % 1000, delta / 1000, delta % 1000,
+	     d_count, d_tsc, !windows && differential ? ": the short window's overhead explains it" : "");
+	check(least[0] >= 1 && least[1] >= 1 && (windows || differential),
+	      "%s: expected a count in every window at one rate per TSC tick, saw at least %lu and %lu; %lu.%03lu and %lu.%03lu per tick (short, long), %lu.%03lu by difference (%lu counts in %lu ticks)",
+	      what, least[0], least[1], rate[0] / 1000, rate[0] % 1000, rate[1] / 1000, rate[1] % 1000,
+	      delta / 1000, delta % 1000, d_count, d_tsc);
 }
 
 /* Events the counted loop makes count in every window. */
@@ -373,34 +393,45 @@ static bool always_counts(enum pmu_arch_event e)
 }
 
 const char *pmu_test_unscheduled(const struct pmu_event *ev, uint64_t counted, const struct pmu_event *other,
-				 uint64_t other_counted)
+				 uint64_t other_counted, unsigned armed)
 {
 	const struct pmu_caps *c = pmu_caps();
 	struct pmu_event again;
-	char name[24], oname[24];
+	char name[24], oname[24] = "no other counter";
 
 	if (counted || !always_counts(ev->attr.arch) || (c->hv != PMU_HV_KVM && c->hv != PMU_HV_HIDDEN))
 		return NULL;
-	if (!other || !other_counted) {
-		/* The same event on a counter that is free now. */
-		struct pmu_event *g[] = { &again };
-		uint64_t tsc;
-		pmu_event_init(&again, &ev->attr, ev->name);
-		if (pmu_event_add(&again) != PMU_OK)
-			return NULL;
+	pmu_idx_name(c, ev->hw.idx, name, sizeof(name));
+	/* The same event alone on a counter that is free now: does the event
+	 * count at all, and without the others? */
+	struct pmu_event *g[] = { &again };
+	uint64_t tsc, alone = 0;
+	pmu_event_init(&again, &ev->attr, ev->name);
+	if (pmu_event_add(&again) == PMU_OK) {
 		bool ran = pmu_test_window(g, 1, NULL, PMU_TEST_LOOPS, &tsc);
-		other_counted = ran ? pmu_event_count(&again) : 0;
+		alone = ran ? pmu_event_count(&again) : 0;
 		pmu_idx_name(c, again.hw.idx, oname, sizeof(oname));
 		pmu_event_del(&again);
-	} else {
-		pmu_idx_name(c, other->hw.idx, oname, sizeof(oname));
 	}
-	if (!other_counted)
-		return NULL;
-	pmu_idx_name(c, ev->hw.idx, name, sizeof(name));
-	return ktest_reason(
-		"%s counted no %s while %s counted %lu under %s: the host did not schedule its perf event (its NMI watchdog or perf users hold a counter)",
-		name, ev->name, oname, other_counted, pmu_hv_name(c->hv));
+	/* The host's perf places each guest counter's event on a counter of
+	 * its own; with its NMI watchdog or a perf user holding one, the last
+	 * of a guest's full set finds none (Linux arch/x86/kvm/pmu.c
+	 * pmc_reprogram_counter). Only that fits "counts alone, not with the
+	 * others armed": anything else is named as what it is. */
+	if (alone && armed >= 2)
+		return ktest_reason(
+			"%s counted no %s with %u counters armed, %s counted %lu alone, under %s: the host did not schedule its perf event for the full set (its NMI watchdog or perf users hold a counter)",
+			name, ev->name, armed, oname, alone, pmu_hv_name(c->hv));
+	if (alone)
+		diag("%s counted no %s although it was the only counter armed, while %s counted %lu of it: an unexplained dead counter (a hypervisor filter on this counter, or a broken one; the host's scheduling would have placed a lone event)",
+		     name, ev->name, oname, alone);
+	else if (other && other_counted)
+		diag("%s counted no %s while %s counted %lu, and alone on %s it counted nothing: an unexplained dead counter or event (a hypervisor event filter denies by event code)",
+		     name, ev->name, other->name, other_counted, oname);
+	else
+		diag("%s counted no %s, nor did %s alone: the event is dead or filtered (a KVM PMU event filter denies by event code), not the host's scheduling",
+		     name, ev->name, oname);
+	return NULL;
 }
 
 const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const struct pmu_test_counts *m)
@@ -411,7 +442,7 @@ const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const s
 		for (unsigned j = 0; j < m->n && !counted; j++)
 			if (j != i && always_counts(m->evs[j]->attr.arch) && m->last[j][1])
 				other = m->evs[j], counted = m->last[j][1];
-		const char *why = pmu_test_unscheduled(ev, 0, other, counted);
+		const char *why = pmu_test_unscheduled(ev, 0, other, counted, m->n);
 		if (why)
 			return why;
 	}
@@ -443,7 +474,9 @@ const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const s
 		      "%s: expected %lu..%lu core cycles (>= 1 per dependent iteration), saw %lu", what,
 		      cyc_min, cyc_max, v);
 		break;
-	case PMU_ARCH_REF_CYCLES: check_ref_cycles(what, m->min[i], m->rate[i]); break;
+	case PMU_ARCH_REF_CYCLES:
+		check_ref_cycles(what, m->min[i], m->rate[i], m->rate_count[i], m->rate_tsc[i]);
+		break;
 	case PMU_ARCH_TOPDOWN_SLOTS:
 		/* At least one slot per cycle, at most 16 (widest issue known: 8). */
 		check(v >= cyc_min && v <= 16 * cyc_max, "%s: expected %lu..%lu slots, saw %lu", what,

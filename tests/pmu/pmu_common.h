@@ -99,7 +99,8 @@ struct pmu_test_counts {
 	uint64_t last[PMU_IDX_NR][2]; /* per event: its count in the last window of each length */
 	uint64_t last_tsc[2];         /* the TSC ticks around those last windows */
 	uint64_t rate[PMU_IDX_NR][2]; /* per event: the most it counted per 1000 TSC ticks of a window */
-	struct pmu_event *const *evs; /* the events measured */
+	uint64_t rate_count[PMU_IDX_NR][2], rate_tsc[PMU_IDX_NR][2]; /* that window's count and TSC ticks */
+	struct pmu_event *const *evs;                                /* the events measured */
 };
 
 /* This CPU's measurement (too big for a test's stack): one test holds
@@ -146,11 +147,13 @@ const char *pmu_test_smi_setup(char *buf, size_t n);
  * arch/x86/kvm/pmu.c, pmc_reprogram_counter(); kvm-unit-tests runs its PMU
  * tests only with nmi_watchdog=0). Under KVM (or a hypervisor without a
  * signature), when ev, which must count in any window, counted nothing
- * while another counter counted (other, or the same event placed on a
- * free counter now), the SKIP reason saying so; else NULL. The caller
- * frees its events and skips. */
+ * with armed counters armed (at least 2), and the same event counts alone
+ * on a free counter now, the SKIP reason saying so. Otherwise NULL, with
+ * a diagnostic naming what was seen: an unexplained dead counter (nothing
+ * although alone), or an event that counts nowhere (dead or filtered).
+ * The caller frees its events and skips. */
 const char *pmu_test_unscheduled(const struct pmu_event *ev, uint64_t counted, const struct pmu_event *other,
-				 uint64_t other_counted);
+				 uint64_t other_counted, unsigned armed);
 
 /* NULL when a read of an MSR no processor has raises #GP here; else why
  * absent MSRs do not fault (a hypervisor that reads every MSR it does not

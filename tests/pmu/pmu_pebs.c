@@ -169,6 +169,9 @@ static bool pebs_run(struct pmu_event *ev, struct pebs_run *r)
 	bool was;
 
 	r->size = pmu_pebs_record_size(p, r->adaptive, r->data_cfg);
+	if (!check(r->size && r->size <= PEBS_BUF_SIZE, "PEBS format %u, DATA_CFG %#lx: record size %u bytes",
+		   p->format, (unsigned long)r->data_cfg, r->size))
+		return false;
 	memset(&ds, 0, sizeof(ds));
 	memset(pebs_buf, 0, sizeof(pebs_buf));
 	ds.pebs_base = ds.pebs_index = (uint64_t)pebs_buf;

@@ -139,13 +139,48 @@ class _Echo:
         self.partial = ''
 
 
+# A run still printing at its timeout is given more time, up to this many
+# timeouts in all: on a busy host the guest is slow, not stuck.
+TIMEOUT_STRETCH_MAX = 10
+
+
+def _cpu_seconds(pid):
+    """User + system CPU seconds the process has had, or None."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def host_note(pid, elapsed):
+    """How busy the host was, for a timeout's message: the load average
+    against the CPUs, and the share of the run QEMU was given."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return ''
+    ncpu = os.cpu_count() or 1
+    cpu = _cpu_seconds(pid)
+    had = ', QEMU had %.0f s of CPU in %.0f s' % (cpu, elapsed) if cpu is not None else ''
+    if load > ncpu:
+        return 'the host was busy: load average %.1f on %d CPUs%s' % (load, ncpu, had)
+    return 'the host was not busy: load average %.1f on %d CPUs%s' % (load, ncpu, had)
+
+
 def run_qemu(cmd, log_path, timeout, echo=False, stop_when=None):
     """Run QEMU, following the serial log file as QEMU writes it, until it
-    exits, timeout seconds pass, or stop_when(text so far, seconds) is true."""
+    exits, timeout seconds pass, or stop_when(text so far, seconds) is true.
+    At the timeout a run whose log grew within the last quarter of it (at
+    least 5 s) is still making progress, only slowly (a busy host, TCG): it
+    goes on, up to TIMEOUT_STRETCH_MAX timeouts in all. A timeout's result
+    says how busy the host was (host_note)."""
     if os.path.exists(log_path):
         os.unlink(log_path)          # never mistake an old log for this run's
     result, printer, text = RunResult(), _Echo(echo), ''
-    start = time.monotonic()
+    start = last_output = time.monotonic()
+    quiet_limit = max(5.0, timeout / 4.0)
     with tempfile.TemporaryFile(mode='w+', errors='replace') as errf:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=errf, stderr=errf)
         logf = None
@@ -159,11 +194,14 @@ def run_qemu(cmd, log_path, timeout, echo=False, stop_when=None):
                     if chunk:
                         text += chunk
                         printer.feed(chunk)
+                        last_output = time.monotonic()
                 elapsed = time.monotonic() - start
                 if exited:
                     break
-                if elapsed > timeout:
+                if elapsed > timeout and (time.monotonic() - last_output > quiet_limit
+                                          or elapsed > timeout * TIMEOUT_STRETCH_MAX):
                     result.timed_out = True
+                    result.host_note = host_note(proc.pid, elapsed)
                     break
                 if stop_when is not None and stop_when(text, elapsed):
                     result.stopped = True

@@ -38,6 +38,8 @@ ran; tests that match no rule must not fail or time out.
 import argparse
 import datetime
 import os
+import platform
+import re
 import shlex
 import shutil
 import sys
@@ -155,6 +157,15 @@ def auto_expect(args, accel, host):
     return os.path.join(EXPECT_DIR, 'tcg.expect'), 'TCG: no PMU, every PMU check SKIPs'
 
 
+def host_kernel_version(release=None):
+    """X.Y.Z (or X.Y) of this host's kernel release, e.g. 6.12.95 of
+    6.12.95-cloud-amd64, or None."""
+    m = re.match(r'(\d+)\.(\d+)(?:\.(\d+))?', release if release is not None else platform.release())
+    if not m:
+        return None
+    return '.'.join(g for g in m.groups() if g is not None)
+
+
 def report_host(host):
     """Print what on this host decides the guest's PMU; return the host."""
     for line in hostmod.describe(host):
@@ -221,6 +232,13 @@ def prepare(args, workdir, host_reader=hostmod.read_host, accel_chooser=choose_a
     cfg.accel, cfg.cpu_suffix, why = accel_chooser(requested, cfg)
     note(why)
     host = report_host(host_reader()) if cfg.accel == 'kvm' else None
+    if cfg.accel == 'kvm' and cfg.kernel:
+        # The guest cannot see the host's KVM version; deviation rows for
+        # KVM bugs fixed before it are FAILs there (tests/deviations.c).
+        version = host_kernel_version()
+        if version:
+            cfg.append = ((cfg.append + ' ') if cfg.append else '') + 'hv.kernel=' + version
+            note('host kernel %s: passed to the guest as hv.kernel=%s' % (platform.release(), version))
     expect = args.expect
     if expect == 'auto':
         expect, reason = auto_expect(args, cfg.accel, host)

@@ -343,3 +343,12 @@ broken-pmi defect     max,pmu=on,x-no-pmi=on     catches=pmu.overflow.every_coun
         self.assertIn('profile: tcg-max (silicon), -cpu max', out)
         self.assertIn('+ %s -nodefaults' % fake, out)
         self.assertIn('-accel tcg,thread=multi -cpu max ', out)
+
+
+class HostKernelVersion(unittest.TestCase):
+    def test_release_strings(self):
+        from pmutest.runner import host_kernel_version
+        self.assertEqual(host_kernel_version('6.12.95-cloud-amd64'), '6.12.95')
+        self.assertEqual(host_kernel_version('6.1.0-28-amd64'), '6.1.0')
+        self.assertEqual(host_kernel_version('7.0'), '7.0')
+        self.assertIsNone(host_kernel_version('unknown'))

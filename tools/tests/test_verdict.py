@@ -62,6 +62,12 @@ class Status(unittest.TestCase):
         log = parse_ktap(PASS_LOG)
         self.assertEqual(check_status(log, RunResult(timed_out=True), self.none, 120),
                          ['timeout: QEMU was still running after 120 s and was killed'])
+        busy = RunResult(timed_out=True, elapsed=1200.4,
+                         host_note='the host was busy: load average 9.3 on 2 CPUs')
+        self.assertEqual(check_status(log, busy, self.none, 120),
+                         ['timeout: QEMU was still running after 120 s and was killed '
+                          '(it ran 1200 s: still printing at the timeout, it was given more; '
+                          'the host was busy: load average 9.3 on 2 CPUs)'])
         self.assertIn('after the end marker',
                       check_status(log, RunResult(stopped=True), self.none)[0])
 

@@ -8,6 +8,12 @@
 #   emu/qemu/build.sh               build, or reuse the cached build
 #   emu/qemu/build.sh --print-path  print the cached binary's path, or say
 #                                   it is not built (exit 1)
+#   emu/qemu/build.sh --mutants [--print-path]
+#                                   the mutant build (docs/mutants.md): every
+#                                   mutant of harness/mutgen.py compiled in,
+#                                   chosen at run time by X86PMU_MUTANT; its
+#                                   own cache key, mutants.tsv beside the
+#                                   binary, and an incremental build tree
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -eu
@@ -16,6 +22,11 @@ EMU=$(cd "$(dirname "$0")/.." && pwd)
 ROOT=$(cd "$EMU/.." && pwd)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/pmutest/qemu-pmu
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+MUTANTS=
+if [ "${1:-}" = "--mutants" ]; then
+	MUTANTS=1
+	shift
+fi
 # Debian's python3 for meson (a pyenv shim on PATH breaks it).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
@@ -51,9 +62,10 @@ upstream=${src_version#*:}
 
 # --- The cache key: the source version and everything that goes in
 step="hashing emu/"
-inputs_hash=$(cd "$EMU" && find qemu/patches qemu/files model qemu/build.sh -type f \
-	! -name '*.o' -print | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
-out_dir=$CACHE/$upstream-$inputs_hash
+inputs_hash=$(cd "$EMU" && { find qemu/patches qemu/files model qemu/build.sh -type f \
+	! -name '*.o' -print; [ -z "$MUTANTS" ] || echo ../harness/mutgen.py; } |
+	LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+out_dir=$CACHE/$upstream-$inputs_hash${MUTANTS:+-mutants}
 binary=$out_dir/qemu-system-x86_64
 
 if [ "${1:-}" = "--print-path" ]; then
@@ -150,21 +162,38 @@ for p in "$EMU"/qemu/patches/*.patch; do
 	fi
 done
 
+# --- The mutant build: every mutant in the tree's copies, then the tree
+# synced by content into a build tree kept between builds (only what
+# changed recompiles: the mutated files, at worst the whole PMU).
+build_tree=$work
+if [ -n "$MUTANTS" ]; then
+	step="writing the mutants into the tree (harness/mutgen.py)"
+	cp "$work/qemu/hw/intc/apic.c" "$work/qemu/hw/intc/apic.c.pristine" || fail
+	(cd "$ROOT" && python3 -m harness.mutgen instrument "$work/qemu" "$work/mutants.tsv") || fail
+	build_tree=$CACHE/mutants-work-$upstream
+	step="syncing the tree into $build_tree"
+	mkdir -p "$build_tree"
+	(cd "$ROOT" && python3 -m harness.mutgen sync "$work/qemu" "$build_tree/qemu") || fail
+fi
+
 # --- Configure and build qemu-system-x86_64 only
 step="configuring QEMU"
-mkdir -p "$work/build"
-(cd "$work/build" && ../qemu/configure --target-list=x86_64-softmmu \
+if [ ! -f "$build_tree/build/build.ninja" ]; then
+mkdir -p "$build_tree/build"
+(cd "$build_tree/build" && ../qemu/configure --target-list=x86_64-softmmu \
 	--without-default-features --disable-docs --disable-tools --disable-user \
 	--disable-werror --meson=/usr/bin/meson \
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu \
-	>"$work/configure.log" 2>&1) || { tail -n 20 "$work/configure.log" >&2; fail; }
+	>"$work/configure.log" 2>&1) || { tail -n 20 "$work/configure.log" >&2; rm -rf "$build_tree/build"; fail; }
+fi
 step="building qemu-system-x86_64 (ninja -j$JOBS)"
-(cd "$work/build" && ninja -j"$JOBS" qemu-system-x86_64 >"$work/build.log" 2>&1) ||
+(cd "$build_tree/build" && ninja -j"$JOBS" qemu-system-x86_64 >"$work/build.log" 2>&1) ||
 	{ grep -m 20 -E 'error|Error' "$work/build.log" >&2 || tail -n 20 "$work/build.log" >&2; fail; }
 
 step="stripping and caching the binary"
 mkdir -p "$out_dir"
-strip -o "$out_dir/qemu-system-x86_64.tmp" "$work/build/qemu-system-x86_64" || fail
+strip -o "$out_dir/qemu-system-x86_64.tmp" "$build_tree/build/qemu-system-x86_64" || fail
+[ -z "$MUTANTS" ] || cp "$work/mutants.tsv" "$out_dir/mutants.tsv" || fail
 mv "$out_dir/qemu-system-x86_64.tmp" "$binary" || fail
 printf 'qemu source %s (Debian qemu-system-x86 %s)\ninputs %s\n' "$src_version" \
 	"$bin_version" "$inputs_hash" >"$out_dir/BUILD-INFO"

@@ -306,6 +306,19 @@ class Site:
             j = self._stmt_end(i, e)
             self._expr(i, j, skip)
             i = j
+        # The bodies of `if (x86pmu_defect(...))`: a deliberate bug of a
+        # defect profile (pmu-defect=), not a rule of the manuals.
+        defect = []
+        for k in range(s, e - 1):
+            if t[k].text == 'if' and t[k + 1].text == '(':
+                c = self.match[k + 1]
+                cond = t[k + 2:c]
+                hits = [n for n, x in enumerate(cond) if x.text in ('x86pmu_defect', 'defect')]
+                if hits and all(n == 0 or cond[n - 1].text != '!' for n in hits) \
+                        and not any(x.text in ('||', '!=') for x in cond) and t[c + 1].text == '{':
+                    defect.append((c + 1, self.match[c + 1]))
+        self.mutants = [m for m in self.mutants
+                        if m.func is not None or not any(a <= m.s <= b for a, b in defect)]
         for m in self.mutants:
             if m.func is None:
                 m.func = func

@@ -44,8 +44,8 @@ EXPECT_DIR = os.path.join(ROOT, 'tests', 'expect', 'emu')
 EQUIVALENT = os.path.join(ROOT, 'harness', 'mutants-equivalent.tsv')
 EXPECTED_KILLS = os.path.join(ROOT, 'harness', 'mutants-expected.tsv')
 SMP = 2
-MIN_TIMEOUT = 600
-TIMEOUT_FACTOR = 5
+MIN_TIMEOUT = 300
+TIMEOUT_FACTOR = 10
 # The profiles whose shapes execute the model's paths, most general first:
 # a mutant runs on the first one that executed its site.
 COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-arch-lbr-pebs5', 'skx-2s',
@@ -267,6 +267,8 @@ def main(argv=None):
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--check-sample', action='store_true',
                     help="make test's fixed sample against harness/mutants-expected.tsv")
+    ap.add_argument('--record-sample', action='store_true',
+                    help="run make test's fixed sample whole and write harness/mutants-expected.tsv")
     ap.add_argument('--fresh', action='store_true', help='forget the stored results of this binary')
     a = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
@@ -278,6 +280,8 @@ def main(argv=None):
     equivalent = read_keyed(EQUIVALENT)
     if a.check_sample:
         return check_sample(qemu, kernel, cat, a.jobs, state, equivalent)
+    if a.record_sample:
+        a.sample, a.seed = CHECK_SAMPLE, CHECK_SEED
     selected = sample_of(cat, a.sample, a.seed)
     log('%d mutants in the build, %d selected (sample %s, seed %d); binary %s'
         % (len(cat), len(selected), a.sample or 'all', a.seed, qemu))
@@ -287,7 +291,21 @@ def main(argv=None):
     with open(os.path.join(OUT, 'summary.txt'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
+    if a.record_sample:
+        record(selected, state['results'])
     return 0
+
+
+def record(selected, results):
+    with open(EXPECTED_KILLS, 'w') as f:
+        f.write('# The kills of make test\'s fixed sample (harness/mutants.py CHECK_SAMPLE=%d, CHECK_SEED=%d):\n'
+                '# identity<TAB>outcome<TAB>profile<TAB>where and what, written by\n'
+                '# python3 -m harness.mutants --record-sample (docs/mutants.md).\n' % (CHECK_SAMPLE, CHECK_SEED))
+        for m in selected:
+            r = results.get(m['identity'], {})
+            f.write('%s\t%s\t%s\t%s %s (%s)\n' % (m['identity'], r.get('outcome', 'not-run'), r.get('profile', '-'),
+                                                  where(m), m['change'], m['function']))
+    log('recorded %s' % os.path.relpath(EXPECTED_KILLS, ROOT))
 
 
 def check_sample(qemu, kernel, cat, jobs, state, equivalent):

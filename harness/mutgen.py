@@ -343,6 +343,8 @@ class Site:
         b = t[i + 1]
         if b.kind == 'id':
             return True
+        if b.text == '(' and t[self.match[i + 1] + 1].kind == 'id':
+            return True                  # a type macro: g_autoptr(GString) s = ...;
         if b.text == '*':
             k = i + 1
             while t[k].text == '*':

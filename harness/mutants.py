@@ -187,7 +187,8 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state):
     order = [p for p in COVER_PROFILES if p in cov]
     todo = []
     for m in selected:
-        if m['identity'] in results:
+        r = results.get(m['identity'])
+        if r and r['outcome'] in ('killed', 'survived') and r.get('profile') != '-':
             continue
         prof = next((p for p in order if m['id'] in cov[p][0]), None)
         if prof is None:

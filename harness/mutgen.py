@@ -302,8 +302,18 @@ class Site:
                 stmt_start = True
                 i += 1
                 continue
-            # An expression token of the statement.
+            # The rest of the statement: an expression (or a declaration's
+            # declarators and initialisers).
             j = self._stmt_end(i, e)
+            k = i
+            while k < j:
+                if t[k].kind == 'id' and NO_MUTATE_CALLS.match(t[k].text) and t[k + 1].text == '(':
+                    skip.update(range(k, self.match[k + 1] + 1))
+                if t[k].text == '=' and t[k + 1].text == '{':
+                    skip.update(range(k, self.match[k + 1] + 1))
+                if decl_stmt and t[k].text == '[':
+                    skip.update(range(k, self.match[k] + 1))
+                k += 1
             self._expr(i, j, skip)
             i = j
         # The bodies of `if (x86pmu_defect(...))`: a deliberate bug of a

@@ -171,7 +171,7 @@ test: deps-test
 		$(BUILD)/test-tools.txt:tools \
 		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix \
 		$(BUILD)/test-emu-selftest.txt:emu-selftest $(BUILD)/test-emu.txt:emu-matrix \
-		$(BUILD)/test-rule-map.txt:rule-map $(BUILD)/test-mutants.txt:mutants-sample
+		$(BUILD)/test-rule-map.txt:rule-map $(BUILD)/test-mutants.txt:mutgen-selftest,mutants-sample
 
 # The house stays straight: every include points down the layers of
 # docs/HACKING.md (the order is data in tools/check-layers.py) and none
@@ -270,8 +270,9 @@ clean:
 # every mutant of emu/model and the PMI glue in one QEMU (build.sh --mutants),
 # the default suite on each on the profile that executes it; summary in
 # build/mutants/summary.txt.  SAMPLE=N SEED=S: a seeded sample; JOBS: QEMUs at once.
-# mutants-test (a part of make test): the fixed sample's recorded kills must
-# still be killed ("mutants-sample: N passed, M failed, K skipped").
+# mutants-test (a part of make test): the generator's own test, then the fixed
+# sample's recorded kills must still be killed ("mutants-sample: N passed, M
+# failed, K skipped").
 # rule-map-check: docs/rule-map.tsv names existing checks for every rule.
 .PHONY: mutants mutants-test rule-map-check
 SAMPLE ?= 0
@@ -280,6 +281,7 @@ MUTANT_JOBS ?= 2
 mutants: $(BUILD)/pmutest.elf
 	$(PYTHON) -m harness.mutants --sample $(SAMPLE) --seed $(SEED) --jobs $(MUTANT_JOBS)
 mutants-test: $(BUILD)/pmutest.elf
+	@$(PYTHON) -m harness.test_mutgen
 	@$(PYTHON) -m harness.mutants --check-sample --jobs $(MUTANT_JOBS)
 rule-map-check:
 	@$(PYTHON) tools/check-rule-map.py

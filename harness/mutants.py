@@ -48,9 +48,9 @@ MIN_TIMEOUT = 300
 TIMEOUT_FACTOR = 10
 # The profiles whose shapes execute the model's paths, most general first:
 # a mutant runs on the first one that executed its site.
-COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-arch-lbr-pebs5', 'skx-2s',
-                  'intel-v2', 'amd-k8', 'intel-v5-fixed-gap', 'intel-v1', 'intel-lbr-pebs-nehalem',
-                  'amd-zen4-freeze', 'intel-v6-user-disable', 'kvm-intel', 'kvm-amd', 'xen']
+COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-v6-lnl-e', 'intel-arch-lbr-pebs5',
+                  'skx-2s', 'intel-v2', 'amd-k8', 'intel-v1', 'intel-lbr-pebs-nehalem', 'amd-zen4-freeze',
+                  'kvm-intel', 'kvm-amd', 'xen']
 # make test's fixed sample.
 CHECK_SAMPLE, CHECK_SEED = 30, 21
 

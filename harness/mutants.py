@@ -319,6 +319,8 @@ def main(argv=None):
     ap.add_argument('--record-sample', action='store_true',
                     help="run make test's fixed sample whole and write harness/mutants-expected.tsv")
     ap.add_argument('--fresh', action='store_true', help='forget the stored results of this binary')
+    ap.add_argument('--summarize', action='store_true',
+                    help='run nothing: the summary (and with --record-sample the record) from the stored results')
     a = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
     kernel = kernel_path()
@@ -334,9 +336,11 @@ def main(argv=None):
     selected = sample_of(cat, a.sample, a.seed)
     log('%d mutants in the build, %d selected (sample %s, seed %d); binary %s'
         % (len(cat), len(selected), a.sample or 'all', a.seed, qemu))
-    cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs, state)
-    run_mutants(qemu, kernel, cat, [m for m in selected if m['identity'] not in equivalent], cov, a.jobs, state)
-    lines = summary(selected, state['results'], equivalent)
+    if not a.summarize:
+        cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs, state)
+        run_mutants(qemu, kernel, cat, [m for m in selected if m['identity'] not in equivalent], cov, a.jobs,
+                    state)
+    lines = summary(selected, state.setdefault('results', {}), equivalent)
     with open(os.path.join(OUT, 'summary.txt'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))

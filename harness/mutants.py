@@ -249,7 +249,9 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state):
             if load_only(r['checks']) and not r.get('rerun'):
                 todo.append((m, r['profile']))
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        for m, prof, rc, secs, tail, timeout in ex.map(one, todo):
+        # Each result is stored as it comes: a run cut short keeps the rest.
+        for fut in concurrent.futures.as_completed([ex.submit(one, item) for item in todo]):
+            m, prof, rc, secs, tail, timeout = fut.result()
             done[0] += 1
             if rc == 0:
                 r = {'outcome': 'survived', 'profile': prof,
@@ -276,6 +278,10 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state):
 
 
 def summary(selected, results, equivalent):
+    # Mutants without a result (a run cut short) are left out of every
+    # figure and named at the end.
+    notrun = [m for m in selected if m['identity'] not in results and m['identity'] not in equivalent]
+    selected = [m for m in selected if m not in notrun]
     n = len(selected)
     eq = [m for m in selected if m['identity'] in equivalent]
     killed = [m for m in selected if results.get(m['identity'], {}).get('outcome') == 'killed']
@@ -292,6 +298,9 @@ def summary(selected, results, equivalent):
     for m in sorted(eq, key=lambda m: (m['file'], m['line'])):
         lines.append('%s\t%s\t%s (%s)\tequivalent: %s' % (where(m), m['identity'], m['change'], m['function'],
                                                          equivalent[m['identity']][-1]))
+    for m in sorted(notrun, key=lambda m: (m['file'], m['line'])):
+        lines.append('# not run (not in the figures above): %s\t%s\t%s (%s)' % (where(m), m['identity'], m['change'],
+                                                                              m['function']))
     return lines
 
 

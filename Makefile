@@ -181,13 +181,16 @@ test: deps-test
 	@$(MAKE) emu-matrix | tee $(BUILD)/test-emu.txt
 	@$(MAKE) linux-perf-test | tee $(BUILD)/test-linux-perf.txt
 	@$(MAKE) kvm-nested-test | tee $(BUILD)/test-kvm-nested.txt
+	@$(MAKE) rule-map-check | tee $(BUILD)/test-rule-map.txt
+	@$(MAKE) mutants-test | tee $(BUILD)/test-mutants.txt
 	@$(PYTHON) tools/total-results.py $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
 		$(BUILD)/test-format.txt:format $(BUILD)/test-host.txt:host \
 		$(BUILD)/test-tools.txt:tools \
 		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix \
 		$(BUILD)/test-emu-selftest.txt:emu-selftest $(BUILD)/test-emu.txt:emu-matrix \
 		$(BUILD)/test-linux-perf.txt:linux-perf \
-		$(BUILD)/test-kvm-nested.txt:kvm-nested
+		$(BUILD)/test-kvm-nested.txt:kvm-nested \
+		$(BUILD)/test-rule-map.txt:rule-map $(BUILD)/test-mutants.txt:mutgen-selftest,mutants-sample
 
 # The house stays straight: every include points down the layers of
 # docs/HACKING.md (the order is data in tools/check-layers.py) and none
@@ -345,3 +348,23 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# --- Mutation testing of the emulated PMU (harness/mutants.py, docs/mutants.md):
+# every mutant of emu/model and the PMI glue in one QEMU (build.sh --mutants),
+# the default suite on each on the profile that executes it; summary in
+# build/mutants/summary.txt.  SAMPLE=N SEED=S: a seeded sample; JOBS: QEMUs at once.
+# mutants-test (a part of make test): the generator's own test, then the fixed
+# sample's recorded kills must still be killed ("mutants-sample: N passed, M
+# failed, K skipped").
+# rule-map-check: docs/rule-map.tsv names existing checks for every rule.
+.PHONY: mutants mutants-test rule-map-check
+SAMPLE ?= 0
+SEED ?= 1
+MUTANT_JOBS ?= 2
+mutants: $(BUILD)/pmutest.elf
+	$(PYTHON) -m harness.mutants --sample $(SAMPLE) --seed $(SEED) --jobs $(MUTANT_JOBS)
+mutants-test: $(BUILD)/pmutest.elf
+	@$(PYTHON) -m harness.test_mutgen
+	@$(PYTHON) -m harness.mutants --check-sample --jobs $(MUTANT_JOBS)
+rule-map-check:
+	@$(PYTHON) tools/check-rule-map.py

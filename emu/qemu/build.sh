@@ -8,6 +8,12 @@
 #   emu/qemu/build.sh               build, or reuse the cached build
 #   emu/qemu/build.sh --print-path  print the cached binary's path, or say
 #                                   it is not built (exit 1)
+#   emu/qemu/build.sh --mutants [--print-path]
+#                                   the mutant build (docs/mutants.md): every
+#                                   mutant of harness/mutgen.py compiled in,
+#                                   chosen at run time by X86PMU_MUTANT; its
+#                                   own cache key, mutants.tsv beside the
+#                                   binary, and a build tree of its own
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -eu
@@ -16,6 +22,11 @@ EMU=$(cd "$(dirname "$0")/.." && pwd)
 ROOT=$(cd "$EMU/.." && pwd)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/pmutest/qemu-pmu
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+MUTANTS=
+if [ "${1:-}" = "--mutants" ]; then
+	MUTANTS=1
+	shift
+fi
 # Debian's python3 for meson (a pyenv shim on PATH breaks it).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
@@ -51,9 +62,10 @@ upstream=${src_version#*:}
 
 # --- The cache key: the source version and everything that goes in
 step="hashing emu/"
-inputs_hash=$(cd "$EMU" && find qemu/patches qemu/files model qemu/build.sh -type f \
-	! -name '*.o' -print | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
-out_dir=$CACHE/$upstream-$inputs_hash
+inputs_hash=$(cd "$EMU" && { find qemu/patches qemu/files model qemu/build.sh -type f \
+	! -name '*.o' -print; [ -z "$MUTANTS" ] || echo ../harness/mutgen.py; } |
+	LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+out_dir=$CACHE/$upstream-$inputs_hash${MUTANTS:+-mutants}
 binary=$out_dir/qemu-system-x86_64
 
 if [ "${1:-}" = "--print-path" ]; then
@@ -141,7 +153,7 @@ if [ ! -d "$pristine/qemu" ]; then
 	mv "$pristine.$$" "$pristine" 2>/dev/null || rm -rf "$pristine.$$"
 fi
 clone_key=$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)
-tree=$CACHE/tree-$upstream-$clone_key
+tree=$CACHE/tree-$upstream-$clone_key${MUTANTS:+-mutants}
 mkdir -p "$tree"
 # One build at a time per clone's tree.
 exec 9>"$tree/lock"
@@ -157,7 +169,8 @@ trap 'rc=$?; rm -rf "$work"; [ $rc -eq 0 ] || [ -z "$step" ] ||
 	echo "emu/qemu/build.sh: failed: $step" >&2' EXIT
 step="staging the source (hard links to $pristine)"
 rm -rf "$tree"/stage.*
-cp -al "$pristine/qemu" "$work" || fail
+# harness/mutgen.py rewrites files in place: the mutant build copies them.
+if [ -n "$MUTANTS" ]; then cp -a "$pristine/qemu" "$work"; else cp -al "$pristine/qemu" "$work"; fi || fail
 
 # --- pmutest's changes: the model, the new files, the patches (GNU patch
 # and cp --remove-destination replace files, so the links stay pristine)
@@ -174,6 +187,11 @@ for p in "$EMU"/qemu/patches/*.patch; do
 		fail "rejected hunks"
 	fi
 done
+if [ -n "$MUTANTS" ]; then
+	step="writing the mutants into the tree (harness/mutgen.py)"
+	cp "$work/hw/intc/apic.c" "$work/hw/intc/apic.c.pristine" || fail
+	(cd "$ROOT" && python3 -m harness.mutgen instrument "$work" "$tree/mutants.tsv") || fail
+fi
 step="syncing the staged source into $tree/qemu (by content)"
 mkdir -p "$tree/qemu"
 rsync -rlc --delete "$work/" "$tree/qemu/" || fail
@@ -197,6 +215,7 @@ work=""
 step="stripping and caching the binary"
 mkdir -p "$out_dir"
 strip -o "$out_dir/qemu-system-x86_64.tmp" "$tree/build/qemu-system-x86_64" || fail
+[ -z "$MUTANTS" ] || cp "$tree/mutants.tsv" "$out_dir/mutants.tsv" || fail
 mv "$out_dir/qemu-system-x86_64.tmp" "$binary" || fail
 printf 'qemu source %s (Debian qemu-system-x86 %s)\ninputs %s\n' "$src_version" \
 	"$bin_version" "$inputs_hash" >"$out_dir/BUILD-INFO"

@@ -34,7 +34,7 @@ KERNEL_LDFLAGS := -nostdlib -static -Wl,--build-id=none -Wl,--gc-sections \
 
 # Every kernel source of every layer (docs/HACKING.md): a new file in one of
 # these folders is built without touching this list.
-KERNEL_SRCS := $(wildcard boot/*.S boot/*.c modes/*.c pmu/*.c pmu/kernel/*.c \
+KERNEL_SRCS := $(wildcard boot/*.S boot/*.c modes/*.c pmu/*.c pmu/intel/*.c pmu/amd/*.c pmu/kernel/*.c \
 	arch/x86/*.S arch/x86/*.c arch/x86/pc/*.c lib/*.c tests/*.c tests/pmu/*.c)
 KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(KERNEL_SRCS))
 

@@ -2,7 +2,7 @@
  * diagnostics, one block per distinct CPU type). */
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/intel_v6.h"
+#include "pmu/intel/v6.h"
 #include "pmu/pmu.h"
 
 /* A line assembled piece by piece; output is cut, never overrun. */
@@ -45,7 +45,7 @@ static const char *core_type_name(unsigned t)
 }
 
 /* AMD has no CPUID.0AH and no IA32_PERF_CAPABILITIES: say what the
- * backend found instead (pmu/amd.c). */
+ * backend found instead (pmu/amd/core.c). */
 static void amd_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx)
 {
 	struct caps_line l = { .len = 0 };

@@ -5,7 +5,7 @@
 #include "arch/x86/msr.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/intel_offcore.h"
+#include "pmu/intel/offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 
@@ -201,7 +201,7 @@ static bool alloc_rec(struct alloc_search *s, unsigned k, uint32_t gp_used, uint
 	return false;
 }
 
-/* Offcore events: take the RSP MSRs (pmu/intel_offcore.c), then point each
+/* Offcore events: take the RSP MSRs (pmu/intel/offcore.c), then point each
  * candidate at the MSR it got; an event moved to the other MSR counts with
  * that MSR's select (0xB7 <-> 0xBB, 0x2A <-> 0x2B, or umask 0x01 <-> 0x02
  * on Atom cores). Nothing is assigned on failure. */

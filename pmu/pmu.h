@@ -198,7 +198,7 @@ struct pmu_caps {
 	bool freeze_clears_global_ctrl;
 	bool amd_lbr_pmc_freeze; /* CPUID 0x80000022:EAX[2] */
 
-	/* Version 6 and CPUID.23H (pmu/intel_v6.c). */
+	/* Version 6 and CPUID.23H (pmu/intel/v6.c). */
 	bool arch_perfmon_ext;            /* CPUID.(07H,1):EAX[8]: leaf 23H exists */
 	uint32_t leaf23_valid;            /* 23.0 EAX: bit n = sub-leaf n valid */
 	struct cpuid_regs leaf23_regs[6]; /* sub-leaves 0-5 as read (0 when not valid) */
@@ -462,7 +462,7 @@ struct pmu_cpu {
 	uint64_t extra_val[2]; /* MSR_OFFCORE_RSP_0/1 contents we set */
 	unsigned extra_users[2];
 	/* Where the CPU sits (package, core): the models whose RSP MSRs its
-	 * hyperthreads share (pmu/intel_offcore.c) and the uncore, once per
+	 * hyperthreads share (pmu/intel/offcore.c) and the uncore, once per
 	 * package, ask. */
 	struct pmu_topology topo;
 

@@ -9,7 +9,7 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/intel_models.h"
+#include "pmu/intel/models.h"
 
 /* A retired-count excess a VM exit explains: one per exit, the enabling
  * WRMSR's and the asynchronous ones (host interrupts, IPIs, NMIs) that
@@ -308,7 +308,7 @@ static const char *platform_differs(const struct dev_platform *on, const struct 
 		const struct intel_model *m = intel_model_of(c);
 		if (!m || !(m->errata & on->intel_errata))
 			return differs_if(true, buf, n,
-					  "family %u model %#x has no such erratum (pmu/intel_models.c)",
+					  "family %u model %#x has no such erratum (pmu/intel/models.c)",
 					  c->family, c->model);
 	}
 	return NULL;

@@ -128,7 +128,7 @@ enum dev_row {
 struct dev_platform {
 	uint32_t hv;            /* DEV_HV() bits; never 0 */
 	enum pmu_vendor vendor; /* PMU_VENDOR_UNKNOWN: any */
-	uint32_t intel_errata;  /* INTEL_ERRATUM_* the model must have (pmu/intel_models.c), or 0 */
+	uint32_t intel_errata;  /* INTEL_ERRATUM_* the model must have (pmu/intel/models.c), or 0 */
 };
 
 enum dev_verdict {

@@ -28,7 +28,8 @@ LAYERS = [
                          # (tests/pmu: the PMU checks)
     ('modes',),          # applications of the driver: monitor, sample, workloads
     ('pmu/kernel',),     # the driver's kernel binding: register seam, PMI/LVT glue
-    ('pmu',),            # the PMU driver, host-buildable
+    ('pmu/intel', 'pmu/amd'),  # the vendor backends, reached by the core only through pmu_ops
+    ('pmu',),            # the PMU driver's vendor-neutral core, host-buildable
     ('arch',),           # the CPU (arch/x86) and the PC platform devices (arch/x86/pc)
     ('lib',),            # freestanding support, host-tested
 ]

@@ -5,13 +5,13 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/intel_models.h"
-#include "pmu/intel_offcore.h"
-#include "pmu/intel_v6.h"
+#include "pmu/intel/models.h"
+#include "pmu/intel/offcore.h"
+#include "pmu/intel/v6.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 
-/* Counter constraints per microarchitecture (pmu/intel_models.h), from
+/* Counter constraints per microarchitecture (pmu/intel/models.h), from
  * Linux arch/x86/events/intel/core.c (intel_skl_event_constraints); the
  * other listed microarchitectures have none that pmutest models. */
 struct intel_constraint {
@@ -78,7 +78,7 @@ static void intel_decode_hybrid(struct pmu_caps *c)
 	}
 	/* Leaf 0x23 overrides the counter counts of leaf 0x0A with bitmaps:
 	 * on hybrid parts they differ per core type, and they may have holes
-	 * (pmu/intel_v6.c decodes every sub-leaf). */
+	 * (pmu/intel/v6.c decodes every sub-leaf). */
 	intel_v6_decode_leaf23(c);
 }
 
@@ -234,7 +234,7 @@ static uint32_t intel_gp_allowed(const struct pmu_caps *c, const struct pmu_even
 		return 0;
 	}
 	/* The offcore selects' counters (perfmon "Counter", Linux's event
-	 * constraints; pmu/intel_offcore.c). */
+	 * constraints; pmu/intel/offcore.c). */
 	const struct pmu_offcore_model *o = pmu_offcore_model(c);
 	if (o && o->gp_mask && pmu_offcore_slot_of(o, a->event, a->umask) >= 0) {
 		*constraint = "OFFCORE_RESPONSE (PMC0-3)";
@@ -334,7 +334,7 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 
 /* The RSP MSR an offcore select names: 0xB7/0xBB umask 0x01 from Nehalem
  * to Ice Lake, 0x2A/0x2B umask 0x01 on Golden Cove and later P-cores,
- * 0xB7 umask 0x01/0x02 on Atom cores (pmu/intel_offcore.c has the rows and
+ * 0xB7 umask 0x01/0x02 on Atom cores (pmu/intel/offcore.c has the rows and
  * their sources). On a one-MSR model (Nehalem) 0xBB still names RSP_1, and
  * allocation may run it as 0xB7 on RSP_0. */
 static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event_attr *a)

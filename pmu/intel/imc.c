@@ -1,11 +1,11 @@
 /* Intel memory-controller counters: the generation table, finding the
  * registers (MCHBAR; the UBOX bus-to-package map and the channel
  * functions), and the counting windows. */
-#include "pmu/intel_imc.h"
+#include "pmu/intel/imc.h"
 
 #include "lib/bits.h"
 #include "lib/printf.h"
-#include "pmu/intel_models.h"
+#include "pmu/intel/models.h"
 #include "pmu/pmu_hw.h"
 
 #define PCI_VENDOR_INTEL 0x8086

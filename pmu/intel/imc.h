@@ -26,7 +26,7 @@ struct pmu_imc_fn {
 #define PMU_IMC_MAX_MCS 2
 
 /* A generation's memory controller; its sources are beside it in
- * pmu/intel_imc.c. */
+ * pmu/intel/imc.c. */
 struct pmu_imc_model {
 	const char *name;
 	uint32_t client, server; /* INTEL_UARCHS() of the parts it holds for */

@@ -1,4 +1,4 @@
-/* The Intel model table (pmu/intel_models.h). DisplayModels from the SDM
+/* The Intel model table (pmu/intel/models.h). DisplayModels from the SDM
  * vol. 4, "Processor Families and Models" (the table of CPUID signatures
  * per MSR chapter), names and grouping as Linux
  * arch/x86/include/asm/intel-family.h; the server flag follows which
@@ -7,7 +7,7 @@
  * nhmex/snbep/ivbep/hswep/bdx/skx/icx/snr/spr/gnr); the E-cores of hybrid
  * parts as Linux's intel_pmu_init() and Intel's perfmon mapfile.csv pair a
  * core type with an event file. */
-#include "pmu/intel_models.h"
+#include "pmu/intel/models.h"
 
 #include "arch/x86/cpuid.h"
 #include "lib/bits.h"

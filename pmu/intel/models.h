@@ -1,8 +1,8 @@
 /* Intel family 6 processors by DisplayModel: the generation of each (its
  * core microarchitecture and the platform around it), the microarchitecture
  * of a hybrid part's E-cores, and whether it is a server part. The one model
- * table: the backend's counter constraints (pmu/intel.c), the offcore-response
- * MSRs (pmu/intel_offcore.c) and the uncore (pmu/intel_uncore*.c, pmu/intel_imc.c)
+ * table: the backend's counter constraints (pmu/intel/core.c), the offcore-response
+ * MSRs (pmu/intel/offcore.c) and the uncore (pmu/intel_uncore*.c, pmu/intel/imc.c)
  * key their rows by these values, never by model numbers of their own. */
 #ifndef PMU_INTEL_MODELS_H
 #define PMU_INTEL_MODELS_H

@@ -1,6 +1,6 @@
 /* Offcore response (Intel): which models have MSR_OFFCORE_RSP_0/1, which
  * bits they accept, and who holds them (sharing, the 0xB7 <-> 0xBB move). */
-#include "pmu/intel_offcore.h"
+#include "pmu/intel/offcore.h"
 
 #include "arch/x86/msr.h"
 #include "lib/bits.h"

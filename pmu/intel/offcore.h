@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "arch/x86/msr.h"
-#include "pmu/intel_models.h"
+#include "pmu/intel/models.h"
 #include "pmu/pmu.h"
 
 /* The classic selects: OFFCORE_RESPONSE_0 is event 0xB7 umask 0x01 with
@@ -16,14 +16,14 @@
  * MSR_OFFCORE_RSP_1 (SDM vol. 3B, "Off-core Response Performance
  * Monitoring" of each microarchitecture from Nehalem to Ice Lake). Golden
  * Cove and later P-cores select them with 0x2A/0x2B umask 0x01, the Atom
- * cores with 0xB7 umask 0x01/0x02: the rows say which (pmu/intel_offcore.c). */
+ * cores with 0xB7 umask 0x01/0x02: the rows say which (pmu/intel/offcore.c). */
 #define PMU_OFFCORE_EVENT_0 0xb7
 #define PMU_OFFCORE_EVENT_1 0xbb
 #define PMU_OFFCORE_UMASK 0x01
 
-/* One row: the cores (pmu/intel_models.h, intel_core_uarch_of) it holds
+/* One row: the cores (pmu/intel/models.h, intel_core_uarch_of) it holds
  * for and what the MSRs accept; where that comes from is said beside each
- * row in pmu/intel_offcore.c. */
+ * row in pmu/intel/offcore.c. */
 struct pmu_offcore_model {
 	const char *name;        /* "Sandy/Ivy Bridge client" */
 	uint32_t client, server; /* INTEL_UARCHS() of the cores on client / server parts */

@@ -1,12 +1,12 @@
 /* Intel uncore boxes reached through MSRs: the generation table (client
  * C-boxes and ARB, server CHAs), the box count, and the program / start /
  * read / stop sequences of each kind of box. */
-#include "pmu/intel_uncore.h"
+#include "pmu/intel/uncore.h"
 
 #include "arch/x86/cpuid.h"
 #include "lib/bits.h"
 #include "lib/printf.h"
-#include "pmu/intel_models.h"
+#include "pmu/intel/models.h"
 #include "pmu/pmu_hw.h"
 
 /*

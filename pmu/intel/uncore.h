@@ -3,7 +3,7 @@
  * Skylake-SP to Granite Rapids, Sierra Forest and Grand Ridge. All are
  * package scope: a package's boxes are driven from one CPU of that package
  * and counted once, never per CPU.
- * The memory controller is in pmu/intel_imc.h. */
+ * The memory controller is in pmu/intel/imc.h. */
 #ifndef PMU_INTEL_UNCORE_H
 #define PMU_INTEL_UNCORE_H
 
@@ -89,7 +89,7 @@ enum pmu_unc_count {
 };
 
 /* A generation's uncore. A row names its sources beside it in
- * pmu/intel_uncore.c. */
+ * pmu/intel/uncore.c. */
 struct pmu_uncore_model {
 	const char *name;
 	uint32_t client, server;          /* INTEL_UARCHS() of the client / server parts it holds for */

@@ -12,7 +12,7 @@
  * hybrid parts leaf 0AH is the same on every core type and 23H is the
  * per-core truth (InstLatx64 CPUID dumps of Lunar/Arrow/Panther Lake), so
  * 23H's bitmaps win. */
-#include "pmu/intel_v6.h"
+#include "pmu/intel/v6.h"
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"

@@ -1,6 +1,6 @@
 /* Intel architectural performance monitoring version 6 and CPUID leaf 23H:
  * every sub-leaf decoded into struct pmu_caps, the version 6 register map
- * and the bits its extensions open (pmu/intel_v6.c). */
+ * and the bits its extensions open (pmu/intel/v6.c). */
 #ifndef PMU_INTEL_V6_H
 #define PMU_INTEL_V6_H
 

@@ -7,7 +7,7 @@
  * present, decoded by the driver as in the kernel. */
 #include "arch/x86/msr.h"
 #include "emu/model/x86-pmu.h"
-#include "pmu/intel_models.h"
+#include "pmu/intel/models.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/deviations.h"

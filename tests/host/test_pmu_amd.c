@@ -1,4 +1,4 @@
-/* Host tests of the AMD backend (pmu/amd.c) through the AMD model: caps of
+/* Host tests of the AMD backend (pmu/amd/core.c) through the AMD model: caps of
  * each layout, the probe's verdict (and the KVM-here SKIP reason), the
  * event names' AMD encodings, allocation, the exact MSR writes of legacy
  * (per-counter EN) and PerfMonV2 (PerfCntrGlobalCtl) groups, 48-bit

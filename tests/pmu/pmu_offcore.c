@@ -1,11 +1,11 @@
 /* Offcore response checks on each CPU (Intel models with a table row in
- * pmu/intel_offcore.c, the row of the CPU's own core on hybrid parts):
+ * pmu/intel/offcore.c, the row of the CPU's own core on hybrid parts):
  * demand-data-read L3 misses of a pointer chase over a buffer four times
  * the LLC, few over one the LLC holds, and near zero over one inside L1. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "modes/workloads.h"
-#include "pmu/intel_offcore.h"
+#include "pmu/intel/offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"

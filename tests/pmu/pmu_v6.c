@@ -3,14 +3,14 @@
  * 0x1900 + 4n MSRs against the legacy ones, the event-select extensions
  * (UMASK2, EQ, RDPMC user disable), auto counter reload, architectural
  * events 8-12 with fixed counters 4-6, and PERF_METRICS. The bit
- * positions come from Linux and x86-cpuid-db (pmu/intel_v6.c names the
+ * positions come from Linux and x86-cpuid-db (pmu/intel/v6.c names the
  * commits); each check asserts only what those sources pin down. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/usermode.h"
 #include "pmu/bracket.h"
-#include "pmu/intel_v6.h"
+#include "pmu/intel/v6.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"

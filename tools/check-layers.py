@@ -1,20 +1,35 @@
 #!/usr/bin/env python3
-"""Check that the kernel's includes only point down the house, and that no
-includes form a circle.
+"""Check that the kernel's includes and calls only point down the house,
+and that neither includes nor calls form a circle (in the kernel, in the
+emulated PMU's model emu/model, and among the Python tools' modules).
 
 The house is a stack of layers, top first; a layer is one or more folders
-(docs/HACKING.md draws it). A file may include files of its own layer or
-of a layer below, never of a layer above. Files are grouped into rooms (a
-.c, .h or .S file with the files of the same name beside it: pmu/event.c
-and arch/x86/lapic.h are one room), and the room graph of the includes must
+(docs/HACKING.md draws it). A file may include, or call into, files of its
+own layer or of a layer below, never of a layer above. Files are grouped
+into rooms (a .c, .h or .S file with the files of the same name beside it:
+pmu/event.c and arch/x86/lapic.h are one room), and the room graphs must
 have no circle, inside a layer too.
 
-Usage: tools/check-layers.py [--root DIR] [--weights]
-Prints every violation with the include line that makes it, then
-"layers: N passed, M failed, 0 skipped" (two checks: direction, circles).
---weights prints the non-blank kernel C/asm lines per folder (its own
-files, not its subfolders') instead, with each folder's share. Exit 1 on a violation."""
+Calls are measured, not read from the sources: each object file's symbol
+table (nm) says which global symbols it defines and which it references;
+a reference from room A to a symbol room B defines is an edge A -> B. A
+symbol that a header of a lower layer declares and a higher layer defines
+is a seam (SEAMS: pmu/pmu_hw.h, implemented by pmu/kernel/hw.c): the edge
+goes to the header's room, not up. The kernel's objects are the build's
+(BUILD/k); emu/model is built as host objects (BUILD/layers/emu/model) the
+way tests/host links it. The tools' edges are the imports inside
+tools/pmutest (ast).
+
+Usage: tools/check-layers.py [--root DIR] [--build DIR] [--weights]
+Prints every violation with the include line or symbol that makes it, then
+"layers: N passed, M failed, K skipped" (six checks: include direction,
+include circles, reference direction (calls and data), kernel call circles, emu/model call
+circles, tools import circles; a check whose objects are not built is
+skipped and says so). --weights prints the non-blank kernel C/asm lines
+per folder (its own files, not its subfolders') instead, with each
+folder's share. Exit 1 on a violation."""
 import argparse
+import ast
 import os
 import re
 import subprocess
@@ -35,6 +50,16 @@ LAYERS = [
 ]
 # Not kernel code: host-side test programs, and the QEMU device model.
 IGNORED = ('tests/host', 'emu')
+# Contracts a lower layer declares and a higher one implements: header ->
+# the folders whose definitions of its functions are seam ends.
+SEAMS = {
+    'pmu/pmu_hw.h': ('pmu/kernel', 'tests/host'),
+}
+# The emulated PMU's model, built as host objects for the call check.
+MODEL = 'emu/model'
+# The Python tools' package, for the import check.
+TOOLS_PACKAGE = 'tools/pmutest'
+DECLARED = re.compile(r'\b([A-Za-z_]\w*)\s*\(')
 SOURCE = re.compile(r'\.(c|h|S)$')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -124,6 +149,112 @@ def circles(edges):
     return out
 
 
+def symbols(objdir, root):
+    """{source path: (defined globals as (name, is a function), referenced
+    undefined symbols)} of
+    every object below objdir (named <source>.o, as the Makefile does)
+    whose source is in root."""
+    objs = []
+    for d, _, fs in os.walk(objdir):
+        objs += [os.path.join(d, f) for f in fs if f.endswith('.o')]
+    table = {}
+    for obj in sorted(objs):
+        src = os.path.relpath(obj, objdir)[:-2]
+        if not os.path.isfile(os.path.join(root, src)):
+            continue  # left over from a source that is gone
+        out = subprocess.run(['nm', '-P', obj], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, check=True).stdout
+        defined, used = set(), set()
+        for line in out.split('\n'):
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            name, kind = parts[0], parts[1]
+            if kind == 'U':
+                used.add(name)
+            elif kind.isupper() or kind in 'vw':
+                defined.add((name, kind in 'TW'))  # (name, is a function)
+        table[src] = (defined, used)
+    return table
+
+
+def seam_symbols(root):
+    """{symbol: seam header} for the functions SEAMS' headers declare."""
+    out = {}
+    for header in SEAMS:
+        with open(os.path.join(root, header), errors='replace') as f:
+            text = re.sub(r'/\*.*?\*/', ' ', f.read(), flags=re.S)
+        for name in DECLARED.findall(text):
+            out[name] = header
+    return out
+
+
+def call_graph(table, seams=None, calls_only=True):
+    """(edges {room: {room}}, why {(a, b): symbol}) of the symbol
+    references (to functions only: calls; or to data too); a seam
+    symbol's edge goes to its header's room."""
+    seams = seams or {}
+    owner = {}
+    for src, (defined, _) in table.items():
+        for name, func in defined:
+            if func or not calls_only:
+                owner.setdefault(name, src)
+    edges, why = {}, {}
+    for src, (_, used) in table.items():
+        for name in sorted(used):
+            if name in seams and any(under(owner.get(name, ''), f) for f in SEAMS[seams[name]]):
+                target = seams[name]
+            elif name in owner:
+                target = owner[name]
+            else:
+                continue
+            a, b = room_of(src), room_of(target)
+            if a != b:
+                edges.setdefault(a, set()).add(b)
+                why.setdefault((a, b), name)
+    return edges, why
+
+
+def python_imports(root):
+    """(edges, why) of the imports between the modules of TOOLS_PACKAGE."""
+    pkg_dir = os.path.join(root, TOOLS_PACKAGE)
+    pkg = os.path.basename(TOOLS_PACKAGE)
+    mods = sorted(f[:-3] for f in os.listdir(pkg_dir) if f.endswith('.py'))
+    edges, why = {}, {}
+    for mod in mods:
+        with open(os.path.join(pkg_dir, mod + '.py'), errors='replace') as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ''
+                if node.level == 1 and not base:
+                    names = [pkg + '.' + a.name for a in node.names]
+                elif node.level == 1:
+                    names = [pkg + '.' + base]
+                elif base == pkg:
+                    names = [pkg + '.' + a.name for a in node.names]
+                else:
+                    names = [base]
+            for name in names:
+                parts = name.split('.')
+                if len(parts) >= 2 and parts[0] == pkg and parts[1] in mods and parts[1] != mod:
+                    a, b = TOOLS_PACKAGE + '/' + mod, TOOLS_PACKAGE + '/' + parts[1]
+                    edges.setdefault(a, set()).add(b)
+                    why.setdefault((a, b), 'line %d' % node.lineno)
+    return edges, why
+
+
+def report_circles(kind, loops, edges, why):
+    for comp in loops:
+        members = set(comp)
+        links = ['%s -> %s (%s)' % (a, b, why[(a, b)]) for a in comp for b in sorted(edges.get(a, ()))
+                 if b in members]
+        print('circle of %s among %s: %s' % (kind, ', '.join(comp), '; '.join(links)))
+
+
 def weights(root, files):
     """Non-blank lines of kernel C/asm per folder (a file counts for the
     folder it is in, not for the folders above it)."""
@@ -144,8 +275,11 @@ def weights(root, files):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--root', default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument('--build', default=None, help='the build folder (default ROOT/build)')
     ap.add_argument('--weights', action='store_true', help='print the kernel lines per top-level folder')
     args = ap.parse_args(argv)
+    if args.build is None:
+        args.build = os.path.join(args.root, 'build')
     files = tracked_files(args.root)
     if args.weights:
         return weights(args.root, files)
@@ -176,13 +310,57 @@ def main(argv):
     loops = circles(edges)
     for msg in strays + upward:
         print(msg)
-    for comp in loops:
-        members = set(comp)
-        links = ['%s -> %s (%s)' % (a, b, why[(a, b)]) for a in comp for b in sorted(edges.get(a, ()))
-                 if b in members]
-        print('circle of includes among %s: %s' % (', '.join(comp), '; '.join(links)))
-    failed = (1 if upward or strays else 0) + (1 if loops else 0)
-    print('layers: %d passed, %d failed, 0 skipped' % (2 - failed, failed))
+    report_circles('includes', loops, edges, why)
+    results = [not (upward or strays), not loops]
+
+    # Calls: the kernel's objects.
+    kdir = os.path.join(args.build, 'k')
+    if os.path.isdir(kdir):
+        table = {src: syms for src, syms in symbols(kdir, args.root).items() if layer_of(src)}
+        cedges, cwhy = call_graph(table, seam_symbols(args.root))
+        _, rwhy = call_graph(table, seam_symbols(args.root), calls_only=False)
+        up = []
+        for (a, b), name in sorted(rwhy.items()):
+            la, lb = layer_of(a), layer_of(b)
+            if la and lb and lb[0] < la[0]:
+                up.append('%s refers to %s (%s): %s/ is a layer above %s/' % (a, b, name, lb[1], la[1]))
+        for msg in up:
+            print(msg)
+        cloops = circles(cedges)
+        report_circles('calls', cloops, cedges, cwhy)
+        results += [not up, not cloops]
+        print('layers: kernel: %d rooms, %d call edges, %d upward, %d call circle(s)'
+              % (len({room_of(s) for s in table}), sum(len(v) for v in cedges.values()), len(up), len(cloops)))
+    else:
+        print('layers: SKIP: calls: no kernel objects in %s (make kernel builds them)' % kdir)
+        results += [None, None]
+
+    # Calls: emu/model as host objects.
+    mdir = os.path.join(args.build, 'layers')
+    if os.path.isdir(os.path.join(mdir, MODEL)):
+        mtable = symbols(mdir, args.root)
+        medges, mwhy = call_graph(mtable)
+        mloops = circles(medges)
+        report_circles('calls', mloops, medges, mwhy)
+        results.append(not mloops)
+        print('layers: %s: %d rooms, %d call edges, %d call circle(s)'
+              % (MODEL, len(mtable), sum(len(v) for v in medges.values()), len(mloops)))
+    else:
+        print('layers: SKIP: calls: no %s objects in %s (make layer-check builds them)' % (MODEL, mdir))
+        results.append(None)
+
+    # Imports: the tools' package.
+    pedges, pwhy = python_imports(args.root)
+    ploops = circles(pedges)
+    report_circles('imports', ploops, pedges, pwhy)
+    results.append(not ploops)
+    print('layers: %s: %d import edges, %d import circle(s)'
+          % (TOOLS_PACKAGE, sum(len(v) for v in pedges.values()), len(ploops)))
+
+    passed = sum(1 for r in results if r is True)
+    failed = sum(1 for r in results if r is False)
+    skipped = sum(1 for r in results if r is None)
+    print('layers: %d passed, %d failed, %d skipped' % (passed, failed, skipped))
     return 1 if failed else 0
 
 

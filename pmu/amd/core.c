@@ -5,8 +5,9 @@
 #include "arch/x86/msr.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/pmu.h"
+#include "pmu/amd/amd.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 /*
  * Supported models (the rule, not a table):
@@ -283,7 +284,7 @@ static bool amd_arch_encoding(const struct pmu_caps *c, enum pmu_arch_event e, u
 	return true;
 }
 
-const struct pmu_ops pmu_amd_ops = {
+static const struct pmu_ops pmu_amd_ops = {
 	.name = "amd",
 	.vendor = PMU_VENDOR_AMD,
 	.match = amd_match,
@@ -293,5 +294,7 @@ const struct pmu_ops pmu_amd_ops = {
 	.encode_gp = amd_encode_gp,
 	.encode_fixed = amd_encode_fixed,
 	.extra_msr = NULL, /* no offcore-response MSRs */
+	.print_caps = amd_caps_print,
 	.arch_encoding = amd_arch_encoding,
 };
+PMU_BACKEND(pmu_amd_ops);

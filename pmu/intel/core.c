@@ -5,11 +5,12 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/intel/intel.h"
 #include "pmu/intel/models.h"
 #include "pmu/intel/offcore.h"
 #include "pmu/intel/v6.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 /* Counter constraints per microarchitecture (pmu/intel/models.h), from
  * Linux arch/x86/events/intel/core.c (intel_skl_event_constraints); the
@@ -346,7 +347,59 @@ static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event
 	return slot ? MSR_OFFCORE_RSP_1 : MSR_OFFCORE_RSP_0;
 }
 
-const struct pmu_ops pmu_intel_ops = {
+/* An event that names an RSP MSR, or carries an offcore_rsp value, is
+ * checked against the model's table row before anything is written: a
+ * model with no row has no RSP MSRs known, one with a row says which
+ * events select them, and the value must keep to the MSR's valid bits. */
+static int intel_extra_check(const struct pmu_caps *c, const struct pmu_event_attr *a, uint32_t extra,
+			     char *why, size_t whylen)
+{
+	if ((a->event == PMU_OFFCORE_EVENT_0 || a->event == PMU_OFFCORE_EVENT_1) &&
+	    a->umask == PMU_OFFCORE_UMASK && !extra && !pmu_offcore_model(c)) {
+		ksnprintf(
+			why, whylen,
+			"offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
+			a->event, a->event == PMU_OFFCORE_EVENT_0 ? 0 : 1, c->family, c->model);
+		return PMU_E_UNSUPPORTED;
+	}
+	if (extra)
+		return pmu_offcore_check(c, a, why, whylen);
+	if (a->offcore_rsp) {
+		char sel[48];
+		ksnprintf(why, whylen,
+			  "offcore_rsp=%#llx belongs to events %s here, not event 0x%02x umask 0x%02x",
+			  (unsigned long long)a->offcore_rsp,
+			  pmu_offcore_selects(pmu_offcore_model(c), sel, sizeof(sel)), a->event, a->umask);
+		return PMU_E_INVAL;
+	}
+	return PMU_OK;
+}
+
+/* Take the RSP MSRs for a group (pmu/intel/offcore.c); an event moved to
+ * the other MSR counts with that MSR's select (0xB7 <-> 0xBB, 0x2A <->
+ * 0x2B, or umask 0x01 <-> 0x02 on Atom cores). */
+static int intel_get_extra(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr,
+			   uint64_t *evtsel)
+{
+	uint32_t asked[PMU_IDX_NR];
+	const struct pmu_offcore_model *m = pmu_offcore_model(&pc->caps);
+	int err;
+
+	for (unsigned i = 0; i < n; i++)
+		asked[i] = msr[i];
+	if ((err = pmu_offcore_reserve(pc, evs, n, msr)) != PMU_OK)
+		return err;
+	for (unsigned i = 0; i < n; i++) {
+		int s = pmu_offcore_slot(msr[i]);
+		if (!msr[i] || msr[i] == asked[i] || !m)
+			continue;
+		evtsel[i] = (evtsel[i] & ~(uint64_t)(PERFEVTSEL_EVENT_MASK | PERFEVTSEL_UMASK_MASK)) |
+			    m->event[s] | (uint64_t)m->umask[s] << PERFEVTSEL_UMASK_SHIFT;
+	}
+	return PMU_OK;
+}
+
+static const struct pmu_ops pmu_intel_ops = {
 	.name = "intel",
 	.vendor = PMU_VENDOR_INTEL,
 	.match = intel_match,
@@ -356,5 +409,10 @@ const struct pmu_ops pmu_intel_ops = {
 	.encode_gp = intel_encode_gp,
 	.encode_fixed = intel_encode_fixed,
 	.extra_msr = intel_extra_msr,
+	.extra_check = intel_extra_check,
+	.get_extra = intel_get_extra,
+	.put_extra = pmu_offcore_release,
+	.print_caps = intel_caps_print,
 	.arch_encoding = NULL, /* the SDM's, as pmu_attr_arch gives them */
 };
+PMU_BACKEND(pmu_intel_ops);

@@ -4,8 +4,8 @@
  * (per-counter EN) and PerfMonV2 (PerfCntrGlobalCtl) groups, 48-bit
  * deltas, 12-bit events and reserved bits refused before any write. */
 #include "arch/x86/msr.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 #include "tests/host/pmu_model_amd.h"

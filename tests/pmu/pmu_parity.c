@@ -6,6 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/vectors.h"
 #include "pmu/bracket.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
@@ -280,7 +281,7 @@ KTEST("pmu.parity", emulated_instructions, needs_fep, KTEST_PER_CPU,
 	      r.val, vec);
 	r.ecx = pmu_test_first_absent(c->gp_mask, PMU_MAX_GP);
 	vec = expect_exception(fep_rdpmc, &r);
-	check(vec == 13, "emulated RDPMC(%u) past the counters: expected #GP, saw %d", r.ecx, vec);
+	check(vec == X86_VEC_GP, "emulated RDPMC(%u) past the counters: expected #GP, saw %d", r.ecx, vec);
 	pmu_hw_wrmsr(pmu_ctr_write_msr(c, a), 0);
 out:
 	pmu_events_del(g, 2);
@@ -379,7 +380,8 @@ KTEST("pmu.parity", absent_gp_counters, pmu_needs_counting, KTEST_PER_CPU,
 			continue;
 		n++;
 		int vec = pmu_hw_rdpmc(x, &v);
-		check(vec == 13, "RDPMC(%u) (GP counters %#x): expected #GP, saw %d", x, c->gp_mask, vec);
+		check(vec == X86_VEC_GP, "RDPMC(%u) (GP counters %#x): expected #GP, saw %d", x, c->gp_mask,
+		      vec);
 		if (c->vendor != PMU_VENDOR_INTEL)
 			continue; /* the KVM selftests' MSR rules are Intel's */
 		if (x < 8) {
@@ -398,7 +400,7 @@ KTEST("pmu.parity", absent_gp_counters, pmu_needs_counting, KTEST_PER_CPU,
 				     x, msrs[j], rv, wv);
 				continue;
 			}
-			check(rv == 13 && wv == 13,
+			check(rv == X86_VEC_GP && wv == X86_VEC_GP,
 			      "GP %u absent (mask %#x): MSR %#x rdmsr vector %d, wrmsr vector %d; expected #GP both",
 			      x, c->gp_mask, msrs[j], rv, wv);
 		}
@@ -428,22 +430,23 @@ KTEST("pmu.parity", absent_fixed_counters, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		n++;
 		uint64_t f = pc->fixed_ctrl_shadow | FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(i);
 		int vec = pmu_hw_wrmsr(c->fixed_ctrl, f);
-		check(vec == 13,
+		check(vec == X86_VEC_GP,
 		      "fixed %u absent (mask %#x): IA32_FIXED_CTR_CTRL <- %#lx expected #GP, saw %d", i,
 		      c->fixed_mask, f, vec);
-		if (vec != 13)
+		if (vec != X86_VEC_GP)
 			pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
 		uint64_t gc = pc->global_ctrl_shadow | BIT(PERF_GLOBAL_FIXED_SHIFT + i);
 		vec = pmu_hw_wrmsr(c->global_ctrl, gc);
-		check(vec == 13, "fixed %u absent: IA32_PERF_GLOBAL_CTRL <- %#lx expected #GP, saw %d", i, gc,
-		      vec);
-		if (vec != 13)
+		check(vec == X86_VEC_GP,
+		      "fixed %u absent: IA32_PERF_GLOBAL_CTRL <- %#lx expected #GP, saw %d", i, gc, vec);
+		if (vec != X86_VEC_GP)
 			pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow);
 		vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + i, &v);
-		check(vec == 13, "fixed %u absent: rdmsr IA32_FIXED_CTR%u expected #GP, saw %d", i, i, vec);
-		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | i, &v);
-		check(vec == 13, "fixed %u absent: RDPMC(%#x) expected #GP, saw %d", i, PMU_RDPMC_FIXED | i,
+		check(vec == X86_VEC_GP, "fixed %u absent: rdmsr IA32_FIXED_CTR%u expected #GP, saw %d", i, i,
 		      vec);
+		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | i, &v);
+		check(vec == X86_VEC_GP, "fixed %u absent: RDPMC(%#x) expected #GP, saw %d", i,
+		      PMU_RDPMC_FIXED | i, vec);
 	}
 	if (!n)
 		check(true, "no absent fixed counter below 8");

@@ -14,7 +14,7 @@
 #include "lib/cmpxchg16b.h"
 #include "pmu/topology.h"
 
-#define PMU_MAX_CPUS 256 /* same bound as the kernel's MAX_CPUS */
+#define PMU_MAX_CPUS 256 /* the kernel's MAX_CPUS (asserted in pmu/kernel/hw.c) */
 #define PMU_MAX_GP 32    /* GP counters live in index 0..31 */
 /* Fixed counter i is GLOBAL_CTRL bit 32 + i; bits 48 and up hold other
  * controls (e.g. PERF_METRICS), so 16 fixed counters is the ceiling. */
@@ -211,6 +211,14 @@ struct pmu_caps {
 static inline uint64_t pmu_width_mask(unsigned width)
 {
 	return width >= 64 ? ~0ull : (1ull << width) - 1;
+}
+
+/* What a counter of this width holds after a 32-bit write through
+ * IA32_PMCx: the low 32 bits, sign-extended (SDM vol. 3B, "Full-Width
+ * Writes to Performance Counter Registers"). */
+static inline uint64_t pmu_sext32(uint64_t v, unsigned width)
+{
+	return (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(width);
 }
 
 /* Counter delta modulo the counter width (as Linux x86_perf_event_update,

@@ -2,6 +2,7 @@
  * instructions retired, and RDPMC at CPL 3 gated by CR4.PCE. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/usermode.h"
+#include "arch/x86/vectors.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -16,20 +17,6 @@
 static void user_loop(void *arg)
 {
 	pmu_workload_loop((uint64_t)(uintptr_t)arg);
-}
-
-struct user_rdpmc {
-	uint32_t ecx;
-	volatile uint64_t val;
-};
-
-static void user_rdpmc(void *arg)
-{
-	struct user_rdpmc *u = arg;
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(u->ecx));
-	u->val = (uint64_t)hi << 32 | lo;
 }
 
 /* Minimum over trials of the USR-only and OS-only counts around one
@@ -111,7 +98,7 @@ KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU,
 
 	write_cr4(cr4 & ~BIT(CR4_PCE_BIT));
 	v = usermode_call(user_rdpmc, &u);
-	check(v == 13, "RDPMC(%u) at CPL 3 with CR4.PCE clear: expected #GP (13), saw %d", x, v);
+	check(v == X86_VEC_GP, "RDPMC(%u) at CPL 3 with CR4.PCE clear: expected #GP (13), saw %d", x, v);
 
 	write_cr4(cr4 | BIT(CR4_PCE_BIT));
 	v = usermode_call(user_rdpmc, &u);

@@ -9,6 +9,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/usermode.h"
+#include "arch/x86/vectors.h"
 #include "pmu/bracket.h"
 #include "pmu/intel/v6.h"
 #include "pmu/loops.h"
@@ -184,7 +185,7 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 			check(vec == 0, "GP %u: RDPMC(%u) raised vector %d", x, x, vec);
 		} else if (x <= (unsigned)fls32(c->gp_mask) && !((c->rdpmc_extra_mask >> x) & 1)) {
 			vec = pmu_hw_rdpmc(x, &v);
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "GP %u (absent, CPUID.23H.1:EAX %#x): RDPMC expected #GP, saw vector %d", x,
 			      c->gp_mask, vec);
 		}
@@ -198,11 +199,11 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 			check(vec == 0, "fixed %u: RDPMC(%#x) raised vector %d", i, PMU_RDPMC_FIXED | i, vec);
 		} else if (i <= (unsigned)fls32(c->fixed_mask)) {
 			vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | i, &v);
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "fixed %u (absent, CPUID.23H.1:EBX %#x): RDPMC expected #GP, saw vector %d", i,
 			      c->fixed_mask, vec);
 			vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + i, &v);
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "fixed %u (absent): rdmsr IA32_FIXED_CTR%u expected #GP, saw vector %d", i, i,
 			      vec);
 		}
@@ -210,11 +211,6 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 }
 
 /* --- The version 6 MSR map --- */
-
-static uint64_t sext32(uint64_t v, unsigned width)
-{
-	return (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(width);
-}
 
 /* IA32_PMC_GPn_CTR (0x1900 + 4n) is IA32_PMCn and IA32_A_PMCn, CFG_A
  * (0x1901 + 4n) is IA32_PERFEVTSELn, IA32_PMC_FXm_CTR (0x1980 + 4m) is
@@ -247,9 +243,9 @@ KTEST("pmu.v6", msr_aliases, needs_v6, KTEST_PER_CPU,
 				check(pmu_hw_rdmsr(MSR_IA32_A_PMC0 + x, &v) == 0 && v == pat,
 				      "GP %u: wrote %#lx to %#x, IA32_A_PMC%u reads %#lx", x, pat, ctr, x, v);
 			pmu_hw_wrmsr(MSR_IA32_PMC0 + x, 0x80000005ull);
-			check(pmu_hw_rdmsr(ctr, &v) == 0 && v == sext32(0x80000005ull, c->gp_width),
+			check(pmu_hw_rdmsr(ctr, &v) == 0 && v == pmu_sext32(0x80000005ull, c->gp_width),
 			      "GP %u: IA32_PMC%u <- 0x80000005 (sign-extended %#lx), IA32_PMC_GP%u_CTR reads %#lx",
-			      x, x, sext32(0x80000005ull, c->gp_width), x, v);
+			      x, x, pmu_sext32(0x80000005ull, c->gp_width), x, v);
 			pmu_hw_wrmsr(MSR_IA32_PERFEVTSEL0 + x, 0x300c0);
 			check(pmu_hw_rdmsr(cfg, &v) == 0 && v == 0x300c0,
 			      "GP %u: IA32_PERFEVTSEL%u <- 0x300c0, IA32_PMC_GP%u_CFG_A %#x reads %#lx", x, x,
@@ -329,7 +325,7 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 			      "%s: %s%u <- %#lx reads back %#lx", ext[k].name, pmu_evtsel_name(c), x, want,
 			      v);
 		} else {
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "%s not enumerated (CPUID.23H.0:EBX=%#x): %s%u <- %#lx expected #GP, saw %d",
 			      ext[k].name, c->leaf23_regs[0].ebx, pmu_evtsel_name(c), x, want, vec);
 		}
@@ -347,7 +343,7 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 			      "IA32_FIXED_CTR_CTRL <- %#lx (fixed %u user disable): vector %d, reads %#lx",
 			      want, i, vec, v);
 		else
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "IA32_FIXED_CTR_CTRL bit %u without RDPMC user disable: expected #GP, saw %d",
 			      FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i), vec);
 		pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
@@ -355,20 +351,6 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 }
 
 /* --- RDPMC user disable --- */
-
-struct user_rdpmc {
-	uint32_t ecx;
-	volatile uint64_t val;
-};
-
-static void user_rdpmc(void *arg)
-{
-	struct user_rdpmc *u = arg;
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(u->ecx));
-	u->val = (uint64_t)hi << 32 | lo;
-}
 
 /* RDPMC at CPL 3 of a counter with its RDPMC_USER_DISABLE bit (PERFEVTSEL
  * bit 37, IA32_FIXED_CTR_CTRL bit 33 + 4i) returns 0, without a fault;
@@ -479,7 +461,7 @@ KTEST("pmu.v6", auto_counter_reload, needs_acr, KTEST_PER_CPU,
 		}
 	if (bad >= 0) {
 		vec = pmu_hw_wrmsr(acr_cfg_b((unsigned)r), BIT(bad));
-		check(vec == 13,
+		check(vec == X86_VEC_GP,
 		      "IA32_PMC_GP%d_CFG_B <- bit %d (a counter CPUID.23H.2 says cannot cause a reload, cause mask %#lx): expected #GP, saw %d",
 		      r, bad, cause, vec);
 		pmu_hw_wrmsr(acr_cfg_b((unsigned)r), 0);

@@ -57,6 +57,13 @@ SEAMS = {
 }
 # The emulated PMU's model, built as host objects for the call check.
 MODEL = 'emu/model'
+# Call circles known and not yet broken, each a set of rooms: a circle
+# inside one of these passes (and is printed as known); a new room in it,
+# or a new circle, fails. emu/model's registers file and its features
+# call each other (docs/HACKING.md, "The emulated PMU's model").
+KNOWN_CIRCLES = [
+    {'emu/model/x86-pmu-' + r for r in ('amd', 'config', 'count', 'offcore', 'pebs', 'regs', 'v6')},
+]
 # The Python tools' package, for the import check.
 TOOLS_PACKAGE = 'tools/pmutest'
 DECLARED = re.compile(r'\b([A-Za-z_]\w*)\s*\(')
@@ -341,10 +348,14 @@ def main(argv):
         mtable = symbols(mdir, args.root)
         medges, mwhy = call_graph(mtable)
         mloops = circles(medges)
+        known = [c for c in mloops if any(set(c) <= k for k in KNOWN_CIRCLES)]
+        mloops = [c for c in mloops if c not in known]
+        for comp in known:
+            print('layers: known call circle (KNOWN_CIRCLES), %d rooms: %s' % (len(comp), ', '.join(comp)))
         report_circles('calls', mloops, medges, mwhy)
         results.append(not mloops)
-        print('layers: %s: %d rooms, %d call edges, %d call circle(s)'
-              % (MODEL, len(mtable), sum(len(v) for v in medges.values()), len(mloops)))
+        print('layers: %s: %d rooms, %d call edges, %d call circle(s), %d known'
+              % (MODEL, len(mtable), sum(len(v) for v in medges.values()), len(mloops), len(known)))
     else:
         print('layers: SKIP: calls: no %s objects in %s (make layer-check builds them)' % (MODEL, mdir))
         results.append(None)

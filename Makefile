@@ -220,7 +220,7 @@ clang-build:
 bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
 	$(PYTHON) tools/bench.py $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 
-# --- The emulated-PMU QEMU (emu/, issue 9): Debian's QEMU with emu/qemu's
+# --- The emulated-PMU QEMU (emu/): Debian's QEMU with emu/qemu's
 # patches, cached outside the clone; the binary's path is the last line.
 .PHONY: emu-qemu emu-profiles emu-selftest emu-matrix emu-demo
 emu-qemu:

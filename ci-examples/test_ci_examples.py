@@ -221,7 +221,7 @@ class ExpectFiles(unittest.TestCase):
         # KVM's vPMU is version 2 at most: the v4-only checks must SKIP
         # (hardware-truth finding F9).
         v4_only = [('pmu.overflow.freeze_on_pmi', 'skip'), ('pmu.overflow.status_set', 'skip')]
-        # ... nor version 6 (issue 12's checks); FEP and TSX depend on the host.
+        # ... nor version 6 (pmu.v6.*); FEP and TSX depend on the host.
         intel_newest = [('pmu.v6.*', 'skip'), ('pmu.v6.arch_events_8_12', 'pass|skip'),
                         ('pmu.v6.perf_metrics', 'pass|skip'), ('pmu.amd.*', 'skip'),
                         ('pmu.parity.emulated_instructions', 'pass|skip'), ('pmu.parity.tsx_cycles', 'pass|skip')]

@@ -168,7 +168,7 @@
 #define PERF_CAP_PEBS_BASELINE_BIT 14
 #define PERF_CAP_PERF_METRICS_BIT 15
 
-/* --- Last branch records and PEBS (issue 13). Intel: SDM vol. 3B, chapter
+/* --- Last branch records and PEBS. Intel: SDM vol. 3B, chapter
  * "Debug, Branch Profile, TSC, and Intel Resource Director Technology
  * Features" (sections "Last Branch, Interrupt, and Exception Recording",
  * "Architectural Last Branch Records", "Filtering of Last Branch Records",

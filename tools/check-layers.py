@@ -22,10 +22,11 @@ tools/pmutest (ast).
 
 Usage: tools/check-layers.py [--root DIR] [--build DIR] [--weights]
 Prints every violation with the include line or symbol that makes it, then
-"layers: N passed, M failed, K skipped" (six checks: include direction,
-include circles, reference direction (calls and data), kernel call circles, emu/model call
-circles, tools import circles; a check whose objects are not built is
-skipped and says so). --weights prints the non-blank kernel C/asm lines
+"layers: N passed, M failed, K skipped" (seven checks: include direction,
+include circles, reference direction (calls and data), kernel call
+circles, emu/model call circles, tools import circles, and README.md's
+folder map naming every top-level folder and every layer; a check whose
+objects are not built is skipped and says so). --weights prints the non-blank kernel C/asm lines
 per folder (its own files, not its subfolders') instead, with each
 folder's share. Exit 1 on a violation."""
 import argparse
@@ -82,6 +83,16 @@ def tracked_files(root):
     except (OSError, subprocess.CalledProcessError):
         names = [os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs]
     return sorted(n for n in names if SOURCE.search(n))
+
+
+def tracked_dirs_files(root):
+    """Every tracked file (not only sources), for the folder map."""
+    try:
+        out = subprocess.run(['git', '-C', root, 'ls-files'], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, check=True, universal_newlines=True).stdout
+        return [n for n in out.split('\n') if n]
+    except (OSError, subprocess.CalledProcessError):
+        return []
 
 
 def under(path, folder):
@@ -254,6 +265,33 @@ def python_imports(root):
     return edges, why
 
 
+def folder_map(root, files):
+    """Problems with README.md's folder map (the code block of "## Layout"):
+    every top-level folder, every layer and every ignored folder must be
+    in it, and every folder it names must exist."""
+    try:
+        with open(os.path.join(root, 'README.md'), errors='replace') as f:
+            text = f.read()
+    except OSError:
+        return ['README.md: not found']
+    m = re.search(r'^## Layout\n.*?^```\n(.*?)^```', text, re.M | re.S)
+    if not m:
+        return ['README.md: no "## Layout" section with a folder map']
+    named = set()
+    for line in m.group(1).split('\n'):
+        first = re.match(r'^(\S.*?)(\s{2,}|$)', line)  # the folder column
+        for word in re.split(r'[,\s]+', first.group(1) if first else ''):
+            if word.endswith('/'):
+                parts = word.rstrip('/').split('/')
+                named |= {'/'.join(parts[:i]) for i in range(1, len(parts) + 1)}
+    want = {n.split('/')[0] for n in files if '/' in n}
+    want |= {f for layer in LAYERS for f in layer} | set(IGNORED) | {TOOLS_PACKAGE}
+    out = ['README.md: the folder map does not name %s/' % f for f in sorted(want - named)]
+    out += ['README.md: the folder map names %s/, which does not exist' % f for f in sorted(named)
+            if not os.path.isdir(os.path.join(root, f))]
+    return out
+
+
 def report_circles(kind, loops, edges, why):
     for comp in loops:
         members = set(comp)
@@ -367,6 +405,12 @@ def main(argv):
     results.append(not ploops)
     print('layers: %s: %d import edges, %d import circle(s)'
           % (TOOLS_PACKAGE, sum(len(v) for v in pedges.values()), len(ploops)))
+
+    # The newcomer's map of the folders.
+    mapped = folder_map(args.root, files + tracked_dirs_files(args.root))
+    for msg in mapped:
+        print(msg)
+    results.append(not mapped)
 
     passed = sum(1 for r in results if r is True)
     failed = sum(1 for r in results if r is False)

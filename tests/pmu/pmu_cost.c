@@ -3,7 +3,7 @@
  * and from the overflowing event to the PMI handler, as median, minimum
  * and 90th percentile, next to two references: RDTSC (never intercepted)
  * and CPUID (always a VM exit under VMX; KVM intercepts it on SVM too).
- * Printed as "# cost:" lines; README.md says how to read them. Figures,
+ * Printed as "# cost:" lines; docs/operating.md says how to read them. Figures,
  * not verdicts: the check only asserts that every access it timed
  * completed and every PMI arrived. */
 #include "arch/x86/cpu.h"

@@ -244,7 +244,7 @@ def emu_build_figures(tmp):
 def cost_figures(kernel, tmp, kvm_cpu, kvm_reason):
     """The cost map's rows (TSC ticks, median of each run's median), on KVM
     and on the emulated PMU: where RDPMC and the PMU MSRs trap and where
-    they run natively (README.md, "Reading the cost map")."""
+    they run natively (docs/operating.md, "Reading the cost map")."""
     envs = []
     if kvm_cpu:
         envs.append(('KVM', QemuConfig(kernel=kernel, smp=1, accel='kvm', cpu=kvm_cpu,

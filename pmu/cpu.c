@@ -124,6 +124,67 @@ struct pmu_cpu *pmu_cpu_ensure(void)
 	return pc;
 }
 
+const struct pmu_caps *pmu_cpu_caps(const struct pmu_cpu *pc)
+{
+	return &pc->caps;
+}
+bool pmu_cpu_counts(const struct pmu_cpu *pc)
+{
+	return pc->counting;
+}
+const char *pmu_cpu_reason(const struct pmu_cpu *pc)
+{
+	return pc->reason;
+}
+int pmu_cpu_probe_gp(const struct pmu_cpu *pc)
+{
+	return pc->probe_gp;
+}
+bool pmu_cpu_rdpmc_ok(const struct pmu_cpu *pc)
+{
+	return pc->rdpmc_ok;
+}
+bool pmu_cpu_initialised(const struct pmu_cpu *pc)
+{
+	return pc->initialised;
+}
+bool pmu_cpu_has_backend(const struct pmu_cpu *pc)
+{
+	return pc->ops != NULL;
+}
+unsigned pmu_cpu_index(const struct pmu_cpu *pc)
+{
+	return pc->cpu;
+}
+uint32_t pmu_cpu_gp_others(const struct pmu_cpu *pc)
+{
+	return pc->gp_reserved;
+}
+uint32_t pmu_cpu_fixed_others(const struct pmu_cpu *pc)
+{
+	return pc->fixed_reserved;
+}
+uint32_t pmu_cpu_gp_ours(const struct pmu_cpu *pc)
+{
+	return pc->gp_used;
+}
+uint32_t pmu_cpu_fixed_ours(const struct pmu_cpu *pc)
+{
+	return pc->fixed_used;
+}
+uint64_t pmu_cpu_global_ctrl(const struct pmu_cpu *pc)
+{
+	return pc->global_ctrl_shadow;
+}
+uint64_t pmu_cpu_fixed_ctrl(const struct pmu_cpu *pc)
+{
+	return pc->fixed_ctrl_shadow;
+}
+const struct pmu_inuse *pmu_cpu_inuse(const struct pmu_cpu *pc)
+{
+	return &pc->inuse;
+}
+
 const char *pmu_skip_reason(void)
 {
 	struct pmu_cpu *pc = pmu_this_cpu();

@@ -408,6 +408,8 @@ struct pmu_inuse {
 	bool taken_over; /* pmu.takeover=1 cleared them */
 };
 
+/* The driver's per-CPU state; modes and tests read it through the
+ * pmu_cpu_*() accessors below. */
 struct pmu_cpu {
 	bool initialised;
 	unsigned cpu;
@@ -473,6 +475,29 @@ struct pmu_package {
 unsigned pmu_packages(struct pmu_package *pk, unsigned max);
 struct pmu_cpu *pmu_this_cpu(void);
 const struct pmu_caps *pmu_caps(void); /* the calling CPU's */
+
+/* A CPU's driver state, read-only, for modes and tests (struct pmu_cpu's
+ * fields are the driver's): its caps, the probe's verdict (counts, or
+ * why not; the GP counter the probe used; RDPMC at CPL 0), the counters
+ * someone else held at boot and those our events hold (bit x: GP x, bit
+ * i: fixed i), the driver's shadows of GLOBAL_CTRL and FIXED_CTR_CTRL,
+ * the boot scan's findings, its CPU index, and whether a backend
+ * drives it. */
+const struct pmu_caps *pmu_cpu_caps(const struct pmu_cpu *pc);
+bool pmu_cpu_counts(const struct pmu_cpu *pc);
+const char *pmu_cpu_reason(const struct pmu_cpu *pc);
+int pmu_cpu_probe_gp(const struct pmu_cpu *pc);
+bool pmu_cpu_rdpmc_ok(const struct pmu_cpu *pc);
+bool pmu_cpu_initialised(const struct pmu_cpu *pc);
+bool pmu_cpu_has_backend(const struct pmu_cpu *pc);
+unsigned pmu_cpu_index(const struct pmu_cpu *pc);
+uint32_t pmu_cpu_gp_others(const struct pmu_cpu *pc);
+uint32_t pmu_cpu_fixed_others(const struct pmu_cpu *pc);
+uint32_t pmu_cpu_gp_ours(const struct pmu_cpu *pc);
+uint32_t pmu_cpu_fixed_ours(const struct pmu_cpu *pc);
+uint64_t pmu_cpu_global_ctrl(const struct pmu_cpu *pc);
+uint64_t pmu_cpu_fixed_ctrl(const struct pmu_cpu *pc);
+const struct pmu_inuse *pmu_cpu_inuse(const struct pmu_cpu *pc);
 
 /* NULL when this CPU's counters count; else the probe's precise reason. */
 const char *pmu_skip_reason(void);

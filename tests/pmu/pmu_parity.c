@@ -328,7 +328,7 @@ KTEST("pmu.parity", tsx_cycles, needs_rtm, KTEST_PER_CPU,
       "TSX: cycles with IN_TX (IN_TXCP on GP 2) over an aborted XBEGIN > 0")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint32_t gp = pmu_test_free_gp();
 
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
@@ -345,10 +345,10 @@ KTEST("pmu.parity", tsx_cycles, needs_rtm, KTEST_PER_CPU,
 			   x == 2 ? " + IN_TXCP" : "", vec))
 			continue;
 		if (c->global_ctrl)
-			pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow | pmu_idx_bit((int)x));
+			pmu_hw_wrmsr(c->global_ctrl, pmu_cpu_global_ctrl(pc) | pmu_idx_bit((int)x));
 		aborted_transaction();
 		if (c->global_ctrl)
-			pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow);
+			pmu_hw_wrmsr(c->global_ctrl, pmu_cpu_global_ctrl(pc));
 		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
 		pmu_hw_rdmsr(pmu_ctr_msr(c, x), &v);
 		check(v > 0, "GP %u: cycles in transactions%s over an aborted XBEGIN: expected > 0, saw %lu",
@@ -418,7 +418,7 @@ KTEST("pmu.parity", absent_fixed_counters, pmu_needs_global_ctrl, KTEST_PER_CPU,
       "every absent fixed counter's enables, MSR and RDPMC index raise #GP")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	unsigned n = 0;
 	uint64_t v;
 
@@ -428,19 +428,19 @@ KTEST("pmu.parity", absent_fixed_counters, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		if (pmu_has_fixed(c, i))
 			continue;
 		n++;
-		uint64_t f = pc->fixed_ctrl_shadow | FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(i);
+		uint64_t f = pmu_cpu_fixed_ctrl(pc) | FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(i);
 		int vec = pmu_hw_wrmsr(c->fixed_ctrl, f);
 		check(vec == X86_VEC_GP,
 		      "fixed %u absent (mask %#x): IA32_FIXED_CTR_CTRL <- %#lx expected #GP, saw %d", i,
 		      c->fixed_mask, f, vec);
 		if (vec != X86_VEC_GP)
-			pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
-		uint64_t gc = pc->global_ctrl_shadow | BIT(PERF_GLOBAL_FIXED_SHIFT + i);
+			pmu_hw_wrmsr(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc));
+		uint64_t gc = pmu_cpu_global_ctrl(pc) | BIT(PERF_GLOBAL_FIXED_SHIFT + i);
 		vec = pmu_hw_wrmsr(c->global_ctrl, gc);
 		check(vec == X86_VEC_GP,
 		      "fixed %u absent: IA32_PERF_GLOBAL_CTRL <- %#lx expected #GP, saw %d", i, gc, vec);
 		if (vec != X86_VEC_GP)
-			pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow);
+			pmu_hw_wrmsr(c->global_ctrl, pmu_cpu_global_ctrl(pc));
 		vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + i, &v);
 		check(vec == X86_VEC_GP, "fixed %u absent: rdmsr IA32_FIXED_CTR%u expected #GP, saw %d", i, i,
 		      vec);

@@ -99,19 +99,19 @@ KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER
       "GLOBAL_CTRL's boot value reported; no count without its GLOBAL_CTRL bit")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 
-	if (pc->inuse.gp || pc->inuse.fixed || pc->inuse.taken_over)
+	if (pmu_cpu_inuse(pc)->gp || pmu_cpu_inuse(pc)->fixed || pmu_cpu_inuse(pc)->taken_over)
 		diag("counters were in use at boot: the boot value %#lx need not be the RESET value",
-		     pc->inuse.global_ctrl);
+		     pmu_cpu_inuse(pc)->global_ctrl);
 	else if (c->global_reset_unchecked_why)
-		diag("%s at boot: %#lx (%s)", pmu_global_ctrl_name(c), pc->inuse.global_ctrl,
+		diag("%s at boot: %#lx (%s)", pmu_global_ctrl_name(c), pmu_cpu_inuse(pc)->global_ctrl,
 		     c->global_reset_unchecked_why);
 	else
 		diag("%s at boot: %#lx (the SDM's RESET value %#lx); reported, not checked: anything that ran before may change it",
-		     pmu_global_ctrl_name(c), pc->inuse.global_ctrl, c->global_ctrl_reset);
+		     pmu_global_ctrl_name(c), pmu_cpu_inuse(pc)->global_ctrl, c->global_ctrl_reset);
 	struct dev_obs boot = { .kind = DEV_OBS_GLOBAL_CTRL_BOOT, .pc = pc };
-	boot.global_ctrl_boot.value = pc->inuse.global_ctrl;
+	boot.global_ctrl_boot.value = pmu_cpu_inuse(pc)->global_ctrl;
 	boot.global_ctrl_boot.gp_mask = c->gp_mask;
 	boot.global_ctrl_boot.fixed_mask = c->fixed_mask;
 	report_fingerprint(&boot);
@@ -219,7 +219,7 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
       "reserved bits, absent counters and read-only MSRs raise #GP")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint32_t gp = pmu_test_free_gp();
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	uint64_t v;
@@ -243,21 +243,21 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 	}
 	unsigned gp_past = pmu_test_first_absent(c->gp_mask, PMU_MAX_GP);
 	if (c->global_ctrl && gp_past < PMU_MAX_GP && c->reserved_gp_unchecked_why)
-		expect_gp_or_taken(c, c->global_ctrl, pc->global_ctrl_shadow | BIT(gp_past), BIT(gp_past),
-				   pc->global_ctrl_shadow, "global control enable of an absent counter");
+		expect_gp_or_taken(c, c->global_ctrl, pmu_cpu_global_ctrl(pc) | BIT(gp_past), BIT(gp_past),
+				   pmu_cpu_global_ctrl(pc), "global control enable of an absent counter");
 	else if (c->global_ctrl && gp_past < PMU_MAX_GP)
-		expect_gp(c->global_ctrl, pc->global_ctrl_shadow | BIT(gp_past), pc->global_ctrl_shadow,
+		expect_gp(c->global_ctrl, pmu_cpu_global_ctrl(pc) | BIT(gp_past), pmu_cpu_global_ctrl(pc),
 			  "GLOBAL_CTRL enable of an absent GP counter");
 	if (c->fixed_ctrl) {
 		unsigned fx_past = pmu_test_first_absent(c->fixed_mask, PMU_MAX_FIXED);
 		if (fx_past < PMU_MAX_FIXED) {
 			expect_gp(c->fixed_ctrl,
-				  pc->fixed_ctrl_shadow |
+				  pmu_cpu_fixed_ctrl(pc) |
 					  (FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(fx_past)),
-				  pc->fixed_ctrl_shadow, "FIXED_CTR_CTRL field of an absent fixed counter");
+				  pmu_cpu_fixed_ctrl(pc), "FIXED_CTR_CTRL field of an absent fixed counter");
 			expect_gp(c->global_ctrl,
-				  pc->global_ctrl_shadow | BIT(PERF_GLOBAL_FIXED_SHIFT + fx_past),
-				  pc->global_ctrl_shadow, "GLOBAL_CTRL enable of an absent fixed counter");
+				  pmu_cpu_global_ctrl(pc) | BIT(PERF_GLOBAL_FIXED_SHIFT + fx_past),
+				  pmu_cpu_global_ctrl(pc), "GLOBAL_CTRL enable of an absent fixed counter");
 			int vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + fx_past, &v);
 			const char *ignored = vec != X86_VEC_GP ? pmu_test_absent_msrs_read() : NULL;
 			if (ignored)
@@ -276,8 +276,8 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 				     c->fixed_mask, fx_past);
 		}
 		if (c->version < 3 && (c->fixed_mask & 1))
-			expect_gp(c->fixed_ctrl, pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_ANY_BIT),
-				  pc->fixed_ctrl_shadow, "FIXED_CTR_CTRL AnyThread before version 3");
+			expect_gp(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_ANY_BIT),
+				  pmu_cpu_fixed_ctrl(pc), "FIXED_CTR_CTRL AnyThread before version 3");
 	}
 	if (c->perf_caps_valid)
 		expect_gp(MSR_IA32_PERF_CAPABILITIES, c->perf_caps, c->perf_caps,

@@ -84,8 +84,8 @@ KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU,
       "RDPMC at CPL 3: #GP with CR4.PCE clear, the counter with it set")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
-	uint32_t gp = c->gp_mask & ~pc->gp_reserved & ~pc->gp_used;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
+	uint32_t gp = c->gp_mask & ~pmu_cpu_gp_others(pc) & ~pmu_cpu_gp_ours(pc);
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	struct user_rdpmc u = { .ecx = x, .val = 0 };
 	uint64_t cr4 = read_cr4();

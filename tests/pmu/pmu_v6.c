@@ -306,7 +306,7 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 		  BIT(PERFEVTSEL_RDPMC_USER_DISABLE_BIT), 0x300c0 },
 	};
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	uint32_t fx = c->global_ctrl ? pmu_test_free_fixed() : 0;
 	uint64_t v;
@@ -335,7 +335,7 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 	unsigned i = pmu_test_first_absent(~fx, 8);
 	if (i < 8 && c->fixed_ctrl) {
 		bool has = (c->leaf23_regs[0].ebx >> CPUID_23_EBX_RDPMC_USER_DISABLE_BIT) & 1;
-		uint64_t want = pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i));
+		uint64_t want = pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i));
 		int vec = pmu_hw_wrmsr(c->fixed_ctrl, want);
 
 		if (has)
@@ -346,7 +346,7 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 			check(vec == X86_VEC_GP,
 			      "IA32_FIXED_CTR_CTRL bit %u without RDPMC user disable: expected #GP, saw %d",
 			      FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i), vec);
-		pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
+		pmu_hw_wrmsr(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc));
 	}
 }
 
@@ -385,7 +385,7 @@ KTEST("pmu.v6", rdpmc_user_disable, needs_user_disable, KTEST_PER_CPU,
       "RDPMC user disable: ring-3 RDPMC reads 0, ring 0 the count")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	unsigned i = pmu_test_first_absent(~(c->global_ctrl ? pmu_test_free_fixed() : 0), 8);
 
@@ -401,8 +401,8 @@ KTEST("pmu.v6", rdpmc_user_disable, needs_user_disable, KTEST_PER_CPU,
 	if (i < 8 && c->fixed_ctrl) {
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0x5678);
 		user_disable_one(PMU_RDPMC_FIXED | i, 0x5678, c->fixed_ctrl,
-				 pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i)),
-				 pc->fixed_ctrl_shadow);
+				 pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i)),
+				 pmu_cpu_fixed_ctrl(pc));
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
 	}
 }

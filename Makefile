@@ -89,7 +89,7 @@ endef
 $(foreach t,$(HOST_BENCH_NAMES),$(eval $(call host_bench_rule,$(t))))
 
 host-test: $(HOST_TEST_BINS)
-	@$(PYTHON) tools/run-host-tests.py $(HOST_TEST_BINS)
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.results --run $(HOST_TEST_BINS)
 
 # --- ISO: GRUB for BIOS (i386-pc) and UEFI (x86_64-efi) in one hybrid image
 # that boots as a CD and as a raw disk / USB stick; iso/mkiso.sh says how
@@ -142,7 +142,7 @@ run: deps $(BUILD)/pmutest.elf
 
 # The Python tests of tools/ and ci-examples/, one runner, one result line.
 runner-test:
-	@BUILD=$(BUILD) $(PYTHON) tools/run-tests.py
+	@BUILD=$(BUILD) PYTHONPATH=tools $(PYTHON) -m pmutest.testing
 
 boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso
 	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso \
@@ -164,7 +164,7 @@ test: deps-test
 	@$(MAKE) boot-test | tee $(BUILD)/test-boot.txt
 	@$(MAKE) emu-selftest | tee $(BUILD)/test-emu-selftest.txt
 	@$(MAKE) emu-matrix | tee $(BUILD)/test-emu.txt
-	@$(PYTHON) tools/total-results.py $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.results $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
 		$(BUILD)/test-format.txt:format $(BUILD)/test-host.txt:host \
 		$(BUILD)/test-tools.txt:tools \
 		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix \
@@ -218,7 +218,7 @@ clang-build:
 # Figures, not tests: medians of 5 with min-max, saved to build/bench.txt
 # and, for trend tracking, build/bench.json.
 bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
-	$(PYTHON) tools/bench.py $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
+	PYTHONPATH=tools $(PYTHON) -m pmutest.bench $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 
 # --- The emulated-PMU QEMU (emu/): Debian's QEMU with emu/qemu's
 # patches, cached outside the clone; the binary's path is the last line.
@@ -236,7 +236,7 @@ emu-matrix: $(BUILD)/pmutest.elf
 # For a newcomer: the suite, monitor and sample mode on an emulated PMU,
 # the interesting lines picked out (tools/pmutest/demo.py).
 emu-demo: $(BUILD)/pmutest.elf
-	@q=$$(emu/qemu/build.sh | tail -n 1) && $(PYTHON) tools/emu-demo --kernel $(BUILD)/pmutest.elf \
+	@q=$$(emu/qemu/build.sh | tail -n 1) && PYTHONPATH=tools $(PYTHON) -m pmutest.demo --kernel $(BUILD)/pmutest.elf \
 		--qemu "$$q" --logdir $(BUILD)/emu-demo
 # The profiles to boot it with: NAME KIND CPUARG, one per line.
 emu-profiles:

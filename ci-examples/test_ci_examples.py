@@ -7,7 +7,7 @@ reads them (pexpect: re.DOTALL, earliest match wins, the buffer cut at
 arbitrary points), turn a KTAP log into exactly the results the log holds.
 The boot matrix boots the rendered LAVA command through a pty as well.
 
-Run: tools/run-tests.py ci-examples/test_ci_examples.py
+Run: PYTHONPATH=tools python3 -m pmutest.testing ci-examples/test_ci_examples.py
 """
 import os
 import random

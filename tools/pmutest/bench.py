@@ -379,3 +379,7 @@ def main(argv=None):
     print('figures saved to %s and %s' % (os.path.join(out_dir, 'bench.txt'),
                                           os.path.join(out_dir, 'bench.json')))
     return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

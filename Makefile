@@ -65,10 +65,10 @@ $(BUILD)/k/%.S.o: %.S Makefile
 	$(if $(Q),@echo "  AS      $<")
 	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
 
-$(BUILD)/pmutest.elf: $(KERNEL_OBJS) linker.ld tools/check-elf-layout.py
+$(BUILD)/pmutest.elf: $(KERNEL_OBJS) linker.ld tools/pmutest/check_elf_layout.py
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
-	$(Q)$(PYTHON) tools/check-elf-layout.py $@
+	$(Q)PYTHONPATH=tools $(PYTHON) -m pmutest.check_elf_layout $@
 
 define host_test_rule
 $(BUILD)/host/test_$(1): tests/host/test_$(1).c $$(HOST_SRCS_$(1)) Makefile
@@ -171,7 +171,7 @@ test: deps-test
 		$(BUILD)/test-emu-selftest.txt:emu-selftest $(BUILD)/test-emu.txt:emu-matrix
 
 # The house stays straight: every include and every call points down the
-# layers of docs/HACKING.md (the order is data in tools/check-layers.py)
+# layers of docs/HACKING.md (the order is data in tools/pmutest/check_layers.py)
 # and none closes a circle. Calls are read from the objects' symbols: the
 # kernel's, and emu/model's built as host objects.
 MODEL_LAYER_OBJS := $(patsubst %,$(BUILD)/layers/%.o,$(wildcard emu/model/*.c))
@@ -180,12 +180,12 @@ $(BUILD)/layers/%.c.o: %.c Makefile
 	$(if $(Q),@echo "  HOSTCC  $<")
 	$(Q)$(HOSTCC) $(filter-out -fsanitize% -fno-sanitize%,$(HOST_CFLAGS)) -c $< -o $@
 layer-check: $(KERNEL_OBJS) $(MODEL_LAYER_OBJS)
-	@$(PYTHON) tools/check-layers.py --build $(BUILD)
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.check_layers --build $(BUILD)
 
 # Each test's one-line description (KTEST) heads its row in README.md or
 # pmu/README.md, so the kernel's listing (tests=list) and the docs agree.
 doc-check:
-	@$(PYTHON) tools/check-test-docs.py
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.check_test_docs
 
 # C layout: .clang-format, for clang-format 14 (Debian 12's; another
 # version lays some lines out differently, so the check SKIPs with it).
@@ -206,7 +206,7 @@ format-check: deps-format
 # The measurement bracket adds a documented number of instructions: check
 # the built kernel's disassembly says so (pmu/bracket.h).
 bracket-check: $(BUILD)/pmutest.elf
-	@if $(PYTHON) tools/check-bracket.py $(BUILD)/pmutest.elf; \
+	@if PYTHONPATH=tools $(PYTHON) -m pmutest.check_bracket $(BUILD)/pmutest.elf; \
 	then echo "bracket: 1 passed, 0 failed, 0 skipped"; \
 	else echo "bracket: 0 passed, 1 failed, 0 skipped"; fi
 

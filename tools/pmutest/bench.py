@@ -327,9 +327,10 @@ def measure(kernel, iso, tmp):
     figures.append(Figure('stripped kernel size', 'KiB', value=round(os.path.getsize(stripped) / 1024, 1),
                           fmt='%.1f'))
     figures.append(Figure('ISO size', 'MB', value=round(os.path.getsize(iso) / 1e6, 2)))
-    bracket = subprocess.run([sys.executable, os.path.join(REPO_ROOT, 'tools', 'check-bracket.py'), kernel],
+    bracket = subprocess.run([sys.executable, '-m', 'pmutest.check_bracket', kernel],
+                             env=dict(os.environ, PYTHONPATH=os.path.join(REPO_ROOT, 'tools')),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout.strip()
-    figures.append(Figure('measurement bracket (tools/check-bracket.py)',
+    figures.append(Figure('measurement bracket (tools/pmutest/check_bracket.py)',
                           text=bracket.splitlines()[-1] if bracket else 'n/a'))
     figures += host_bench_figures(os.path.dirname(os.path.abspath(kernel)))
     return figures

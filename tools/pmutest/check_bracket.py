@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check every measurement bracket (pmu/bracket.h) in a built kernel.
 
-Usage: check-bracket.py KERNEL.elf [--allow-none]
+Usage: python3 -m pmutest.check_bracket KERNEL.elf [--allow-none]
 
 The bracket promises that between its enabling and disabling WRMSR there is
 nothing but the workload body and PMU_BRACKET_EXTRA_INSNS instructions (the
@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SYM = re.compile(r'^([0-9a-f]+)\s+\S\s+(pmu_bracket_(?:on_k(\d+)|work_end|off)_(\d+))$')
 INSN = re.compile(r'^\s*([0-9a-f]+):\s+([a-z][a-z0-9.]*)\s*(.*)$')
 

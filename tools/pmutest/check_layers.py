@@ -20,7 +20,7 @@ goes to the header's room, not up. The kernel's objects are the build's
 way tests/host links it. The tools' edges are the imports inside
 tools/pmutest (ast).
 
-Usage: tools/check-layers.py [--root DIR] [--build DIR] [--weights]
+Usage: python3 -m pmutest.check_layers [--root DIR] [--build DIR] [--weights]
 Prints every violation with the include line or symbol that makes it, then
 "layers: N passed, M failed, K skipped" (seven checks: include direction,
 include circles, reference direction (calls and data), kernel call
@@ -319,7 +319,7 @@ def weights(root, files):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('--root', default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument('--root', default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     ap.add_argument('--build', default=None, help='the build folder (default ROOT/build)')
     ap.add_argument('--weights', action='store_true', help='print the kernel lines per top-level folder')
     args = ap.parse_args(argv)
@@ -336,7 +336,7 @@ def main(argv):
             continue
         mine = layer_of(path)
         if mine is None:
-            strays.append('%s: in no layer of tools/check-layers.py (add its folder to LAYERS)' % path)
+            strays.append('%s: in no layer of tools/pmutest/check_layers.py (add its folder to LAYERS)' % path)
             continue
         for line, inc in includes(args.root, path):
             if inc is None:

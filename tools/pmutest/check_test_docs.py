@@ -13,7 +13,7 @@ does not exist is stale. Rows whose name has a '*' summarise a family and
 are not checked. Also: a suite lives in one file (its tests run in source
 order), and descriptions are 1..80 printable ASCII characters.
 
-Usage: tools/check-test-docs.py [--root DIR]
+Usage: python3 -m pmutest.check_test_docs [--root DIR]
 Prints each problem, then "test-docs: N passed, M failed, 0 skipped" (one
 check per test, and one failure per stale row). Exit 1 on a problem."""
 import argparse
@@ -95,7 +95,7 @@ def doc_rows(root):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('--root', default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument('--root', default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     args = ap.parse_args(argv)
     tests, problems = kernel_tests(args.root)
     suites = {full.rsplit('.', 1)[0] for full in tests}

@@ -44,7 +44,7 @@ HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -Wstrict-prototypes \
 	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HOST_TEST_NAMES := $(patsubst tests/host/test_%.c,%,$(wildcard tests/host/test_*.c))
 HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
-# Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
+# tests/host/host.mk: the sources each host test program links.
 -include $(wildcard tests/host/*.mk)
 
 .PHONY: FORCE all kernel iso usb run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test \

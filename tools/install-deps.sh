@@ -57,6 +57,7 @@ for what in "$@"; do
 		need python3 python3
 		need dpkg-source dpkg-dev
 		need patch patch
+		need rsync rsync
 		need strip binutils
 		need xz xz-utils
 		need /usr/include/glib-2.0/glib.h libglib2.0-dev

@@ -82,89 +82,121 @@ if ! dpkg-query -W -f='${Status}' seabios 2>/dev/null | grep -q 'ok installed' |
 		seabios "qemu-system-data=$src_version" >/dev/null || fail
 fi
 
-# --- A deb-src entry derived from the machine's own apt sources
-step="adding a deb-src entry from the apt sources"
-has_deb_src() {
-	grep -qs '^[[:space:]]*deb-src[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list ||
-		grep -qsi '^Types:.*deb-src' /etc/apt/sources.list.d/*.sources
+# --- A private apt configuration with deb-src entries derived from the
+# machine's own apt sources: the machine's apt sources are only read.
+APT=$CACHE/../apt/qemu-src
+step="writing the private apt configuration ($APT)"
+mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/parts" || fail
+tmp=$APT/sources.list.new
+: >"$tmp"
+# deb822 stanzas: the deb ones again, typed deb-src.
+for f in /etc/apt/sources.list.d/*.sources; do
+	[ -e "$f" ] || continue
+	awk 'BEGIN { RS = ""; ORS = "\n\n" }
+	     tolower($0) ~ /(^|\n)types:[^\n]*deb([ \t\n]|$)/ && tolower($0) ~ /(^|\n)uris:[^\n]*debian/ {
+		sub(/(^|\n)[Tt]ypes:[^\n]*/, "\nTypes: deb-src"); sub(/^\n/, ""); print }' "$f" >>"$tmp"
+done
+# One-line sources: "deb [opts] URI suite comps" as deb822 stanzas.
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+	[ -e "$f" ] || continue
+	awk '$1 == "deb" {
+		opts = ""; i = 2
+		if ($2 ~ /^\[/) { while ($i !~ /\]$/) { opts = opts " " $i; i++ } opts = opts " " $i; i++ }
+		uri = $i; suite = $(i + 1); comps = ""
+		if (uri !~ /debian/) next
+		for (j = i + 2; j <= NF; j++) comps = comps " " $j
+		printf "Types: deb-src\nURIs: %s\nSuites: %s\nComponents:%s\n", uri, suite, comps
+		if (opts ~ /signed-by=/) { s = opts; sub(/.*signed-by=/, "", s); sub(/[] ].*/, "", s); printf "Signed-By: %s\n", s }
+		printf "\n" }' "$f" >>"$tmp"
+done
+[ -s "$tmp" ] || fail "no Debian deb entries in /etc/apt to derive deb-src ones from"
+mv "$tmp" "$APT/parts/deb-src.sources"
+apt_private() {
+	apt-get -o APT::Sandbox::User=root -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$APT/parts" \
+		-o Dir::State::Lists="$APT/lists" -o Dir::Cache="$APT/cache" "$@"
 }
-if ! has_deb_src; then
-	src_list=/etc/apt/sources.list.d/pmutest-deb-src.sources
-	tmp=$(mktemp)
-	# deb822 stanzas: the deb ones again, typed deb-src.
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -e "$f" ] || continue
-		awk 'BEGIN { RS = ""; ORS = "\n\n" }
-		     tolower($0) ~ /(^|\n)types:[^\n]*deb([ \t\n]|$)/ {
-			sub(/(^|\n)[Tt]ypes:[^\n]*/, "\nTypes: deb-src"); sub(/^\n/, ""); print }' "$f" >>"$tmp"
-	done
-	# One-line sources: "deb [opts] URI suite comps" as deb822 stanzas.
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -e "$f" ] || continue
-		awk '$1 == "deb" {
-			opts = ""; i = 2
-			if ($2 ~ /^\[/) { while ($i !~ /\]$/) { opts = opts " " $i; i++ } opts = opts " " $i; i++ }
-			uri = $i; suite = $(i + 1); comps = ""
-			for (j = i + 2; j <= NF; j++) comps = comps " " $j
-			printf "Types: deb-src\nURIs: %s\nSuites: %s\nComponents:%s\n", uri, suite, comps
-			if (opts ~ /signed-by=/) { s = opts; sub(/.*signed-by=/, "", s); sub(/[] ].*/, "", s); printf "Signed-By: %s\n", s }
-			printf "\n" }' "$f" >>"$tmp"
-	done
-	[ -s "$tmp" ] || { rm -f "$tmp"; fail "no deb entries to derive one from"; }
-	as_root install -m 0644 "$tmp" "$src_list" || { rm -f "$tmp"; fail; }
-	rm -f "$tmp"
-	step="apt-get update (after adding $src_list)"
-	as_root apt-get update -qq >/dev/null || fail
-fi
 
 # --- The source, pinned to that version
-step="downloading qemu=$src_version (apt-get source)"
+step="downloading qemu=$src_version (apt-get source, private apt configuration)"
 src_cache=$CACHE/src/$upstream
 mkdir -p "$src_cache"
 if ! ls "$src_cache"/*.dsc >/dev/null 2>&1; then
-	(cd "$src_cache" && apt-get source --download-only -qq "qemu=$src_version" \
-		>"$CACHE/apt-source.log" 2>&1) ||
-		{ tail -n 5 "$CACHE/apt-source.log" >&2; fail "is there a deb-src entry for Debian's main archive?"; }
+	{ apt_private update -qq && (cd "$src_cache" && apt_private source --download-only -qq "qemu=$src_version"); } \
+		>"$CACHE/apt-source.log" 2>&1 ||
+		{ tail -n 5 "$CACHE/apt-source.log" >&2; fail; }
 fi
-work=$CACHE/build-$upstream-$inputs_hash.$$
-rm -rf "$work"
-mkdir -p "$work"
+
+# --- The tree: pristine source + pmutest's changes, staged, then synced by
+# content into a build tree kept per clone, so that a second build with a
+# changed emu/ recompiles only the files whose content changed (ninja goes
+# by mtime; rsync --checksum leaves the others untouched).
+pristine=$CACHE/pristine-$upstream
+if [ ! -d "$pristine/qemu" ]; then
+	step="unpacking the source (dpkg-source -x)"
+	rm -rf "$pristine.$$" && mkdir -p "$pristine.$$"
+	# apt verified the files against the signed archive index; without
+	# debian-keyring, dpkg-source can only warn that it cannot check the .dsc.
+	dpkg-source -x "$src_cache"/qemu_*.dsc "$pristine.$$/qemu" >"$pristine.$$/unpack.log" 2>&1 ||
+		{ tail -n 5 "$pristine.$$/unpack.log" >&2; rm -rf "$pristine.$$"; fail; }
+	mv "$pristine.$$" "$pristine" 2>/dev/null || rm -rf "$pristine.$$"
+fi
+clone_key=$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)
+tree=$CACHE/tree-$upstream-$clone_key
+mkdir -p "$tree"
+# One build at a time per clone's tree.
+exec 9>"$tree/lock"
+step="waiting for another build of this clone ($tree/lock)"
+flock 9 || fail
+if [ -x "$binary" ]; then # built meanwhile by the holder of the lock
+	step=""
+	echo "$binary"
+	exit 0
+fi
+work=$tree/stage.$$
 trap 'rc=$?; rm -rf "$work"; [ $rc -eq 0 ] || [ -z "$step" ] ||
 	echo "emu/qemu/build.sh: failed: $step" >&2' EXIT
-step="unpacking the source (dpkg-source -x)"
-# apt verified the files against the signed archive index; without
-# debian-keyring, dpkg-source can only warn that it cannot check the .dsc.
-dpkg-source -x "$src_cache"/qemu_*.dsc "$work/qemu" >"$work/unpack.log" 2>&1 ||
-	{ tail -n 5 "$work/unpack.log" >&2; fail; }
+step="staging the source (hard links to $pristine)"
+rm -rf "$tree"/stage.*
+cp -al "$pristine/qemu" "$work" || fail
 
-# --- pmutest's changes: the model, the new files, the patches
+# --- pmutest's changes: the model, the new files, the patches (GNU patch
+# and cp --remove-destination replace files, so the links stay pristine)
 step="copying emu/model and emu/qemu/files into the tree"
-cp "$EMU"/model/*.c "$EMU"/model/*.h "$work/qemu/target/i386/" || fail
-cp -R "$EMU/qemu/files/." "$work/qemu/" || fail
+cp --remove-destination "$EMU"/model/*.c "$EMU"/model/*.h "$work/target/i386/" || fail
+(cd "$EMU/qemu/files" && find . -type f) | while read -r f; do
+	mkdir -p "$work/$(dirname "$f")" && cp --remove-destination "$EMU/qemu/files/$f" "$work/$f" || exit 1
+done || fail
 for p in "$EMU"/qemu/patches/*.patch; do
 	step="applying $(basename "$p")"
-	(cd "$work/qemu" && patch -p1 --forward --batch --quiet <"$p" >"$work/patch.log" 2>&1) ||
-		{ cat "$work/patch.log" >&2; fail; }
-	if find "$work/qemu" -name '*.rej' | grep -q .; then
+	(cd "$work" && patch -p1 --forward --batch --quiet <"$p" >"$tree/patch.log" 2>&1) ||
+		{ cat "$tree/patch.log" >&2; fail; }
+	if find "$work" -name '*.rej' | grep -q .; then
 		fail "rejected hunks"
 	fi
 done
+step="syncing the staged source into $tree/qemu (by content)"
+mkdir -p "$tree/qemu"
+rsync -rlc --delete "$work/" "$tree/qemu/" || fail
+rm -rf "$work"
 
 # --- Configure and build qemu-system-x86_64 only
-step="configuring QEMU"
-mkdir -p "$work/build"
-(cd "$work/build" && ../qemu/configure --target-list=x86_64-softmmu \
-	--without-default-features --disable-docs --disable-tools --disable-user \
-	--disable-werror --meson=/usr/bin/meson \
-	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu \
-	>"$work/configure.log" 2>&1) || { tail -n 20 "$work/configure.log" >&2; fail; }
-step="building qemu-system-x86_64 (ninja -j$JOBS)"
-(cd "$work/build" && ninja -j"$JOBS" qemu-system-x86_64 >"$work/build.log" 2>&1) ||
-	{ grep -m 20 -E 'error|Error' "$work/build.log" >&2 || tail -n 20 "$work/build.log" >&2; fail; }
+if [ ! -f "$tree/build/build.ninja" ]; then
+	step="configuring QEMU"
+	rm -rf "$tree/build" && mkdir -p "$tree/build"
+	(cd "$tree/build" && ../qemu/configure --target-list=x86_64-softmmu \
+		--without-default-features --disable-docs --disable-tools --disable-user \
+		--disable-werror --meson=/usr/bin/meson \
+		--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu \
+		>"$tree/configure.log" 2>&1) || { tail -n 20 "$tree/configure.log" >&2; rm -rf "$tree/build"; fail; }
+fi
+step="building qemu-system-x86_64 (ninja -j$JOBS in $tree/build)"
+(cd "$tree/build" && ninja -j"$JOBS" qemu-system-x86_64 >"$tree/build.log" 2>&1) ||
+	{ grep -m 20 -E 'error|Error' "$tree/build.log" >&2 || tail -n 20 "$tree/build.log" >&2; fail; }
+work=""
 
 step="stripping and caching the binary"
 mkdir -p "$out_dir"
-strip -o "$out_dir/qemu-system-x86_64.tmp" "$work/build/qemu-system-x86_64" || fail
+strip -o "$out_dir/qemu-system-x86_64.tmp" "$tree/build/qemu-system-x86_64" || fail
 mv "$out_dir/qemu-system-x86_64.tmp" "$binary" || fail
 printf 'qemu source %s (Debian qemu-system-x86 %s)\ninputs %s\n' "$src_version" \
 	"$bin_version" "$inputs_hash" >"$out_dir/BUILD-INFO"

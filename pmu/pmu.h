@@ -408,37 +408,6 @@ struct pmu_inuse {
 	bool taken_over; /* pmu.takeover=1 cleared them */
 };
 
-/* The driver's per-CPU state; modes and tests read it through the
- * pmu_cpu_*() accessors below. */
-struct pmu_cpu {
-	bool initialised;
-	unsigned cpu;
-	const struct pmu_ops *ops; /* NULL: no backend for this vendor */
-	struct pmu_caps caps;
-	struct pmu_inuse inuse;
-
-	/* Allocation: ours, and someone else's that we leave alone. */
-	uint32_t gp_used, fixed_used;
-	uint32_t gp_reserved, fixed_reserved;
-	struct pmu_event *owner[PMU_IDX_NR];
-	uint64_t extra_val[2]; /* MSR_OFFCORE_RSP_0/1 contents we set */
-	unsigned extra_users[2];
-	/* Where the CPU sits (package, core): the models whose RSP MSRs its
-	 * hyperthreads share (pmu/intel/offcore.c) and the uncore, once per
-	 * package, ask. */
-	struct pmu_topology topo;
-
-	/* Shadows of the shared control registers, so enabling one counter
-	 * does not need a read-modify-write of hardware state. */
-	uint64_t fixed_ctrl_shadow, global_ctrl_shadow;
-
-	/* The probe's verdict: counting works, or why not. */
-	bool counting;
-	bool rdpmc_ok; /* RDPMC works at CPL 0 */
-	int probe_gp;  /* the GP counter the probe used, or -1 */
-	char reason[PMU_REASON_LEN];
-};
-
 struct pmu_init_opts {
 	bool takeover; /* pmu.takeover=1: clear counters found in use */
 	/* Run during the probe's counting check, with one counter counting

@@ -68,7 +68,7 @@ static const char *vmexit_excess_differs(const struct dev_obs *o, char *buf, siz
 
 static const char *srf7_differs(const struct dev_obs *o, char *buf, size_t n)
 {
-	const struct intel_model *m = intel_model_of(&o->pc->caps);
+	const struct intel_model *m = intel_model_of(pmu_cpu_caps(o->pc));
 
 	if (o->retired.branches && m && (m->errata & INTEL_ERRATUM_SRF7_INSTRUCTIONS) &&
 	    !(m->errata & INTEL_ERRATUM_SRF7_BRANCHES))
@@ -323,7 +323,7 @@ static const struct deviation *find(const struct dev_obs *o, enum dev_verdict ve
 		const struct deviation *d = &dev_table[i];
 		if (d->verdict == verdict && d->obs == o->kind &&
 		    !d->differs(o, seen_why, sizeof(seen_why)) &&
-		    !platform_differs(&d->on, &o->pc->caps, plat_why, sizeof(plat_why)))
+		    !platform_differs(&d->on, pmu_cpu_caps(o->pc), plat_why, sizeof(plat_why)))
 			return d;
 	}
 	/* No row: the near misses are the rows that have the behaviour but
@@ -333,7 +333,7 @@ static const struct deviation *find(const struct dev_obs *o, enum dev_verdict ve
 		if (d->verdict != verdict || d->obs != o->kind)
 			continue;
 		const char *seen = d->differs(o, seen_why, sizeof(seen_why));
-		const char *plat = platform_differs(&d->on, &o->pc->caps, plat_why, sizeof(plat_why));
+		const char *plat = platform_differs(&d->on, pmu_cpu_caps(o->pc), plat_why, sizeof(plat_why));
 		if (!seen == !plat)
 			continue;
 		if (plat)

@@ -7,6 +7,7 @@
 #include "lib/printf.h"
 #include "pmu/intel/models.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 #define PCI_VENDOR_INTEL 0x8086
 #define MCHBAR_REG 0x48 /* host bridge 0:0.0, 64 bits; bit 0 MCHBAREN */

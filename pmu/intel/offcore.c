@@ -7,6 +7,7 @@
 #include "lib/printf.h"
 #include "lib/spinlock.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 /*
  * The RSP MSR layouts (SDM vol. 3B, "Off-core Response Performance
@@ -530,4 +531,9 @@ void pmu_offcore_release(struct pmu_cpu *pc, uint32_t msr)
 	if (pc->extra_users[s])
 		pc->extra_users[s]--;
 	spin_unlock(&offcore_lock);
+}
+
+unsigned pmu_offcore_users(const struct pmu_cpu *pc, int slot)
+{
+	return pc->extra_users[slot];
 }

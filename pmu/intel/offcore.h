@@ -92,5 +92,7 @@ struct pmu_offcore_view {
 	int sibling[2]; /* a sibling CPU holding it, or -1 */
 };
 void pmu_offcore_view(struct pmu_cpu *pc, struct pmu_offcore_view *v);
+/* How many of pc's own events hold RSP MSR slot (0/1). */
+unsigned pmu_offcore_users(const struct pmu_cpu *pc, int slot);
 
 #endif

@@ -8,6 +8,7 @@
 #include "lib/printf.h"
 #include "pmu/intel/models.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 /*
  * Event-select bits each layout takes: [7:0] event, [15:8] unit mask, 18

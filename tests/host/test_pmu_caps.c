@@ -2,7 +2,7 @@
  * on every model profile: CPUID.0AH fields, the v5 fixed bitmap, PDCM and
  * IA32_PERF_CAPABILITIES, hybrid per-CPU caps, the register map. */
 #include "arch/x86/msr.h"
-#include "pmu/pmu.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

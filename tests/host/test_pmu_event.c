@@ -2,8 +2,8 @@
  * the model: placement and refusal, the exact MSR writes of a request,
  * counts, legacy vs full-width writes, groups, brackets, the race-safe read. */
 #include "arch/x86/msr.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

@@ -6,8 +6,8 @@
 
 #include "arch/x86/msr.h"
 #include "pmu/intel/offcore.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

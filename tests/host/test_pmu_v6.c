@@ -5,8 +5,8 @@
  * and the PMI handler's overflow inference on PMUs without a status
  * register (pmu/pmi.c). */
 #include "arch/x86/msr.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

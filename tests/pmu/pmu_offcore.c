@@ -53,7 +53,7 @@ static const char *offcore_needs(void)
 				    vec, c->family, c->model,
 				    c->hypervisor ? " (hypervisor does not expose it)" : "");
 	uint64_t want = m->dmnd_rd_l3_miss, back = 0;
-	if (pmu_cpu_ensure()->extra_users[0] == 0) {
+	if (pmu_offcore_users(pmu_cpu_ensure(), 0) == 0) {
 		vec = pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, want);
 		if (vec == 0)
 			pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &back);

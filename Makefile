@@ -34,7 +34,7 @@ KERNEL_LDFLAGS := -nostdlib -static -Wl,--build-id=none -Wl,--gc-sections \
 
 # Every kernel source of every layer (docs/HACKING.md): a new file in one of
 # these folders is built without touching this list.
-KERNEL_SRCS := $(wildcard boot/*.S boot/*.c modes/*.c pmu/*.c pmu/kernel/*.c \
+KERNEL_SRCS := $(wildcard boot/*.S boot/*.c modes/*.c pmu/*.c pmu/intel/*.c pmu/amd/*.c pmu/kernel/*.c \
 	arch/x86/*.S arch/x86/*.c arch/x86/pc/*.c lib/*.c tests/*.c tests/pmu/*.c)
 KERNEL_OBJS := $(patsubst %,$(BUILD)/k/%.o,$(KERNEL_SRCS))
 
@@ -44,7 +44,7 @@ HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -Wstrict-prototypes \
 	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HOST_TEST_NAMES := $(patsubst tests/host/test_%.c,%,$(wildcard tests/host/test_*.c))
 HOST_TEST_BINS  := $(patsubst %,$(BUILD)/host/test_%,$(HOST_TEST_NAMES))
-# Each tests/host/<area>.mk sets HOST_SRCS_<area> := the sources it links.
+# tests/host/host.mk: the sources each host test program links.
 -include $(wildcard tests/host/*.mk)
 
 .PHONY: FORCE all kernel iso usb run test host-test boot-test runner-test clang-build bracket-check bench clean deps deps-iso deps-test \
@@ -65,10 +65,10 @@ $(BUILD)/k/%.S.o: %.S Makefile
 	$(if $(Q),@echo "  AS      $<")
 	$(Q)$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
 
-$(BUILD)/pmutest.elf: $(KERNEL_OBJS) linker.ld tools/check-elf-layout.py
+$(BUILD)/pmutest.elf: $(KERNEL_OBJS) linker.ld tools/pmutest/check_elf_layout.py
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
-	$(Q)$(PYTHON) tools/check-elf-layout.py $@
+	$(Q)PYTHONPATH=tools $(PYTHON) -m pmutest.check_elf_layout $@
 
 # The PVH image: the same kernel without the multiboot1 header, which QEMU
 # -kernel would take over the PVH note (boot/header.S says why).
@@ -78,10 +78,10 @@ $(BUILD)/k/boot/header-pvh.S.o: boot/header.S Makefile
 	$(if $(Q),@echo "  AS      $< (PVH image)")
 	$(Q)$(CC) $(KERNEL_ASFLAGS) -DPMUTEST_PVH_IMAGE -c $< -o $@
 
-$(BUILD)/pmutest-pvh.elf: $(PVH_OBJS) linker.ld tools/check-elf-layout.py
+$(BUILD)/pmutest-pvh.elf: $(PVH_OBJS) linker.ld tools/pmutest/check_elf_layout.py
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(KERNEL_LDFLAGS) -o $@ $(PVH_OBJS)
-	$(Q)$(PYTHON) tools/check-elf-layout.py --pvh-only $@
+	$(Q)PYTHONPATH=tools $(PYTHON) -m pmutest.check_elf_layout --pvh-only $@
 
 define host_test_rule
 $(BUILD)/host/test_$(1): tests/host/test_$(1).c $$(HOST_SRCS_$(1)) Makefile
@@ -102,7 +102,7 @@ endef
 $(foreach t,$(HOST_BENCH_NAMES),$(eval $(call host_bench_rule,$(t))))
 
 host-test: $(HOST_TEST_BINS)
-	@$(PYTHON) tools/run-host-tests.py $(HOST_TEST_BINS)
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.results --run $(HOST_TEST_BINS)
 
 # --- ISO: GRUB for BIOS (i386-pc) and UEFI (x86_64-efi) in one hybrid image
 # that boots as a CD and as a raw disk / USB stick; iso/mkiso.sh says how
@@ -155,7 +155,7 @@ run: deps $(BUILD)/pmutest.elf
 
 # The Python tests of tools/ and ci-examples/, one runner, one result line.
 runner-test:
-	@BUILD=$(BUILD) $(PYTHON) tools/run-tests.py
+	@BUILD=$(BUILD) PYTHONPATH=tools $(PYTHON) -m pmutest.testing
 
 boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso \
 		$(BUILD)/netboot/boot/pmutest.elf
@@ -183,7 +183,7 @@ test: deps-test
 	@$(MAKE) kvm-nested-test | tee $(BUILD)/test-kvm-nested.txt
 	@$(MAKE) rule-map-check | tee $(BUILD)/test-rule-map.txt
 	@$(MAKE) mutants-test | tee $(BUILD)/test-mutants.txt
-	@$(PYTHON) tools/total-results.py $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.results $(BUILD)/test-layers.txt:layers $(BUILD)/test-docs.txt:test-docs \
 		$(BUILD)/test-format.txt:format $(BUILD)/test-host.txt:host \
 		$(BUILD)/test-tools.txt:tools \
 		$(BUILD)/test-bracket.txt:bracket $(BUILD)/test-boot.txt:boot-matrix \
@@ -192,16 +192,22 @@ test: deps-test
 		$(BUILD)/test-kvm-nested.txt:kvm-nested \
 		$(BUILD)/test-rule-map.txt:rule-map $(BUILD)/test-mutants.txt:mutgen-selftest,mutants-sample
 
-# The house stays straight: every include points down the layers of
-# docs/HACKING.md (the order is data in tools/check-layers.py) and none
-# closes a circle.
-layer-check:
-	@$(PYTHON) tools/check-layers.py
+# The house stays straight: every include and every call points down the
+# layers of docs/HACKING.md (the order is data in tools/pmutest/check_layers.py)
+# and none closes a circle. Calls are read from the objects' symbols: the
+# kernel's, and emu/model's built as host objects.
+MODEL_LAYER_OBJS := $(patsubst %,$(BUILD)/layers/%.o,$(wildcard emu/model/*.c))
+$(BUILD)/layers/%.c.o: %.c Makefile
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  HOSTCC  $<")
+	$(Q)$(HOSTCC) $(filter-out -fsanitize% -fno-sanitize%,$(HOST_CFLAGS)) -c $< -o $@
+layer-check: $(KERNEL_OBJS) $(MODEL_LAYER_OBJS)
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.check_layers --build $(BUILD)
 
 # Each test's one-line description (KTEST) heads its row in README.md or
 # pmu/README.md, so the kernel's listing (tests=list) and the docs agree.
 doc-check:
-	@$(PYTHON) tools/check-test-docs.py
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.check_test_docs
 
 # C layout: .clang-format, for clang-format 14 (Debian 12's; another
 # version lays some lines out differently, so the check SKIPs with it).
@@ -222,7 +228,7 @@ format-check: deps-format
 # The measurement bracket adds a documented number of instructions: check
 # the built kernel's disassembly says so (pmu/bracket.h).
 bracket-check: $(BUILD)/pmutest.elf
-	@if $(PYTHON) tools/check-bracket.py $(BUILD)/pmutest.elf; \
+	@if PYTHONPATH=tools $(PYTHON) -m pmutest.check_bracket $(BUILD)/pmutest.elf; \
 	then echo "bracket: 1 passed, 0 failed, 0 skipped"; \
 	else echo "bracket: 0 passed, 1 failed, 0 skipped"; fi
 
@@ -234,9 +240,9 @@ clang-build:
 # Figures, not tests: medians of 5 with min-max, saved to build/bench.txt
 # and, for trend tracking, build/bench.json.
 bench: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso $(HOST_BENCH_BINS)
-	$(PYTHON) tools/bench.py $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
+	PYTHONPATH=tools $(PYTHON) -m pmutest.bench $(BUILD)/pmutest.elf $(BUILD)/pmutest.iso
 
-# --- The emulated-PMU QEMU (emu/, issue 9): Debian's QEMU with emu/qemu's
+# --- The emulated-PMU QEMU (emu/): Debian's QEMU with emu/qemu's
 # patches, cached outside the clone; the binary's path is the last line.
 .PHONY: emu-qemu emu-profiles emu-selftest emu-matrix emu-demo
 emu-qemu:
@@ -252,7 +258,7 @@ emu-matrix: $(BUILD)/pmutest.elf
 # For a newcomer: the suite, monitor and sample mode on an emulated PMU,
 # the interesting lines picked out (tools/pmutest/demo.py).
 emu-demo: $(BUILD)/pmutest.elf
-	@q=$$(emu/qemu/build.sh | tail -n 1) && $(PYTHON) tools/emu-demo --kernel $(BUILD)/pmutest.elf \
+	@q=$$(emu/qemu/build.sh | tail -n 1) && PYTHONPATH=tools $(PYTHON) -m pmutest.demo --kernel $(BUILD)/pmutest.elf \
 		--qemu "$$q" --logdir $(BUILD)/emu-demo
 # The profiles to boot it with: NAME KIND CPUARG, one per line.
 emu-profiles:

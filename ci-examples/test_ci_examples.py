@@ -7,7 +7,7 @@ reads them (pexpect: re.DOTALL, earliest match wins, the buffer cut at
 arbitrary points), turn a KTAP log into exactly the results the log holds.
 The boot matrix boots the rendered LAVA command through a pty as well.
 
-Run: tools/run-tests.py ci-examples/test_ci_examples.py
+Run: PYTHONPATH=tools python3 -m pmutest.testing ci-examples/test_ci_examples.py
 """
 import os
 import random
@@ -222,7 +222,7 @@ class ExpectFiles(unittest.TestCase):
         # KVM's vPMU is version 2 at most: the v4-only checks must SKIP
         # (hardware-truth finding F9).
         v4_only = [('pmu.overflow.freeze_on_pmi', 'skip'), ('pmu.overflow.status_set', 'skip')]
-        # ... nor version 6 (issue 12's checks); FEP and TSX depend on the host.
+        # ... nor version 6 (pmu.v6.*); FEP and TSX depend on the host.
         intel_newest = [('pmu.v6.*', 'skip'), ('pmu.v6.arch_events_8_12', 'pass|skip'),
                         ('pmu.v6.perf_metrics', 'pass|skip'), ('pmu.amd.*', 'skip'),
                         ('pmu.parity.emulated_instructions', 'pass|skip'), ('pmu.parity.tsx_cycles', 'pass|skip')]

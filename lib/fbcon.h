@@ -21,7 +21,7 @@ struct fbcon_fb {
 };
 
 /* The font: one glyph per printable ASCII byte, 16 rows of one byte each,
- * top row first, bit 7 = leftmost pixel. tools/fb-screenshot-check.py
+ * top row first, bit 7 = leftmost pixel. tools/pmutest/fbcheck.py
  * parses lib/font8x16.c, so the table there is the one source of truth. */
 #define FONT8X16_FIRST 0x20
 #define FONT8X16_LAST 0x7e

@@ -4,7 +4,7 @@
  * Each glyph is 16 bytes, top pixel row first, bit 7 = leftmost pixel.
  * Capitals and digits occupy rows 2-11, lower case has its x-height at rows
  * 5-11 and descenders at rows 12-13, so lines keep a visible gap.
- * tools/fb-screenshot-check.py parses this table to read screenshots (and
+ * tools/pmutest/fbcheck.py parses this table to read screenshots (and
  * --show-font prints it as pixels): keep every entry in the form
  * "['c' - FONT8X16_FIRST] = { 16 hex bytes },". */
 #include "lib/fbcon.h"

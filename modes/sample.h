@@ -89,7 +89,7 @@ uint64_t sample_mode_budget_ms(const struct mode_opts *o, unsigned ncpus);
 int sample_mode_parse_event(const char *s, struct pmu_event_attr *attr, char *err, size_t errlen);
 
 /*
- * The same, with what sample mode takes from the hardware (issue 13):
+ * The same, with what sample mode takes from the hardware (LBRs, PEBS):
  *   cycles/period=100000/:p              perf's precise modifier (p, pp or
  *                                        ppp, among the others): sampled
  *                                        through PEBS, each sample's RIP the

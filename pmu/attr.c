@@ -8,7 +8,7 @@
 #include "lib/parse.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/pmu.h"
+#include "pmu/pmu_internal.h"
 
 struct parse {
 	char *err;

@@ -23,7 +23,7 @@
  *
  * The loop counter and the off value sit in registers loaded before the
  * first WRMSR, so the only non-workload instructions inside are the two
- * MOVs. tools/check-bracket.py disassembles the kernel and checks every
+ * MOVs. tools/pmutest/check_bracket.py disassembles the kernel and checks every
  * bracket against this picture and these numbers.
  *
  * How many of the two WRMSRs the counters count no manual says: the SDM

@@ -5,14 +5,12 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 static struct pmu_cpu pmu_cpus[PMU_MAX_CPUS];
 /* What pmu_init_all was given, for pmu_cpu_ensure. */
 static struct pmu_init_opts boot_opts;
-
-static const struct pmu_ops *const pmu_backends[] = { &pmu_intel_ops, &pmu_amd_ops };
 
 struct pmu_cpu *pmu_cpu_of(unsigned cpu)
 {
@@ -36,79 +34,15 @@ static void put_reg(char *dst, uint32_t v)
 		dst[i] = (char)(v >> (8 * i));
 }
 
-static const struct {
-	char sig[13];
-	enum pmu_hv hv;
-} hv_signatures[] = {
-	{ "KVMKVMKVM\0\0\0", PMU_HV_KVM }, { "XenVMMXenVMM", PMU_HV_XEN }, { "VMwareVMware", PMU_HV_VMWARE },
-	{ "Microsoft Hv", PMU_HV_HYPERV }, { "TCGTCGTCGTCG", PMU_HV_TCG },
-};
-
-static const char *const hv_names[PMU_HV_NR] = {
-	[PMU_HV_NONE] = "bare metal",
-	[PMU_HV_HIDDEN] = "a hypervisor without a signature",
-	[PMU_HV_OTHER] = "a hypervisor",
-	[PMU_HV_KVM] = "KVM",
-	[PMU_HV_XEN] = "Xen",
-	[PMU_HV_VMWARE] = "VMware",
-	[PMU_HV_HYPERV] = "Hyper-V",
-	[PMU_HV_TCG] = "QEMU TCG",
-};
-
-const char *pmu_hv_name(enum pmu_hv hv)
-{
-	return (unsigned)hv < PMU_HV_NR ? hv_names[hv] : NULL;
-}
-
-static bool printable_signature(const char sig[12])
-{
-	for (int i = 0; i < 12; i++)
-		if (sig[i] && (sig[i] < 0x20 || sig[i] > 0x7e))
-			return false;
-	return sig[0] != 0;
-}
-
-/* How much a signature found at leaf says: a known hypervisor other than
- * Hyper-V most, then Hyper-V, then an unknown printable one in the first
- * block (a later unknown block is noise); 0 for nothing. */
-static unsigned hv_rank(enum pmu_hv hv, uint32_t leaf, const char sig[12])
-{
-	if (hv == PMU_HV_HYPERV)
-		return 2;
-	if (hv != PMU_HV_OTHER)
-		return 3;
-	return leaf == CPUID_HV_LEAF_FIRST && printable_signature(sig) ? 1 : 0;
-}
-
-/* Which hypervisor (enum pmu_hv): the best signature of any hypervisor
- * leaf block. */
+/* Which hypervisor (arch/x86/hypervisor.h decides). */
 static void pmu_decode_hypervisor(struct pmu_caps *c)
 {
-	unsigned best = 0;
+	struct hv_id id;
 
-	c->hv = c->hypervisor ? PMU_HV_HIDDEN : PMU_HV_NONE;
-	for (uint32_t leaf = CPUID_HV_LEAF_FIRST; c->hypervisor && best < 3 && leaf <= CPUID_HV_LEAF_LAST;
-	     leaf += CPUID_HV_LEAF_STEP) {
-		struct cpuid_regs r;
-		enum pmu_hv hv = PMU_HV_OTHER;
-		char sig[13];
-
-		pmu_hw_cpuid(leaf, 0, &r);
-		put_reg(sig, r.ebx);
-		put_reg(sig + 4, r.ecx);
-		put_reg(sig + 8, r.edx);
-		sig[12] = '\0';
-		for (unsigned k = 0; k < ARRAY_LEN(hv_signatures); k++)
-			if (memcmp(sig, hv_signatures[k].sig, 12) == 0)
-				hv = hv_signatures[k].hv;
-		unsigned rank = hv_rank(hv, leaf, sig);
-		if (rank > best) {
-			best = rank;
-			c->hv = hv;
-			c->hv_leaf = leaf;
-			memcpy(c->hv_signature, sig, sizeof(sig));
-		}
-	}
+	hv_identify(c->hypervisor, pmu_hw_cpuid, &id);
+	c->hv = (enum pmu_hv)id.hv;
+	c->hv_leaf = id.leaf;
+	memcpy(c->hv_signature, id.signature, sizeof(c->hv_signature));
 }
 
 /* Vendor string, DisplayFamily/DisplayModel (SDM vol. 2A, CPUID, "Version
@@ -155,13 +89,9 @@ void pmu_cpu_init(const struct pmu_init_opts *opts)
 	pc->probe_gp = -1;
 	pmu_decode_generic(&pc->caps);
 	pmu_topology_read(&pc->topo);
-	for (unsigned b = 0; b < ARRAY_LEN(pmu_backends); b++) {
-		if (pmu_backends[b]->match(pc->caps.vendor_id)) {
-			pc->ops = pmu_backends[b];
-			pc->ops->decode_caps(&pc->caps);
-			break;
-		}
-	}
+	pc->ops = pmu_backend_for(pc->caps.vendor_id);
+	if (pc->ops)
+		pc->ops->decode_caps(&pc->caps);
 	pc->initialised = true;
 	pmu_inuse_scan(pc);
 	if (opts && opts->takeover)
@@ -192,6 +122,67 @@ struct pmu_cpu *pmu_cpu_ensure(void)
 	if (pc && !pc->initialised)
 		pmu_cpu_init(&boot_opts);
 	return pc;
+}
+
+const struct pmu_caps *pmu_cpu_caps(const struct pmu_cpu *pc)
+{
+	return &pc->caps;
+}
+bool pmu_cpu_counts(const struct pmu_cpu *pc)
+{
+	return pc->counting;
+}
+const char *pmu_cpu_reason(const struct pmu_cpu *pc)
+{
+	return pc->reason;
+}
+int pmu_cpu_probe_gp(const struct pmu_cpu *pc)
+{
+	return pc->probe_gp;
+}
+bool pmu_cpu_rdpmc_ok(const struct pmu_cpu *pc)
+{
+	return pc->rdpmc_ok;
+}
+bool pmu_cpu_initialised(const struct pmu_cpu *pc)
+{
+	return pc->initialised;
+}
+bool pmu_cpu_has_backend(const struct pmu_cpu *pc)
+{
+	return pc->ops != NULL;
+}
+unsigned pmu_cpu_index(const struct pmu_cpu *pc)
+{
+	return pc->cpu;
+}
+uint32_t pmu_cpu_gp_others(const struct pmu_cpu *pc)
+{
+	return pc->gp_reserved;
+}
+uint32_t pmu_cpu_fixed_others(const struct pmu_cpu *pc)
+{
+	return pc->fixed_reserved;
+}
+uint32_t pmu_cpu_gp_ours(const struct pmu_cpu *pc)
+{
+	return pc->gp_used;
+}
+uint32_t pmu_cpu_fixed_ours(const struct pmu_cpu *pc)
+{
+	return pc->fixed_used;
+}
+uint64_t pmu_cpu_global_ctrl(const struct pmu_cpu *pc)
+{
+	return pc->global_ctrl_shadow;
+}
+uint64_t pmu_cpu_fixed_ctrl(const struct pmu_cpu *pc)
+{
+	return pc->fixed_ctrl_shadow;
+}
+const struct pmu_inuse *pmu_cpu_inuse(const struct pmu_cpu *pc)
+{
+	return &pc->inuse;
 }
 
 const char *pmu_skip_reason(void)

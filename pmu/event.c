@@ -5,9 +5,8 @@
 #include "arch/x86/msr.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/intel_offcore.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 /* Backtracking over counter choices stops after this many steps; a group
  * that needs more is refused (real groups are a handful of events). */
@@ -118,26 +117,11 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 	k->fixed = pc->ops->fixed_for(c, a);
 	k->gp = pc->ops->gp_allowed(c, a, &k->constraint);
 	k->extra = pc->ops->extra_msr ? pc->ops->extra_msr(c, a) : 0;
-	/* Only a backend with extra MSRs knows offcore events (AMD's 0xB7/0xBB
-	 * are plain events); a model with no table row has no RSP MSRs known,
-	 * and one with a row says which events select them. */
-	if (pc->ops->extra_msr && (a->event == PMU_OFFCORE_EVENT_0 || a->event == PMU_OFFCORE_EVENT_1) &&
-	    a->umask == PMU_OFFCORE_UMASK && !k->extra && !pmu_offcore_model(c))
-		return fail(
-			ev, PMU_E_UNSUPPORTED,
-			"%s: offcore-response event %#x needs MSR_OFFCORE_RSP_%d, unknown on family %#x model %#x",
-			ev_name(ev), a->event, a->event == PMU_OFFCORE_EVENT_0 ? 0 : 1, c->family, c->model);
-	/* The RSP value is checked against the model's valid bits now, so a
-	 * reserved bit never reaches the WRMSR (it would #GP there). */
-	if (k->extra && (err_gp = pmu_offcore_check(c, a, why_gp, sizeof(why_gp))) != PMU_OK)
+	/* The backend checks an event that names an extra MSR (or should)
+	 * now, so a reserved bit never reaches the WRMSR (it would #GP there). */
+	if (pc->ops->extra_check &&
+	    (err_gp = pc->ops->extra_check(c, a, k->extra, why_gp, sizeof(why_gp))) != PMU_OK)
 		return fail(ev, err_gp, "%s: %s", ev_name(ev), why_gp);
-	if (pc->ops->extra_msr && !k->extra && a->offcore_rsp) {
-		char sel[48];
-		return fail(ev, PMU_E_INVAL,
-			    "%s: offcore_rsp=%#llx belongs to events %s here, not event 0x%02x umask 0x%02x",
-			    ev_name(ev), (unsigned long long)a->offcore_rsp,
-			    pmu_offcore_selects(pmu_offcore_model(c), sel, sizeof(sel)), a->event, a->umask);
-	}
 	if (k->fixed >= 0) {
 		err_fx = pc->ops->encode_fixed(c, a, (unsigned)k->fixed, &k->fixed_cfg, why_fx,
 					       sizeof(why_fx));
@@ -201,35 +185,28 @@ static bool alloc_rec(struct alloc_search *s, unsigned k, uint32_t gp_used, uint
 	return false;
 }
 
-/* Offcore events: take the RSP MSRs (pmu/intel_offcore.c), then point each
- * candidate at the MSR it got; an event moved to the other MSR counts with
- * that MSR's select (0xB7 <-> 0xBB, 0x2A <-> 0x2B, or umask 0x01 <-> 0x02
- * on Atom cores). Nothing is assigned on failure. */
-static int alloc_offcore(struct pmu_cpu *pc, struct pmu_event *const *evs, struct alloc_cand *cand,
-			 unsigned n)
+/* Events with an extra MSR (Intel's offcore response): the backend takes
+ * the shared MSRs, then each candidate points at the MSR it got, with the
+ * event select that names that MSR. Nothing is assigned on failure. */
+static int alloc_extra(struct pmu_cpu *pc, struct pmu_event *const *evs, struct alloc_cand *cand, unsigned n)
 {
 	uint32_t msr[PMU_GROUP_MAX];
+	uint64_t evtsel[PMU_GROUP_MAX];
 	bool any = false;
 	int err;
 
 	for (unsigned i = 0; i < n; i++) {
 		msr[i] = cand[i].extra;
+		evtsel[i] = cand[i].gp_cfg;
 		any |= msr[i] != 0;
 	}
-	if (!any)
+	if (!any || !pc->ops->get_extra)
 		return PMU_OK;
-	if ((err = pmu_offcore_reserve(pc, evs, n, msr)) != PMU_OK)
+	if ((err = pc->ops->get_extra(pc, evs, n, msr, evtsel)) != PMU_OK)
 		return err;
 	for (unsigned i = 0; i < n; i++) {
-		const struct pmu_offcore_model *m = pmu_offcore_model(&pc->caps);
-		int s = pmu_offcore_slot(msr[i]);
-		if (!msr[i] || msr[i] == cand[i].extra)
-			continue;
 		cand[i].extra = msr[i];
-		if (m)
-			cand[i].gp_cfg = (cand[i].gp_cfg &
-					  ~(uint64_t)(PERFEVTSEL_EVENT_MASK | PERFEVTSEL_UMASK_MASK)) |
-					 m->event[s] | (uint64_t)m->umask[s] << PERFEVTSEL_UMASK_SHIFT;
+		cand[i].gp_cfg = evtsel[i];
 	}
 	return PMU_OK;
 }
@@ -311,7 +288,7 @@ int pmu_events_add(struct pmu_event *const *evs, unsigned n)
 	}
 	/* The RSP MSRs first: their refusal is the more precise reason, and
 	 * a move to 0xBB changes no counter choice. Given back on failure. */
-	if ((err = alloc_offcore(pc, evs, cand, n)) != PMU_OK)
+	if ((err = alloc_extra(pc, evs, cand, n)) != PMU_OK)
 		return err;
 
 	/* Most constrained first: fewest candidate counters. */
@@ -330,7 +307,7 @@ int pmu_events_add(struct pmu_event *const *evs, unsigned n)
 	if (!alloc_rec(&s, 0, 0, 0)) {
 		for (unsigned i = 0; i < n; i++)
 			if (cand[i].extra)
-				pmu_offcore_release(pc, cand[i].extra);
+				pc->ops->put_extra(pc, cand[i].extra);
 		/* Name the first event (most constrained) that cannot go anywhere
 		 * on its own; otherwise the group as a whole does not fit. */
 		for (unsigned k = 0; k < n; k++) {
@@ -402,7 +379,7 @@ int pmu_event_add_idx(struct pmu_event *ev, int idx)
 			return fail(ev, PMU_E_BUSY, "%s: %s is taken (%s)", ev_name(ev), name,
 				    ((pc->gp_reserved >> idx) & 1) ? "in use at boot" : "by another event");
 	}
-	if (k.extra && (err = alloc_offcore(pc, &ev, &k, 1)) != PMU_OK)
+	if (k.extra && (err = alloc_extra(pc, &ev, &k, 1)) != PMU_OK)
 		return err;
 	hwc_assign(pc, ev, idx, &k);
 	return PMU_OK;
@@ -691,7 +668,7 @@ void pmu_event_del(struct pmu_event *ev)
 		pc->fixed_used &= ~(1u << (hw->idx - PMU_IDX_FIXED_BASE));
 	}
 	if (hw->extra_msr)
-		pmu_offcore_release(pc, hw->extra_msr);
+		pc->ops->put_extra(pc, hw->extra_msr);
 	pc->owner[hw->idx] = NULL;
 	hw->idx = -1;
 	hw->enabled = false;

@@ -5,8 +5,8 @@
 #include "lib/printf.h"
 #include "lib/ringbuf.h"
 #include "lib/string.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "pmu/sample_record.h"
 #include "pmu/sampling_hw.h"
 

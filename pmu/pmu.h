@@ -10,10 +10,11 @@
 #include <stdint.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/hypervisor.h"
 #include "lib/cmpxchg16b.h"
 #include "pmu/topology.h"
 
-#define PMU_MAX_CPUS 256 /* same bound as the kernel's MAX_CPUS */
+#define PMU_MAX_CPUS 256 /* the kernel's MAX_CPUS (asserted in pmu/kernel/hw.c) */
 #define PMU_MAX_GP 32    /* GP counters live in index 0..31 */
 /* Fixed counter i is GLOBAL_CTRL bit 32 + i; bits 48 and up hold other
  * controls (e.g. PERF_METRICS), so 16 fixed counters is the ceiling. */
@@ -89,26 +90,24 @@ enum pmu_arch_event pmu_arch_event_of_fixed(unsigned i);
  * branch on the vendor to find an MSR. --- */
 enum pmu_vendor { PMU_VENDOR_UNKNOWN, PMU_VENDOR_INTEL, PMU_VENDOR_AMD };
 
-/* The hypervisor a CPU runs under, by the signature in EBX:ECX:EDX of its
- * hypervisor leaf 0x40000000 + 0x100k (the range Linux scans,
- * arch/x86/include/asm/processor.h hypervisor_cpuid_base). Xen with
- * Viridian and QEMU/KVM with Hyper-V enlightenments answer as Hyper-V at
- * 0x40000000 and as themselves at 0x40000100, so Hyper-V is taken only
- * when no other signature is found. The known deviations
- * (tests/deviations.c) are matched by this. */
+/* The hypervisor a CPU runs under, as arch/x86/hypervisor.h identifies
+ * it; the known deviations (tests/deviations.c) are matched by this. */
 enum pmu_hv {
-	PMU_HV_NONE,   /* CPUID.01H:ECX[31] clear: no hypervisor that says so */
-	PMU_HV_HIDDEN, /* the bit set, but no signature (e.g. QEMU's kvm=off) */
-	PMU_HV_OTHER,  /* a signature pmutest does not know: hv_signature */
-	PMU_HV_KVM,    /* "KVMKVMKVM\0\0\0" */
-	PMU_HV_XEN,    /* "XenVMMXenVMM" */
-	PMU_HV_VMWARE, /* "VMwareVMware" */
-	PMU_HV_HYPERV, /* "Microsoft Hv" */
-	PMU_HV_TCG,    /* "TCGTCGTCGTCG": QEMU's TCG, an emulator */
-	PMU_HV_NR
+	PMU_HV_NONE = HV_NONE,
+	PMU_HV_HIDDEN = HV_HIDDEN,
+	PMU_HV_OTHER = HV_OTHER,
+	PMU_HV_KVM = HV_KVM,
+	PMU_HV_XEN = HV_XEN,
+	PMU_HV_VMWARE = HV_VMWARE,
+	PMU_HV_HYPERV = HV_HYPERV,
+	PMU_HV_TCG = HV_TCG,
+	PMU_HV_NR = HV_NR
 };
 /* "KVM", "bare metal", ...; NULL out of range. */
-const char *pmu_hv_name(enum pmu_hv hv);
+static inline const char *pmu_hv_name(enum pmu_hv hv)
+{
+	return hv_name((enum hv)hv);
+}
 
 struct pmu_caps {
 	enum pmu_vendor vendor;
@@ -198,7 +197,7 @@ struct pmu_caps {
 	bool freeze_clears_global_ctrl;
 	bool amd_lbr_pmc_freeze; /* CPUID 0x80000022:EAX[2] */
 
-	/* Version 6 and CPUID.23H (pmu/intel_v6.c). */
+	/* Version 6 and CPUID.23H (pmu/intel/v6.c). */
 	bool arch_perfmon_ext;            /* CPUID.(07H,1):EAX[8]: leaf 23H exists */
 	uint32_t leaf23_valid;            /* 23.0 EAX: bit n = sub-leaf n valid */
 	struct cpuid_regs leaf23_regs[6]; /* sub-leaves 0-5 as read (0 when not valid) */
@@ -212,6 +211,14 @@ struct pmu_caps {
 static inline uint64_t pmu_width_mask(unsigned width)
 {
 	return width >= 64 ? ~0ull : (1ull << width) - 1;
+}
+
+/* What a counter of this width holds after a 32-bit write through
+ * IA32_PMCx: the low 32 bits, sign-extended (SDM vol. 3B, "Full-Width
+ * Writes to Performance Counter Registers"). */
+static inline uint64_t pmu_sext32(uint64_t v, unsigned width)
+{
+	return (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(width);
 }
 
 /* Counter delta modulo the counter width (as Linux x86_perf_event_update,
@@ -383,54 +390,7 @@ int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_
 /* Canonical "cpu/event=0x..,umask=0x..,.../" form; returns the length. */
 int pmu_attr_format(const struct pmu_event_attr *attr, char *buf, size_t n);
 
-/* --- Vendor backends --- */
 struct pmu_cpu;
-
-struct pmu_ops {
-	const char *name;
-	enum pmu_vendor vendor;
-	bool (*match)(const char *vendor_id);
-	/* Fill caps for the calling CPU (caps->vendor_id etc. already set). */
-	void (*decode_caps)(struct pmu_caps *caps);
-	/* GP counters attr may use (counter constraints), the name of the
-	 * constraint that narrowed them (or NULL), and its fixed counter. */
-	uint32_t (*gp_allowed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr,
-			       const char **constraint);
-	int (*fixed_for)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
-	/* Validate attr for this PMU and encode it for a GP counter / fixed
-	 * counter i (the 4-bit field, unshifted). */
-	int (*encode_gp)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, uint64_t *evtsel,
-			 char *why, size_t whylen);
-	int (*encode_fixed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, unsigned i,
-			    uint64_t *field, char *why, size_t whylen);
-	/* The extra MSR an event needs (offcore response), or 0. */
-	uint32_t (*extra_msr)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
-	/* The encoding of a named architectural event on this PMU (the names
-	 * mean the same event everywhere, the numbers differ by vendor);
-	 * false when it has none. NULL: the SDM's (pmu/arch_events.c). */
-	bool (*arch_encoding)(const struct pmu_caps *caps, enum pmu_arch_event e, uint16_t *event,
-			      uint8_t *umask);
-};
-
-/* attr as pc's backend numbers it: a named event (attr->arch) takes the
- * backend's encoding, event 0 where it has none; anything else is kept. */
-void pmu_attr_resolve(const struct pmu_cpu *pc, struct pmu_event_attr *attr);
-
-/* For the backends' encode_gp: the PERFEVTSEL bits Intel and AMD lay out
- * alike (SDM vol. 3B, figure "Layout of IA32_PERFEVTSELx MSRs"; APM vol. 2,
- * 13.2 "Core Performance Event-Select Registers"): EventSelect[7:0], unit
- * mask, USR, OS, edge, INT, INV and CMASK. A backend adds its own bits
- * (Intel AnyThread, AMD EventSelect[11:8]) and checks the result with
- * pmu_evtsel_check(). */
-uint64_t pmu_evtsel_common(const struct pmu_event_attr *a);
-/* PMU_OK, or why attr cannot be counted on any counter of any vendor
- * (neither ring selected: it would count nothing). */
-int pmu_attr_check_rings(const struct pmu_event_attr *a, char *why, size_t whylen);
-/* PMU_OK, or PMU_E_UNSUPPORTED when v sets caps->evtsel_reserved bits:
- * "<register> value V sets reserved bits R<hint>". */
-int pmu_evtsel_check(const struct pmu_caps *c, uint64_t v, const char *hint, char *why, size_t whylen);
-extern const struct pmu_ops pmu_intel_ops;
-extern const struct pmu_ops pmu_amd_ops;
 
 /* --- Per-CPU state, boot scan and probe --- */
 
@@ -446,35 +406,6 @@ struct pmu_inuse {
 	int read_fault;         /* first faulting read, 0 if none */
 	uint32_t read_fault_msr;
 	bool taken_over; /* pmu.takeover=1 cleared them */
-};
-
-struct pmu_cpu {
-	bool initialised;
-	unsigned cpu;
-	const struct pmu_ops *ops; /* NULL: no backend for this vendor */
-	struct pmu_caps caps;
-	struct pmu_inuse inuse;
-
-	/* Allocation: ours, and someone else's that we leave alone. */
-	uint32_t gp_used, fixed_used;
-	uint32_t gp_reserved, fixed_reserved;
-	struct pmu_event *owner[PMU_IDX_NR];
-	uint64_t extra_val[2]; /* MSR_OFFCORE_RSP_0/1 contents we set */
-	unsigned extra_users[2];
-	/* Where the CPU sits (package, core): the models whose RSP MSRs its
-	 * hyperthreads share (pmu/intel_offcore.c) and the uncore, once per
-	 * package, ask. */
-	struct pmu_topology topo;
-
-	/* Shadows of the shared control registers, so enabling one counter
-	 * does not need a read-modify-write of hardware state. */
-	uint64_t fixed_ctrl_shadow, global_ctrl_shadow;
-
-	/* The probe's verdict: counting works, or why not. */
-	bool counting;
-	bool rdpmc_ok; /* RDPMC works at CPL 0 */
-	int probe_gp;  /* the GP counter the probe used, or -1 */
-	char reason[PMU_REASON_LEN];
 };
 
 struct pmu_init_opts {
@@ -514,13 +445,31 @@ unsigned pmu_packages(struct pmu_package *pk, unsigned max);
 struct pmu_cpu *pmu_this_cpu(void);
 const struct pmu_caps *pmu_caps(void); /* the calling CPU's */
 
+/* A CPU's driver state, read-only, for modes and tests (struct pmu_cpu's
+ * fields are the driver's): its caps, the probe's verdict (counts, or
+ * why not; the GP counter the probe used; RDPMC at CPL 0), the counters
+ * someone else held at boot and those our events hold (bit x: GP x, bit
+ * i: fixed i), the driver's shadows of GLOBAL_CTRL and FIXED_CTR_CTRL,
+ * the boot scan's findings, its CPU index, and whether a backend
+ * drives it. */
+const struct pmu_caps *pmu_cpu_caps(const struct pmu_cpu *pc);
+bool pmu_cpu_counts(const struct pmu_cpu *pc);
+const char *pmu_cpu_reason(const struct pmu_cpu *pc);
+int pmu_cpu_probe_gp(const struct pmu_cpu *pc);
+bool pmu_cpu_rdpmc_ok(const struct pmu_cpu *pc);
+bool pmu_cpu_initialised(const struct pmu_cpu *pc);
+bool pmu_cpu_has_backend(const struct pmu_cpu *pc);
+unsigned pmu_cpu_index(const struct pmu_cpu *pc);
+uint32_t pmu_cpu_gp_others(const struct pmu_cpu *pc);
+uint32_t pmu_cpu_fixed_others(const struct pmu_cpu *pc);
+uint32_t pmu_cpu_gp_ours(const struct pmu_cpu *pc);
+uint32_t pmu_cpu_fixed_ours(const struct pmu_cpu *pc);
+uint64_t pmu_cpu_global_ctrl(const struct pmu_cpu *pc);
+uint64_t pmu_cpu_fixed_ctrl(const struct pmu_cpu *pc);
+const struct pmu_inuse *pmu_cpu_inuse(const struct pmu_cpu *pc);
+
 /* NULL when this CPU's counters count; else the probe's precise reason. */
 const char *pmu_skip_reason(void);
-
-/* The boot scan and the probe (pmu/probe.c), normally via pmu_cpu_init. */
-void pmu_inuse_scan(struct pmu_cpu *pc);
-void pmu_inuse_takeover(struct pmu_cpu *pc);
-void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts);
 
 /* Reports: the in-use findings of one CPU, and the boot summary (caps of
  * each distinct CPU type, probe verdicts, in-use findings) for all CPUs. */

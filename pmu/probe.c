@@ -9,8 +9,8 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/loops.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 /* Bit 31 clear, so a legacy (sign-extending) write stores it unchanged;
  * both halves non-zero so a counter that drops high or low bits shows. */

@@ -3,7 +3,7 @@
  * ABI shared with tools/pmutest-samples: change both together, and bump
  * PMU_SAMPLE_VERSION.
  *
- * Versions: 0 (before issue 13) the fixed part and values[]; 1 the same,
+ * Versions: 0 the fixed part and values[]; 1 the same,
  * then the sections misc announces: a branch stack (PMU_SAMPLE_MISC_
  * BRANCHES); PMU_SAMPLE_MISC_PRECISE says rip came from a PEBS record. */
 #ifndef PMU_SAMPLE_RECORD_H

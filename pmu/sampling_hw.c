@@ -13,6 +13,7 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 #define fail(h, err, ...) kerrf((h)->reason, sizeof((h)->reason), (err), __VA_ARGS__)
 

@@ -9,7 +9,7 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-#include "pmu/intel_models.h"
+#include "pmu/intel/models.h"
 
 /* A retired-count excess a VM exit explains: one per exit, the enabling
  * WRMSR's and the asynchronous ones (host interrupts, IPIs, NMIs) that
@@ -84,7 +84,7 @@ static const char *amd_vmrun_differs(const struct dev_obs *o, char *buf, size_t 
 
 static const char *srf7_differs(const struct dev_obs *o, char *buf, size_t n)
 {
-	const struct intel_model *m = intel_model_of(&o->pc->caps);
+	const struct intel_model *m = intel_model_of(pmu_cpu_caps(o->pc));
 
 	if (o->retired.branches && m && (m->errata & INTEL_ERRATUM_SRF7_INSTRUCTIONS) &&
 	    !(m->errata & INTEL_ERRATUM_SRF7_BRANCHES))
@@ -330,7 +330,7 @@ static const char *platform_differs(const struct dev_platform *on, const struct 
 		const struct intel_model *m = intel_model_of(c);
 		if (!m || !(m->errata & on->intel_errata))
 			return differs_if(true, buf, n,
-					  "family %u model %#x has no such erratum (pmu/intel_models.c)",
+					  "family %u model %#x has no such erratum (pmu/intel/models.c)",
 					  c->family, c->model);
 	}
 	return NULL;
@@ -367,7 +367,7 @@ static const struct deviation *find(const struct dev_obs *o, enum dev_verdict ve
 		const struct deviation *d = &dev_table[i];
 		if (d->verdict == verdict && d->obs == o->kind &&
 		    !d->differs(o, seen_why, sizeof(seen_why)) &&
-		    !row_platform_differs(d, &o->pc->caps, plat_why, sizeof(plat_why)))
+		    !row_platform_differs(d, pmu_cpu_caps(o->pc), plat_why, sizeof(plat_why)))
 			return d;
 	}
 	/* No row: the near misses are the rows that have the behaviour but
@@ -377,7 +377,7 @@ static const struct deviation *find(const struct dev_obs *o, enum dev_verdict ve
 		if (d->verdict != verdict || d->obs != o->kind)
 			continue;
 		const char *seen = d->differs(o, seen_why, sizeof(seen_why));
-		const char *plat = row_platform_differs(d, &o->pc->caps, plat_why, sizeof(plat_why));
+		const char *plat = row_platform_differs(d, pmu_cpu_caps(o->pc), plat_why, sizeof(plat_why));
 		if (!seen == !plat)
 			continue;
 		if (plat)

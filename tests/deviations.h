@@ -128,7 +128,7 @@ enum dev_row {
 struct dev_platform {
 	uint32_t hv;            /* DEV_HV() bits; never 0 */
 	enum pmu_vendor vendor; /* PMU_VENDOR_UNKNOWN: any */
-	uint32_t intel_errata;  /* INTEL_ERRATUM_* the model must have (pmu/intel_models.c), or 0 */
+	uint32_t intel_errata;  /* INTEL_ERRATUM_* the model must have (pmu/intel/models.c), or 0 */
 };
 
 enum dev_verdict {
@@ -175,7 +175,7 @@ const struct deviation *dev_fingerprint(const struct dev_obs *o);
 /* What o shows, one line, for a result's "XFAIL ID: <what was seen>". */
 const char *dev_describe(const struct dev_obs *o, char *buf, size_t n);
 /* The row's platform in words ("KVM or a hypervisor without a signature;
- * Intel"), for the report and the README's table. */
+ * Intel"), for the report and the table in docs/operating.md. */
 const char *dev_platform_text(const struct deviation *d, char *buf, size_t n);
 
 /* The row's index in dev_table. */

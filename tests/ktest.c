@@ -125,7 +125,7 @@ static void note_xfail(struct ktest_run *r, const struct deviation *d, const str
 	unsigned row = dev_index(d), i;
 
 	r->xfail_checks++;
-	cpulist_set(&xfail_cpus[this_cpu()->cpu], obs->pc ? obs->pc->cpu : r->cpu);
+	cpulist_set(&xfail_cpus[this_cpu()->cpu], obs->pc ? pmu_cpu_index(obs->pc) : r->cpu);
 	for (i = 0; i < r->nxfail_rows && r->xfail_rows[i] != row; i++)
 		;
 	if (i == r->nxfail_rows && i < KTEST_XFAIL_IDS) {

@@ -53,7 +53,7 @@ struct ktest {
  *       "instructions retired on a GP counter are exact") { ... }
  * The description says what the test asserts, in one line of at most
  * KTEST_DESC_MAX characters; README.md or pmu/README.md has a row for the
- * test that starts with it (tools/check-test-docs.py). */
+ * test that starts with it (tools/pmutest/check_test_docs.py). */
 #define KTEST(suite_, name_, needs_, flags_, what_) KTEST_BUDGET(suite_, name_, needs_, flags_, 0, what_)
 #define KTEST_DESC_MAX 80
 

@@ -118,8 +118,8 @@ KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of coun
 
 	/* The probe's verdict, read independently of the monitor, says
 	 * which outcome is right. */
-	if (!pc->counting) {
-		ksnprintf(want, sizeof(want), "# monitor: no PMU on cpu %u: %s", last, pc->reason);
+	if (!pmu_cpu_counts(pc)) {
+		ksnprintf(want, sizeof(want), "# monitor: no PMU on cpu %u: %s", last, pmu_cpu_reason(pc));
 		const char *l = cap_find("# monitor: no PMU on cpu");
 		check(st == MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
 		      MODE_E_NOPMU, st, mode_status_name(MODE_MONITOR, st));

@@ -225,8 +225,8 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0,
 
 	/* The probe's verdict, read independently of sample mode, says which
 	 * outcome is right. */
-	if (!pc->counting) {
-		ksnprintf(want, sizeof(want), SM_PREFIX "no PMU on cpu %u: %s", last, pc->reason);
+	if (!pmu_cpu_counts(pc)) {
+		ksnprintf(want, sizeof(want), SM_PREFIX "no PMU on cpu %u: %s", last, pmu_cpu_reason(pc));
 		check(st == MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
 		      MODE_E_NOPMU, st, mode_status_name(MODE_SAMPLE, st));
 		check(ncap == 1 && strcmp(cap[0], want) == 0,
@@ -286,8 +286,8 @@ KTEST("sample", precise_callstack_on_last_cpu, NULL, 0,
 	if (!pc)
 		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
 	pmu_test_init_cpu(last);
-	if (!pc->counting)
-		ktest_skip("cpu %u: %s", last, pc->reason);
+	if (!pmu_cpu_counts(pc))
+		ktest_skip("cpu %u: %s", last, pmu_cpu_reason(pc));
 	/* Decoded here, on the BSP: the emulated and real parts pmutest
 	 * runs on give every CPU the same PEBS and LBRs. */
 	pmu_pebs_decode(pmu_caps(), &pebs);

@@ -7,7 +7,7 @@
  * tests/expect/verdict-selftest.expect. */
 #include "arch/x86/percpu.h"
 #include "lib/string.h"
-#include "pmu/pmu.h"
+#include "pmu/pmu_internal.h" /* it fabricates a CPU's driver state */
 #include "tests/deviations.h"
 #include "tests/ktest.h"
 

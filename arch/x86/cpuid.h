@@ -66,7 +66,7 @@ struct cpuid_regs {
 #define CPUID_HV_LEAF_LAST 0x4000ff00u
 #define CPUID_HV_LEAF_STEP 0x100u
 
-/* --- The newest PMUs and the peer checks (issue 12) --- */
+/* --- The newest PMUs and the peer checks --- */
 /* CPUID.(07H,1):EAX[8] ArchPerfmonExt: leaf 23H exists (Linux
  * arch/x86/include/asm/cpuid/leaf_types.h, x86-cpuid-db). */
 #define CPUID_7_1_EAX_ARCH_PERFMON_EXT_BIT 8

@@ -24,12 +24,48 @@
 
 #ifndef __ASSEMBLY__
 #include <stdbool.h>
+#include <stdint.h>
 
-enum hv_kind { HV_TCG, HV_KVM };
+#include "arch/x86/cpuid.h"
+
+/* The hypervisors pmutest tells apart. */
+enum hv {
+	HV_NONE,   /* CPUID.01H:ECX[31] clear: no hypervisor that says so */
+	HV_HIDDEN, /* the bit set, but no signature (e.g. QEMU's kvm=off) */
+	HV_OTHER,  /* a signature pmutest does not know */
+	HV_KVM,    /* "KVMKVMKVM\0\0\0" */
+	HV_XEN,    /* "XenVMMXenVMM" */
+	HV_VMWARE, /* "VMwareVMware" */
+	HV_HYPERV, /* "Microsoft Hv" */
+	HV_TCG,    /* "TCGTCGTCGTCG": QEMU's TCG, an emulator */
+	HV_NR
+};
+
+/* Which one, and where its signature was read. */
+struct hv_id {
+	enum hv hv;
+	uint32_t leaf;      /* the leaf the signature came from; 0 when none */
+	char signature[13]; /* as read, NUL-terminated; "" when none */
+};
+
+/* The one identification (arch/x86/hv_identify.c, pure, so the host
+ * tests link it): given CPUID.01H:ECX[31] and a CPUID function, the best
+ * signature of any leaf block in the range Linux scans (Linux
+ * arch/x86/include/asm/processor.h hypervisor_cpuid_base). Xen with
+ * Viridian and QEMU/KVM with Hyper-V enlightenments answer as Hyper-V
+ * at 0x40000000 and as themselves at 0x40000100, so Hyper-V is taken
+ * only when no other signature is found. */
+typedef void (*hv_cpuid_fn)(uint32_t leaf, uint32_t subleaf, struct cpuid_regs *r);
+void hv_identify(bool hypervisor_bit, hv_cpuid_fn cpuid_fn, struct hv_id *id);
+/* The hypervisor whose signature leaf's block carries (HV_OTHER for an
+ * unknown one), the signature copied to sig. */
+enum hv hv_at(hv_cpuid_fn cpuid_fn, uint32_t leaf, char sig[13]);
+/* "KVM", "bare metal", ...; NULL out of range. */
+const char *hv_name(enum hv hv);
 
 /* Whether CPUID.01H:ECX[31] says a hypervisor runs us and one of the
- * first two leaf blocks carries kind's signature. */
-bool hypervisor_is(enum hv_kind kind);
+ * first two leaf blocks carries hv's signature (the kernel's CPUID). */
+bool hypervisor_is(enum hv hv);
 #endif
 
 #endif

@@ -67,7 +67,7 @@
  * auto-counter-reload cause mask (CFG_B) at 0x1902 + 4x and reload value
  * (CFG_C) at 0x1903 + 4x; fixed counter i at 0x1980 + 4i with CFG_B/CFG_C
  * at 0x1982/0x1983 + 4i (commit ec980e4facef). Linux drives every counter
- * through them from version 6 on, and so does pmu/intel_v6.c. */
+ * through them from version 6 on, and so does pmu/intel/v6.c. */
 #define MSR_IA32_PMC_V6_GP0_CTR 0x00001900
 #define MSR_IA32_PMC_V6_GP0_CFG_A 0x00001901
 #define MSR_IA32_PMC_V6_GP0_CFG_B 0x00001902
@@ -168,7 +168,7 @@
 #define PERF_CAP_PEBS_BASELINE_BIT 14
 #define PERF_CAP_PERF_METRICS_BIT 15
 
-/* --- Last branch records and PEBS (issue 13). Intel: SDM vol. 3B, chapter
+/* --- Last branch records and PEBS. Intel: SDM vol. 3B, chapter
  * "Debug, Branch Profile, TSC, and Intel Resource Director Technology
  * Features" (sections "Last Branch, Interrupt, and Exception Recording",
  * "Architectural Last Branch Records", "Filtering of Last Branch Records",

@@ -5,7 +5,12 @@
 #include "arch/x86/pc/pci.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
+#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+
+/* pmu_hw_cpu() is the kernel's CPU index, which the driver's per-CPU
+ * table (pmu/cpu.c) is indexed by. */
+_Static_assert(PMU_MAX_CPUS == MAX_CPUS, "the PMU driver has a slot for every CPU the kernel brings up");
 
 int pmu_hw_rdmsr(uint32_t msr, uint64_t *val)
 {

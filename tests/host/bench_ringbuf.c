@@ -1,7 +1,7 @@
 /* Host benchmark of lib/ringbuf.c: nanoseconds per sample record written
  * (rb_write) and per record drained (rb_read), median of 5 runs with the
  * min-max, printed as one table row. Build it optimised and without
- * sanitizers for numbers worth comparing (see tests/host/ringbuf.mk). */
+ * sanitizers for numbers worth comparing (see tests/host/host.mk). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,14 +2,14 @@
  * matches what it describes on its platform and nothing else; a near miss
  * (the behaviour elsewhere, or the platform with other figures) is no
  * match and is named; fingerprints; the table's own rules; and the
- * README's table of known deviations is the one the code has. The CPUs
+ * table of known deviations in docs/operating.md is the one the code has. The CPUs
  * are the software PMU model's, with the hypervisor signatures real ones
  * present, decoded by the driver as in the kernel. */
 #include "arch/x86/msr.h"
 #include "emu/model/x86-pmu.h"
-#include "pmu/intel_models.h"
-#include "pmu/pmu.h"
+#include "pmu/intel/models.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/deviations.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
@@ -416,8 +416,8 @@ HT_TEST(platform_text)
 	HT_CHECK_STR(dev_platform_text(&dev_table[DEV_SRF7], tiny, sizeof(tiny)), "any hyp");
 }
 
-/* The README's "Known deviations" table is the code's, row for row: a
- * changed row prints the line the README must have. Run from the
+/* The "Known deviations" table of docs/operating.md is the code's, row
+ * for row: a changed row prints the line the docs must have. Run from the
  * repository's top (make host-test). */
 static void readme_row(const struct deviation *d, char *buf, size_t n)
 {
@@ -430,16 +430,16 @@ static void readme_row(const struct deviation *d, char *buf, size_t n)
 HT_TEST(readme_table_is_the_code_table)
 {
 	static char text[1 << 18];
-	FILE *f = fopen("README.md", "r");
+	FILE *f = fopen("docs/operating.md", "r");
 	if (!f) {
-		HT_SKIP("README.md not found: run from the repository's top");
+		HT_SKIP("docs/operating.md not found: run from the repository's top");
 		return;
 	}
 	size_t len = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
 	text[len] = '\0';
 	const char *start = strstr(text, "\n| ID | verdict | seen | platform | source |\n");
-	HT_CHECK(start != NULL, "README.md has the known-deviations table header");
+	HT_CHECK(start != NULL, "docs/operating.md has the known-deviations table header");
 	if (!start)
 		return;
 	start = strchr(start + 1, '\n') + 1;
@@ -449,17 +449,18 @@ HT_TEST(readme_table_is_the_code_table)
 		char want[2048];
 		size_t l = (size_t)(strchr(line, '\n') - line);
 		if (rows >= DEV_ROWS) {
-			HT_CHECK(false, "README row %u has no row in the code: %.*s", rows, (int)l, line);
+			HT_CHECK(false, "docs/operating.md row %u has no row in the code: %.*s", rows, (int)l,
+				 line);
 			continue;
 		}
 		readme_row(&dev_table[rows], want, sizeof(want));
 		HT_CHECK(strlen(want) == l && strncmp(line, want, l) == 0,
-			 "README row %u must be:\n%s\n     is:\n%.*s", rows, want, (int)l, line);
+			 "docs/operating.md row %u must be:\n%s\n     is:\n%.*s", rows, want, (int)l, line);
 	}
 	for (unsigned i = rows; i < DEV_ROWS; i++) {
 		char want[2048];
 		readme_row(&dev_table[i], want, sizeof(want));
-		HT_CHECK(false, "README lacks row %u:\n%s", i, want);
+		HT_CHECK(false, "docs/operating.md lacks row %u:\n%s", i, want);
 	}
 }
 

@@ -147,7 +147,7 @@ static const struct def uncore[] = {
 	D(MSR_GNR_PMON_NUMBER_CBOS, 0x3fed),
 };
 
-/* LBR and PEBS (issue 13): addresses from the SDM vol. 4 table 2-2 and the
+/* LBR and PEBS: addresses from the SDM vol. 4 table 2-2 and the
  * per-model LBR tables (MSR_LASTBRANCH_0_FROM_IP 680H on Nehalem and later,
  * 40H on Core 2/Atom; MSR_LBR_INFO_0 DC0H from Skylake; IA32_LBR_CTL 14CEH,
  * IA32_LBR_DEPTH 14CFH, IA32_LBR_0_FROM_IP 1500H, _TO_IP 1600H, _INFO 1200H),

@@ -1,11 +1,11 @@
-/* Host tests of the AMD backend (pmu/amd.c) through the AMD model: caps of
+/* Host tests of the AMD backend (pmu/amd/core.c) through the AMD model: caps of
  * each layout, the probe's verdict (and the KVM-here SKIP reason), the
  * event names' AMD encodings, allocation, the exact MSR writes of legacy
  * (per-counter EN) and PerfMonV2 (PerfCntrGlobalCtl) groups, 48-bit
  * deltas, 12-bit events and reserved bits refused before any write. */
 #include "arch/x86/msr.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 #include "tests/host/pmu_model_amd.h"

@@ -1,8 +1,8 @@
-/* Host tests of capability decoding (pmu/intel.c, pmu/cpu.c, pmu/caps.c)
+/* Host tests of capability decoding (pmu/intel/core.c, pmu/cpu.c, pmu/caps.c)
  * on every model profile: CPUID.0AH fields, the v5 fixed bitmap, PDCM and
  * IA32_PERF_CAPABILITIES, hybrid per-CPU caps, the register map. */
 #include "arch/x86/msr.h"
-#include "pmu/pmu.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
@@ -254,7 +254,7 @@ HT_TEST(events_vector_unavailable_and_unknown_bits)
 HT_TEST(other_vendor_has_no_backend)
 {
 	struct model_cpu_config cfg = *(model_init(MODEL_V4, false), model_config(0));
-	cfg.vendor = "CentaurHauls"; /* VIA/Zhaoxin: no backend (AMD has one, pmu/amd.c) */
+	cfg.vendor = "CentaurHauls"; /* VIA/Zhaoxin: no backend (AMD has one, pmu/amd/core.c) */
 	model_init_custom(&cfg, 1);
 	pmu_cpu_init(NULL);
 	HT_CHECK(pmu_cpu_of(0)->ops == NULL, "no ops");

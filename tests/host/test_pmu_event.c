@@ -1,9 +1,9 @@
-/* Host tests of events on counters (pmu/event.c with pmu/intel.c) against
+/* Host tests of events on counters (pmu/event.c with pmu/intel/core.c) against
  * the model: placement and refusal, the exact MSR writes of a request,
  * counts, legacy vs full-width writes, groups, brackets, the race-safe read. */
 #include "arch/x86/msr.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
@@ -498,7 +498,7 @@ HT_TEST(offcore_response_msrs)
 	struct pmu_event_attr at;
 	boot(MODEL_V4, true);
 	pmu_attr_raw(&at, 0xb7, 0x01);
-	at.offcore_rsp = 0x3fffc00001ull; /* DEMAND_DATA_RD.L3_MISS.ANY_RESPONSE (pmu/intel_offcore.c) */
+	at.offcore_rsp = 0x3fffc00001ull; /* DEMAND_DATA_RD.L3_MISS.ANY_RESPONSE (pmu/intel/offcore.c) */
 	pmu_event_init(&a, &at, "offcore0");
 	pmu_event_init(&b, &at, "offcore0-same");
 	at.offcore_rsp = 0x10001ull;

@@ -1,11 +1,11 @@
-/* Host tests of the memory-controller counters (pmu/intel_imc.c) on the
+/* Host tests of the memory-controller counters (pmu/intel/imc.c) on the
  * model's platform (tests/host/pmu_model.c): each table row, MCHBAR found
  * and its free-running counters read across a window, the refusals, and
  * Skylake-SP's channels found through the UBOX of each package's bus,
  * programmed with the exact PCI writes, counting their own package only. */
 #include <string.h>
 
-#include "pmu/intel_imc.h"
+#include "pmu/intel/imc.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/host/hosttest.h"

@@ -1,13 +1,13 @@
-/* Host tests of offcore response (pmu/intel_offcore.c through pmu/event.c) on the
+/* Host tests of offcore response (pmu/intel/offcore.c through pmu/event.c) on the
  * model: the per-model table, invalid bits refused before any write,
  * sharing, the 0xB7 <-> 0xBB move, the refused third value, SMT siblings
  * of a shared-MSR model, and the exact MSR writes. */
 #include <string.h>
 
 #include "arch/x86/msr.h"
-#include "pmu/intel_offcore.h"
-#include "pmu/pmu.h"
+#include "pmu/intel/offcore.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
@@ -109,7 +109,7 @@ static struct model_cpu_config cpu_of(uint8_t model, uint8_t ct, uint32_t nat)
 }
 
 /* The row each CPU of the parts since Skylake gets: the core's selects,
- * masks and L3-miss value (pmu/intel_offcore.c, sources beside the rows). */
+ * masks and L3-miss value (pmu/intel/offcore.c, sources beside the rows). */
 HT_TEST(rows_since_skylake_per_core)
 {
 	static const struct {

@@ -4,8 +4,8 @@
  * spurious PMIs, exact period reloads, sample records and LOST accounting. */
 #include "arch/x86/msr.h"
 #include "lib/ringbuf.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "pmu/sample_record.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"

@@ -3,7 +3,7 @@
  * of a probe, counters in use at boot reported and left alone, takeover. */
 #include "arch/x86/msr.h"
 #include "emu/model/x86-pmu.h"
-#include "pmu/pmu.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

@@ -1,11 +1,11 @@
-/* Host tests of the uncore driver (pmu/intel_uncore.c) on the model
+/* Host tests of the uncore driver (pmu/intel/uncore.c) on the model
  * (emu/model/x86-pmu-uncore.c): the table row and register addresses of
  * every generation, detection and box counts per layout, the refusals,
  * the exact register sequences of client C-boxes and server CHAs, a
  * disabled counter, and packages that keep their counts apart. */
 #include <string.h>
 
-#include "pmu/intel_uncore.h"
+#include "pmu/intel/uncore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/host/hosttest.h"

@@ -1,12 +1,12 @@
 /* Host tests of the driver's version 6 and CPUID.23H decoding
- * (pmu/intel_v6.c) on the PMU model: a Lunar Lake-like hybrid part whose
+ * (pmu/intel/v6.c) on the PMU model: a Lunar Lake-like hybrid part whose
  * two core types differ only in leaf 23H, every sub-leaf decoded and
  * reported, the 0x1900 + 4n register map, the bits the extensions open,
  * and the PMI handler's overflow inference on PMUs without a status
  * register (pmu/pmi.c). */
 #include "arch/x86/msr.h"
-#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

@@ -21,14 +21,15 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU,
 
 	if (!pc)
 		ktest_skip("CPU index beyond PMU_MAX_CPUS");
-	check(pc->initialised, "expected the PMU state of cpu %u initialised", this_cpu()->cpu);
-	pmu_caps_print(&pc->caps, "", diag_line, NULL);
-	const struct pmu_caps *c = &pc->caps;
-	if (!pc->ops || !c->version)
-		ktest_skip("%s", pc->reason[0] ? pc->reason : "no PMU"); /* never a pass without a PMU */
+	check(pmu_cpu_initialised(pc), "expected the PMU state of cpu %u initialised", this_cpu()->cpu);
+	pmu_caps_print(pmu_cpu_caps(pc), "", diag_line, NULL);
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
+	if (!pmu_cpu_has_backend(pc) || !c->version)
+		ktest_skip("%s", pmu_cpu_reason(pc)[0] ? pmu_cpu_reason(pc)
+						       : "no PMU"); /* never a pass without a PMU */
 	/* Counters the family implies (AMD legacy) exist only if the probe saw them count. */
-	if (c->counters_assumed && !pc->counting)
-		ktest_skip("%s", pc->reason);
+	if (c->counters_assumed && !pmu_cpu_counts(pc))
+		ktest_skip("%s", pmu_cpu_reason(pc));
 	/* CPUID consistency the rest of the checks rely on. */
 	check(c->gp_width >= 1 && c->gp_width <= 64, "expected a GP width of 1..64 bits, CPUID.0AH says %u",
 	      c->gp_width);
@@ -51,30 +52,30 @@ KTEST("pmu.caps", probe_verdict, NULL, KTEST_PER_CPU, "counters count, RDPMC wor
 		ktest_skip("CPU index beyond PMU_MAX_CPUS");
 	if (pmu_inuse_found(pc))
 		pmu_inuse_report(pc, diag_line, NULL);
-	if (!pc->counting) {
+	if (!pmu_cpu_counts(pc)) {
 		/* Not a failure: the reason is the product here. */
-		check(pc->reason[0] != '\0', "a CPU whose counters do not count must say why");
-		ktest_skip("%s", pc->reason);
+		check(pmu_cpu_reason(pc)[0] != '\0', "a CPU whose counters do not count must say why");
+		ktest_skip("%s", pmu_cpu_reason(pc));
 	}
 	char smi[256];
 	diag("%s", pmu_test_smi_setup(smi, sizeof(smi)));
-	check(pc->rdpmc_ok, "counting CPU: expected RDPMC to work at CPL 0");
-	check(pc->probe_gp >= 0 && pmu_has_gp(&pc->caps, (unsigned)pc->probe_gp),
-	      "expected the probe to have used an existing GP counter, used %d", pc->probe_gp);
+	check(pmu_cpu_rdpmc_ok(pc), "counting CPU: expected RDPMC to work at CPL 0");
+	check(pmu_cpu_probe_gp(pc) >= 0 && pmu_has_gp(pmu_cpu_caps(pc), (unsigned)pmu_cpu_probe_gp(pc)),
+	      "expected the probe to have used an existing GP counter, used %d", pmu_cpu_probe_gp(pc));
 	/* Every GP counter the caps list is really there: its select reads. */
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		uint64_t v;
-		if (!pmu_has_gp(&pc->caps, x))
+		if (!pmu_has_gp(pmu_cpu_caps(pc), x))
 			continue;
-		int vec = pmu_hw_rdmsr(pmu_evtsel_msr(&pc->caps, x), &v);
+		int vec = pmu_hw_rdmsr(pmu_evtsel_msr(pmu_cpu_caps(pc), x), &v);
 		check(vec == 0, "rdmsr IA32_PERFEVTSEL%u (MSR %#x): expected no fault, saw vector %d", x,
-		      pmu_evtsel_msr(&pc->caps, x), vec);
+		      pmu_evtsel_msr(pmu_cpu_caps(pc), x), vec);
 	}
 	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
 		uint64_t v;
-		if (!pmu_has_fixed(&pc->caps, i))
+		if (!pmu_has_fixed(pmu_cpu_caps(pc), i))
 			continue;
-		int vec = pmu_hw_rdmsr(pmu_fixed_msr(&pc->caps, i), &v);
+		int vec = pmu_hw_rdmsr(pmu_fixed_msr(pmu_cpu_caps(pc), i), &v);
 		check(vec == 0, "rdmsr IA32_FIXED_CTR%u: expected no fault, saw vector %d", i, vec);
 	}
 }

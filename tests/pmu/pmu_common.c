@@ -31,7 +31,7 @@ void pmu_test_init_cpu(unsigned cpu)
 
 	/* A call slot does not serve itself while it runs the test: the
 	 * test's own CPU initialises in place. */
-	if (pc && !pc->initialised) {
+	if (pc && !pmu_cpu_initialised(pc)) {
 		if (cpu == smp_this_cpu())
 			init_here(NULL);
 		else
@@ -42,13 +42,13 @@ void pmu_test_init_cpu(unsigned cpu)
 uint32_t pmu_test_free_gp(void)
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	return pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
+	return pmu_cpu_caps(pc)->gp_mask & ~pmu_cpu_gp_others(pc) & ~pmu_cpu_gp_ours(pc);
 }
 
 uint32_t pmu_test_free_fixed(void)
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	return pc->caps.fixed_mask & ~pc->fixed_reserved & ~pc->fixed_used;
+	return pmu_cpu_caps(pc)->fixed_mask & ~pmu_cpu_fixed_others(pc) & ~pmu_cpu_fixed_ours(pc);
 }
 
 const char *pmu_needs_counting(void)
@@ -206,7 +206,7 @@ bool pmu_test_window(struct pmu_event *const *evs, unsigned n, const struct pmu_
 				return false;
 			}
 		}
-		if (w->only && pc->caps.global_ctrl)
+		if (w->only && pmu_cpu_caps(pc)->global_ctrl)
 			br.on = br.off | (br.on & w->only);
 		if (w->mem)
 			flush_mem();
@@ -230,12 +230,12 @@ bool pmu_test_window(struct pmu_event *const *evs, unsigned n, const struct pmu_
 		/* The SDM says RSM sets GLOBAL_CTRL's enables again after a
 		 * frozen SMM: the bracket's "off" must be what holds. */
 		uint64_t gc = 0;
-		if (pc->caps.global_ctrl && pmu_hw_rdmsr(pc->caps.global_ctrl, &gc) == 0 &&
-		    gc != pc->global_ctrl_shadow)
-			pmu_hw_wrmsr(pc->caps.global_ctrl, pc->global_ctrl_shadow);
+		if (pmu_cpu_caps(pc)->global_ctrl && pmu_hw_rdmsr(pmu_cpu_caps(pc)->global_ctrl, &gc) == 0 &&
+		    gc != pmu_cpu_global_ctrl(pc))
+			pmu_hw_wrmsr(pmu_cpu_caps(pc)->global_ctrl, pmu_cpu_global_ctrl(pc));
 		diag("smi: %lu SMI(s) during a window of %lu %s (attempt %u; GLOBAL_CTRL %#lx after it, %#lx meant)%s",
 		     smi1 - smi0, len, w->mem ? "lines" : "iterations", attempt + 1, gc,
-		     pc->global_ctrl_shadow,
+		     pmu_cpu_global_ctrl(pc),
 		     attempt < PMU_TEST_SMI_RERUNS ? ": run again"
 						   : ": every attempt had one, the last counts stand");
 		if (attempt >= PMU_TEST_SMI_RERUNS)

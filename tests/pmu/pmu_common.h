@@ -167,4 +167,20 @@ void pmu_test_diag_regs(void);
 /* The lowest index in mask that is not set, below limit; limit if none. */
 unsigned pmu_test_first_absent(uint32_t mask, unsigned limit);
 
+/* RDPMC at CPL 3 (run through the ring-3 runner, tests/pmu/pmu_ring3.c
+ * and pmu_v6.c): ecx in, the value read out. */
+struct user_rdpmc {
+	uint32_t ecx;
+	volatile uint64_t val;
+};
+
+static inline void user_rdpmc(void *arg)
+{
+	struct user_rdpmc *u = arg;
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(u->ecx));
+	u->val = (uint64_t)hi << 32 | lo;
+}
+
 #endif

@@ -3,7 +3,7 @@
  * and from the overflowing event to the PMI handler, as median, minimum
  * and 90th percentile, next to two references: RDTSC (never intercepted)
  * and CPUID (always a VM exit under VMX; KVM intercepts it on SVM too).
- * Printed as "# cost:" lines; README.md says how to read them. Figures,
+ * Printed as "# cost:" lines; docs/operating.md says how to read them. Figures,
  * not verdicts: the check only asserts that every access it timed
  * completed and every PMI arrived. */
 #include "arch/x86/cpu.h"
@@ -205,7 +205,7 @@ KTEST("pmu.cost", table, pmu_needs_counting, KTEST_PER_CPU,
       "cost map: cycles of RDPMC/RDMSR/WRMSR per PMU MSR class, PMI latency")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	unsigned i = pmu_test_first_absent(~(c->global_ctrl ? pmu_test_free_fixed() : 0), PMU_MAX_FIXED);
 	struct cost_op ops[20];
@@ -234,12 +234,12 @@ KTEST("pmu.cost", table, pmu_needs_counting, KTEST_PER_CPU,
 		ops[n++] = (struct cost_op){ "wrmsr fixed counter", op_wrmsr, pmu_fixed_msr(c, i), 0, 0 };
 		ops[n++] = (struct cost_op){ "rdmsr fixed ctrl", op_rdmsr, c->fixed_ctrl, 0, 0 };
 		ops[n++] = (struct cost_op){ "wrmsr fixed ctrl", op_wrmsr, c->fixed_ctrl,
-					     pc->fixed_ctrl_shadow, pc->fixed_ctrl_shadow };
+					     pmu_cpu_fixed_ctrl(pc), pmu_cpu_fixed_ctrl(pc) };
 	}
 	if (c->global_ctrl) {
 		ops[n++] = (struct cost_op){ "rdmsr global ctrl", op_rdmsr, c->global_ctrl, 0, 0 };
 		ops[n++] = (struct cost_op){ "wrmsr global ctrl", op_wrmsr, c->global_ctrl,
-					     pc->global_ctrl_shadow, pc->global_ctrl_shadow };
+					     pmu_cpu_global_ctrl(pc), pmu_cpu_global_ctrl(pc) };
 		ops[n++] = (struct cost_op){ "rdmsr global status", op_rdmsr, c->global_status, 0, 0 };
 		ops[n++] = (struct cost_op){ "wrmsr global status clear", op_wrmsr, c->global_ovf, 0, 0 };
 	}
@@ -247,7 +247,7 @@ KTEST("pmu.cost", table, pmu_needs_counting, KTEST_PER_CPU,
 	/* The event-select rows count with the counter enabled (its
 	 * GLOBAL_CTRL bit set): a perf-backed vPMU reprograms only then. */
 	if (c->global_ctrl)
-		pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow | pmu_idx_bit((int)x));
+		pmu_hw_wrmsr(c->global_ctrl, pmu_cpu_global_ctrl(pc) | pmu_idx_bit((int)x));
 	struct cost_row rows[20], cpuid_row = { 0 };
 	for (unsigned k = 0; k < n; k++) {
 		rows[k] = time_op(&ops[k], base.med);
@@ -257,7 +257,7 @@ KTEST("pmu.cost", table, pmu_needs_counting, KTEST_PER_CPU,
 	pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
 	pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), 0);
 	if (c->global_ctrl)
-		pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow);
+		pmu_hw_wrmsr(c->global_ctrl, pmu_cpu_global_ctrl(pc));
 
 	diag("cost: cpu%u empty RDTSC pair median %lu TSC ticks, subtracted from every row", this_cpu()->cpu,
 	     base.med);

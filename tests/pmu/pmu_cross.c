@@ -25,18 +25,19 @@ static const char *needs_cross(void)
 	if (!pc)
 		return "target CPU index beyond PMU_MAX_CPUS";
 	pmu_test_init_cpu(t);
-	if (!pc->counting)
-		return ktest_reason("cpu %u: %s", t, pc->reason);
-	if (!pc->caps.fixed_mask && pc->caps.no_fixed_why)
-		return ktest_reason("cpu %u: %s", t, pc->caps.no_fixed_why);
-	if (!pmu_has_fixed(&pc->caps, 0) || !pmu_has_fixed(&pc->caps, 1) || !pc->caps.global_ctrl)
+	if (!pmu_cpu_counts(pc))
+		return ktest_reason("cpu %u: %s", t, pmu_cpu_reason(pc));
+	if (!pmu_cpu_caps(pc)->fixed_mask && pmu_cpu_caps(pc)->no_fixed_why)
+		return ktest_reason("cpu %u: %s", t, pmu_cpu_caps(pc)->no_fixed_why);
+	if (!pmu_has_fixed(pmu_cpu_caps(pc), 0) || !pmu_has_fixed(pmu_cpu_caps(pc), 1) ||
+	    !pmu_cpu_caps(pc)->global_ctrl)
 		return ktest_reason("cpu %u has no FIXED_CTR0/FIXED_CTR1 to cross-check against", t);
 	/* Counters an earlier owner (firmware) left running are not ours. */
-	uint32_t gp = pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
-	if ((pc->fixed_reserved & 0x3) || !gp || !(gp & (gp - 1)))
+	uint32_t gp = pmu_cpu_caps(pc)->gp_mask & ~pmu_cpu_gp_others(pc) & ~pmu_cpu_gp_ours(pc);
+	if ((pmu_cpu_fixed_others(pc) & 0x3) || !gp || !(gp & (gp - 1)))
 		return ktest_reason(
 			"cpu %u: needs FIXED_CTR0, FIXED_CTR1 and two GP counters free; taken at boot: fixed %#x, GP %#x",
-			t, pc->fixed_reserved, pc->gp_reserved);
+			t, pmu_cpu_fixed_others(pc), pmu_cpu_gp_others(pc));
 	return NULL;
 }
 

@@ -1,11 +1,11 @@
 /* Memory-controller check, once per package from its first CPU: a stream
  * over flushed lines, read and then written back, against the CAS reads
- * and writes of the package's memory controller (pmu/intel_imc.c). */
+ * and writes of the package's memory controller (pmu/intel/imc.c). */
 #include "arch/x86/bootmem.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/smp.h"
 #include "lib/printf.h"
-#include "pmu/intel_imc.h"
+#include "pmu/intel/imc.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"

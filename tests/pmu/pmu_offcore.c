@@ -1,11 +1,11 @@
 /* Offcore response checks on each CPU (Intel models with a table row in
- * pmu/intel_offcore.c, the row of the CPU's own core on hybrid parts):
+ * pmu/intel/offcore.c, the row of the CPU's own core on hybrid parts):
  * demand-data-read L3 misses of a pointer chase over a buffer four times
  * the LLC, few over one the LLC holds, and near zero over one inside L1. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "modes/workloads.h"
-#include "pmu/intel_offcore.h"
+#include "pmu/intel/offcore.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
@@ -53,7 +53,7 @@ static const char *offcore_needs(void)
 				    vec, c->family, c->model,
 				    c->hypervisor ? " (hypervisor does not expose it)" : "");
 	uint64_t want = m->dmnd_rd_l3_miss, back = 0;
-	if (pmu_cpu_ensure()->extra_users[0] == 0) {
+	if (pmu_offcore_users(pmu_cpu_ensure(), 0) == 0) {
 		vec = pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, want);
 		if (vec == 0)
 			pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &back);

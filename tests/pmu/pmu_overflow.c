@@ -226,8 +226,9 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	/* Only the counters that are ours: one an earlier owner (firmware)
 	 * runs may have a status bit of its own. */
 	struct pmu_cpu *pc = pmu_this_cpu();
-	uint64_t ctr_bits = (uint64_t)(pc->caps.gp_mask & ~pc->gp_reserved) |
-			    (uint64_t)(pc->caps.fixed_mask & ~pc->fixed_reserved) << PERF_GLOBAL_FIXED_SHIFT;
+	uint64_t ctr_bits = (uint64_t)(pmu_cpu_caps(pc)->gp_mask & ~pmu_cpu_gp_others(pc)) |
+			    (uint64_t)(pmu_cpu_caps(pc)->fixed_mask & ~pmu_cpu_fixed_others(pc))
+				    << PERF_GLOBAL_FIXED_SHIFT;
 	uint64_t pmis = s1.pmis - s0->pmis, on_path = pmi_count(cpu, d) - oc.path0[d];
 	uint64_t off_path = pmi_count(cpu, (enum pmi_delivery) !d) - oc.path0[!d];
 	struct dev_obs po = pmis_seen(s0, &s1, s1.ovf[idx] - s0->ovf[idx]);
@@ -608,17 +609,17 @@ static void iso_snapshot(void *arg)
 {
 	struct iso_snap *s = arg;
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	struct pmu_pmi_stats st;
 
 	s->n = 0;
 	for (unsigned x = 0; x < PMU_MAX_GP; x++)
-		if (pmu_has_gp(c, x) && !((pc->gp_reserved >> x) & 1)) {
+		if (pmu_has_gp(c, x) && !((pmu_cpu_gp_others(pc) >> x) & 1)) {
 			s->msr[s->n++] = pmu_ctr_msr(c, x);
 			s->msr[s->n++] = pmu_evtsel_msr(c, x);
 		}
 	for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
-		if (pmu_has_fixed(c, i) && !((pc->fixed_reserved >> i) & 1))
+		if (pmu_has_fixed(c, i) && !((pmu_cpu_fixed_others(pc) >> i) & 1))
 			s->msr[s->n++] = pmu_fixed_msr(c, i);
 	/* The shared controls, where this PMU has them. */
 	if (c->fixed_ctrl)
@@ -631,8 +632,8 @@ static void iso_snapshot(void *arg)
 		pmu_hw_rdmsr(s->msr[k], &s->v[k]);
 	/* Status bits of counters an earlier owner runs may come and go. */
 	if (c->global_status)
-		s->v[s->n - 1] &= ~((uint64_t)pc->gp_reserved | (uint64_t)pc->fixed_reserved
-									<< PERF_GLOBAL_FIXED_SHIFT);
+		s->v[s->n - 1] &= ~((uint64_t)pmu_cpu_gp_others(pc) | (uint64_t)pmu_cpu_fixed_others(pc)
+									      << PERF_GLOBAL_FIXED_SHIFT);
 	pmu_pmi_get_stats(this_cpu()->cpu, &st);
 	s->pmis = st.pmis;
 	s->overflows = st.overflows;
@@ -645,15 +646,15 @@ static void iso_snapshot(void *arg)
 static void iso_mark(void *arg)
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint32_t mark = 0x2a5a0000u | (this_cpu()->cpu & 0xffu) << 8;
 
 	(void)arg;
 	for (unsigned x = 0; x < PMU_MAX_GP; x++)
-		if (pmu_has_gp(c, x) && !((pc->gp_reserved >> x) & 1))
+		if (pmu_has_gp(c, x) && !((pmu_cpu_gp_others(pc) >> x) & 1))
 			pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), mark | x);
 	for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
-		if (pmu_has_fixed(c, i) && !((pc->fixed_reserved >> i) & 1))
+		if (pmu_has_fixed(c, i) && !((pmu_cpu_fixed_others(pc) >> i) & 1))
 			pmu_hw_wrmsr(pmu_fixed_msr(c, i), mark | 0x80u | i);
 }
 
@@ -737,8 +738,8 @@ KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0,
 	unsigned pairs[2][2] = { { 1, 0 }, { 0, 1 } };
 
 	run_on(1, iso_init, NULL);
-	if (!pmu_cpu_of(1)->counting)
-		ktest_skip("cpu 1: %s", pmu_cpu_of(1)->reason);
+	if (!pmu_cpu_counts(pmu_cpu_of(1)))
+		ktest_skip("cpu 1: %s", pmu_cpu_reason(pmu_cpu_of(1)));
 	for (unsigned p = 0; p < 2; p++) {
 		unsigned a = pairs[p][0], b = pairs[p][1];
 		struct iso_snap before, after;

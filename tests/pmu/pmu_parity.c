@@ -6,6 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/vectors.h"
 #include "pmu/bracket.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
@@ -280,7 +281,7 @@ KTEST("pmu.parity", emulated_instructions, needs_fep, KTEST_PER_CPU,
 	      r.val, vec);
 	r.ecx = pmu_test_first_absent(c->gp_mask, PMU_MAX_GP);
 	vec = expect_exception(fep_rdpmc, &r);
-	check(vec == 13, "emulated RDPMC(%u) past the counters: expected #GP, saw %d", r.ecx, vec);
+	check(vec == X86_VEC_GP, "emulated RDPMC(%u) past the counters: expected #GP, saw %d", r.ecx, vec);
 	pmu_hw_wrmsr(pmu_ctr_write_msr(c, a), 0);
 out:
 	pmu_events_del(g, 2);
@@ -327,7 +328,7 @@ KTEST("pmu.parity", tsx_cycles, needs_rtm, KTEST_PER_CPU,
       "TSX: cycles with IN_TX (IN_TXCP on GP 2) over an aborted XBEGIN > 0")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint32_t gp = pmu_test_free_gp();
 
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
@@ -344,10 +345,10 @@ KTEST("pmu.parity", tsx_cycles, needs_rtm, KTEST_PER_CPU,
 			   x == 2 ? " + IN_TXCP" : "", vec))
 			continue;
 		if (c->global_ctrl)
-			pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow | pmu_idx_bit((int)x));
+			pmu_hw_wrmsr(c->global_ctrl, pmu_cpu_global_ctrl(pc) | pmu_idx_bit((int)x));
 		aborted_transaction();
 		if (c->global_ctrl)
-			pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow);
+			pmu_hw_wrmsr(c->global_ctrl, pmu_cpu_global_ctrl(pc));
 		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
 		pmu_hw_rdmsr(pmu_ctr_msr(c, x), &v);
 		check(v > 0, "GP %u: cycles in transactions%s over an aborted XBEGIN: expected > 0, saw %lu",
@@ -379,7 +380,8 @@ KTEST("pmu.parity", absent_gp_counters, pmu_needs_counting, KTEST_PER_CPU,
 			continue;
 		n++;
 		int vec = pmu_hw_rdpmc(x, &v);
-		check(vec == 13, "RDPMC(%u) (GP counters %#x): expected #GP, saw %d", x, c->gp_mask, vec);
+		check(vec == X86_VEC_GP, "RDPMC(%u) (GP counters %#x): expected #GP, saw %d", x, c->gp_mask,
+		      vec);
 		if (c->vendor != PMU_VENDOR_INTEL)
 			continue; /* the KVM selftests' MSR rules are Intel's */
 		if (x < 8) {
@@ -398,7 +400,7 @@ KTEST("pmu.parity", absent_gp_counters, pmu_needs_counting, KTEST_PER_CPU,
 				     x, msrs[j], rv, wv);
 				continue;
 			}
-			check(rv == 13 && wv == 13,
+			check(rv == X86_VEC_GP && wv == X86_VEC_GP,
 			      "GP %u absent (mask %#x): MSR %#x rdmsr vector %d, wrmsr vector %d; expected #GP both",
 			      x, c->gp_mask, msrs[j], rv, wv);
 		}
@@ -416,7 +418,7 @@ KTEST("pmu.parity", absent_fixed_counters, pmu_needs_global_ctrl, KTEST_PER_CPU,
       "every absent fixed counter's enables, MSR and RDPMC index raise #GP")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	unsigned n = 0;
 	uint64_t v;
 
@@ -426,24 +428,25 @@ KTEST("pmu.parity", absent_fixed_counters, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		if (pmu_has_fixed(c, i))
 			continue;
 		n++;
-		uint64_t f = pc->fixed_ctrl_shadow | FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(i);
+		uint64_t f = pmu_cpu_fixed_ctrl(pc) | FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(i);
 		int vec = pmu_hw_wrmsr(c->fixed_ctrl, f);
-		check(vec == 13,
+		check(vec == X86_VEC_GP,
 		      "fixed %u absent (mask %#x): IA32_FIXED_CTR_CTRL <- %#lx expected #GP, saw %d", i,
 		      c->fixed_mask, f, vec);
-		if (vec != 13)
-			pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
-		uint64_t gc = pc->global_ctrl_shadow | BIT(PERF_GLOBAL_FIXED_SHIFT + i);
+		if (vec != X86_VEC_GP)
+			pmu_hw_wrmsr(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc));
+		uint64_t gc = pmu_cpu_global_ctrl(pc) | BIT(PERF_GLOBAL_FIXED_SHIFT + i);
 		vec = pmu_hw_wrmsr(c->global_ctrl, gc);
-		check(vec == 13, "fixed %u absent: IA32_PERF_GLOBAL_CTRL <- %#lx expected #GP, saw %d", i, gc,
-		      vec);
-		if (vec != 13)
-			pmu_hw_wrmsr(c->global_ctrl, pc->global_ctrl_shadow);
+		check(vec == X86_VEC_GP,
+		      "fixed %u absent: IA32_PERF_GLOBAL_CTRL <- %#lx expected #GP, saw %d", i, gc, vec);
+		if (vec != X86_VEC_GP)
+			pmu_hw_wrmsr(c->global_ctrl, pmu_cpu_global_ctrl(pc));
 		vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + i, &v);
-		check(vec == 13, "fixed %u absent: rdmsr IA32_FIXED_CTR%u expected #GP, saw %d", i, i, vec);
-		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | i, &v);
-		check(vec == 13, "fixed %u absent: RDPMC(%#x) expected #GP, saw %d", i, PMU_RDPMC_FIXED | i,
+		check(vec == X86_VEC_GP, "fixed %u absent: rdmsr IA32_FIXED_CTR%u expected #GP, saw %d", i, i,
 		      vec);
+		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | i, &v);
+		check(vec == X86_VEC_GP, "fixed %u absent: RDPMC(%#x) expected #GP, saw %d", i,
+		      PMU_RDPMC_FIXED | i, vec);
 	}
 	if (!n)
 		check(true, "no absent fixed counter below 8");

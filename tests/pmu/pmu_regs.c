@@ -4,6 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/vectors.h"
 #include "lib/printf.h"
 #include "pmu/bracket.h"
 #include "pmu/pmu.h"
@@ -11,11 +12,6 @@
 #include "tests/deviations.h"
 #include "tests/ktest.h"
 #include "tests/pmu/pmu_common.h"
-
-static uint64_t sext32(uint64_t v, unsigned width)
-{
-	return (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(width);
-}
 
 /* RDPMC reads what RDMSR reads, for every free counter; an index past the
  * last counter of either type raises #GP (SDM vol. 2B, RDPMC). Fast mode
@@ -37,7 +33,7 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU,
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		if (!((gp >> x) & 1))
 			continue;
-		uint64_t want = sext32(0xa5a5a5a5ull + x, c->gp_width);
+		uint64_t want = pmu_sext32(0xa5a5a5a5ull + x, c->gp_width);
 		pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), want);
 		pmu_hw_rdmsr(pmu_ctr_msr(c, x), &m);
 		vec = pmu_hw_rdpmc(x, &v);
@@ -54,7 +50,7 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU,
 			o.fast_rdpmc.value = v;
 			o.fast_rdpmc.counter = want;
 			check_or_deviation(
-				vec == 13, &o,
+				vec == X86_VEC_GP, &o,
 				"fast RDPMC(%u) (ECX[31] reserved, PMU v%u): expected #GP, saw vector %d (value %#lx, counter %#lx)",
 				x, c->version, vec, v, want);
 		}
@@ -77,17 +73,18 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU,
 	unsigned past = pmu_test_first_absent(c->gp_mask | c->rdpmc_extra_mask, PMU_MAX_GP);
 	if (past < PMU_MAX_GP) {
 		vec = pmu_hw_rdpmc(past, &v);
-		check(vec == 13, "RDPMC(%u), past the GP counters (mask %#x): expected #GP, saw vector %d",
-		      past, c->gp_mask, vec);
+		check(vec == X86_VEC_GP,
+		      "RDPMC(%u), past the GP counters (mask %#x): expected #GP, saw vector %d", past,
+		      c->gp_mask, vec);
 	}
 	past = pmu_test_first_absent(c->fixed_mask, PMU_MAX_FIXED);
 	if (c->version >= 2 && past < PMU_MAX_FIXED) {
 		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | past, &v);
-		check(vec == 13, "RDPMC(fixed %u), absent (mask %#x): expected #GP, saw vector %d", past,
-		      c->fixed_mask, vec);
+		check(vec == X86_VEC_GP, "RDPMC(fixed %u), absent (mask %#x): expected #GP, saw vector %d",
+		      past, c->fixed_mask, vec);
 	}
 	vec = pmu_hw_rdpmc(0x3fffffff, &v);
-	check(vec == 13, "RDPMC(0x3fffffff): expected #GP, saw vector %d", vec);
+	check(vec == X86_VEC_GP, "RDPMC(0x3fffffff): expected #GP, saw vector %d", vec);
 }
 
 /* GLOBAL_CTRL comes out of RESET with the GP enables set and the fixed
@@ -102,19 +99,19 @@ KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER
       "GLOBAL_CTRL's boot value reported; no count without its GLOBAL_CTRL bit")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 
-	if (pc->inuse.gp || pc->inuse.fixed || pc->inuse.taken_over)
+	if (pmu_cpu_inuse(pc)->gp || pmu_cpu_inuse(pc)->fixed || pmu_cpu_inuse(pc)->taken_over)
 		diag("counters were in use at boot: the boot value %#lx need not be the RESET value",
-		     pc->inuse.global_ctrl);
+		     pmu_cpu_inuse(pc)->global_ctrl);
 	else if (c->global_reset_unchecked_why)
-		diag("%s at boot: %#lx (%s)", pmu_global_ctrl_name(c), pc->inuse.global_ctrl,
+		diag("%s at boot: %#lx (%s)", pmu_global_ctrl_name(c), pmu_cpu_inuse(pc)->global_ctrl,
 		     c->global_reset_unchecked_why);
 	else
 		diag("%s at boot: %#lx (the SDM's RESET value %#lx); reported, not checked: anything that ran before may change it",
-		     pmu_global_ctrl_name(c), pc->inuse.global_ctrl, c->global_ctrl_reset);
+		     pmu_global_ctrl_name(c), pmu_cpu_inuse(pc)->global_ctrl, c->global_ctrl_reset);
 	struct dev_obs boot = { .kind = DEV_OBS_GLOBAL_CTRL_BOOT, .pc = pc };
-	boot.global_ctrl_boot.value = pc->inuse.global_ctrl;
+	boot.global_ctrl_boot.value = pmu_cpu_inuse(pc)->global_ctrl;
 	boot.global_ctrl_boot.gp_mask = c->gp_mask;
 	boot.global_ctrl_boot.fixed_mask = c->fixed_mask;
 	report_fingerprint(&boot);
@@ -189,7 +186,7 @@ static void expect_gp_or_taken(const struct pmu_caps *c, uint32_t msr, uint64_t 
 
 	o.reserved_write.vector = v;
 	o.reserved_write.value = val;
-	if (v == 13) {
+	if (v == X86_VEC_GP) {
 		diag("%s: wrmsr %#x <- %#lx: #GP (%s)", what, msr, val, c->reserved_gp_unchecked_why);
 		check(true, "a #GP is one of the two outcomes");
 		return;
@@ -211,7 +208,7 @@ static void expect_gp(uint32_t msr, uint64_t val, uint64_t old, const char *what
 {
 	struct wr_try t = { msr, val };
 	int v = expect_exception(try_wrmsr, &t);
-	if (!check(v == 13, "%s: wrmsr %#x <- %#lx: expected #GP, saw %s %d", what, msr, val,
+	if (!check(v == X86_VEC_GP, "%s: wrmsr %#x <- %#lx: expected #GP, saw %s %d", what, msr, val,
 		   v < 0 ? "no fault" : "vector", v))
 		pmu_hw_wrmsr(msr, old);
 }
@@ -222,7 +219,7 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
       "reserved bits, absent counters and read-only MSRs raise #GP")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint32_t gp = pmu_test_free_gp();
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	uint64_t v;
@@ -246,41 +243,41 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 	}
 	unsigned gp_past = pmu_test_first_absent(c->gp_mask, PMU_MAX_GP);
 	if (c->global_ctrl && gp_past < PMU_MAX_GP && c->reserved_gp_unchecked_why)
-		expect_gp_or_taken(c, c->global_ctrl, pc->global_ctrl_shadow | BIT(gp_past), BIT(gp_past),
-				   pc->global_ctrl_shadow, "global control enable of an absent counter");
+		expect_gp_or_taken(c, c->global_ctrl, pmu_cpu_global_ctrl(pc) | BIT(gp_past), BIT(gp_past),
+				   pmu_cpu_global_ctrl(pc), "global control enable of an absent counter");
 	else if (c->global_ctrl && gp_past < PMU_MAX_GP)
-		expect_gp(c->global_ctrl, pc->global_ctrl_shadow | BIT(gp_past), pc->global_ctrl_shadow,
+		expect_gp(c->global_ctrl, pmu_cpu_global_ctrl(pc) | BIT(gp_past), pmu_cpu_global_ctrl(pc),
 			  "GLOBAL_CTRL enable of an absent GP counter");
 	if (c->fixed_ctrl) {
 		unsigned fx_past = pmu_test_first_absent(c->fixed_mask, PMU_MAX_FIXED);
 		if (fx_past < PMU_MAX_FIXED) {
 			expect_gp(c->fixed_ctrl,
-				  pc->fixed_ctrl_shadow |
+				  pmu_cpu_fixed_ctrl(pc) |
 					  (FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(fx_past)),
-				  pc->fixed_ctrl_shadow, "FIXED_CTR_CTRL field of an absent fixed counter");
+				  pmu_cpu_fixed_ctrl(pc), "FIXED_CTR_CTRL field of an absent fixed counter");
 			expect_gp(c->global_ctrl,
-				  pc->global_ctrl_shadow | BIT(PERF_GLOBAL_FIXED_SHIFT + fx_past),
-				  pc->global_ctrl_shadow, "GLOBAL_CTRL enable of an absent fixed counter");
+				  pmu_cpu_global_ctrl(pc) | BIT(PERF_GLOBAL_FIXED_SHIFT + fx_past),
+				  pmu_cpu_global_ctrl(pc), "GLOBAL_CTRL enable of an absent fixed counter");
 			int vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + fx_past, &v);
-			const char *ignored = vec != 13 ? pmu_test_absent_msrs_read() : NULL;
+			const char *ignored = vec != X86_VEC_GP ? pmu_test_absent_msrs_read() : NULL;
 			if (ignored)
 				diag("rdmsr IA32_FIXED_CTR%u (absent): vector %d, read %#lx; not checked: %s",
 				     fx_past, vec, v, ignored);
 			else
-				check(vec == 13,
+				check(vec == X86_VEC_GP,
 				      "rdmsr IA32_FIXED_CTR%u (absent, mask %#x): expected #GP, saw vector %d",
 				      fx_past, c->fixed_mask, vec);
 			vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | fx_past, &v);
-			check(vec == 13, "RDPMC(fixed %u) (absent): expected #GP, saw vector %d", fx_past,
-			      vec);
+			check(vec == X86_VEC_GP, "RDPMC(fixed %u) (absent): expected #GP, saw vector %d",
+			      fx_past, vec);
 			/* A hole below the highest fixed counter is the v5 bitmap case. */
 			if (c->fixed_mask >> fx_past)
 				diag("fixed-counter bitmap %#x has a hole at %u (CPUID.0AH:ECX, v5)",
 				     c->fixed_mask, fx_past);
 		}
 		if (c->version < 3 && (c->fixed_mask & 1))
-			expect_gp(c->fixed_ctrl, pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_ANY_BIT),
-				  pc->fixed_ctrl_shadow, "FIXED_CTR_CTRL AnyThread before version 3");
+			expect_gp(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_ANY_BIT),
+				  pmu_cpu_fixed_ctrl(pc), "FIXED_CTR_CTRL AnyThread before version 3");
 	}
 	if (c->perf_caps_valid)
 		expect_gp(MSR_IA32_PERF_CAPABILITIES, c->perf_caps, c->perf_caps,
@@ -326,9 +323,9 @@ KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU,
 
 	pmu_hw_wrmsr(legacy, 0x80000001ull);
 	pmu_hw_rdmsr(legacy, &v);
-	check(v == sext32(0x80000001ull, c->gp_width),
+	check(v == pmu_sext32(0x80000001ull, c->gp_width),
 	      "IA32_PMC%u <- 0x80000001: expected the sign-extended %#lx, read %#lx", x,
-	      sext32(0x80000001ull, c->gp_width), v);
+	      pmu_sext32(0x80000001ull, c->gp_width), v);
 	pmu_hw_wrmsr(legacy, 0xffffff0012345678ull);
 	pmu_hw_rdmsr(legacy, &v);
 	check(v == 0x12345678,
@@ -345,12 +342,12 @@ KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU,
 			expect_gp(alias, BIT(c->gp_width), 0, "IA32_A_PMC bit past the counter width");
 	} else {
 		vec = pmu_hw_rdmsr(alias, &v);
-		const char *ignored = vec != 13 ? pmu_test_absent_msrs_read() : NULL;
+		const char *ignored = vec != X86_VEC_GP ? pmu_test_absent_msrs_read() : NULL;
 		if (ignored)
 			diag("IA32_A_PMC%u without IA32_PERF_CAPABILITIES[13]: vector %d; not checked: %s", x,
 			     vec, ignored);
 		else
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "IA32_A_PMC%u without IA32_PERF_CAPABILITIES[13]: expected #GP on rdmsr, saw vector %d",
 			      x, vec);
 	}
@@ -380,7 +377,7 @@ fixed:;
 			 * counter's width "must be written as zeros") expects #GP and
 			 * the counter unchanged; KVM truncates (deviation row). */
 			check_or_deviation(
-				rv == 0 && vec == 13 && v == 0, &o,
+				rv == 0 && vec == X86_VEC_GP && v == 0, &o,
 				"IA32_FIXED_CTR%u <- %#lx (bit %u past the width): expected #GP leaving 0 (SDM, WRMSR: reserved bits), saw %s%.0d, read %#lx",
 				i, t.val, c->fixed_width, vec < 0 ? "no fault" : "vector ", vec < 0 ? 0 : vec,
 				v);

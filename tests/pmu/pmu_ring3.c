@@ -2,6 +2,7 @@
  * instructions retired, and RDPMC at CPL 3 gated by CR4.PCE. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/usermode.h"
+#include "arch/x86/vectors.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -16,20 +17,6 @@
 static void user_loop(void *arg)
 {
 	pmu_workload_loop((uint64_t)(uintptr_t)arg);
-}
-
-struct user_rdpmc {
-	uint32_t ecx;
-	volatile uint64_t val;
-};
-
-static void user_rdpmc(void *arg)
-{
-	struct user_rdpmc *u = arg;
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(u->ecx));
-	u->val = (uint64_t)hi << 32 | lo;
 }
 
 /* Minimum over trials of the USR-only and OS-only counts around one
@@ -97,8 +84,8 @@ KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU,
       "RDPMC at CPL 3: #GP with CR4.PCE clear, the counter with it set")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
-	uint32_t gp = c->gp_mask & ~pc->gp_reserved & ~pc->gp_used;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
+	uint32_t gp = c->gp_mask & ~pmu_cpu_gp_others(pc) & ~pmu_cpu_gp_ours(pc);
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	struct user_rdpmc u = { .ecx = x, .val = 0 };
 	uint64_t cr4 = read_cr4();
@@ -111,7 +98,7 @@ KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU,
 
 	write_cr4(cr4 & ~BIT(CR4_PCE_BIT));
 	v = usermode_call(user_rdpmc, &u);
-	check(v == 13, "RDPMC(%u) at CPL 3 with CR4.PCE clear: expected #GP (13), saw %d", x, v);
+	check(v == X86_VEC_GP, "RDPMC(%u) at CPL 3 with CR4.PCE clear: expected #GP (13), saw %d", x, v);
 
 	write_cr4(cr4 | BIT(CR4_PCE_BIT));
 	v = usermode_call(user_rdpmc, &u);

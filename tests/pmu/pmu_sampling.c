@@ -269,8 +269,8 @@ KTEST("pmu.sampling", all_cpus_at_once, pmu_needs_pmi, 0,
 	on_each_cpu(samp_on_this_cpu, NULL);
 	for (unsigned c = 0; c < n; c++) {
 		struct samp_run *r = &all_runs[c];
-		if (pmu_cpu_of(c) && !pmu_cpu_of(c)->counting) {
-			diag("cpu %u: not checked: %s", c, pmu_cpu_of(c)->reason);
+		if (pmu_cpu_of(c) && !pmu_cpu_counts(pmu_cpu_of(c))) {
+			diag("cpu %u: not checked: %s", c, pmu_cpu_reason(pmu_cpu_of(c)));
 			continue;
 		}
 		samp_check(r);

@@ -3,14 +3,15 @@
  * 0x1900 + 4n MSRs against the legacy ones, the event-select extensions
  * (UMASK2, EQ, RDPMC user disable), auto counter reload, architectural
  * events 8-12 with fixed counters 4-6, and PERF_METRICS. The bit
- * positions come from Linux and x86-cpuid-db (pmu/intel_v6.c names the
+ * positions come from Linux and x86-cpuid-db (pmu/intel/v6.c names the
  * commits); each check asserts only what those sources pin down. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/usermode.h"
+#include "arch/x86/vectors.h"
 #include "pmu/bracket.h"
-#include "pmu/intel_v6.h"
+#include "pmu/intel/v6.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -184,7 +185,7 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 			check(vec == 0, "GP %u: RDPMC(%u) raised vector %d", x, x, vec);
 		} else if (x <= (unsigned)fls32(c->gp_mask) && !((c->rdpmc_extra_mask >> x) & 1)) {
 			vec = pmu_hw_rdpmc(x, &v);
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "GP %u (absent, CPUID.23H.1:EAX %#x): RDPMC expected #GP, saw vector %d", x,
 			      c->gp_mask, vec);
 		}
@@ -198,11 +199,11 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 			check(vec == 0, "fixed %u: RDPMC(%#x) raised vector %d", i, PMU_RDPMC_FIXED | i, vec);
 		} else if (i <= (unsigned)fls32(c->fixed_mask)) {
 			vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | i, &v);
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "fixed %u (absent, CPUID.23H.1:EBX %#x): RDPMC expected #GP, saw vector %d", i,
 			      c->fixed_mask, vec);
 			vec = pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + i, &v);
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "fixed %u (absent): rdmsr IA32_FIXED_CTR%u expected #GP, saw vector %d", i, i,
 			      vec);
 		}
@@ -210,11 +211,6 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 }
 
 /* --- The version 6 MSR map --- */
-
-static uint64_t sext32(uint64_t v, unsigned width)
-{
-	return (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(width);
-}
 
 /* IA32_PMC_GPn_CTR (0x1900 + 4n) is IA32_PMCn and IA32_A_PMCn, CFG_A
  * (0x1901 + 4n) is IA32_PERFEVTSELn, IA32_PMC_FXm_CTR (0x1980 + 4m) is
@@ -247,9 +243,9 @@ KTEST("pmu.v6", msr_aliases, needs_v6, KTEST_PER_CPU,
 				check(pmu_hw_rdmsr(MSR_IA32_A_PMC0 + x, &v) == 0 && v == pat,
 				      "GP %u: wrote %#lx to %#x, IA32_A_PMC%u reads %#lx", x, pat, ctr, x, v);
 			pmu_hw_wrmsr(MSR_IA32_PMC0 + x, 0x80000005ull);
-			check(pmu_hw_rdmsr(ctr, &v) == 0 && v == sext32(0x80000005ull, c->gp_width),
+			check(pmu_hw_rdmsr(ctr, &v) == 0 && v == pmu_sext32(0x80000005ull, c->gp_width),
 			      "GP %u: IA32_PMC%u <- 0x80000005 (sign-extended %#lx), IA32_PMC_GP%u_CTR reads %#lx",
-			      x, x, sext32(0x80000005ull, c->gp_width), x, v);
+			      x, x, pmu_sext32(0x80000005ull, c->gp_width), x, v);
 			pmu_hw_wrmsr(MSR_IA32_PERFEVTSEL0 + x, 0x300c0);
 			check(pmu_hw_rdmsr(cfg, &v) == 0 && v == 0x300c0,
 			      "GP %u: IA32_PERFEVTSEL%u <- 0x300c0, IA32_PMC_GP%u_CFG_A %#x reads %#lx", x, x,
@@ -310,7 +306,7 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 		  BIT(PERFEVTSEL_RDPMC_USER_DISABLE_BIT), 0x300c0 },
 	};
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	uint32_t fx = c->global_ctrl ? pmu_test_free_fixed() : 0;
 	uint64_t v;
@@ -329,7 +325,7 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 			      "%s: %s%u <- %#lx reads back %#lx", ext[k].name, pmu_evtsel_name(c), x, want,
 			      v);
 		} else {
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "%s not enumerated (CPUID.23H.0:EBX=%#x): %s%u <- %#lx expected #GP, saw %d",
 			      ext[k].name, c->leaf23_regs[0].ebx, pmu_evtsel_name(c), x, want, vec);
 		}
@@ -339,7 +335,7 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 	unsigned i = pmu_test_first_absent(~fx, 8);
 	if (i < 8 && c->fixed_ctrl) {
 		bool has = (c->leaf23_regs[0].ebx >> CPUID_23_EBX_RDPMC_USER_DISABLE_BIT) & 1;
-		uint64_t want = pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i));
+		uint64_t want = pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i));
 		int vec = pmu_hw_wrmsr(c->fixed_ctrl, want);
 
 		if (has)
@@ -347,28 +343,14 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 			      "IA32_FIXED_CTR_CTRL <- %#lx (fixed %u user disable): vector %d, reads %#lx",
 			      want, i, vec, v);
 		else
-			check(vec == 13,
+			check(vec == X86_VEC_GP,
 			      "IA32_FIXED_CTR_CTRL bit %u without RDPMC user disable: expected #GP, saw %d",
 			      FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i), vec);
-		pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
+		pmu_hw_wrmsr(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc));
 	}
 }
 
 /* --- RDPMC user disable --- */
-
-struct user_rdpmc {
-	uint32_t ecx;
-	volatile uint64_t val;
-};
-
-static void user_rdpmc(void *arg)
-{
-	struct user_rdpmc *u = arg;
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(u->ecx));
-	u->val = (uint64_t)hi << 32 | lo;
-}
 
 /* RDPMC at CPL 3 of a counter with its RDPMC_USER_DISABLE bit (PERFEVTSEL
  * bit 37, IA32_FIXED_CTR_CTRL bit 33 + 4i) returns 0, without a fault;
@@ -403,7 +385,7 @@ KTEST("pmu.v6", rdpmc_user_disable, needs_user_disable, KTEST_PER_CPU,
       "RDPMC user disable: ring-3 RDPMC reads 0, ring 0 the count")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
 	unsigned i = pmu_test_first_absent(~(c->global_ctrl ? pmu_test_free_fixed() : 0), 8);
 
@@ -419,8 +401,8 @@ KTEST("pmu.v6", rdpmc_user_disable, needs_user_disable, KTEST_PER_CPU,
 	if (i < 8 && c->fixed_ctrl) {
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0x5678);
 		user_disable_one(PMU_RDPMC_FIXED | i, 0x5678, c->fixed_ctrl,
-				 pc->fixed_ctrl_shadow | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i)),
-				 pc->fixed_ctrl_shadow);
+				 pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i)),
+				 pmu_cpu_fixed_ctrl(pc));
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
 	}
 }
@@ -479,7 +461,7 @@ KTEST("pmu.v6", auto_counter_reload, needs_acr, KTEST_PER_CPU,
 		}
 	if (bad >= 0) {
 		vec = pmu_hw_wrmsr(acr_cfg_b((unsigned)r), BIT(bad));
-		check(vec == 13,
+		check(vec == X86_VEC_GP,
 		      "IA32_PMC_GP%d_CFG_B <- bit %d (a counter CPUID.23H.2 says cannot cause a reload, cause mask %#lx): expected #GP, saw %d",
 		      r, bad, cause, vec);
 		pmu_hw_wrmsr(acr_cfg_b((unsigned)r), 0);

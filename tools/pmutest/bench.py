@@ -244,7 +244,7 @@ def emu_build_figures(tmp):
 def cost_figures(kernel, tmp, kvm_cpu, kvm_reason):
     """The cost map's rows (TSC ticks, median of each run's median), on KVM
     and on the emulated PMU: where RDPMC and the PMU MSRs trap and where
-    they run natively (README.md, "Reading the cost map")."""
+    they run natively (docs/operating.md, "Reading the cost map")."""
     envs = []
     if kvm_cpu:
         envs.append(('KVM', QemuConfig(kernel=kernel, smp=1, accel='kvm', cpu=kvm_cpu,
@@ -327,9 +327,10 @@ def measure(kernel, iso, tmp):
     figures.append(Figure('stripped kernel size', 'KiB', value=round(os.path.getsize(stripped) / 1024, 1),
                           fmt='%.1f'))
     figures.append(Figure('ISO size', 'MB', value=round(os.path.getsize(iso) / 1e6, 2)))
-    bracket = subprocess.run([sys.executable, os.path.join(REPO_ROOT, 'tools', 'check-bracket.py'), kernel],
+    bracket = subprocess.run([sys.executable, '-m', 'pmutest.check_bracket', kernel],
+                             env=dict(os.environ, PYTHONPATH=os.path.join(REPO_ROOT, 'tools')),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout.strip()
-    figures.append(Figure('measurement bracket (tools/check-bracket.py)',
+    figures.append(Figure('measurement bracket (tools/pmutest/check_bracket.py)',
                           text=bracket.splitlines()[-1] if bracket else 'n/a'))
     figures += host_bench_figures(os.path.dirname(os.path.abspath(kernel)))
     return figures
@@ -379,3 +380,7 @@ def main(argv=None):
     print('figures saved to %s and %s' % (os.path.join(out_dir, 'bench.txt'),
                                           os.path.join(out_dir, 'bench.json')))
     return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -4,7 +4,7 @@ PMIs picked out of its log; monitor mode's rows; sample mode's samples
 and tools/pmutest-samples' report of them. The full logs stay in the
 directory given (build/emu-demo).
 
-  tools/emu-demo --kernel build/pmutest.elf --qemu PATH [--logdir DIR]"""
+  python3 -m pmutest.demo --kernel build/pmutest.elf --qemu PATH [--logdir DIR]"""
 import argparse
 import os
 import re
@@ -94,3 +94,7 @@ def main(argv=None):
     failed += report.returncode != 0
     show('tools/pmutest-samples %s' % log, report.stdout.splitlines())
     return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The emulated-PMU matrix `make test` runs (issue 9): pmutest's default
+"""The emulated-PMU matrix `make test` runs: pmutest's default
 suite at -smp 4 on every profile of emu/profiles.list under the patched
 QEMU (emu/qemu), and monitor and sample mode on an emulated PMU.
 

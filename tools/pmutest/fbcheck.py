@@ -1,8 +1,8 @@
 """Check a screenshot of pmutest's framebuffer console against the serial log.
 
-    fb-screenshot-check.py SCREENSHOT.ppm SERIAL.log [--last N] [--font FILE]
-    fb-screenshot-check.py --show-font
-    fb-screenshot-check.py --print-screen SCREENSHOT.ppm
+    python3 -m pmutest.fbcheck SCREENSHOT.ppm SERIAL.log [--last N] [--font FILE]
+    python3 -m pmutest.fbcheck --show-font
+    python3 -m pmutest.fbcheck --print-screen SCREENSHOT.ppm
 
 SCREENSHOT.ppm is what QEMU's monitor command `screendump FILE` writes: a
 binary PPM (P6). The screen is read as lib/fbcon.c draws it: a grid of 8x16
@@ -304,3 +304,6 @@ def main(argv=None):
         print('  ' + line)
     return 1
 
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -266,7 +266,8 @@ def screenshot_run(iso, logdir, name, timeout=180):
                 break
             time.sleep(0.5)
         hmp(sock, 'quit')
-        check = subprocess.run([sys.executable, os.path.join(TOOLS, 'fb-screenshot-check.py'), shot, log],
+        check = subprocess.run([sys.executable, '-m', 'pmutest.fbcheck', shot, log],
+                               env=dict(os.environ, PYTHONPATH=TOOLS),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out = check.stdout
         if '# fbcon:' not in _read(log):

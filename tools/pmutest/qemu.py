@@ -1,6 +1,6 @@
 """QEMU for pmutest: the one command-line builder, the one UEFI firmware
 table, the one KVM probe, and the loop that runs QEMU while following its
-serial log. tools/pmutest-run, tools/boot-matrix.py and tools/bench.py all
+serial log. tools/pmutest-run, tools/boot-matrix.py and python3 -m pmutest.bench all
 start QEMU through here."""
 import json
 import os

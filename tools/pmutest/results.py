@@ -75,3 +75,16 @@ def total(args, out=sys.stdout):
         print('total: missing: %s' % path, file=out)
     print('%d passed, %d failed, %d skipped' % tuple(sums), file=out)
     return 1 if sums[1] or missing else 0
+
+
+def main(argv=None):
+    """python3 -m pmutest.results --run PROGRAM...: run host test programs;
+    python3 -m pmutest.results FILE[:part,...] ...: add up result lines."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ['--run']:
+        return run_programs(argv[1:])
+    return total(argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

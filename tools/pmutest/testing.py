@@ -85,3 +85,18 @@ def _flatten(suite):
             yield from _flatten(item)
         else:
             yield item
+
+
+def main(argv=None):
+    """python3 -m pmutest.testing [PATH...] [-k TEXT]: the project's Python
+    tests (tools/tests/, ci-examples/)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument('paths', nargs='*', help='test directories or files (default: all)')
+    ap.add_argument('-k', dest='only', help='only tests whose id contains this text')
+    a = ap.parse_args(argv)
+    return run(a.paths or TEST_DIRS, only=a.only)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -2,7 +2,7 @@
 runs the matrix itself): the expect rules it writes per kind, which defect
 counts as caught, the failures it prints, and its monitor-row and sample
 checks against logs written here.
-Run: tools/run-tests.py tools/tests/test_emumatrix.py"""
+Run: PYTHONPATH=tools python3 -m pmutest.testing tools/tests/test_emumatrix.py"""
 import struct
 import unittest
 

@@ -1,10 +1,10 @@
-"""Unit tests for tools/fb-screenshot-check.py: font parsing, PPM parsing,
+"""Unit tests for tools/pmutest/fbcheck.py: font parsing, PPM parsing,
 cell recognition, fbcon's layout rules, the comparison and the command line;
 plus an end-to-end run in which lib/fbcon.c itself (built on the host with
 cc) draws a serial log into 32/24/16-bpp framebuffers that the tool reads
 back (skipped when there is no C compiler).
 
-Run: tools/run-tests.py tools/tests/test_fbcheck.py
+Run: PYTHONPATH=tools python3 -m pmutest.testing tools/tests/test_fbcheck.py
 """
 import contextlib
 import io

@@ -3,7 +3,7 @@ style of Linux's kunit_parser), both ways it splits lines: the kernel's
 line discipline (bare LF, a LF before 'KTAP version 1') must survive a file
 capture, a pty capture (LF becomes CR LF) and GRUB's leftover CR; the old
 discipline (CR LF, no leading LF) is shown to break exactly as consumers
-review finding #10 reports, so the test can fail."""
+a review found, so the test can fail."""
 import unittest
 
 from fixtures import FIRMWARE_NOISE, PASS_LOG, XFAIL_LOG, pty, stored

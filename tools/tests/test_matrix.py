@@ -1,6 +1,6 @@
 """Unit tests of the boot matrix's own judgements (tools/pmutest/matrix.py;
 the matrix itself boots in make boot-test): the no-long-mode rows.
-Run: tools/run-tests.py tools/tests/test_matrix.py"""
+Run: PYTHONPATH=tools python3 -m pmutest.testing tools/tests/test_matrix.py"""
 import os
 import tempfile
 import unittest

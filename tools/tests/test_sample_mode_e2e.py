@@ -6,7 +6,7 @@ model filled through the real PMI handler, with the kernel's drain code
 samples and losses must equal the "# sample-mode: cpu N:" summaries, every
 RIP must resolve to the symbol of the "workload rip range" line or lie
 outside it as the summary counts.
-Run: tools/run-tests.py tools/tests/test_sample_mode_e2e.py"""
+Run: PYTHONPATH=tools python3 -m pmutest.testing tools/tests/test_sample_mode_e2e.py"""
 import io
 import json
 import os

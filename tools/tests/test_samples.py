@@ -2,7 +2,7 @@
 in pmu/sample_record.h, per-CPU and LOST accounting, symbol resolution from `nm -n`
 output (fake and, when a toolchain is present, from a real tiny ELF), and
 the command line.
-Run: tools/run-tests.py tools/tests/test_samples.py"""
+Run: PYTHONPATH=tools python3 -m pmutest.testing tools/tests/test_samples.py"""
 import os
 import shutil
 import struct

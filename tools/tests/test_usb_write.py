@@ -3,7 +3,7 @@ mount and swap tables and regular files standing for disks (so no real disk
 is ever opened); writes and verifies to plain files; and, as root with loop
 support, to a real loop device on a temporary file.
 
-Run: tools/run-tests.py tools/tests/test_usb_write.py
+Run: PYTHONPATH=tools python3 -m pmutest.testing tools/tests/test_usb_write.py
 """
 import hashlib
 import os

@@ -1,0 +1,77 @@
+/* The Intel backend's caps lines (pmu_ops.print_caps, after the generic
+ * first line of pmu/caps.c): CPUID.0AH, IA32_PERF_CAPABILITIES, the
+ * register map and CPUID.23H. */
+#include "lib/printf.h"
+#include "pmu/intel/intel.h"
+#include "pmu/intel/v6.h"
+#include "pmu/pmu_internal.h"
+
+void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx)
+{
+	struct pmu_caps_line l = { .len = 0 };
+
+	if (c->version == 0) {
+		pmu_caps_line_add(&l, "%sno architectural PMU (CPUID.0AH.EAX[7:0]=0, max leaf %#x)", prefix,
+				  c->max_leaf);
+		pmu_caps_line_emit(&l, out, ctx);
+		return;
+	}
+
+	pmu_caps_line_add(&l, "%sarchitectural PMU v%u: %u GP counters x %u bits (mask %#x%s)", prefix,
+			  c->version, c->num_gp, c->gp_width, c->gp_mask, c->leaf23 ? ", CPUID.23H" : "");
+	if (c->version >= 2)
+		pmu_caps_line_add(&l, ", fixed counters x %u bits (mask %#x, EDX[4:0]=%u%s)", c->fixed_width,
+				  c->fixed_mask, c->num_fixed, c->version >= 5 ? ", v5 ECX bitmap" : "");
+	if (c->anythread_deprecated)
+		pmu_caps_line_add(&l, ", AnyThread deprecated");
+	if (c->counters_added)
+		pmu_caps_line_add(&l, "; with %s", c->counters_added);
+	pmu_caps_line_emit(&l, out, ctx);
+
+	pmu_caps_line_add(&l, "%sevents (CPUID.0AH:EBX=%#x, length %u): available:", prefix,
+			  c->events_unavail, c->events_len);
+	for (int e = 0; e < PMU_ARCH_NR; e++)
+		if ((c->events_avail >> e) & 1)
+			pmu_caps_line_add(&l, " %s", pmu_arch_events[e].name);
+	pmu_caps_line_add(&l, "; not available:");
+	for (int e = 0; e < PMU_ARCH_NR; e++)
+		if (!((c->events_avail >> e) & 1))
+			pmu_caps_line_add(&l, " %s", pmu_arch_events[e].name);
+	if (c->events_unknown)
+		pmu_caps_line_add(&l, "; further available bits, unknown to pmutest: %#x", c->events_unknown);
+	pmu_caps_line_emit(&l, out, ctx);
+
+	if (!c->pdcm)
+		pmu_caps_line_add(&l, "%sIA32_PERF_CAPABILITIES absent (CPUID.01H:ECX.PDCM[15]=0)", prefix);
+	else if (!c->perf_caps_valid)
+		pmu_caps_line_add(&l, "%sIA32_PERF_CAPABILITIES unreadable although CPUID.01H:ECX.PDCM=1",
+				  prefix);
+	else
+		pmu_caps_line_add(
+			&l,
+			"%sIA32_PERF_CAPABILITIES=%#llx: full-width writes %s, LBR format %u, PEBS format %u%s%s%s%s%s",
+			prefix, (unsigned long long)c->perf_caps, c->full_width_write ? "yes" : "no",
+			c->lbr_format, c->pebs_format, c->pebs_trap ? ", PEBS trap" : "",
+			c->pebs_arch_regs ? ", PEBS arch regs" : "",
+			c->pebs_baseline ? ", PEBS baseline" : "", c->perf_metrics ? ", perf metrics" : "",
+			c->freeze_smm ? ", freeze while SMM" : "");
+	pmu_caps_line_emit(&l, out, ctx);
+
+	pmu_caps_line_add(&l, "%sregisters: PERFEVTSEL0 %#x, counter0 %#x (writes via %#x), stride %u",
+			  prefix, c->evtsel_base, c->ctr_base, c->ctr_write_base, c->ctr_stride);
+	if (c->fixed_base)
+		pmu_caps_line_add(&l, ", FIXED_CTR0 %#x", c->fixed_base);
+	if (c->fixed_ctrl)
+		pmu_caps_line_add(&l, ", FIXED_CTR_CTRL %#x", c->fixed_ctrl);
+	if (c->global_ctrl)
+		pmu_caps_line_add(&l, ", GLOBAL_CTRL %#x STATUS %#x OVF_CTRL %#x", c->global_ctrl,
+				  c->global_status, c->global_ovf);
+	if (c->global_status_set)
+		pmu_caps_line_add(&l, " STATUS_SET %#x", c->global_status_set);
+	if (c->global_inuse)
+		pmu_caps_line_add(&l, " INUSE %#x", c->global_inuse);
+	if (c->offcore_msrs)
+		pmu_caps_line_add(&l, ", %u offcore-response MSR(s)", c->offcore_msrs);
+	pmu_caps_line_emit(&l, out, ctx);
+	intel_v6_print(c, prefix, out, ctx);
+}

@@ -1,0 +1,313 @@
+/* Intel memory-controller counters: the generation table, finding the
+ * registers (MCHBAR; the UBOX bus-to-package map and the channel
+ * functions), and the counting windows. */
+#include "pmu/intel/imc.h"
+
+#include "lib/bits.h"
+#include "lib/printf.h"
+#include "pmu/intel/models.h"
+#include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
+
+#define PCI_VENDOR_INTEL 0x8086
+#define MCHBAR_REG 0x48 /* host bridge 0:0.0, 64 bits; bit 0 MCHBAREN */
+#define MCHBAR_EN BIT(0)
+/* Box control and event-select bits of the Skylake-SP channels (Linux
+ * uncore_snbep.c: SNBEP_PMON_BOX_CTL_RST_CTRL/RST_CTRS/FRZ, IVBEP
+ * FRZ_EN; SNBEP_PMON_CTL_EN). */
+#define CHAN_BOX_RST (BIT(0) | BIT(1))
+#define CHAN_BOX_FRZ BIT(8)
+#define CHAN_BOX_FRZ_EN BIT(16)
+#define CHAN_SEL_EN BIT(22)
+
+#define SNB_TO_CML                                                                                       \
+	(INTEL_UARCHS(INTEL_SANDYBRIDGE) | INTEL_UARCHS(INTEL_IVYBRIDGE) | INTEL_UARCHS(INTEL_HASWELL) | \
+	 INTEL_UARCHS(INTEL_BROADWELL) | INTEL_UARCHS(INTEL_SKYLAKE))
+/* MCHBAR's base: Linux takes the page-aligned register (bit 0 the enable;
+ * the 2nd-10th generation datasheets, vol. 2, give bits 38:15). */
+#define MCHBAR_BASE 0x7ffffff000ull
+
+/* Skylake-SP's six channels: two controllers of three (Linux
+ * skx_uncore_pci_ids; PCM src/types.h SKX_MCx_CHy_REGISTER_DEV/FUNC_ADDR). */
+static const struct pmu_imc_fn skx_chans[] = {
+	{ 10, 2, 0x2042 }, { 10, 6, 0x2046 }, { 11, 2, 0x204a },
+	{ 12, 2, 0x2042 }, { 12, 6, 0x2046 }, { 13, 2, 0x204a },
+};
+
+static const struct pmu_imc_model imc_models[] = {
+	/* Linux uncore_snb.c snb/skl/icl/rkl IMC: DRAM data reads at MCHBAR +
+	 * 5050H, writes 5054H, 32-bit counts of 64-byte lines (its scale
+	 * 6.103515625e-5 MiB); Intel PCM src/bw.cpp reads the same. */
+	{ .name = "Sandy Bridge..Comet Lake, Ice Lake, Rocket Lake client",
+	  .client = SNB_TO_CML | INTEL_UARCHS(INTEL_ICELAKE) | INTEL_UARCHS(INTEL_ROCKETLAKE),
+	  .kind = PMU_IMC_MCHBAR,
+	  .base_mask = MCHBAR_BASE,
+	  .rd = 0x5050,
+	  .wr = 0x5054,
+	  .nmc = 1,
+	  .width = 32,
+	  .bytes_min = 64,
+	  .bytes_max = 64,
+	  .what = "UNC_IMC_DRAM_DATA_READS/WRITES (free-running)" },
+	/* Linux tgl_l_uncore_imc_freerunning: reads 5058H, writes 50A0H, 64
+	 * bits, memory controller 1 at + 10000H (TGL_UNCORE_MMIO_IMC_MEM_OFFSET). */
+	{ .name = "Tiger Lake-L client",
+	  .client = INTEL_UARCHS(INTEL_TIGERLAKE_L),
+	  .kind = PMU_IMC_MCHBAR,
+	  .base_mask = MCHBAR_BASE,
+	  .rd = 0x5058,
+	  .wr = 0x50a0,
+	  .mc_stride = 0x10000,
+	  .nmc = 2,
+	  .width = 64,
+	  .bytes_min = 64,
+	  .bytes_max = 64,
+	  .what = "UNC_MCx_RDCAS/WRCAS_COUNT_FREERUN" },
+	/* Linux tgl_uncore_imc_freerunning and adl_uncore_imc_freerunning:
+	 * D858H reads, D8A0H writes (perfmon alderlake_uncore.json
+	 * UNC_MC0/1_RDCAS/WRCAS_COUNT_FREERUN, "every 64B"). */
+	{ .name = "Tiger Lake-H, Alder/Raptor Lake client",
+	  .client = INTEL_UARCHS(INTEL_TIGERLAKE) | INTEL_UARCHS(INTEL_ALDERLAKE),
+	  .kind = PMU_IMC_MCHBAR,
+	  .base_mask = MCHBAR_BASE,
+	  .rd = 0xd858,
+	  .wr = 0xd8a0,
+	  .mc_stride = 0x10000,
+	  .nmc = 2,
+	  .width = 64,
+	  .bytes_min = 64,
+	  .bytes_max = 64,
+	  .what = "UNC_MCx_RDCAS/WRCAS_COUNT_FREERUN" },
+	/* The same registers (Linux mtl/lnl reuse Alder Lake's); perfmon
+	 * meteorlake/arrowlake_uncore.json: a CAS moves 32 or 64 bytes,
+	 * where Linux scales by 64. */
+	{ .name = "Meteor/Arrow/Lunar Lake client",
+	  .client = INTEL_UARCHS(INTEL_METEORLAKE) | INTEL_UARCHS(INTEL_ARROWLAKE) |
+		    INTEL_UARCHS(INTEL_LUNARLAKE),
+	  .kind = PMU_IMC_MCHBAR,
+	  .base_mask = MCHBAR_BASE,
+	  .rd = 0xd858,
+	  .wr = 0xd8a0,
+	  .mc_stride = 0x10000,
+	  .nmc = 2,
+	  .width = 64,
+	  .bytes_min = 32,
+	  .bytes_max = 64,
+	  .what = "UNC_M_MCx_RDCAS/WRCAS_COUNT_FREERUN" },
+	/* Linux skx_uncore_imc and snbep_pci2phy_map_init(0x2014, SKX_CPUNODEID
+	 * C0H, SKX_GIDNIDMAP D4H); the UBOX at 8.2 as PCM's
+	 * pcm-iio-topology.cpp; perfmon skylakex_uncore.json UNC_M_CAS_COUNT.RD
+	 * (04H/03H) and .WR (04H/0CH). */
+	{ .name = "Skylake-SP/Cascade Lake",
+	  .server = INTEL_UARCHS(INTEL_SKYLAKE),
+	  .kind = PMU_IMC_CHANNELS,
+	  .ubox = { 8, 2, 0x2014 },
+	  .node_off = 0xc0,
+	  .map_off = 0xd4,
+	  .chans = skx_chans,
+	  .nchans = ARRAY_LEN(skx_chans),
+	  .box_ctl = 0xf4,
+	  .sel0 = 0xd8,
+	  .ctr0 = 0xa0,
+	  .cas_event = 0x04,
+	  .rd_umask = 0x03,
+	  .wr_umask = 0x0c,
+	  .bytes_min = 64,
+	  .bytes_max = 64,
+	  .what = "UNC_M_CAS_COUNT.RD/.WR" },
+};
+
+const struct pmu_imc_model *pmu_imc_model(const struct pmu_caps *c)
+{
+	const struct intel_model *m = intel_model_of(c);
+
+	for (unsigned i = 0; m && i < ARRAY_LEN(imc_models); i++)
+		if (intel_uarch_in(m->uarch, m->server ? imc_models[i].server : imc_models[i].client))
+			return &imc_models[i];
+	return NULL;
+}
+
+static uint32_t cfg_read(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off)
+{
+	uint32_t v;
+	return pmu_hw_pci_read32(bus, dev, fn, off, &v) ? ~0u : v;
+}
+
+/* Under a hypervisor the host bridge and the buses are the VM's. */
+static const char *hv_note(const struct pmu_caps *c)
+{
+	return c->hypervisor ? " (under a hypervisor, whose platform has none)" : "";
+}
+
+static int detect_mchbar(struct pmu_imc *m, const struct pmu_caps *c)
+{
+	const struct pmu_imc_model *r = m->model;
+	uint32_t id = cfg_read(0, 0, 0, 0), probe;
+
+	if ((id & 0xffff) != PCI_VENDOR_INTEL)
+		return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+			     "0:0.0 is no Intel host bridge (vendor:device %04x:%04x): no MCHBAR",
+			     id & 0xffff, id >> 16);
+	m->mchbar_reg = cfg_read(0, 0, 0, MCHBAR_REG) | (uint64_t)cfg_read(0, 0, 0, MCHBAR_REG + 4) << 32;
+	if (!(m->mchbar_reg & MCHBAR_EN) || !(m->mchbar_reg & r->base_mask))
+		return kerrf(
+			m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+			"MCHBAR (host bridge 0:0.0 config 48H) reads %#llx: not enabled by the firmware%s",
+			(unsigned long long)m->mchbar_reg, hv_note(c));
+	m->base = m->mchbar_reg & r->base_mask;
+	if (pmu_hw_mmio_read32(m->base + r->rd, &probe))
+		return kerrf(m->why, sizeof(m->why), PMU_E_FAULT, "MCHBAR %#llx + %#x is not mapped",
+			     (unsigned long long)m->base, r->rd);
+	return PMU_OK;
+}
+
+/* The package of bus b: the UBOX on it, else the nearest UBOX bus below
+ * (Linux snbep_pci2phy_map_init without "reverse" for Skylake-SP); -1 if
+ * none. The UBOX's node ID is field i of its node-to-package map. */
+static int detect_channels(struct pmu_imc *m, const struct pmu_caps *c)
+{
+	const struct pmu_imc_model *r = m->model;
+	int pkg = -1;
+
+	for (unsigned bus = 0; bus < 256; bus++) {
+		uint32_t id = cfg_read((uint8_t)bus, r->ubox.dev, r->ubox.fn, 0);
+
+		m->buses_scanned++;
+		if (id == ((uint32_t)r->ubox.id << 16 | PCI_VENDOR_INTEL)) {
+			uint32_t node = cfg_read((uint8_t)bus, r->ubox.dev, r->ubox.fn, r->node_off) & 7;
+			uint32_t map = cfg_read((uint8_t)bus, r->ubox.dev, r->ubox.fn, r->map_off);
+			m->uboxes++;
+			pkg = -1;
+			for (int i = 0; i < 8; i++)
+				if (((map >> (3 * i)) & 7) == node) {
+					pkg = i;
+					break;
+				}
+		}
+		if (pkg < 0 || (uint32_t)pkg != m->package)
+			continue;
+		for (unsigned c = 0; c < r->nchans && m->nchan < PMU_IMC_MAX_CHANNELS; c++) {
+			if (cfg_read((uint8_t)bus, r->chans[c].dev, r->chans[c].fn, 0) !=
+			    ((uint32_t)r->chans[c].id << 16 | PCI_VENDOR_INTEL))
+				continue;
+			m->chan[m->nchan].bus = (uint8_t)bus;
+			m->chan[m->nchan].dev = r->chans[c].dev;
+			m->chan[m->nchan].fn = r->chans[c].fn;
+			m->nchan++;
+		}
+	}
+	if (!m->uboxes)
+		return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+			     "no UBOX (PCI 8086:%04x at %u.%u) on any of %u buses: no bus-to-package map",
+			     r->ubox.id, r->ubox.dev, r->ubox.fn, m->buses_scanned);
+	if (!m->nchan)
+		return kerrf(
+			m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+			"no memory channel function (8086:%04x at %u.%u, ...) on the buses of package %u (%u UBOX "
+			"found)",
+			r->chans[0].id, r->chans[0].dev, r->chans[0].fn, m->package, m->uboxes);
+	return PMU_OK;
+}
+
+int pmu_imc_detect(struct pmu_imc *m, const struct pmu_caps *c)
+{
+	const struct intel_model *im = intel_model_of(c);
+
+	*m = (struct pmu_imc){ 0 };
+	if (pmu_this_cpu())
+		m->package = pmu_this_cpu()->topo.package;
+	if (c->vendor != PMU_VENDOR_INTEL)
+		return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+			     "memory-controller counters are Intel's here (vendor %s)", c->vendor_id);
+	m->model = pmu_imc_model(c);
+	if (!m->model) {
+		if (im)
+			return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+				     "family 6 model %#x is %s%s: no memory-controller table for it",
+				     c->model, im->name, im->server ? " (server)" : "");
+		return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+			     "no memory-controller table for family %u model %#x", c->family, c->model);
+	}
+	return m->model->kind == PMU_IMC_MCHBAR ? detect_mchbar(m, c) : detect_channels(m, c);
+}
+
+static int free_running(const struct pmu_imc *m, unsigned mc, uint32_t off, uint64_t *v)
+{
+	uint64_t a = m->base + mc * m->model->mc_stride + off;
+	uint32_t v32;
+	int err;
+
+	if (m->model->width == 64)
+		return pmu_hw_mmio_read64(a, v);
+	err = pmu_hw_mmio_read32(a, &v32);
+	*v = v32;
+	return err;
+}
+
+static int chan_write(const struct pmu_imc *m, unsigned c, uint8_t off, uint32_t v)
+{
+	return pmu_hw_pci_write32(m->chan[c].bus, m->chan[c].dev, m->chan[c].fn, off, v);
+}
+
+static uint64_t chan_read64(const struct pmu_imc *m, unsigned c, uint8_t off)
+{
+	/* A 64-bit counter read as two dwords (Linux snbep_uncore_pci_read_counter). */
+	return cfg_read(m->chan[c].bus, m->chan[c].dev, m->chan[c].fn, off) |
+	       (uint64_t)cfg_read(m->chan[c].bus, m->chan[c].dev, m->chan[c].fn, off + 4) << 32;
+}
+
+int pmu_imc_begin(const struct pmu_imc *m, struct pmu_imc_counts *k)
+{
+	const struct pmu_imc_model *r = m->model;
+
+	*k = (struct pmu_imc_counts){ 0 };
+	if (!r)
+		return PMU_E_INVAL;
+	if (r->kind == PMU_IMC_MCHBAR) {
+		for (unsigned mc = 0; mc < r->nmc; mc++)
+			if (free_running(m, mc, r->rd, &k->rd0[mc]) ||
+			    free_running(m, mc, r->wr, &k->wr0[mc]))
+				return PMU_E_FAULT;
+		return PMU_OK;
+	}
+	/* Freeze and reset, the two CAS events with their enables, unfreeze
+	 * (Linux: init_box, enable_event, enable_box). */
+	for (unsigned c = 0; c < m->nchan; c++)
+		if (chan_write(m, c, r->box_ctl, CHAN_BOX_RST | CHAN_BOX_FRZ_EN | CHAN_BOX_FRZ) ||
+		    chan_write(m, c, r->sel0, CHAN_SEL_EN | (uint32_t)r->rd_umask << 8 | r->cas_event) ||
+		    chan_write(m, c, r->sel0 + 4, CHAN_SEL_EN | (uint32_t)r->wr_umask << 8 | r->cas_event))
+			return PMU_E_FAULT;
+	for (unsigned c = 0; c < m->nchan; c++)
+		if (chan_write(m, c, r->box_ctl, CHAN_BOX_FRZ_EN))
+			return PMU_E_FAULT;
+	return PMU_OK;
+}
+
+int pmu_imc_end(const struct pmu_imc *m, struct pmu_imc_counts *k)
+{
+	const struct pmu_imc_model *r = m->model;
+
+	if (!r)
+		return PMU_E_INVAL;
+	k->reads = k->writes = 0;
+	if (r->kind == PMU_IMC_MCHBAR) {
+		for (unsigned mc = 0; mc < r->nmc; mc++) {
+			uint64_t rd, wr;
+			if (free_running(m, mc, r->rd, &rd) || free_running(m, mc, r->wr, &wr))
+				return PMU_E_FAULT;
+			k->reads += pmu_delta(k->rd0[mc], rd, r->width);
+			k->writes += pmu_delta(k->wr0[mc], wr, r->width);
+		}
+		return PMU_OK;
+	}
+	for (unsigned c = 0; c < m->nchan; c++)
+		if (chan_write(m, c, r->box_ctl, CHAN_BOX_FRZ_EN | CHAN_BOX_FRZ))
+			return PMU_E_FAULT;
+	for (unsigned c = 0; c < m->nchan; c++) {
+		k->reads += chan_read64(m, c, r->ctr0) & pmu_width_mask(48);
+		k->writes += chan_read64(m, c, r->ctr0 + 8) & pmu_width_mask(48);
+		chan_write(m, c, r->sel0, 0);
+		chan_write(m, c, r->sel0 + 4, 0);
+	}
+	return PMU_OK;
+}

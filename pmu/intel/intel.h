@@ -1,0 +1,10 @@
+/* What the Intel backend's files share (pmu/intel/). */
+#ifndef PMU_INTEL_INTEL_H
+#define PMU_INTEL_INTEL_H
+
+#include "pmu/pmu.h"
+
+/* The Intel caps lines (pmu/intel/caps.c): the backend's print_caps. */
+void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx);
+
+#endif

@@ -1,0 +1,98 @@
+/* Offcore response (Intel): the per-model valid bits of MSR_OFFCORE_RSP_0/1
+ * and the allocation of those two MSRs among events 0xB7/0xBB. */
+#ifndef PMU_INTEL_OFFCORE_H
+#define PMU_INTEL_OFFCORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/msr.h"
+#include "pmu/intel/models.h"
+#include "pmu/pmu.h"
+
+/* The classic selects: OFFCORE_RESPONSE_0 is event 0xB7 umask 0x01 with
+ * MSR_OFFCORE_RSP_0, OFFCORE_RESPONSE_1 event 0xBB umask 0x01 with
+ * MSR_OFFCORE_RSP_1 (SDM vol. 3B, "Off-core Response Performance
+ * Monitoring" of each microarchitecture from Nehalem to Ice Lake). Golden
+ * Cove and later P-cores select them with 0x2A/0x2B umask 0x01, the Atom
+ * cores with 0xB7 umask 0x01/0x02: the rows say which (pmu/intel/offcore.c). */
+#define PMU_OFFCORE_EVENT_0 0xb7
+#define PMU_OFFCORE_EVENT_1 0xbb
+#define PMU_OFFCORE_UMASK 0x01
+
+/* One row: the cores (pmu/intel/models.h, intel_core_uarch_of) it holds
+ * for and what the MSRs accept; where that comes from is said beside each
+ * row in pmu/intel/offcore.c. */
+struct pmu_offcore_model {
+	const char *name;        /* "Sandy/Ivy Bridge client" */
+	uint32_t client, server; /* INTEL_UARCHS() of the cores on client / server parts */
+	/* 0, or the generations (intel_uarch_of) the row is limited to: the
+	 * L3-miss suppliers are the platform's, so one core may need two rows. */
+	uint32_t parts;
+	unsigned nmsrs;             /* 1: RSP_0 only (Nehalem), 2: RSP_0 and RSP_1 */
+	uint8_t event[2], umask[2]; /* the selects of RSP_0 and RSP_1 */
+	uint64_t valid[2];          /* bits RSP_0 / RSP_1 accept; others #GP */
+	uint64_t request;           /* the request-type bits (the rest of valid is response) */
+	uint32_t gp_mask;           /* the GP counters the selects may use (0: any) */
+	/* Demand data reads that missed the L3, the value the hardware check
+	 * counts with, and what it is; 0 where no value is published, and
+	 * no_l3_miss_why says so. */
+	uint64_t dmnd_rd_l3_miss;
+	const char *l3_miss_name;
+	/* Intel's own L3-miss event, where the checked value is a superset of
+	 * it (the Skylake parts: the check compares the two); else 0. */
+	uint64_t intel_l3_miss;
+	const char *intel_l3_miss_name;
+	const char *no_l3_miss_why;
+	bool smt_shared; /* one MSR pair per core, shared by its hyperthreads */
+};
+
+/* The table row for this CPU, or NULL (then events 0xB7/0xBB are refused).
+ * Per CPU: a hybrid part's P- and E-cores have different rows. */
+const struct pmu_offcore_model *pmu_offcore_model(const struct pmu_caps *c);
+/* How many RSP MSRs the model has (0 without a table row). */
+unsigned pmu_offcore_msrs(const struct pmu_caps *c);
+
+/* The RSP MSR index (0/1) of an extra-MSR address. */
+static inline int pmu_offcore_slot(uint32_t msr)
+{
+	return msr == MSR_OFFCORE_RSP_1 ? 1 : 0;
+}
+/* The RSP MSR index that (event, umask) selects on model m, or -1 when it
+ * is no offcore select there. */
+int pmu_offcore_slot_of(const struct pmu_offcore_model *m, uint16_t event, uint8_t umask);
+/* A counting attr for the select of RSP MSR `slot` with value rsp. */
+void pmu_offcore_attr(struct pmu_event_attr *a, const struct pmu_offcore_model *m, int slot, uint64_t rsp);
+/* "0xb7/0xbb umask 0x01" or "0xb7 umask 0x01/0x02": the selects, for messages. */
+const char *pmu_offcore_selects(const struct pmu_offcore_model *m, char *buf, size_t n);
+
+/* Check attr's offcore_rsp against the model (the RSP MSR its select
+ * names) before anything is written: 0 when fine, else PMU_E_INVAL /
+ * PMU_E_UNSUPPORTED with why filled. */
+int pmu_offcore_check(const struct pmu_caps *c, const struct pmu_event_attr *a, char *why, size_t whylen);
+
+/* Place the offcore events of a group on the RSP MSRs of the calling CPU
+ * (and, where the model shares them, of its SMT siblings): msr[i] is the
+ * MSR event i asks for (0: none) and comes back as the MSR it got. Equal
+ * values share an MSR; a value whose MSR holds another one moves to the
+ * other MSR when that is free or holds the same value and has its bits
+ * (the event then counts with the other select, 0xB7 <-> 0xBB, as Linux
+ * does); a third
+ * distinct value is refused with the reason in that event (PMU_E_BUSY).
+ * On success the MSRs are held until pmu_offcore_release. */
+int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr);
+void pmu_offcore_release(struct pmu_cpu *pc, uint32_t msr);
+
+/* What the RSP MSRs hold as seen from pc: its own events plus, on a model
+ * whose MSRs are shared per core, those of its SMT siblings. */
+struct pmu_offcore_view {
+	uint64_t val[2];
+	unsigned users[2];
+	int sibling[2]; /* a sibling CPU holding it, or -1 */
+};
+void pmu_offcore_view(struct pmu_cpu *pc, struct pmu_offcore_view *v);
+/* How many of pc's own events hold RSP MSR slot (0/1). */
+unsigned pmu_offcore_users(const struct pmu_cpu *pc, int slot);
+
+#endif

@@ -1,0 +1,125 @@
+/* The PMU driver's private interface, for pmu/ and its vendor backends
+ * (pmu/intel/, pmu/amd/) only: the backend contract (struct pmu_ops),
+ * the event-select helpers the backends share, the boot scan and probe
+ * steps, and the line builder of the caps printers. Modes and tests use
+ * pmu/pmu.h. */
+#ifndef PMU_PMU_INTERNAL_H
+#define PMU_PMU_INTERNAL_H
+
+#include "pmu/pmu.h"
+
+/* The driver's per-CPU state; modes and tests read it through the
+ * pmu_cpu_*() accessors of pmu/pmu.h. */
+struct pmu_cpu {
+	bool initialised;
+	unsigned cpu;
+	const struct pmu_ops *ops; /* NULL: no backend for this vendor */
+	struct pmu_caps caps;
+	struct pmu_inuse inuse;
+
+	/* Allocation: ours, and someone else's that we leave alone. */
+	uint32_t gp_used, fixed_used;
+	uint32_t gp_reserved, fixed_reserved;
+	struct pmu_event *owner[PMU_IDX_NR];
+	uint64_t extra_val[2]; /* MSR_OFFCORE_RSP_0/1 contents we set */
+	unsigned extra_users[2];
+	/* Where the CPU sits (package, core): the models whose RSP MSRs its
+	 * hyperthreads share (pmu/intel/offcore.c) and the uncore, once per
+	 * package, ask. */
+	struct pmu_topology topo;
+
+	/* Shadows of the shared control registers, so enabling one counter
+	 * does not need a read-modify-write of hardware state. */
+	uint64_t fixed_ctrl_shadow, global_ctrl_shadow;
+
+	/* The probe's verdict: counting works, or why not. */
+	bool counting;
+	bool rdpmc_ok; /* RDPMC works at CPL 0 */
+	int probe_gp;  /* the GP counter the probe used, or -1 */
+	char reason[PMU_REASON_LEN];
+};
+
+struct pmu_ops {
+	const char *name;
+	enum pmu_vendor vendor;
+	bool (*match)(const char *vendor_id);
+	/* Fill caps for the calling CPU (caps->vendor_id etc. already set). */
+	void (*decode_caps)(struct pmu_caps *caps);
+	/* GP counters attr may use (counter constraints), the name of the
+	 * constraint that narrowed them (or NULL), and its fixed counter. */
+	uint32_t (*gp_allowed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr,
+			       const char **constraint);
+	int (*fixed_for)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
+	/* Validate attr for this PMU and encode it for a GP counter / fixed
+	 * counter i (the 4-bit field, unshifted). */
+	int (*encode_gp)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, uint64_t *evtsel,
+			 char *why, size_t whylen);
+	int (*encode_fixed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, unsigned i,
+			    uint64_t *field, char *why, size_t whylen);
+	/* The extra MSR an event needs (offcore response), or 0. */
+	uint32_t (*extra_msr)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
+	/* PMU_OK, or why attr cannot have the extra MSR extra_msr gave it
+	 * (extra), or asks for one it cannot have (extra 0). NULL: no check. */
+	int (*extra_check)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, uint32_t extra,
+			   char *why, size_t whylen);
+	/* Take the extra MSRs of a group on the calling CPU: msr[i] is the
+	 * one event i asks for (0: none) and comes back as the one it got;
+	 * evtsel[i] is its event select, rewritten when another MSR means
+	 * another select. On failure nothing is held and the reason is in
+	 * the event that did not fit. put_extra gives one back. */
+	int (*get_extra)(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr,
+			 uint64_t *evtsel);
+	void (*put_extra)(struct pmu_cpu *pc, uint32_t msr);
+	/* The caps lines past the generic first one (pmu_caps_print). */
+	void (*print_caps)(const struct pmu_caps *caps, const char *prefix, pmu_line_fn out, void *ctx);
+	/* The encoding of a named architectural event on this PMU (the names
+	 * mean the same event everywhere, the numbers differ by vendor);
+	 * false when it has none. NULL: the SDM's (pmu/arch_events.c). */
+	bool (*arch_encoding)(const struct pmu_caps *caps, enum pmu_arch_event e, uint16_t *event,
+			      uint8_t *umask);
+};
+
+/* attr as pc's backend numbers it: a named event (attr->arch) takes the
+ * backend's encoding, event 0 where it has none; anything else is kept. */
+void pmu_attr_resolve(const struct pmu_cpu *pc, struct pmu_event_attr *attr);
+
+/* For the backends' encode_gp: the PERFEVTSEL bits Intel and AMD lay out
+ * alike (SDM vol. 3B, figure "Layout of IA32_PERFEVTSELx MSRs"; APM vol. 2,
+ * 13.2 "Core Performance Event-Select Registers"): EventSelect[7:0], unit
+ * mask, USR, OS, edge, INT, INV and CMASK. A backend adds its own bits
+ * (Intel AnyThread, AMD EventSelect[11:8]) and checks the result with
+ * pmu_evtsel_check(). */
+uint64_t pmu_evtsel_common(const struct pmu_event_attr *a);
+/* PMU_OK, or why attr cannot be counted on any counter of any vendor
+ * (neither ring selected: it would count nothing). */
+int pmu_attr_check_rings(const struct pmu_event_attr *a, char *why, size_t whylen);
+/* PMU_OK, or PMU_E_UNSUPPORTED when v sets caps->evtsel_reserved bits:
+ * "<register> value V sets reserved bits R<hint>". */
+int pmu_evtsel_check(const struct pmu_caps *c, uint64_t v, const char *hint, char *why, size_t whylen);
+
+/* A backend registers itself in the pmu_backends section (as KTEST does
+ * for tests), so that the core names no vendor: pmu_cpu_init asks each
+ * one's match(). */
+#define PMU_BACKEND(ops)                                     \
+	static const struct pmu_ops *const pmu_backend_##ops \
+		__attribute__((used, section("pmu_backends"), aligned(sizeof(void *)))) = &(ops)
+/* The backend whose match() takes vendor_id (CPUID.0 EBX:EDX:ECX), or
+ * the backend of a vendor; NULL when there is none (pmu/backend.c). */
+const struct pmu_ops *pmu_backend_for(const char *vendor_id);
+const struct pmu_ops *pmu_backend_of(enum pmu_vendor vendor);
+
+/* The boot scan and the probe (pmu/probe.c), normally via pmu_cpu_init. */
+void pmu_inuse_scan(struct pmu_cpu *pc);
+void pmu_inuse_takeover(struct pmu_cpu *pc);
+void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts);
+
+/* A caps report line assembled piece by piece (pmu/caps.c); output is
+ * cut, never overrun. */
+struct pmu_caps_line {
+	char buf[240];
+	size_t len;
+};
+void pmu_caps_line_add(struct pmu_caps_line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pmu_caps_line_emit(struct pmu_caps_line *l, pmu_line_fn out, void *ctx);
+
+#endif

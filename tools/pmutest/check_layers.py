@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""Check that the kernel's includes and calls only point down the house,
+and that neither includes nor calls form a circle (in the kernel, in the
+emulated PMU's model emu/model, and among the Python tools' modules).
+
+The house is a stack of layers, top first; a layer is one or more folders
+(docs/HACKING.md draws it). A file may include, or call into, files of its
+own layer or of a layer below, never of a layer above. Files are grouped
+into rooms (a .c, .h or .S file with the files of the same name beside it:
+pmu/event.c and arch/x86/lapic.h are one room), and the room graphs must
+have no circle, inside a layer too.
+
+Calls are measured, not read from the sources: each object file's symbol
+table (nm) says which global symbols it defines and which it references;
+a reference from room A to a symbol room B defines is an edge A -> B. A
+symbol that a header of a lower layer declares and a higher layer defines
+is a seam (SEAMS: pmu/pmu_hw.h, implemented by pmu/kernel/hw.c): the edge
+goes to the header's room, not up. The kernel's objects are the build's
+(BUILD/k); emu/model is built as host objects (BUILD/layers/emu/model) the
+way tests/host links it. The tools' edges are the imports inside
+tools/pmutest (ast).
+
+Usage: python3 -m pmutest.check_layers [--root DIR] [--build DIR] [--weights]
+Prints every violation with the include line or symbol that makes it, then
+"layers: N passed, M failed, K skipped" (seven checks: include direction,
+include circles, reference direction (calls and data), kernel call
+circles, emu/model call circles, tools import circles, and README.md's
+folder map naming every top-level folder and every layer; a check whose
+objects are not built is skipped and says so). --weights prints the non-blank kernel C/asm lines
+per folder (its own files, not its subfolders') instead, with each
+folder's share. Exit 1 on a violation."""
+import argparse
+import ast
+import os
+import re
+import subprocess
+import sys
+
+# Top first. Folders of one layer may include each other; lower layers
+# never include higher ones. A longer folder path wins over a shorter one
+# (pmu/kernel is its own layer above pmu).
+LAYERS = [
+    ('boot', 'tests'),   # how the machine starts, and the test suite it runs
+                         # (tests/pmu: the PMU checks)
+    ('modes',),          # applications of the driver: monitor, sample, workloads
+    ('pmu/kernel',),     # the driver's kernel binding: register seam, PMI/LVT glue
+    ('pmu/intel', 'pmu/amd'),  # the vendor backends, reached by the core only through pmu_ops
+    ('pmu',),            # the PMU driver's vendor-neutral core, host-buildable
+    ('arch',),           # the CPU (arch/x86) and the PC platform devices (arch/x86/pc)
+    ('lib',),            # freestanding support, host-tested
+]
+# Not kernel code: host-side test programs, and the QEMU device model.
+IGNORED = ('tests/host', 'emu')
+# Contracts a lower layer declares and a higher one implements: header ->
+# the folders whose definitions of its functions are seam ends.
+SEAMS = {
+    'pmu/pmu_hw.h': ('pmu/kernel', 'tests/host'),
+}
+# The emulated PMU's model, built as host objects for the call check.
+MODEL = 'emu/model'
+# Call circles known and not yet broken, each a set of rooms: a circle
+# inside one of these passes (and is printed as known); a new room in it,
+# or a new circle, fails. emu/model's registers file and its features
+# call each other (docs/HACKING.md, "The emulated PMU's model").
+KNOWN_CIRCLES = [
+    {'emu/model/x86-pmu-' + r for r in ('amd', 'config', 'count', 'offcore', 'pebs', 'regs', 'v6')},
+]
+# The Python tools' package, for the import check.
+TOOLS_PACKAGE = 'tools/pmutest'
+DECLARED = re.compile(r'\b([A-Za-z_]\w*)\s*\(')
+SOURCE = re.compile(r'\.(c|h|S)$')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def tracked_files(root):
+    """The repository's C and assembly files (git's list, untracked ones
+    that are not ignored included; every file below root without git)."""
+    try:
+        out = subprocess.run(['git', '-C', root, 'ls-files', '--cached', '--others', '--exclude-standard'],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True,
+                             universal_newlines=True).stdout.split('\n')
+        names = [n for n in out if n and os.path.exists(os.path.join(root, n))]
+    except (OSError, subprocess.CalledProcessError):
+        names = [os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs]
+    return sorted(n for n in names if SOURCE.search(n))
+
+
+def tracked_dirs_files(root):
+    """Every tracked file (not only sources), for the folder map."""
+    try:
+        out = subprocess.run(['git', '-C', root, 'ls-files'], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, check=True, universal_newlines=True).stdout
+        return [n for n in out.split('\n') if n]
+    except (OSError, subprocess.CalledProcessError):
+        return []
+
+
+def under(path, folder):
+    return path == folder or path.startswith(folder + '/')
+
+
+def layer_of(path):
+    """(layer index, folder) by the longest folder that holds path; None
+    outside every layer."""
+    best = None
+    for i, folders in enumerate(LAYERS):
+        for f in folders:
+            if under(path, f) and (best is None or len(f) > len(best[1])):
+                best = (i, f)
+    return best
+
+
+def room_of(path):
+    return os.path.splitext(path)[0]
+
+
+def includes(root, path):
+    """(line number, included path) of each quoted include, resolved like
+    the build does: against the repository root (-I.), else beside the file."""
+    found = []
+    with open(os.path.join(root, path), errors='replace') as f:
+        for n, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            name = m.group(1)
+            for cand in (name, os.path.normpath(os.path.join(os.path.dirname(path), name))):
+                if os.path.isfile(os.path.join(root, cand)):
+                    found.append((n, cand))
+                    break
+            else:
+                found.append((n, None if name else name))
+    return found
+
+
+def circles(edges):
+    """Strongly connected components with more than one room (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def symbols(objdir, root):
+    """{source path: (defined globals as (name, is a function), referenced
+    undefined symbols)} of
+    every object below objdir (named <source>.o, as the Makefile does)
+    whose source is in root."""
+    objs = []
+    for d, _, fs in os.walk(objdir):
+        objs += [os.path.join(d, f) for f in fs if f.endswith('.o')]
+    table = {}
+    for obj in sorted(objs):
+        src = os.path.relpath(obj, objdir)[:-2]
+        if not os.path.isfile(os.path.join(root, src)):
+            continue  # left over from a source that is gone
+        out = subprocess.run(['nm', '-P', obj], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, check=True).stdout
+        defined, used = set(), set()
+        for line in out.split('\n'):
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            name, kind = parts[0], parts[1]
+            if kind == 'U':
+                used.add(name)
+            elif kind.isupper() or kind in 'vw':
+                defined.add((name, kind in 'TW'))  # (name, is a function)
+        table[src] = (defined, used)
+    return table
+
+
+def seam_symbols(root):
+    """{symbol: seam header} for the functions SEAMS' headers declare."""
+    out = {}
+    for header in SEAMS:
+        with open(os.path.join(root, header), errors='replace') as f:
+            text = re.sub(r'/\*.*?\*/', ' ', f.read(), flags=re.S)
+        for name in DECLARED.findall(text):
+            out[name] = header
+    return out
+
+
+def call_graph(table, seams=None, calls_only=True):
+    """(edges {room: {room}}, why {(a, b): symbol}) of the symbol
+    references (to functions only: calls; or to data too); a seam
+    symbol's edge goes to its header's room."""
+    seams = seams or {}
+    owner = {}
+    for src, (defined, _) in table.items():
+        for name, func in defined:
+            if func or not calls_only:
+                owner.setdefault(name, src)
+    edges, why = {}, {}
+    for src, (_, used) in table.items():
+        for name in sorted(used):
+            if name in seams and any(under(owner.get(name, ''), f) for f in SEAMS[seams[name]]):
+                target = seams[name]
+            elif name in owner:
+                target = owner[name]
+            else:
+                continue
+            a, b = room_of(src), room_of(target)
+            if a != b:
+                edges.setdefault(a, set()).add(b)
+                why.setdefault((a, b), name)
+    return edges, why
+
+
+def python_imports(root):
+    """(edges, why) of the imports between the modules of TOOLS_PACKAGE."""
+    pkg_dir = os.path.join(root, TOOLS_PACKAGE)
+    pkg = os.path.basename(TOOLS_PACKAGE)
+    mods = sorted(f[:-3] for f in os.listdir(pkg_dir) if f.endswith('.py'))
+    edges, why = {}, {}
+    for mod in mods:
+        with open(os.path.join(pkg_dir, mod + '.py'), errors='replace') as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ''
+                if node.level == 1 and not base:
+                    names = [pkg + '.' + a.name for a in node.names]
+                elif node.level == 1:
+                    names = [pkg + '.' + base]
+                elif base == pkg:
+                    names = [pkg + '.' + a.name for a in node.names]
+                else:
+                    names = [base]
+            for name in names:
+                parts = name.split('.')
+                if len(parts) >= 2 and parts[0] == pkg and parts[1] in mods and parts[1] != mod:
+                    a, b = TOOLS_PACKAGE + '/' + mod, TOOLS_PACKAGE + '/' + parts[1]
+                    edges.setdefault(a, set()).add(b)
+                    why.setdefault((a, b), 'line %d' % node.lineno)
+    return edges, why
+
+
+def folder_map(root, files):
+    """Problems with README.md's folder map (the code block of "## Layout"):
+    every top-level folder, every layer and every ignored folder must be
+    in it, and every folder it names must exist."""
+    try:
+        with open(os.path.join(root, 'README.md'), errors='replace') as f:
+            text = f.read()
+    except OSError:
+        return ['README.md: not found']
+    m = re.search(r'^## Layout\n.*?^```\n(.*?)^```', text, re.M | re.S)
+    if not m:
+        return ['README.md: no "## Layout" section with a folder map']
+    named = set()
+    for line in m.group(1).split('\n'):
+        first = re.match(r'^(\S.*?)(\s{2,}|$)', line)  # the folder column
+        for word in re.split(r'[,\s]+', first.group(1) if first else ''):
+            if word.endswith('/'):
+                parts = word.rstrip('/').split('/')
+                named |= {'/'.join(parts[:i]) for i in range(1, len(parts) + 1)}
+    want = {n.split('/')[0] for n in files if '/' in n}
+    want |= {f for layer in LAYERS for f in layer} | set(IGNORED) | {TOOLS_PACKAGE}
+    out = ['README.md: the folder map does not name %s/' % f for f in sorted(want - named)]
+    out += ['README.md: the folder map names %s/, which does not exist' % f for f in sorted(named)
+            if not os.path.isdir(os.path.join(root, f))]
+    return out
+
+
+def report_circles(kind, loops, edges, why):
+    for comp in loops:
+        members = set(comp)
+        links = ['%s -> %s (%s)' % (a, b, why[(a, b)]) for a in comp for b in sorted(edges.get(a, ()))
+                 if b in members]
+        print('circle of %s among %s: %s' % (kind, ', '.join(comp), '; '.join(links)))
+
+
+def weights(root, files):
+    """Non-blank lines of kernel C/asm per folder (a file counts for the
+    folder it is in, not for the folders above it)."""
+    per = {}
+    for path in files:
+        if any(under(path, i) for i in IGNORED) or layer_of(path) is None:
+            continue
+        top = os.path.dirname(path)
+        with open(os.path.join(root, path), errors='replace') as f:
+            per[top] = per.get(top, 0) + sum(1 for line in f if line.strip())
+    total = sum(per.values())
+    for top, n in sorted(per.items(), key=lambda kv: -kv[1]):
+        print('%-14s %6d lines %5.1f%%' % (top + '/', n, 100.0 * n / total))
+    print('%-14s %6d lines' % ('total', total))
+    return 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--root', default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    ap.add_argument('--build', default=None, help='the build folder (default ROOT/build)')
+    ap.add_argument('--weights', action='store_true', help='print the kernel lines per top-level folder')
+    args = ap.parse_args(argv)
+    if args.build is None:
+        args.build = os.path.join(args.root, 'build')
+    files = tracked_files(args.root)
+    if args.weights:
+        return weights(args.root, files)
+
+    upward, strays = [], []
+    edges, why = {}, {}
+    for path in files:
+        if any(under(path, i) for i in IGNORED):
+            continue
+        mine = layer_of(path)
+        if mine is None:
+            strays.append('%s: in no layer of tools/pmutest/check_layers.py (add its folder to LAYERS)' % path)
+            continue
+        for line, inc in includes(args.root, path):
+            if inc is None:
+                strays.append('%s:%d: include not found' % (path, line))
+                continue
+            theirs = layer_of(inc)
+            if theirs is None:
+                continue
+            if theirs[0] < mine[0]:
+                upward.append('%s:%d includes %s: %s/ is a layer above %s/' % (path, line, inc, theirs[1],
+                                                                               mine[1]))
+            a, b = room_of(path), room_of(inc)
+            if a != b:
+                edges.setdefault(a, set()).add(b)
+                why.setdefault((a, b), '%s:%d' % (path, line))
+    loops = circles(edges)
+    for msg in strays + upward:
+        print(msg)
+    report_circles('includes', loops, edges, why)
+    results = [not (upward or strays), not loops]
+
+    # Calls: the kernel's objects.
+    kdir = os.path.join(args.build, 'k')
+    if os.path.isdir(kdir):
+        table = {src: syms for src, syms in symbols(kdir, args.root).items() if layer_of(src)}
+        cedges, cwhy = call_graph(table, seam_symbols(args.root))
+        _, rwhy = call_graph(table, seam_symbols(args.root), calls_only=False)
+        up = []
+        for (a, b), name in sorted(rwhy.items()):
+            la, lb = layer_of(a), layer_of(b)
+            if la and lb and lb[0] < la[0]:
+                up.append('%s refers to %s (%s): %s/ is a layer above %s/' % (a, b, name, lb[1], la[1]))
+        for msg in up:
+            print(msg)
+        cloops = circles(cedges)
+        report_circles('calls', cloops, cedges, cwhy)
+        results += [not up, not cloops]
+        print('layers: kernel: %d rooms, %d call edges, %d upward, %d call circle(s)'
+              % (len({room_of(s) for s in table}), sum(len(v) for v in cedges.values()), len(up), len(cloops)))
+    else:
+        print('layers: SKIP: calls: no kernel objects in %s (make kernel builds them)' % kdir)
+        results += [None, None]
+
+    # Calls: emu/model as host objects.
+    mdir = os.path.join(args.build, 'layers')
+    if os.path.isdir(os.path.join(mdir, MODEL)):
+        mtable = symbols(mdir, args.root)
+        medges, mwhy = call_graph(mtable)
+        mloops = circles(medges)
+        known = [c for c in mloops if any(set(c) <= k for k in KNOWN_CIRCLES)]
+        mloops = [c for c in mloops if c not in known]
+        for comp in known:
+            print('layers: known call circle (KNOWN_CIRCLES), %d rooms: %s' % (len(comp), ', '.join(comp)))
+        report_circles('calls', mloops, medges, mwhy)
+        results.append(not mloops)
+        print('layers: %s: %d rooms, %d call edges, %d call circle(s), %d known'
+              % (MODEL, len(mtable), sum(len(v) for v in medges.values()), len(mloops), len(known)))
+    else:
+        print('layers: SKIP: calls: no %s objects in %s (make layer-check builds them)' % (MODEL, mdir))
+        results.append(None)
+
+    # Imports: the tools' package.
+    pedges, pwhy = python_imports(args.root)
+    ploops = circles(pedges)
+    report_circles('imports', ploops, pedges, pwhy)
+    results.append(not ploops)
+    print('layers: %s: %d import edges, %d import circle(s)'
+          % (TOOLS_PACKAGE, sum(len(v) for v in pedges.values()), len(ploops)))
+
+    # The newcomer's map of the folders.
+    mapped = folder_map(args.root, files + tracked_dirs_files(args.root))
+    for msg in mapped:
+        print(msg)
+    results.append(not mapped)
+
+    passed = sum(1 for r in results if r is True)
+    failed = sum(1 for r in results if r is False)
+    skipped = sum(1 for r in results if r is None)
+    print('layers: %d passed, %d failed, %d skipped' % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -12,7 +12,7 @@
 #include "arch/x86/bootmem.h"
 
 /* Values the loader leaves in EAX (Multiboot 0.6.96 §3.2, Multiboot2 1.0 §3.3);
- * a PVH loader leaves none, boot/pvh.S puts the start_info magic there. */
+ * a PVH loader leaves none, boot/pvh_entry.S puts the start_info magic there. */
 #define BOOTINFO_MB1_MAGIC 0x2BADB002u
 #define BOOTINFO_MB2_MAGIC 0x36d76289u
 #define BOOTINFO_PVH_MAGIC 0x336ec578u

@@ -1,6 +1,6 @@
 /* The two loader headers, first in the image: multiboot1 with the a.out
  * kludge (QEMU -kernel refuses ELF64 otherwise) and multiboot2 (GRUB).
- * The third way in, PVH, is an ELF note (boot/pvh.S). QEMU -kernel takes
+ * The third way in, PVH, is an ELF note (boot/pvh_entry.S). QEMU -kernel takes
  * multiboot1 over PVH when it finds both (hw/i386/x86.c, x86_load_linux),
  * so build/pmutest-pvh.elf, the PVH image QEMU can test, is assembled
  * with PMUTEST_PVH_IMAGE and leaves multiboot1 out. */

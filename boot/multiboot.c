@@ -151,7 +151,7 @@ void mb_add_region(struct boot_info *bi, uint64_t base, uint64_t len, uint32_t r
 /* Firmware maps are not always sorted (and may overlap); sort by base,
  * stable so equal bases keep the loader's order. 256 entries: insertion
  * sort is plenty. */
-static void mb_sort_mmap(struct boot_info *bi)
+void mb_sort_mmap(struct boot_info *bi)
 {
 	for (size_t i = 1; i < bi->mmap_count; i++) {
 		struct mem_region r = bi->mmap[i];
@@ -271,7 +271,7 @@ static bool mb2_tag(struct boot_info *bi, uint32_t type, const uint8_t *t, uint3
 	}
 }
 
-static int mb2_parse(const uint8_t *p, struct boot_info *bi)
+int mb2_parse(const uint8_t *p, struct boot_info *bi)
 {
 	uint32_t total = get_le32(p);
 	uint32_t seen = 0; /* tag types < 32 already taken: the first one wins */
@@ -336,7 +336,7 @@ static void mb1_mmap(struct boot_info *bi, uint64_t addr, uint32_t length, int *
 	}
 }
 
-static int mb1_parse(const uint8_t *p, struct boot_info *bi)
+int mb1_parse(const uint8_t *p, struct boot_info *bi)
 {
 	uint32_t flags = get_le32(p + MB1_OFF_FLAGS);
 	int rc = 0;
@@ -372,29 +372,6 @@ const char *bootinfo_protocol_name(int protocol)
 	case BOOT_PROTO_PVH: return "pvh";
 	default: return "unknown";
 	}
-}
-
-int bootinfo_parse(uint32_t magic, const void *info, struct boot_info *out)
-{
-	int rc;
-
-	mb_zero(out, sizeof(*out));
-	if (magic == BOOTINFO_MB2_MAGIC)
-		out->protocol = BOOT_PROTO_MB2;
-	else if (magic == BOOTINFO_MB1_MAGIC)
-		out->protocol = BOOT_PROTO_MB1;
-	else if (magic == BOOTINFO_PVH_MAGIC)
-		out->protocol = BOOT_PROTO_PVH;
-	else
-		return BOOTINFO_EMAGIC;
-	if (!info)
-		return BOOTINFO_EGARBLED;
-	out->info_phys = (uint64_t)(uintptr_t)info;
-	rc = out->protocol == BOOT_PROTO_MB2   ? mb2_parse(info, out)
-	     : out->protocol == BOOT_PROTO_MB1 ? mb1_parse(info, out)
-					       : pvh_parse(info, out);
-	mb_sort_mmap(out);
-	return rc;
 }
 
 void bootinfo_usable_max(const struct boot_info *bi, uint64_t *max_ram_end)

@@ -2,7 +2,7 @@
  * start_info.h, which QEMU, Firecracker and Cloud Hypervisor follow): an
  * ELF note names a 32-bit entry point, entered in protected mode with
  * paging off and EBX = the physical address of struct hvm_start_info.
- * Asm-safe: boot/pvh.S uses the note and magic numbers. */
+ * Asm-safe: boot/pvh_entry.S uses the note and magic numbers. */
 #ifndef BOOT_PVH_H
 #define BOOT_PVH_H
 

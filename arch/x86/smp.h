@@ -30,15 +30,15 @@ struct smp_cpu_report {
 };
 
 struct smp_summary {
-	unsigned madt_enabled;    /* enabled CPUs in the MADT or MP table (incl. the BSP) */
-	unsigned madt_skipped;    /* disabled / online-capable-only entries */
-	unsigned online;          /* CPUs running pmutest, incl. the BSP */
-	unsigned limit;           /* cpus= (or MAX_CPUS) */
-	uint64_t bringup_tsc;     /* TSC ticks from the first INIT to the last check-in */
+	unsigned madt_enabled; /* enabled CPUs in the MADT or MP table (incl. the BSP) */
+	unsigned madt_skipped; /* disabled / online-capable-only entries */
+	unsigned online;       /* CPUs running pmutest, incl. the BSP */
+	unsigned limit;        /* cpus= (or MAX_CPUS) */
+	uint64_t bringup_tsc;  /* TSC ticks from the first INIT to the last check-in */
 	uint64_t init_tsc;     /* TSC at the first INIT: a report's online_tsc less it is its start latency */
 	uint64_t wait_us;      /* how long check-ins were waited for (AP_START_TIMEOUT_US) */
-	bool from_madt;           /* the CPU list is the MADT's */
-	bool from_mptable;        /* no usable MADT: the MP table's */
+	bool from_madt;        /* the CPU list is the MADT's */
+	bool from_mptable;     /* no usable MADT: the MP table's */
 	const char *cpu_source;   /* "the ACPI MADT", "the MP table", "the BSP alone" */
 	const char *why_bsp_only; /* reason when neither table gave CPUs, or
 				   * when this CPU is not the boot processor */

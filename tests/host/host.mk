@@ -6,8 +6,8 @@
 # Host test for lib/acpi.c (RSDP/RSDT/XSDT discovery, MADT, FADT, \_S5).
 HOST_SRCS_acpi := lib/acpi.c
 
-# Host test for boot/multiboot.c and boot/pvh.c (Multiboot1/2 and PVH parsing, memory-map helpers).
-HOST_SRCS_bootinfo := boot/multiboot.c boot/pvh.c
+# Host test for boot/handover.c, boot/multiboot.c and boot/pvh.c (Multiboot1/2 and PVH parsing, memory-map helpers).
+HOST_SRCS_bootinfo := boot/handover.c boot/multiboot.c boot/pvh.c
 
 # Host tests of lib/cpulist.c (CPU list parsing, iteration, printing).
 HOST_SRCS_cpulist := lib/cpulist.c lib/printf.c lib/string.c
@@ -92,7 +92,7 @@ HOST_SRCS_pmu_uncore = $(PMU_HOST_SRCS)
 HOST_SRCS_pmu_v6 = $(PMU_HOST_SRCS)
 
 # Host test for boot/pvh.c (hvm_start_info parsing).
-HOST_SRCS_pvh := boot/multiboot.c boot/pvh.c
+HOST_SRCS_pvh := boot/handover.c boot/multiboot.c boot/pvh.c
 
 # Host build of the ring buffer tests and benchmark (see tests/host/test_ringbuf.c).
 HOST_SRCS_ringbuf := lib/ringbuf.c

@@ -352,8 +352,8 @@ HT_TEST(branch_events_count_taken_branches_by_kind)
 	 * NEAR_TAKEN 20H (Sandy Bridge on); AMD C4H taken branches, far
 	 * transfers and interrupts included, C8H near returns. */
 	const X86PMUBranch path[] = {
-		X86PMU_BR_JCC, X86PMU_BR_NEAR_REL_CALL, X86PMU_BR_NEAR_IND_CALL,
-		X86PMU_BR_NEAR_RET, X86PMU_BR_NEAR_IND_JMP, X86PMU_BR_FAR,
+		X86PMU_BR_JCC,      X86PMU_BR_NEAR_REL_CALL, X86PMU_BR_NEAR_IND_CALL,
+		X86PMU_BR_NEAR_RET, X86PMU_BR_NEAR_IND_JMP,  X86PMU_BR_FAR,
 	};
 	const char *models[] = { "Haswell", "Skylake-Client", "Icelake-Server" };
 	X86PMUActivity act;

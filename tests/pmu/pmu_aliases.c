@@ -66,7 +66,7 @@ KTEST("pmu.aliases", amd_legacy_msrs, needs_ext_core, KTEST_PER_CPU,
       "AMD C001_0000-7 alias counters 0-3 and count as the extended MSRs do")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint32_t free = pmu_test_free_gp();
 	uint64_t lo = pmu_test_workload(PMU_ARCH_INSTRUCTIONS, false, PMU_TEST_LOOPS) +
 		      PMU_BRACKET_EXTRA_INSNS;

@@ -31,15 +31,15 @@
  * before its wrap; no PMI (INT clear). */
 static void overflow_one(struct pmu_cpu *pc, int idx)
 {
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint64_t bit = pmu_idx_bit(idx);
 	struct pmu_bracket_regs br = { .msr = c->global_ctrl,
-				       .on = pc->global_ctrl_shadow | bit,
-				       .off = pc->global_ctrl_shadow & ~bit };
+				       .on = pmu_cpu_global_ctrl(pc) | bit,
+				       .off = pmu_cpu_global_ctrl(pc) & ~bit };
 
 	if (PMU_IDX_IS_FIXED(idx)) {
 		unsigned i = (unsigned)idx - PMU_IDX_FIXED_BASE;
-		uint64_t ctl = pc->fixed_ctrl_shadow & ~(FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(i));
+		uint64_t ctl = pmu_cpu_fixed_ctrl(pc) & ~(FIXED_CTR_CTRL_EN_MASK << FIXED_CTR_CTRL_SHIFT(i));
 
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i),
 			     (0 - (uint64_t)STATUS_PRESET) & pmu_width_mask(c->fixed_width));
@@ -47,7 +47,7 @@ static void overflow_one(struct pmu_cpu *pc, int idx)
 		bool irq = irq_save();
 		pmu_bracket_loop(&br, STATUS_LOOPS);
 		irq_restore(irq);
-		pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
+		pmu_hw_wrmsr(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc));
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
 	} else {
 		unsigned x = (unsigned)idx;
@@ -107,7 +107,7 @@ KTEST("pmu.status", each_counter_bit, needs_status, KTEST_PER_CPU,
       "every free counter's overflow sets its own status bit; OVF_CTRL clears one")
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
-	const struct pmu_caps *c = &pc->caps;
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 	uint64_t bits = 0;
 

@@ -22,6 +22,7 @@
 #include "pmu/lbr.h"
 #include "pmu/pebs.h"
 #include "pmu/pmu.h"
+#include "pmu/pmu_internal.h"
 #include "pmu/pmu_hw.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"

@@ -22,8 +22,8 @@
 #include "pmu/lbr.h"
 #include "pmu/pebs.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_internal.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 

@@ -374,6 +374,13 @@ unsigned x86pmu_pebs_assist(X86PMUState *s, const X86PMUMachine *m)
     memset(rec, 0, sizeof(rec));
     if (baseline(s)) {
         size = adaptive_record(s, m, pend, adaptive(s, pend), rec);
+    } else if (pebs_format(s) >= 4) {
+        /*
+         * Format 4 and up lay records out adaptively; without
+         * PEBS_BASELINE (as KVM offers a guest) no group can be asked
+         * for, so a record is the basic group alone.
+         */
+        size = adaptive_record(s, m, pend, false, rec);
     } else {
         size = fixed_record(s, m, pend, rec);
     }

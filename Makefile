@@ -157,7 +157,7 @@ run: deps $(BUILD)/pmutest.elf
 runner-test:
 	@BUILD=$(BUILD) PYTHONPATH=tools $(PYTHON) -m pmutest.testing
 
-boot-test: deps $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso \
+boot-test: deps deps-debian $(BUILD)/pmutest.elf $(BUILD)/pmutest-pvh.elf $(BUILD)/pmutest.iso $(BUILD)/pmutest-screen.iso \
 		$(BUILD)/netboot/boot/pmutest.elf
 	$(PYTHON) tools/boot-matrix.py --kernel $(BUILD)/pmutest.elf --iso $(BUILD)/pmutest.iso \
 		--screen-iso $(BUILD)/pmutest-screen.iso --pvh-kernel $(BUILD)/pmutest-pvh.elf \

@@ -270,7 +270,7 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0,
 		cap_dump();
 }
 
-/* Issue 13: branches sampled through PEBS (each sample's RIP a record's
+/* Branches sampled through PEBS (each sample's RIP a record's
  * eventing IP) with the LBR call stack of the workload, which runs at CPL
  * 3 for it (pmu/sampling_hw.h). */
 KTEST("sample", precise_callstack_on_last_cpu, NULL, 0,

@@ -91,7 +91,7 @@ HT_TEST(parse_refusals)
 	parse_refused("", "empty event string", true);
 }
 
-/* Issue 13: perf's precise modifier and the branch-stack terms. */
+/* perf's precise modifier and the branch-stack terms. */
 HT_TEST(parse_precise_and_branch_stacks)
 {
 	enum pmu_sampling_branches br = PMU_SAMPLING_BRANCHES_NONE;

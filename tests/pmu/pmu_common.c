@@ -412,6 +412,16 @@ const char *pmu_test_unscheduled(const struct pmu_event *ev, uint64_t counted, c
 		alone = ran ? pmu_event_count(&again) : 0;
 		pmu_idx_name(c, again.hw.idx, oname, sizeof(oname));
 		pmu_event_del(&again);
+	} else {
+		/* Every counter is the caller's (pmu.count.all_counters): the
+		 * event again on its own counter, the others left out of the
+		 * window (GLOBAL_CTRL arms only it). */
+		struct pmu_event *self[] = { (struct pmu_event *)ev };
+		uint64_t before = pmu_event_count(ev);
+		bool ran = pmu_test_window(self, 1, NULL, PMU_TEST_LOOPS, &tsc);
+		uint64_t after = ran ? pmu_event_count(ev) : before;
+		alone = after >= before ? after - before : after;
+		pmu_idx_name(c, ev->hw.idx, oname, sizeof(oname));
 	}
 	/* The host's perf places each guest counter's event on a counter of
 	 * its own; with its NMI watchdog or a perf user holding one, the last

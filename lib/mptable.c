@@ -121,9 +121,13 @@ int mptable_cpus(mptable_phys_fn phys, struct mp_cpu *cpus, unsigned max, struct
 		return MPTABLE_EINVAL;
 	info->lapic_phys = get_le32(t + CT_OFF_LAPIC);
 
-	unsigned count = get_le16(t + CT_OFF_COUNT), n = 0;
+	/* The entries are walked to the base table's length, not counted:
+	 * the entry count (MP spec 1.4, 4.2) is left 0 by Firecracker's and
+	 * qboot's tables, whose length and checksum are right; Linux walks by
+	 * the length too (arch/x86/kernel/mpparse.c, smp_read_mpc). */
+	unsigned n = 0;
 	uint32_t off = CT_HDR_LEN;
-	for (unsigned i = 0; i < count && off < len; i++) {
+	while (off < len) {
 		uint8_t type = t[off];
 		uint32_t elen = type == ENT_PROCESSOR ? ENT_PROCESSOR_LEN : ENT_OTHER_LEN;
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from harness import _paths  # noqa: F401  (tools/ on sys.path)
 from harness import debian, initramfs
 from pmutest import host as hostmod
-from pmutest import ktap
+from pmutest import ktap, profiles
 from pmutest.expect import load_expect
 from pmutest.verdict import verdict_problems
 
@@ -40,9 +40,11 @@ ROOT = _paths.ROOT
 OUT = os.path.join(ROOT, "build", "kvm-nested")
 WORK = os.path.join(debian.CACHE, "kvm-nested")
 # The L0 CPU: the amd-perfmon-v2 silicon profile of emu/profiles.list (a
-# Zen 4 PMU: PerfCtrExtCore, PerfMonV2) with SVM, which TCG emulates with
-# nested paging.
-L0_CPU = "EPYC-Milan,model=17,pmu=on,pmu-amd-reserved-gp=on,+svm"
+# Zen 4 PMU: PerfCtrExtCore, PerfMonV2, LbrAndPmcFreeze) with SVM, which TCG
+# emulates with nested paging; read from the list, so L1 runs on the shape
+# silicon has.
+L0_PROFILE = "amd-perfmon-v2"
+L0_CPU = profiles.find_profile(L0_PROFILE).cpu + ",+svm"
 L0_MEMORY = "2G"
 # One host thread for L1's vCPUs: with multi-threaded TCG a vCPU may run a
 # stale translation of code another vCPU patched with text_poke_bp, and L1

@@ -284,12 +284,25 @@ def extracted(pkg, suite="bookworm"):
 
 
 def _extracted_deb(deb):
+    """Extract deb once. Harnesses run side by side (boot-matrix runs the
+    kexec rows in parallel) ask for the same package at the same moment:
+    they take turns on the cache's lock, and the tree is extracted aside
+    and renamed into place, so nobody sees, or removes, a half-made one."""
     dest = os.path.join(EXTRACT_DIR, os.path.basename(deb)[:-len(".deb")])
     done = dest + ".done"
-    if not os.path.exists(done):
-        shutil.rmtree(dest, ignore_errors=True)
-        extract(deb, dest)
-        open(done, "w").close()
+    if os.path.exists(done):
+        return deb, dest
+    os.makedirs(EXTRACT_DIR, exist_ok=True)
+    with _Lock(EXTRACT_DIR):
+        if not os.path.exists(done):
+            shutil.rmtree(dest, ignore_errors=True)
+            tmp = tempfile.mkdtemp(dir=EXTRACT_DIR, prefix=".part-")
+            try:
+                extract(deb, tmp)
+                os.rename(tmp, dest)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            open(done, "w").close()
     return deb, dest
 
 

@@ -330,9 +330,10 @@ KTEST("pmu.arch_pebs", record_per_overflow, needs_arch_pebs, KTEST_PER_CPU,
 				i, w->rec[i].size, k.size, (unsigned long)w->rec[i].applicable,
 				(unsigned long)pmu_idx_bit(k.ev.hw.idx));
 		ok &= reloaded(&k);
-		ok &= check(!(r.status & pmu_idx_bit(k.ev.hw.idx)),
-			    "GLOBAL_STATUS %#lx: counter %d's bit set, but PEBS took its overflows",
-			    (unsigned long)r.status, k.ev.hw.idx);
+		/* Whether PEBS leaves the counter's own status bit is not
+		 * documented: reported, not asserted. */
+		diag("counter %d's GLOBAL_STATUS bit after PEBS took its overflows: %s", k.ev.hw.idx,
+		     (r.status & pmu_idx_bit(k.ev.hw.idx)) ? "set" : "clear");
 		if (!ok)
 			diag_run(&r, w);
 	}

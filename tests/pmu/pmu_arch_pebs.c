@@ -541,14 +541,16 @@ KTEST("pmu.arch_pebs", several_counters, needs_two, KTEST_PER_CPU,
 		{ .period = 100, .pebs = false },
 	};
 	struct run r = { .c = k, .n = 3 };
-	uint64_t other = pmu_test_free_gp() & ~(pmu_idx_bit(pebs_gp(0)) | pmu_idx_bit(pebs_gp(1)));
+	/* Chosen before any is taken: taking one changes what is free. */
+	int a = pebs_gp(0), b = pebs_gp(1);
+	uint64_t other = pmu_test_free_gp() & ~(pmu_idx_bit(a) | pmu_idx_bit(b));
 	unsigned want[2] = { 6, 4 }, got[2] = { 0, 0 };
 	struct walk *w = &the_walk;
 	bool ok = true;
 
-	if (!reserve(&k[0], pebs_gp(0), PMU_ARCH_BRANCHES))
+	if (!reserve(&k[0], a, PMU_ARCH_BRANCHES))
 		return;
-	if (!reserve(&k[1], pebs_gp(1), PMU_ARCH_BRANCHES)) {
+	if (!reserve(&k[1], b, PMU_ARCH_BRANCHES)) {
 		pmu_event_del(&k[0].ev);
 		return;
 	}

@@ -69,8 +69,8 @@ unsigned pmu_arch_pebs_lbr_entries(unsigned field, unsigned depth);
  * LBR field of 3); the counters group is not sized (0 when asked). */
 unsigned pmu_arch_pebs_record_size(uint64_t cfg_c, unsigned lbr_depth);
 
-/* One record, decoded. GPRs in the encoding order (PMU_GPR_* of
- * pmu/pebs.h): RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8-R15. */
+/* One record, decoded. GPRs in the encoding order (as the DS-area
+ * parser's PMU_GPR_*): RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8-R15. */
 struct pmu_arch_pebs_record {
 	unsigned size;   /* the header's size field */
 	uint64_t groups; /* the header's group bits (ARCH_PEBS_GROUPS) */

@@ -13,7 +13,6 @@
 #include "lib/bits.h"
 #include "lib/string.h"
 #include "pmu/intel/arch_pebs.h"
-#include "pmu/pebs.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
@@ -30,6 +29,10 @@ extern const char pebs_path_start[], pebs_path_end[];
 #define PATH_BLOCK_BYTES 6u
 #define PATH_LEA_BYTES 4u
 #define PATH_GPR(n) (0xa5a5000000000000ull | (uint64_t)(n) << 8 | (uint64_t)(n))
+/* A record's GPRs in the encoding order: RAX 0, RBX 3, RSP 4. */
+#define GPR_RAX 0u
+#define GPR_RBX 3u
+#define GPR_RSP 4u
 
 /* The buffer: 16 KiB (IA32_PEBS_BASE SIZE 2), 4 KiB aligned. The kernel
  * runs on the identity map (arch/x86/paging.h), so its address is the
@@ -362,12 +365,12 @@ KTEST("pmu.arch_pebs", record_ip, needs_arch_pebs, KTEST_PER_CPU,
 				    i, (unsigned long)rec->ip, (const void *)pebs_path_start);
 			if (!rec->has_gprs)
 				continue;
-			ok &= check(path_rax_at(rec->rip, &rax) && rec->gpr[PMU_GPR_RAX] == rax,
+			ok &= check(path_rax_at(rec->rip, &rax) && rec->gpr[GPR_RAX] == rax,
 				    "record %u: RAX %lu at RIP %#lx; the path holds RAX = %lu there", i,
-				    (unsigned long)rec->gpr[PMU_GPR_RAX], (unsigned long)rec->rip,
+				    (unsigned long)rec->gpr[GPR_RAX], (unsigned long)rec->rip,
 				    (unsigned long)rax);
-			for (unsigned g = PMU_GPR_RBX; g < 16; g++)
-				if (g != PMU_GPR_RSP)
+			for (unsigned g = GPR_RBX; g < 16; g++)
+				if (g != GPR_RSP)
 					ok &= check(rec->gpr[g] == PATH_GPR(g),
 						    "record %u: GPR %u %#lx, expected %#lx", i, g,
 						    (unsigned long)rec->gpr[g], (unsigned long)PATH_GPR(g));

@@ -61,11 +61,10 @@ static void arch_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 	p->arch_pdist_gp = r.ebx;
 	p->arch_fixed = r.ecx;
 	p->arch_pdist_fixed = r.edx;
-	ksnprintf(
-		p->why, sizeof(p->why),
-		"architectural PEBS (CPUID.23H.4:EBX=%#x, PEBS counters GP %#x fixed %#x) is decoded, not "
-		"driven: its buffer (IA32_PEBS_BASE/INDEX) and per-counter CFG_C MSRs are not emulated here",
-		p->arch_caps, p->arch_gp, p->arch_fixed);
+	ksnprintf(p->why, sizeof(p->why),
+		  "architectural PEBS (CPUID.23H.4:EBX=%#x, PEBS counters GP %#x fixed %#x) replaces DS-area "
+		  "PEBS (no IA32_PEBS_ENABLE): pmu.arch_pebs checks it",
+		  p->arch_caps, p->arch_gp, p->arch_fixed);
 }
 
 void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)

@@ -2,7 +2,7 @@
  * CPUID, IA32_MISC_ENABLE and IA32_PERF_CAPABILITIES; the DS save area;
  * and the records, parsed from memory in the fixed formats 0-3 and the
  * adaptive formats 4-6. Architectural PEBS (format 0xF, CPUID.23H
- * sub-leaves 4 and 5) is decoded and reported, not driven. Pure where it
+ * sub-leaves 4 and 5) replaces all of it: pmu/intel/arch_pebs.c. Pure where it
  * can be, so the host tests parse records without any hardware. */
 #ifndef PMU_PEBS_H
 #define PMU_PEBS_H

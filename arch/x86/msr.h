@@ -139,6 +139,7 @@
  * "Architectural Performance Monitoring Version 2" and "... Version 4";
  * vol. 4 table 2-2 at 38EH-392H). */
 #define PERF_GLOBAL_FIXED_SHIFT 32
+#define PERF_GLOBAL_STATUS_ARCH_PEBS_THRESH_BIT 54 /* architectural PEBS buffer threshold */
 #define PERF_GLOBAL_STATUS_TRACE_TOPA_PMI_BIT 55
 #define PERF_GLOBAL_STATUS_LBR_FRZ_BIT 58 /* v4 */
 #define PERF_GLOBAL_STATUS_CTR_FRZ_BIT 59 /* v4: counters frozen on PMI */
@@ -273,6 +274,34 @@
 #define PEBS_DATA_CFG_LBR_MASK 0xff000000ull
 #define PERFEVTSEL_ADAPTIVE_BIT 34
 #define FIXED_CTR_CTRL_ADAPTIVE_BIT(i) (32 + 4 * (i))
+
+/* Architectural PEBS (Intel ISE, chapter "Architectural PEBS"; Linux
+ * msr-index.h and perf_event.h of the arch-PEBS series, tip d21954c8a0ff,
+ * 2721e8da2de7). IA32_PEBS_BASE: the buffer's physical address (4 KiB
+ * aligned) and in [3:0] its size, 4 KiB << SIZE. IA32_PEBS_INDEX: the
+ * write offset WR in [26:4] (bytes, 16-byte units), FULL 31, EN 32, the
+ * threshold offset in [58:36] (same units). IA32_PMC_GPn/FXm_CFG_C: the
+ * reload value in [31:0], then the groups a record of the counter holds
+ * (bit k of CPUID.23H.4:EBX enumerates bit 32 + k), and PEBS on in 63;
+ * a record header has the same group bits and its size in [15:0]. */
+#define ARCH_PEBS_BASE_SIZE_MASK 0xfull
+#define ARCH_PEBS_INDEX_OFFSET_SHIFT 4
+#define ARCH_PEBS_INDEX_WR_MASK 0x7fffff0ull
+#define ARCH_PEBS_INDEX_FULL_BIT 31
+#define ARCH_PEBS_INDEX_EN_BIT 32
+#define ARCH_PEBS_INDEX_THRESH_SHIFT 36
+#define ARCH_PEBS_INDEX_THRESH_MASK (0x7fffffull << 36)
+#define ARCH_PEBS_RELOAD_MASK 0xffffffffull
+#define ARCH_PEBS_CNTR_SHIFT 35 /* [38:35]: the counters group */
+#define ARCH_PEBS_CNTR_MASK (0xfull << 35)
+#define ARCH_PEBS_LBR_SHIFT 40 /* [41:40]: 1 eight entries, 2 sixteen, 3 the LBR depth */
+#define ARCH_PEBS_LBR_MASK (0x3ull << 40)
+#define ARCH_PEBS_XMM_BIT 49
+#define ARCH_PEBS_GPR_BIT 61
+#define ARCH_PEBS_AUX_BIT 62
+#define ARCH_PEBS_EN_BIT 63 /* CFG_C: PEBS on; header: the basic group */
+#define ARCH_PEBS_HDR_SIZE_MASK 0xffffull
+#define ARCH_PEBS_HDR_CONT_BIT 31 /* another fragment of the record follows */
 
 /* AMD Last Branch Record Extension Version 2 (Zen 4; APM vol. 2, "Last
  * Branch Stack"; Linux arch/x86/events/amd/lbr.c). */

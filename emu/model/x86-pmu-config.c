@@ -458,6 +458,25 @@ static const char *check_lbr_pebs(const X86PMUConfig *c)
                    "LBRs have 8..64 in steps of 8 (CPUID.1CH:EAX[7:0])", 0,
                    DEC, NULL);
     }
+    /*
+     * Format 0xF is architectural PEBS (x86-pmu-arch-pebs.c): a version
+     * 6 shape with CPUID.23H, whose 23.5 counters exist in 23.1.
+     */
+    if (c->arch_pebs || pebs_fmt == 0xf) {
+        uint64_t exist = (uint64_t)c->leaf23_fixed << 32 | c->leaf23_gp;
+
+        if (!c->arch_pebs || pebs_fmt != 0xf || c->version < 6 ||
+            !c->leaf23) {
+            return "pmu-pebs-format: architectural PEBS goes with PEBS "
+                   "format 0xF, version 6 and CPUID.23H "
+                   "(pmu-shape=clearwater-forest)";
+        }
+        if ((c->arch_pebs_counters | c->arch_pebs_pdist) & ~exist) {
+            return "architectural PEBS: CPUID.23H.5 names counters "
+                   "CPUID.23H.1 lacks";
+        }
+        return NULL;
+    }
     if (pebs_bits && (!c->ds || pebs_fmt > 5 ||
                       ((c->perf_caps & X86PMU_CAP_PEBS_BASELINE) &&
                        pebs_fmt < 4))) {
@@ -700,6 +719,12 @@ static const char *const defect_names[X86PMU_DEFECT_NUM] = {
     [X86PMU_DEFECT_PEBS_GPRS_LEGACY_ORDER] = "pebs-gprs-legacy-order",
     [X86PMU_DEFECT_PEBS_THRESHOLD_EARLY] = "pebs-threshold-early",
     [X86PMU_DEFECT_PEBS_FOREIGN_LBR] = "pebs-foreign-lbr",
+    [X86PMU_DEFECT_ARCH_PEBS_INDEX_STUCK] = "arch-pebs-index-stuck",
+    [X86PMU_DEFECT_ARCH_PEBS_GROUPS_IGNORED] = "arch-pebs-groups-ignored",
+    [X86PMU_DEFECT_ARCH_PEBS_NO_RELOAD] = "arch-pebs-no-reload",
+    [X86PMU_DEFECT_ARCH_PEBS_NO_THRESHOLD_PMI] = "arch-pebs-no-threshold-pmi",
+    [X86PMU_DEFECT_ARCH_PEBS_UNCONFIGURED_RECORD] =
+        "arch-pebs-unconfigured-record",
 };
 
 const char *x86pmu_quirk_name(unsigned bit)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "x86-pmu-pebs.h"
+#include "x86-pmu-arch-pebs.h"
 
 
 static void put64(uint8_t *p, uint64_t v)
@@ -172,6 +173,9 @@ unsigned x86pmu_pebs_assist(X86PMUState *s, const X86PMUMachine *m)
     unsigned size, idx;
     bool fmt5 = pebs_format(s) >= 5;
 
+    if (x86pmu_arch_pebs_present(s)) {
+        return x86pmu_arch_pebs_assist(s, m);
+    }
     s->pebs_pending = 0;
     if (!pend || !s->ds_area ||
         !m->read(m->opaque, s->ds_area, ds, fmt5 ? sizeof(ds) :

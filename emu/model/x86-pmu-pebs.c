@@ -17,6 +17,7 @@
  */
 
 #include "x86-pmu-pebs.h"
+#include "x86-pmu-arch-pebs.h"
 
 bool x86pmu_pebs_present(const X86PMUState *s)
 {
@@ -110,7 +111,8 @@ X86PMUAccess x86pmu_pebs_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
         *val = s->pebs_data_cfg;
         return X86PMU_OK;
     default:
-        return X86PMU_NOT_MINE;
+        /* IA32_PEBS_BASE and IA32_PEBS_INDEX (x86-pmu-arch-pebs.c). */
+        return x86pmu_arch_pebs_rdmsr(s, msr, val);
     }
 }
 
@@ -141,7 +143,7 @@ X86PMUAccess x86pmu_pebs_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val)
         s->pebs_data_cfg = val;
         return X86PMU_OK;
     default:
-        return X86PMU_NOT_MINE;
+        return x86pmu_arch_pebs_wrmsr(s, msr, val);
     }
 }
 
@@ -155,6 +157,10 @@ X86PMUAccess x86pmu_pebs_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val)
  */
 bool x86pmu_pebs_overflow(X86PMUState *s, unsigned idx)
 {
+    /* Format 0xF: architectural PEBS instead (x86-pmu-arch-pebs.c). */
+    if (x86pmu_arch_pebs_present(s)) {
+        return x86pmu_arch_pebs_overflow(s, idx);
+    }
     if (!x86pmu_pebs_present(s) || !((s->pebs_enable >> idx) & 1)) {
         return false;
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "x86-pmu-int.h"
+#include "x86-pmu-arch-pebs.h"
 
 static bool fw_write(const X86PMUState *s)
 {
@@ -292,7 +293,8 @@ static uint64_t status_bits(const X86PMUState *s)
     if (s->cfg.version >= 4) {
         b |= X86PMU_STATUS_LBR_FRZ | X86PMU_STATUS_CTR_FRZ;
     }
-    return b;
+    /* The architectural PEBS threshold's (54; x86-pmu-arch-pebs.c). */
+    return b | x86pmu_arch_pebs_status_bits(s);
 }
 
 /* Xen refuses FIXED_CTR_CTRL's AnyThread bits too (fixed_ctrl_mask). */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "x86-pmu-int.h"
+#include "x86-pmu-arch-pebs.h"
 
 /* --- Shapes no QEMU CPU model has --- */
 
@@ -58,8 +59,10 @@ static const V6Shape v6_shapes[] = {
 
 const char *x86pmu_shape_name(unsigned i)
 {
-    return i < sizeof(v6_shapes) / sizeof(v6_shapes[0]) ? v6_shapes[i].name :
-           NULL;
+    unsigned n = sizeof(v6_shapes) / sizeof(v6_shapes[0]);
+
+    /* Then the shapes with architectural PEBS (x86-pmu-arch-pebs.c). */
+    return i < n ? v6_shapes[i].name : x86pmu_arch_pebs_shape_name(i - n);
 }
 
 const char *x86pmu_shape_named(const char *name, X86PMUConfig *c)
@@ -105,7 +108,7 @@ const char *x86pmu_shape_named(const char *name, X86PMUConfig *c)
         c->events_avail23 = v->events23;
         return v->what;
     }
-    return NULL;
+    return x86pmu_arch_pebs_shape(name, c);
 }
 
 /* --- CPUID --- */
@@ -166,6 +169,8 @@ void x86pmu_v6_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
     default:
         break;
     }
+    /* Sub-leaves 4 and 5: architectural PEBS (x86-pmu-arch-pebs.c). */
+    x86pmu_arch_pebs_cpuid(s, leaf, subleaf, eax, ebx, ecx, edx);
 }
 
 /* --- Event-select extensions (the bits they open: x86-pmu-shape.c) --- */
@@ -427,8 +432,12 @@ X86PMUAccess x86pmu_v6_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *val)
         break;
     case V6_CFG_B:
     case V6_CFG_C:
-        /* Only counters that can be reloaded have them (model's choice). */
-        if (!acr_capable(s, idx)) {
+        /*
+         * Only counters that can be reloaded have them (model's choice),
+         * and CFG_C those that can use architectural PEBS.
+         */
+        if (!acr_capable(s, idx) &&
+            !(reg == V6_CFG_C && x86pmu_arch_pebs_cfg_c_exists(s, idx))) {
             return X86PMU_GP;
         }
         *val = reg == V6_CFG_B ? *cfg_b(s, idx) : *cfg_c(s, idx);
@@ -486,9 +495,17 @@ X86PMUAccess x86pmu_v6_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val)
         *cfg_b(s, idx) = val;
         return X86PMU_OK;
     case V6_CFG_C:
+        /* With architectural PEBS: its bits (x86-pmu-arch-pebs.c). */
+        if (x86pmu_arch_pebs_cfg_c_exists(s, idx)) {
+            if (val & ~x86pmu_arch_pebs_cfg_c_valid(s, idx)) {
+                return X86PMU_GP;
+            }
+            *cfg_c(s, idx) = val;
+            return X86PMU_OK;
+        }
         /*
          * [31:0] is the reload value; the bits above configure arch-PEBS,
-         * which the model lacks (model's choice: #GP).
+         * which this shape lacks (model's choice: #GP).
          */
         if (!acr_capable(s, idx) || (val >> 32)) {
             return X86PMU_GP;

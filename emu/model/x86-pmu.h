@@ -242,6 +242,12 @@ typedef enum X86PMUDefect {
     X86PMU_DEFECT_PEBS_GPRS_LEGACY_ORDER,
     X86PMU_DEFECT_PEBS_THRESHOLD_EARLY,
     X86PMU_DEFECT_PEBS_FOREIGN_LBR,
+    /* Architectural PEBS (x86-pmu-arch-pebs.c) */
+    X86PMU_DEFECT_ARCH_PEBS_INDEX_STUCK,
+    X86PMU_DEFECT_ARCH_PEBS_GROUPS_IGNORED,
+    X86PMU_DEFECT_ARCH_PEBS_NO_RELOAD,
+    X86PMU_DEFECT_ARCH_PEBS_NO_THRESHOLD_PMI,
+    X86PMU_DEFECT_ARCH_PEBS_UNCONFIGURED_RECORD,
     X86PMU_DEFECT_NUM,
 } X86PMUDefect;
 
@@ -312,6 +318,9 @@ typedef struct X86PMUMachine {
     void *opaque;
     bool (*read)(void *opaque, uint64_t la, void *buf, unsigned len);
     bool (*write)(void *opaque, uint64_t la, const void *buf, unsigned len);
+    /* By physical address (architectural PEBS's buffer); may be NULL. */
+    bool (*write_phys)(void *opaque, uint64_t pa, const void *buf,
+                       unsigned len);
 } X86PMUMachine;
 
 /*
@@ -418,6 +427,14 @@ typedef struct X86PMUConfig {
     uint8_t lbr_depth;
     uint32_t arch_lbr_ebx, arch_lbr_ecx;
     bool ds;
+    /*
+     * Architectural PEBS (x86-pmu-arch-pebs.c), with perf_caps[11:8] =
+     * 0xF: CPUID.23H.4:EBX (bit k: CFG_C bit 32 + k may be set) and
+     * 23H.5's PEBS and PDIST counters in IA32_PERF_GLOBAL_CTRL's layout.
+     */
+    bool arch_pebs;
+    uint32_t arch_pebs_caps;
+    uint64_t arch_pebs_counters, arch_pebs_pdist;
 } X86PMUConfig;
 
 /* The registers of one logical processor. */
@@ -487,6 +504,8 @@ typedef struct X86PMUState {
     /* PEBS: the registers, and the counters whose record is owed. */
     uint64_t ds_area, pebs_enable, pebs_data_cfg;
     uint64_t pebs_pending;
+    /* Architectural PEBS: IA32_PEBS_BASE and IA32_PEBS_INDEX. */
+    uint64_t pebs_base, pebs_index;
 } X86PMUState;
 
 /* The outcome of an MSR access or RDPMC. */

@@ -113,3 +113,8 @@ HOST_SRCS_vpmu_model := tests/pmu/vpmu_model.c
 # Host tests of modes/workloads.c; the test passes its own allocator and
 # clock where the kernel passes bootmem_alloc() and uptime_us().
 HOST_SRCS_workloads := modes/workloads.c lib/printf.c lib/string.c
+
+# Host tests of architectural PEBS: the driver's encodings and record
+# parser (pmu/intel/arch_pebs.c) and the register model's
+# (emu/model/x86-pmu-arch-pebs.c), its records read back by the parser.
+HOST_SRCS_emu_arch_pebs := $(wildcard emu/model/*.c) pmu/intel/arch_pebs.c lib/printf.c lib/string.c

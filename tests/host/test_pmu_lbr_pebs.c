@@ -586,7 +586,8 @@ HT_TEST(pebs_decode_each_format)
 /* Architectural PEBS (format 0xF; Linux's arch-PEBS series, tip
  * d21954c8a0ff): CPUID.23H.0:EAX[4,5] announce sub-leaves 4 (EBX: the
  * CFG_C capabilities, bit k = CFG_C bit 32 + k) and 5 (EAX GP and ECX
- * fixed PEBS counters, EBX/EDX PDIST); decoded and reported, not driven. */
+ * fixed PEBS counters, EBX/EDX PDIST); the DS-area decode reports it as
+ * what replaces it (pmu/intel/arch_pebs.c drives it). */
 HT_TEST(arch_pebs_decoded_and_reported)
 {
 	static const struct pmu_init_opts opts = { .workload = tick_probe };

@@ -23,6 +23,7 @@
 #include "cpu.h"
 #include "exec/exec-all.h"
 #include "exec/helper-proto.h"
+#include "exec/memory.h"
 #include "hw/core/cpu.h"
 #include "pmu-ext.h"
 
@@ -120,6 +121,20 @@ static bool pebs_write(void *opaque, uint64_t la, const void *buf,
 }
 
 /*
+ * Architectural PEBS writes its buffer by physical address
+ * (IA32_PEBS_BASE; emu/model's x86-pmu-arch-pebs.c): the CPU's own
+ * address space, as a DMA-like store that no page table translates.
+ */
+static bool pebs_write_phys(void *opaque, uint64_t pa, const void *buf,
+                            unsigned len)
+{
+    CPUState *cs = opaque;
+
+    return address_space_write(cs->as, pa, MEMTXATTRS_UNSPECIFIED, buf,
+                               len) == MEMTX_OK;
+}
+
+/*
  * The owed PEBS record, with the state at this instruction boundary: RIP
  * is the next instruction, the eventing IP the one that overflowed the
  * counter (step mode folds it alone, so it is known exactly: skid 0).
@@ -135,6 +150,7 @@ unsigned x86_pmu_pebs(CPUX86State *env, uint64_t rip, uint64_t eventing_ip)
         .opaque = env_cpu(env),
         .read = pebs_read,
         .write = pebs_write,
+        .write_phys = pebs_write_phys,
     };
     int i;
 

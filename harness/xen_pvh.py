@@ -62,8 +62,9 @@ def xen_binary():
     return out
 
 
-def build_initramfs(trees, release, pmutest):
-    out = os.path.join(WORK, "dom0-%s.cpio.gz" % release)
+def build_initramfs(trees, release, pmutest, out_dir):
+    """dom0's initramfs, in out_dir (rebuilt each run: pmutest.elf changes)."""
+    out = os.path.join(out_dir, "dom0-%s.cpio.gz" % release)
     _, bb = debian.extracted("busybox-static", SUITE)
     image = initramfs.busybox_root(os.path.join(bb, "bin", "busybox"), open(INIT).read())
     modules = initramfs.add_modules(image, kn._module_root(trees, release), release, DOM0_MODULES)
@@ -122,7 +123,7 @@ def main(argv=None):
     qemu = a.qemu or kn.emulated_qemu()
     trees = kn.kernel_trees(DOM0_KERNEL)
     vmlinuz, release = kn._vmlinuz(trees)
-    initrd = build_initramfs(trees, release, a.kernel)
+    initrd = build_initramfs(trees, release, a.kernel, out_dir)
     xen = xen_binary()
     guest_append = ("console=debugcon exit=poweroff " + a.append).strip()
     dom0 = ("console=hvc0 earlyprintk=xen loglevel=4 guestappend=%s guestvcpus=2 guesttimeout=%d"

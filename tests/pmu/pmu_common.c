@@ -334,15 +334,18 @@ uint64_t pmu_test_workload(enum pmu_arch_event e, bool mem, uint64_t len)
 }
 
 /* The least counts' difference between the two lengths against the
- * workload's, for an exact event (instructions, branches); 0 otherwise. */
+ * workload's, for an exact event (instructions, branches) that counted
+ * at least the workload at both lengths: what a VM exit in a window
+ * would leave (it only adds). 0 otherwise: a counter short of the
+ * workload (dead, unscheduled) is not measured again. */
 static int64_t slope_error(const struct pmu_test_counts *m, unsigned i)
 {
 	enum pmu_arch_event e = m->evs[i]->attr.arch;
+	uint64_t w0 = pmu_test_workload(e, m->mem, m->len[0]), w1 = pmu_test_workload(e, m->mem, m->len[1]);
 
-	if (e != PMU_ARCH_INSTRUCTIONS && e != PMU_ARCH_BRANCHES)
+	if ((e != PMU_ARCH_INSTRUCTIONS && e != PMU_ARCH_BRANCHES) || m->min[i][0] < w0 || m->min[i][1] < w1)
 		return 0;
-	return (int64_t)(m->min[i][1] - m->min[i][0]) -
-	       (int64_t)(pmu_test_workload(e, m->mem, m->len[1]) - pmu_test_workload(e, m->mem, m->len[0]));
+	return (int64_t)(m->min[i][1] - m->min[i][0]) - (int64_t)(w1 - w0);
 }
 
 bool pmu_test_measure_exact(struct pmu_event *const *evs, unsigned n, const struct pmu_test_window *w,

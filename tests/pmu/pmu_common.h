@@ -119,8 +119,10 @@ bool pmu_test_measure(struct pmu_event *const *evs, unsigned n, const struct pmu
  * AMD-SVM-VMRUN-COUNTED-IN-GUEST row), and on a slow host every trial of
  * one length may hold one, so the least counts' difference is off the
  * workload's. pmu_test_measure, then, under a hypervisor, while an
- * instructions or branches event's least counts differ by other than the
- * workload, PMU_TEST_TRIALS more windows at each length, at most
+ * instructions or branches event's least counts, each at least its
+ * workload (an exit only adds: a dead or unscheduled counter is not
+ * measured again), differ by other than the workload, PMU_TEST_TRIALS
+ * more windows at each length, at most
  * PMU_TEST_EXIT_RERUNS rounds, each reported: the least counts only go
  * down, so the exact check stays two-sided (an overcount in every window,
  * or any undercount, still fails). */

@@ -374,3 +374,11 @@ mutants-test: $(BUILD)/pmutest.elf
 	@$(PYTHON) -m harness.mutants --check-sample --jobs $(MUTANT_JOBS)
 rule-map-check:
 	@$(PYTHON) tools/check-rule-map.py
+
+# --- Xen judges pmutest (harness/xen_pvh.py, docs/kvm-nested.md "Xen"):
+# Debian's Xen 4.17 with vpmu=on on the emulated AMD PMU, Debian's Linux as
+# its PV dom0, pmutest as a PVH guest; build/xen-pvh/summary.txt, judged by
+# tests/expect/xen-amd.expect; "xen-pvh: N passed, M failed, K skipped".
+.PHONY: xen-pvh
+xen-pvh: $(BUILD)/pmutest.elf
+	$(PYTHON) -m harness.xen_pvh --kernel $(BUILD)/pmutest.elf

@@ -208,7 +208,7 @@ void kmain(uint32_t magic, uint32_t info_phys)
 	boot_info_status = bootinfo_parse(magic, (const void *)(uintptr_t)info_phys, &boot_info);
 	options_parse(boot_info.cmdline, boot_info.cmdline_len);
 	dev_set_host_kernel(options.hv_kernel_version);
-	console_init(options.console_port);
+	console_init(options.console_port, options.console_debugcon);
 	platform_exit_set_action((enum exit_action)options.exit);
 
 	uint64_t ram_end = 0;

@@ -41,7 +41,7 @@ static const struct cmdline_opt table[] = {
 	{ "exit", CMDLINE_ENUM, &options.exit, 0, exit_choices, 0, 0,
 	  "what to do at the end (auto: qemu under QEMU, else halt)" },
 	{ "console", CMDLINE_STR, options.console, sizeof(options.console), NULL, 0, 0,
-	  "serial port: com1..com4 or an I/O port like 0x2f8" },
+	  "serial port: com1..com4 or an I/O port like 0x2f8; debugcon: the write-only debug port 0xe9 (Xen's HVM/PVH guests, QEMU -debugcon)" },
 	{ "timeout", CMDLINE_UINT, &options.timeout_s, 0, NULL, 1, 3600,
 	  "per-test time budget in seconds (default 10)" },
 	{ "pmu.takeover", CMDLINE_BOOL, &options.pmu_takeover, 0, NULL, 0, 0,
@@ -90,6 +90,14 @@ static void resolve_console(void)
 {
 	static const uint16_t com[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
 	const char *c = options.console;
+	/* The "port E9" debug console: bytes written to I/O port 0xe9 go
+	 * to the hypervisor's log (Xen's hvm_print_line for HVM and PVH
+	 * guests, QEMU's isa-debugcon); nothing behind it to probe. */
+	if (strcmp(c, "debugcon") == 0) {
+		options.console_port = 0xe9;
+		options.console_debugcon = true;
+		return;
+	}
 	if ((c[0] == 'c' || c[0] == 'C') && strlen(c) == 4 && c[3] >= '1' && c[3] <= '4') {
 		options.console_port = com[c[3] - '1'];
 		return;

@@ -15,7 +15,7 @@ struct options {
 	char tests[1024];   /* tests=glob,glob,-glob */
 	uint64_t cpus;      /* cpus=N: use at most N CPUs (0 = all) */
 	int exit;           /* exit=auto|qemu|halt|reboot|poweroff (enum exit_action) */
-	char console[16];   /* console=com1..com4|0xPORT */
+	char console[16];   /* console=com1..com4|0xPORT|debugcon */
 	uint64_t timeout_s; /* timeout=S: per-test budget in seconds */
 	bool pmu_takeover;  /* pmu.takeover=1: reprogram counters found in use */
 	int pmu_pmi;        /* pmu.pmi=fixed|nmi */
@@ -29,6 +29,7 @@ struct options {
 	char hv_kernel[32]; /* hv.kernel=X.Y[.Z]: the host's Linux under local KVM (pmutest-run passes it) */
 	uint32_t hv_kernel_version; /* hv.kernel= as DEV_LINUX_VERSION(x, y, z); 0 when not given */
 	uint16_t console_port;      /* resolved from console= */
+	bool console_debugcon;      /* console=debugcon: port 0xe9, written without a UART */
 };
 
 extern struct options options;

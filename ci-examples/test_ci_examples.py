@@ -274,7 +274,7 @@ class KvmExpect(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp, True)
         os.makedirs(os.path.join(self.tmp, 'sys', 'module', 'kvm', 'parameters'))
 
-    def pick(self, vendor, flags, enable_pmu='Y', hybrid=False, perf_cpu=True):
+    def pick(self, vendor, flags, enable_pmu='Y', hybrid=False, perf_cpu=True, qemu=''):
         cpuinfo = os.path.join(self.tmp, 'cpuinfo')
         with open(cpuinfo, 'w') as f:
             for cpu in range(2):
@@ -284,7 +284,8 @@ class KvmExpect(unittest.TestCase):
         pmus = os.path.join(self.tmp, 'sys', 'bus', 'event_source', 'devices')
         for pmu in ['software'] + (['cpu_core', 'cpu_atom'] if hybrid else ['cpu'] if perf_cpu else []):
             os.makedirs(os.path.join(pmus, pmu), exist_ok=True)
-        env = dict(os.environ, PMUTEST_CPUINFO=cpuinfo, PMUTEST_SYSFS=os.path.join(self.tmp, 'sys'))
+        env = dict(os.environ, PMUTEST_CPUINFO=cpuinfo, PMUTEST_SYSFS=os.path.join(self.tmp, 'sys'),
+                   PMUTEST_QEMU=qemu)
         out = subprocess.run([os.path.join(HERE, 'kvm-expect.sh')], env=env, stdout=subprocess.PIPE,
                              check=True, text=True).stdout.strip()
         self.assertTrue(os.path.isfile(out), out)
@@ -307,6 +308,15 @@ class KvmExpect(unittest.TestCase):
         self.assertEqual(self.pick('AuthenticAMD', 'svm perfctr_core perfmon_v2'), 'kvm-amd.expect')
         # No PerfMonV2 in the guest (the host, KVM before 6.4 or the VMM lacks it).
         self.assertEqual(self.pick('AuthenticAMD', 'svm perfctr_core'), 'kvm-amd-v1.expect')
+        # The VMM: one whose -cpu help has no perfmon-v2 (QEMU 7.2) gives none.
+        for flags, want in (('svm perfctr-core', 'kvm-amd-v1.expect'),
+                            ('svm perfctr-core perfmon-v2', 'kvm-amd.expect')):
+            qemu = os.path.join(self.tmp, 'qemu')
+            with open(qemu, 'w') as f:
+                f.write('#!/bin/sh\n[ "$1" = --version ] && echo "QEMU emulator version 9"\n'
+                        'printf "Recognized CPUID flags:\\n  %s\\n"\n' % flags)
+            os.chmod(qemu, 0o755)
+            self.assertEqual(self.pick('AuthenticAMD', 'svm perfctr_core perfmon_v2', qemu=qemu), want, flags)
 
     def test_host_perf_has_no_core_pmu(self):
         self.assertEqual(self.pick('AuthenticAMD', 'svm', perf_cpu=False), 'kvm-nopmu.expect')

@@ -14,7 +14,8 @@ facts L1 prints), and the leg's line goes to summary.txt:
   <leg> kernel=<L1 uname -r> vmm=<L1 QEMU version> vpmu=<...> watchdog=<0|1>
       result=<P passed, F failed, S skipped, X xfail> verdict=<PASS|FAIL>
 Outputs: build/kvm-nested/<leg>.log (L2's serial log), <leg>.l1.log (L1's
-console), summary.txt; a last line "kvm-nested: N passed, M failed,
+console: its facts, L2's progress, its dmesg after L2), <leg>.l0.log (the
+emulated-PMU QEMU's stdout and stderr), summary.txt; a last line "kvm-nested: N passed, M failed,
 K skipped" (legs) for tools/total-results.py. Exit 1 when a leg FAILs.
 
   python3 -m harness.kvm_nested [--legs GLOB,...] [--list]
@@ -213,12 +214,12 @@ def emulated_qemu():
     return p.stdout.strip().splitlines()[-1]
 
 
-def boot_l1(qemu, vmlinuz, initrd, leg, append, console):
+def boot_l1(qemu, vmlinuz, initrd, leg, append, console, budget=L1_TIMEOUT):
     cmdline = ["console=ttyS0", "loglevel=4", "panic=-1",
                "nmi_watchdog=%d" % leg.watchdog,
                "l2append=" + append.replace(" ", ","),
                "kvmparams=" + leg.kvmparams.replace(" ", ","), "l2smp=2",
-               "l2timeout=%d" % (L1_TIMEOUT - 120)]
+               "l2timeout=%d" % (budget - 120)]
     cmd = [qemu, "-machine", "q35", "-accel", L0_ACCEL, "-cpu", L0_CPU,
            "-m", L0_MEMORY, "-smp", "2", "-kernel", vmlinuz, "-initrd", initrd,
            "-append", " ".join(cmdline), "-nographic", "-no-reboot", "-nodefaults",
@@ -226,11 +227,11 @@ def boot_l1(qemu, vmlinuz, initrd, leg, append, console):
     start = time.time()
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, timeout=L1_TIMEOUT)
+                           text=True, timeout=budget)
         rc, err = p.returncode, p.stdout
     except subprocess.TimeoutExpired:
         rc, err = None, "L1 still running after %d s: killed (the host was slow, or L1 hung)" \
-            % L1_TIMEOUT
+            % budget
     return rc, err, time.time() - start
 
 
@@ -273,7 +274,9 @@ def l1_host(facts):
         nmi_watchdog=facts.get("nmi_watchdog"),
         perf_pmus=tuple(sorted(facts.get("perf_pmus", "").split())),
         mediated_pmu=facts["param"].get("kvm_amd.enable_mediated_pmu"),
-        vmm_flags=frozenset(["perfmon-v2"] if facts.get("vmm_flag") == "perfmon-v2" else []))
+        release=facts.get("uname", ""),
+        vmm=facts.get("vmm"),
+        vmm_flags=frozenset(facts["vmm_flags"].split()) if facts.get("vmm_flags") else None)
 
 
 def judge(leg, facts, l2text):
@@ -303,13 +306,16 @@ def vmm_version(facts):
     return m.group(1) if m else "unknown"
 
 
-def run_leg(leg, qemu, pmutest, append):
+def run_leg(leg, qemu, pmutest, append, budget=L1_TIMEOUT):
     trees = kernel_trees(leg.kernel)
     vmlinuz, release = _vmlinuz(trees)
     initrd = build_initramfs(trees, release, leg.vmm, pmutest)
     console = os.path.join(OUT, leg.name + ".l1.log")
     log("%s: booting L1 %s with %s (%s)" % (leg.name, release, leg.vmm, leg.why))
-    rc, err, secs = boot_l1(qemu, vmlinuz, initrd, leg, append, console)
+    rc, err, secs = boot_l1(qemu, vmlinuz, initrd, leg, append, console, budget)
+    # L0 QEMU's own output (its warnings, a TCG abort), kept beside L1's console.
+    with open(os.path.join(OUT, leg.name + ".l0.log"), "w") as f:
+        f.write(err)
     text = open(console, errors="replace").read() if os.path.exists(console) else ""
     facts, l2 = parse_l1(text)
     with open(os.path.join(OUT, leg.name + ".log"), "w") as f:
@@ -339,6 +345,8 @@ def main(argv=None):
     ap.add_argument("--kernel", default=os.path.join(ROOT, "build", "pmutest.elf"))
     ap.add_argument("--qemu", help="the emulated-PMU QEMU (default: emu/qemu/build.sh's)")
     ap.add_argument("--list", action="store_true", help="list the legs and why each is there")
+    ap.add_argument("--l1-timeout", type=int, default=L1_TIMEOUT,
+                    help="seconds for L1 (L2 gets 120 fewer; default %d)" % L1_TIMEOUT)
     a = ap.parse_args(argv)
     globs = a.legs.split(",")
     legs = [l for l in LEGS if any(fnmatch.fnmatch(l.name, g) for g in globs)]
@@ -359,7 +367,7 @@ def main(argv=None):
         return 1
     for leg in legs:
         try:
-            line, verdict = run_leg(leg, qemu, a.kernel, a.append)
+            line, verdict = run_leg(leg, qemu, a.kernel, a.append, a.l1_timeout)
         except (debian.DebianError, OSError, subprocess.CalledProcessError) as e:
             line = "%s kernel=? vmm=? vpmu=%s watchdog=%d result=not run (%s) verdict=FAIL" % (
                 leg.name, leg.vpmu, leg.watchdog, e)

@@ -47,12 +47,39 @@ done
 dmesg | grep -E 'kvm|SVM' | tail -n 20 | sed 's/^/kvm-nested: dmesg: /'
 [ -e /dev/kvm ] || say "error: no /dev/kvm"
 say "vmm=$(qemu-system-x86_64 --version | head -n 1)"
-qemu-system-x86_64 -cpu help 2>/dev/null | grep -q ' perfmon-v2' && say "vmm_flag=perfmon-v2"
+# The CPU flags the VMM knows, as tools/pmutest/host.py reads them on a host.
+say "vmm_flags=$(qemu-system-x86_64 -cpu help 2>/dev/null | sed '1,/^Recognized CPUID flags:/d' | tr -s ' \n' '  ')"
+
+# L2's state, one "kvm-nested: l2 state" line per fact: the VMM's CPU
+# time, KVM's exit counters (debugfs), L1's interrupt counts.
+mkdir -p /sys/kernel/debug
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+l2_state() {
+	st() { say "l2 state: $*"; }
+	[ -r "/proc/$1/stat" ] && st "vmm utime+stime $(cut -d' ' -f14,15 "/proc/$1/stat") ticks"
+	for f in exits irq_exits nmi_window_exits irq_window_exits halt_exits io_exits \
+		request_irq_exits signal_exits insn_emulation irq_injections nmi_injections \
+		pmu_pmi_injections; do
+		[ -r "/sys/kernel/debug/kvm/$f" ] && st "kvm $f=$(cat "/sys/kernel/debug/kvm/$f")"
+	done
+	grep -E '^ *(LOC|PMI|NMI|CAL|RES|PMN|VPMI|[0-9]+):' /proc/interrupts | tr -s ' ' |
+		sed 's/^/kvm-nested: l2 state: interrupts /'
+}
+# The VMM's threads' kernel stacks and every CPU's backtrace (sysrq l):
+# where a stopped L2 waits.
+l2_stacks() {
+	for t in /proc/"$1"/task/*; do
+		say "l2 stack $(basename "$t") $(cat "$t/comm"): $(tr '\n' '|' <"$t/stack" 2>/dev/null)"
+	done
+	echo l >/proc/sysrq-trigger
+	dmesg | tail -n 80 | sed 's/^/kvm-nested: l2 sysrq: /'
+}
 
 append=$(arg l2append | tr ',' ' ')
 smp=$(arg l2smp)
 timeout=$(arg l2timeout)
 say "l2 start uptime=$(cut -d' ' -f1 /proc/uptime) append=$append"
+echo "kvm-nested: l2 start" >/dev/kmsg
 qemu-system-x86_64 -nodefaults -no-reboot -display none -machine q35 -accel kvm \
 	-smp "${smp:-2}" -cpu host -m 256M -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel /pmutest.elf -append "$append" -serial file:/tmp/l2.log >/tmp/l2.err 2>&1 &
@@ -61,8 +88,16 @@ n=0
 while kill -0 "$pid" 2>/dev/null; do
 	sleep 1
 	n=$((n + 1))
+	# Progress every 60 s: a leg that stops shows where L2 stopped, and
+	# whether its vCPUs still run (KVM's exit counts, L1's interrupts).
+	if [ $((n % 60)) -eq 0 ]; then
+		say "l2 progress ${n} s: $(wc -l </tmp/l2.log) lines, last: $(tail -n 1 /tmp/l2.log)"
+		l2_state "$pid"
+	fi
 	if [ "$n" -ge "${timeout:-1800}" ]; then
 		say "l2 timeout after $n s"
+		l2_state "$pid"
+		l2_stacks "$pid"
 		kill "$pid"
 	fi
 done
@@ -70,6 +105,9 @@ wait "$pid"
 rc=$?
 say "l2 status=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 sed 's/^/kvm-nested: l2 stderr: /' /tmp/l2.err
+# What KVM and perf said while L2 ran (warnings are below the console's
+# loglevel): the kernel side of a leg that failed.
+dmesg | sed -n '/kvm-nested: l2 start/,$p' | sed 's/^/kvm-nested: l1 dmesg: /'
 echo "=== BEGIN L2 LOG"
 cat /tmp/l2.log
 echo "=== END L2 LOG"

@@ -118,16 +118,27 @@ static void hg_pass(unsigned x, bool svme)
 	uint64_t plain = hi;
 
 	for (unsigned k = 0; k < 4; k++) {
+		uint64_t most = hi > plain ? hi : plain;
 		/* The least of HG_TRIALS windows: an asynchronous VM exit only
-		 * adds (a counted VMRUN), so the least is the undisturbed one. */
+		 * adds (a counted VMRUN), so the least is the undisturbed one.
+		 * Under a hypervisor every window so far may have held one (a
+		 * slow host): HG_TRIALS more while the least is over the most,
+		 * at most PMU_TEST_EXIT_RERUNS rounds (pmu_test_measure_exact's
+		 * rule); the least only goes down. */
 		struct hg_run r = hg_measure(x, k);
-		for (unsigned t = 1; t < HG_TRIALS && r.err == PMU_OK; t++) {
+		unsigned limit = HG_TRIALS, t;
+		for (t = 1; t < limit && r.err == PMU_OK; t++) {
 			struct hg_run again = hg_measure(x, k);
 			if (again.err != PMU_OK || again.count < r.count)
 				r = again;
+			if (t + 1 == limit && c->hypervisor && r.err == PMU_OK && r.count > most &&
+			    limit < HG_TRIALS * (1 + PMU_TEST_EXIT_RERUNS))
+				limit += HG_TRIALS;
 		}
+		if (limit > HG_TRIALS)
+			diag("EFER.SVME=%u %s: %u windows, %u of them more because the least before them was over %lu (a VM exit inside each, under a hypervisor)",
+			     svme, hg_name[k], t, limit - HG_TRIALS, most);
 		uint64_t bits = (r.read >> AMD_PERFEVTSEL_GUEST_ONLY_BIT) & 3;
-		uint64_t most = hi > plain ? hi : plain;
 
 		if (r.err != PMU_OK) {
 			/* A write that faults: KVM's vPMU drops instead, silicon keeps. */

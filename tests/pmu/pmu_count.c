@@ -46,8 +46,9 @@ KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU,
 			if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s on IA32_PMC%u: %s",
 				   pmu_arch_events[e].name, x, ev.reason))
 				continue;
-			const char *why = pmu_test_measure(g, 1, &w, m) ? pmu_test_check_count(&ev, 0, m)
-									: NULL;
+			const char *why = pmu_test_measure_exact(g, 1, &w, m)
+						  ? pmu_test_check_count(&ev, 0, m)
+						  : NULL;
 			pmu_event_del(&ev);
 			if (why)
 				ktest_skip("%s", why);
@@ -75,7 +76,8 @@ KTEST("pmu.count", fixed_counters, pmu_needs_fixed, KTEST_PER_CPU, "each fixed c
 		if (!check(pmu_event_add_idx(&ev, PMU_IDX_FIXED(i)) == PMU_OK, "%s on IA32_FIXED_CTR%u: %s",
 			   ev.name, i, ev.reason))
 			continue;
-		const char *why = pmu_test_measure(g, 1, NULL, m) ? pmu_test_check_count(&ev, 0, m) : NULL;
+		const char *why = pmu_test_measure_exact(g, 1, NULL, m) ? pmu_test_check_count(&ev, 0, m)
+									: NULL;
 		pmu_event_del(&ev);
 		if (why)
 			ktest_skip("%s", why);
@@ -176,7 +178,7 @@ KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU,
 	}
 	diag("%u counters in one window", n);
 	const char *why = NULL;
-	if (pmu_test_measure(g, n, NULL, m))
+	if (pmu_test_measure_exact(g, n, NULL, m))
 		for (unsigned i = 0; i < n && !why; i++)
 			why = pmu_test_check_count(g[i], i, m);
 	pmu_events_del(g, n);

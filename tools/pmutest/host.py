@@ -23,6 +23,7 @@ guest counter with a pinned host perf event):
 """
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 
 from . import REPO_ROOT
@@ -58,8 +59,9 @@ class Host:
     perf_users: list = field(default_factory=list)   # (pid, command)
     perf_hidden: int = 0          # processes whose fds this user cannot read
     release: str = ''             # the kernel's (KVM's) release, uname -r
-    mediated_pmu: str = None      # kvm.enable_mediated_pmu (Linux 7.0+), None when absent
+    mediated_pmu: str = None      # kvm_amd/kvm_intel.enable_mediated_pmu (Linux 7.0+), None when absent
     vmm_flags: frozenset = None   # the CPU flags the VMM knows (qemu -cpu help); None: unknown
+    vmm: str = None               # the VMM's version line (qemu --version), None: not asked
 
     @property
     def pmu_off(self):
@@ -105,9 +107,51 @@ def perf_users(procfs='/proc'):
     return sorted(users), hidden
 
 
-def read_host(cpuinfo='/proc/cpuinfo', sysfs='/sys', procfs='/proc'):
+def parse_cpu_flags(help_text):
+    """The CPU flags a QEMU knows, from its `-cpu help` (the words after
+    "Recognized CPUID flags:"), or None when the text has no such list."""
+    lines = (help_text or '').splitlines()
+    for n, line in enumerate(lines):
+        if line.strip() == 'Recognized CPUID flags:':
+            words = []
+            for rest in lines[n + 1:]:
+                if rest and not rest[0].isspace():
+                    break           # the next section
+                words += rest.split()
+            return frozenset(words)
+    return None
+
+
+def read_vmm(qemu, run=subprocess.run):
+    """(CPU flags, version line) of the VMM binary qemu, each None when it
+    cannot be asked: a QEMU that does not know "perfmon-v2" (7.2) cannot
+    give a guest CPUID 0x80000022."""
+    def ask(*args):
+        try:
+            p = run([qemu] + list(args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return p.stdout if p.returncode == 0 else None
+    version = (ask('--version') or '').strip().splitlines()
+    return parse_cpu_flags(ask('-cpu', 'help')), (version[0] if version else None)
+
+
+def _mediated_param(sysfs):
+    """enable_mediated_pmu: a kvm_amd or kvm_intel parameter in Linux 7.x."""
+    for module in ('kvm_amd', 'kvm_intel', 'kvm'):
+        value = _read(os.path.join(sysfs, 'module', module, 'parameters', 'enable_mediated_pmu'))
+        if value is not None:
+            return value
+    return None
+
+
+def read_host(cpuinfo='/proc/cpuinfo', sysfs='/sys', procfs='/proc', qemu=None, run=subprocess.run):
+    """The host as read from its files; with qemu, the VMM's CPU flags and
+    version too (read_vmm)."""
     text = _read(cpuinfo)
     kvm = os.path.join(sysfs, 'module', 'kvm', 'parameters')
+    vmm_flags, vmm = read_vmm(qemu, run) if qemu else (None, None)
     try:
         pmus = tuple(sorted(os.listdir(os.path.join(sysfs, 'bus', 'event_source', 'devices'))))
     except OSError:
@@ -119,8 +163,9 @@ def read_host(cpuinfo='/proc/cpuinfo', sysfs='/sys', procfs='/proc'):
                 ignore_msrs=_read(os.path.join(kvm, 'ignore_msrs')),
                 nmi_watchdog=_read(os.path.join(procfs, 'sys', 'kernel', 'nmi_watchdog')),
                 release=_read(os.path.join(procfs, 'sys', 'kernel', 'osrelease')) or '',
-                mediated_pmu=_read(os.path.join(kvm, 'enable_mediated_pmu')),
-                perf_pmus=pmus, perf_users=users, perf_hidden=hidden)
+                mediated_pmu=_mediated_param(sysfs),
+                perf_pmus=pmus, perf_users=users, perf_hidden=hidden,
+                vmm_flags=vmm_flags, vmm=vmm)
 
 
 def expect_choice(host):
@@ -164,7 +209,11 @@ def describe(host):
             'host: kvm.enable_pmu=%s kvm.ignore_msrs=%s kernel.nmi_watchdog=%s' % (
                 show(host.enable_pmu, '(absent: Linux before 5.17, vPMU on)'),
                 show(host.ignore_msrs, '?'), show(host.nmi_watchdog, '?')),
-            'host: processes holding perf events: %s' % users]
+            'host: processes holding perf events: %s' % users,
+            'host: VMM %s: %s' % (host.vmm or '(not asked)', (
+                'CPU flags unknown, taken to pass PerfMonV2 on' if host.vmm_flags is None else
+                'knows perfmon-v2' if 'perfmon-v2' in host.vmm_flags else
+                'no perfmon-v2 among its CPU flags: no PerfMonV2 for an AMD guest'))]
 
 
 def warnings(host):
@@ -196,8 +245,10 @@ def main(argv=None):
     ap.add_argument('--cpuinfo', default='/proc/cpuinfo', help=argparse.SUPPRESS)
     ap.add_argument('--sysfs', default='/sys', help=argparse.SUPPRESS)
     ap.add_argument('--procfs', default='/proc', help=argparse.SUPPRESS)
+    ap.add_argument('--qemu', default='qemu-system-x86_64',
+                    help="the VMM whose CPU flags decide PerfMonV2 ('' : do not ask)")
     args = ap.parse_args(argv)
-    host = read_host(args.cpuinfo, args.sysfs, args.procfs)
+    host = read_host(args.cpuinfo, args.sysfs, args.procfs, qemu=args.qemu or None)
     path, why = expect_path(host)
     if args.expect_path:
         print(path)

@@ -231,7 +231,8 @@ def prepare(args, workdir, host_reader=hostmod.read_host, accel_chooser=choose_a
     requested = 'tcg' if args.profile else args.accel
     cfg.accel, cfg.cpu_suffix, why = accel_chooser(requested, cfg)
     note(why)
-    host = report_host(host_reader()) if cfg.accel == 'kvm' else None
+    # The VMM's CPU flags decide whether an AMD guest gets PerfMonV2.
+    host = report_host(host_reader(qemu=cfg.qemu)) if cfg.accel == 'kvm' else None
     if cfg.accel == 'kvm' and cfg.kernel:
         # The guest cannot see the host's KVM version; deviation rows for
         # KVM bugs fixed before it are FAILs there (tests/deviations.c).

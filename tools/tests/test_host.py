@@ -106,11 +106,60 @@ class FakeHost(unittest.TestCase):
                          release='6.12.95+deb12-amd64', vmm_flags=frozenset(['perfmon-v2']))
         self.assertTrue(h.amd_perfmon_v2)
 
+    QEMU72_HELP = ('Available CPUs:\n  x86 EPYC-Milan  AMD EPYC-Milan Processor\n\n'
+                   'Recognized CPUID flags:\n  3dnow abm perfctr-core svm\n  xsave\n')
+
+    def fake_qemu(self, help_text, version):
+        """A subprocess.run stand-in for `qemu -cpu help` and `--version`."""
+        import subprocess
+
+        def run(cmd, **kw):
+            if cmd[0] == 'absent-qemu':
+                raise FileNotFoundError(cmd[0])
+            out = help_text if cmd[1:] == ['-cpu', 'help'] else version + '\n'
+            return subprocess.CompletedProcess(cmd, 0, stdout=out)
+        return run
+
+    def test_parse_cpu_flags(self):
+        self.assertEqual(hostmod.parse_cpu_flags(self.QEMU72_HELP),
+                         frozenset(['3dnow', 'abm', 'perfctr-core', 'svm', 'xsave']))
+        self.assertIsNone(hostmod.parse_cpu_flags('Available CPUs:\n  x86 qemu64\n'))
+        self.assertEqual(hostmod.parse_cpu_flags('Recognized CPUID flags:\n  a b\nNext:\n  c\n'),
+                         frozenset(['a', 'b']))
+
+    def test_the_vmm_decides_perfmon_v2(self):
+        """An AMD host with PerfMonV2 and KVM 6.12: QEMU 7.2 (no perfmon-v2
+        flag) gives the guest none, QEMU 10 does; a VMM that cannot be
+        asked counts as passing it on."""
+        self.host(vendor='AuthenticAMD', flags='fpu perfctr_core perfmon_v2 svm')
+        self.write(os.path.join(self.proc, 'sys', 'kernel', 'osrelease'), '6.12.95+deb12-amd64\n')
+        q10 = self.QEMU72_HELP.replace('svm', 'perfmon-v2 svm')
+        for qemu, help_text, version, want, flags in (
+                ('qemu-7.2', self.QEMU72_HELP, 'QEMU emulator version 7.2.18', 'kvm-amd-v1', False),
+                ('qemu-10', q10, 'QEMU emulator version 10.0.2', 'kvm-amd', True),
+                ('absent-qemu', '', '', 'kvm-amd', None)):
+            h = hostmod.read_host(os.path.join(self.proc, 'cpuinfo'), self.sys, self.proc, qemu=qemu,
+                                  run=self.fake_qemu(help_text, version))
+            self.assertEqual(hostmod.expect_choice(h)[0], want, qemu)
+            self.assertEqual(None if h.vmm_flags is None else 'perfmon-v2' in h.vmm_flags, flags)
+            self.assertEqual(h.vmm, version or None)
+        self.assertIn('host: VMM QEMU emulator version 7.2.18: no perfmon-v2 among its CPU flags',
+                      hostmod.describe(hostmod.read_host(
+                          os.path.join(self.proc, 'cpuinfo'), self.sys, self.proc, qemu='qemu-7.2',
+                          run=self.fake_qemu(self.QEMU72_HELP, 'QEMU emulator version 7.2.18')))[3])
+
+    def test_mediated_parameter_of_the_vendor_module(self):
+        self.host(vendor='AuthenticAMD')
+        self.write(os.path.join(self.sys, 'module', 'kvm_amd', 'parameters', 'enable_mediated_pmu'), 'Y\n')
+        self.assertEqual(hostmod.read_host(os.path.join(self.proc, 'cpuinfo'), self.sys,
+                                           self.proc).mediated_pmu, 'Y')
+
     def test_cli(self):
         import contextlib
         import io
         self.host(watchdog='1')
-        args = ['--cpuinfo', os.path.join(self.proc, 'cpuinfo'), '--sysfs', self.sys, '--procfs', self.proc]
+        args = ['--cpuinfo', os.path.join(self.proc, 'cpuinfo'), '--sysfs', self.sys, '--procfs', self.proc,
+                '--qemu', '']
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             self.assertEqual(hostmod.main(args + ['--expect-path']), 0)

@@ -226,9 +226,22 @@ class Prepare(_TmpDirCase):
                                   '--log-file', os.path.join(self.tmp, 's.log')] + list(argv))
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            cfg, expect = runner.prepare(args, self.tmp, host_reader=lambda: host or fake_host(),
+            cfg, expect = runner.prepare(args, self.tmp, host_reader=lambda **kw: host or fake_host(),
                                          accel_chooser=fixed_accel(accel))
         return cfg, expect, out.getvalue()
+
+    def test_kvm_asks_the_vmm_it_runs(self):
+        """The host is read with the VMM of the run: its CPU flags decide
+        whether an AMD guest gets PerfMonV2 (pmutest.host.read_vmm)."""
+        asked = []
+        kernel = self.write('k.elf', '')
+        args = runner.parse_args(['--kernel', kernel, '--qemu', QEMU or '/bin/true', '--accel', 'kvm',
+                                  '--log-file', os.path.join(self.tmp, 's.log')])
+        with contextlib.redirect_stdout(io.StringIO()):
+            runner.prepare(args, self.tmp, host_reader=lambda **kw: asked.append(kw) or fake_host(),
+                           accel_chooser=fixed_accel('kvm'))
+        self.assertEqual(len(asked), 1)
+        self.assertTrue(asked[0]['qemu'].endswith(os.path.basename(QEMU or '/bin/true')), asked)
 
     def test_kvm_prints_the_host_and_warns(self):
         host = fake_host(nmi_watchdog='1', ignore_msrs='Y', perf_users=[(42, 'perf')])

@@ -11,9 +11,12 @@
 
 static struct spinlock console_lock;
 
-void console_init(unsigned port)
+void console_init(unsigned port, bool debugcon)
 {
-	uart_init((uint16_t)port);
+	if (debugcon)
+		uart_init_debugcon((uint16_t)port);
+	else
+		uart_init((uint16_t)port);
 }
 
 /* Bare LF, no CR: a pty capture (QEMU -nographic under LAVA or pexpect)

@@ -5,9 +5,11 @@
 #define ARCH_X86_PC_CONSOLE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
-void console_init(unsigned port);
+/* The UART at port, or with debugcon the write-only debug port there. */
+void console_init(unsigned port, bool debugcon);
 void console_write(const char *s, size_t len);
 void console_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void console_vprintf(const char *fmt, va_list ap);

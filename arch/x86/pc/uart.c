@@ -24,6 +24,14 @@ enum {
 
 static uint16_t uart_port;
 static bool uart_ok;
+static bool uart_debugcon; /* a write-only debug port: no registers to poll */
+
+void uart_init_debugcon(uint16_t port)
+{
+	uart_port = port;
+	uart_ok = true;
+	uart_debugcon = true;
+}
 
 bool uart_init(uint16_t port)
 {
@@ -56,6 +64,10 @@ void uart_putc(char c)
 {
 	if (!uart_ok)
 		return;
+	if (uart_debugcon) {
+		outb(uart_port, (uint8_t)c);
+		return;
+	}
 	for (int i = 0; i < UART_SPIN_LIMIT && !(inb(uart_port + UART_LSR) & LSR_THRE); i++)
 		cpu_relax();
 	outb(uart_port + UART_THR, (uint8_t)c);
@@ -63,7 +75,7 @@ void uart_putc(char c)
 
 void uart_flush(void)
 {
-	if (!uart_ok)
+	if (!uart_ok || uart_debugcon)
 		return;
 	for (int i = 0; i < UART_SPIN_LIMIT && !(inb(uart_port + UART_LSR) & LSR_TEMT); i++)
 		cpu_relax();

@@ -51,6 +51,9 @@ HOST_SRCS_pmu_amd = $(PMU_HOST_SRCS) tests/host/pmu_model_amd.c
 # give) against the driver's probe and LBR/PEBS decode, on emu/model's registers.
 HOST_SRCS_pmu_fuzz = $(PMU_HOST_SRCS)
 
+# Host test of the Intel model table keyed by family and model (pmu/intel/models.c).
+HOST_SRCS_intel_models := pmu/intel/models.c
+
 # Host tests of the memory-controller counters (pmu/intel/imc.c): the table,
 # MCHBAR and the UBOX bus map, the exact PCI sequences, per package
 #.

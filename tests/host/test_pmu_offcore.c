@@ -217,6 +217,75 @@ HT_TEST(rows_since_skylake_per_core)
 	}
 }
 
+/* CPUID.01H:EAX of DisplayFamily fam > 15, DisplayModel m: base family
+ * 0FH plus the extended family, the extended model (SDM vol. 2A, CPUID
+ * leaf 01H, "Version Information"). */
+static uint32_t sig_ext(unsigned fam, uint8_t m)
+{
+	return (uint32_t)(fam - 0xf) << 20 | (uint32_t)(m >> 4) << 16 | 0xfu << 8 | (uint32_t)(m & 0xf) << 4;
+}
+
+/* The off-module response rows of the family-18 and -19 parts, decoded
+ * from their CPUID signatures: four MSRs at 0x3E0, one event with umask
+ * bit n for OMR n, the masks of Linux's intel_pnc/arw_extra_regs, and
+ * Linux's LLC-load-misses value as the checked L3 miss. */
+HT_TEST(omr_rows_of_families_18_19)
+{
+	static const struct {
+		unsigned family;
+		uint8_t model, core_type;
+		const char *row, *uarch;
+		uint8_t event;
+		uint64_t valid;
+		bool slot_counter;
+	} cases[] = {
+		{ 19, 0x01, 0, "Panther/Coyote Cove (OMR)", "Diamond Rapids", 0x2a, 0x40ffffff0000ffffull,
+		  false },
+		{ 18, 0x01, 0x40, "Panther/Coyote Cove (OMR)", "Nova Lake", 0x2a, 0x40ffffff0000ffffull,
+		  false },
+		{ 18, 0x03, 0x40, "Panther/Coyote Cove (OMR)", "Nova Lake", 0x2a, 0x40ffffff0000ffffull,
+		  false },
+		{ 18, 0x01, 0x20, "Arctic Wolf (OMR)", "Nova Lake", 0xb7, 0xc0ffffffffffffffull, true },
+		{ 18, 0x03, 0x20, "Arctic Wolf (OMR)", "Nova Lake", 0xb7, 0xc0ffffffffffffffull, true },
+	};
+	char name[40];
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model_cpu_config c = cpu_of(0, cases[i].core_type, 5);
+		const struct pmu_offcore_model *m;
+
+		c.signature = sig_ext(cases[i].family, cases[i].model);
+		boot_cfg(&c, 1);
+		HT_CHECK(pmu_caps()->family == cases[i].family && pmu_caps()->model == cases[i].model,
+			 "signature %#x decodes as family %u model %#x", c.signature, pmu_caps()->family,
+			 pmu_caps()->model);
+		HT_CHECK_STR(pmu_caps()->uarch, cases[i].uarch);
+		m = pmu_offcore_model(pmu_caps());
+		HT_CHECK(m != NULL, "family %u model %#x core type %#x: no row", cases[i].family,
+			 cases[i].model, cases[i].core_type);
+		if (!m)
+			continue;
+		HT_CHECK_STR(m->name, cases[i].row);
+		HT_CHECK(m->omr && m->nmsrs == 4 && pmu_caps()->offcore_msrs == 4, "%s: four OMR MSRs",
+			 m->name);
+		for (int s = 0; s < 4; s++) {
+			HT_CHECK(m->event[s] == cases[i].event && m->umask[s] == 1u << s &&
+					 m->valid[s] == cases[i].valid,
+				 "%s OMR_%d: event %#x umask %#x valid %#llx", m->name, s, m->event[s],
+				 m->umask[s], (unsigned long long)m->valid[s]);
+			HT_CHECK_EQ(pmu_offcore_msr(m, s), 0x3e0u + (unsigned)s);
+			HT_CHECK_EQ(pmu_offcore_slot(pmu_offcore_msr(m, s)), s);
+			HT_CHECK_EQ(pmu_offcore_slot_of(m, cases[i].event, (uint8_t)(1u << s)), s);
+		}
+		HT_CHECK_EQ(pmu_offcore_slot_of(m, cases[i].event, 0x03), -1);
+		HT_CHECK_EQ(m->slot_counter, cases[i].slot_counter);
+		HT_CHECK_EQ(m->dmnd_rd_l3_miss, 0xfffff000000001ull);
+		HT_CHECK((m->dmnd_rd_l3_miss & ~m->valid[0]) == 0, "%s: value inside the mask", m->name);
+		HT_CHECK_STR(pmu_offcore_msr_name(pmu_offcore_msr(m, 2), name, sizeof(name)),
+			     "MSR_OMR_2 (0x3e2)");
+	}
+}
+
 /* Golden Cove: 0x2A/0x2B select the MSRs, on PMC0-3 only; 0xB7 is a plain
  * event there, and an offcore value on it is refused naming the selects. */
 HT_TEST(golden_cove_selects_2a_2b)

@@ -45,24 +45,26 @@ static const char *offcore_needs(void)
 	if (!m->dmnd_rd_l3_miss)
 		return ktest_reason("no DMND_DATA_RD L3-miss value for %s (family %u model %#x): %s", m->name,
 				    c->family, c->model, m->no_l3_miss_why);
-	/* A hypervisor may run the core PMU but not expose the RSP MSRs; one
-	 * that ignores MSRs it does not implement (KVM's ignore_msrs=Y) reads
-	 * them as 0 and drops writes: a valid value must read back. */
-	if ((vec = pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &v)) != 0)
-		return ktest_reason("MSR_OFFCORE_RSP_0 (0x1a6) raised vector %d on family %u model %#x%s",
-				    vec, c->family, c->model,
-				    c->hypervisor ? " (hypervisor does not expose it)" : "");
+	/* A hypervisor may run the core PMU but not expose the RSP (or OMR)
+	 * MSRs; one that ignores MSRs it does not implement (KVM's
+	 * ignore_msrs=Y) reads them as 0 and drops writes: a valid value must
+	 * read back. */
+	uint32_t msr = pmu_offcore_msr(m, 0);
+	char name[40];
+	pmu_offcore_msr_name(msr, name, sizeof(name));
+	if ((vec = pmu_hw_rdmsr(msr, &v)) != 0)
+		return ktest_reason("%s raised vector %d on family %u model %#x%s", name, vec, c->family,
+				    c->model, c->hypervisor ? " (hypervisor does not expose it)" : "");
 	uint64_t want = m->dmnd_rd_l3_miss, back = 0;
 	if (pmu_offcore_users(pmu_cpu_ensure(), 0) == 0) {
-		vec = pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, want);
+		vec = pmu_hw_wrmsr(msr, want);
 		if (vec == 0)
-			pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &back);
-		pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, v);
+			pmu_hw_rdmsr(msr, &back);
+		pmu_hw_wrmsr(msr, v);
 		if (vec != 0 || back != want)
-			return ktest_reason(
-				"MSR_OFFCORE_RSP_0 (0x1a6) <- %#lx: vector %d, read back %#lx on family %u model %#x%s",
-				want, vec, back, c->family, c->model,
-				c->hypervisor ? " (the hypervisor does not implement it)" : "");
+			return ktest_reason("%s <- %#lx: vector %d, read back %#lx on family %u model %#x%s",
+					    name, want, vec, back, c->family, c->model,
+					    c->hypervisor ? " (the hypervisor does not implement it)" : "");
 	}
 	return NULL;
 }
@@ -94,7 +96,9 @@ static bool measure(const void *p, uint64_t warm, uint64_t hops, struct offcore_
 	o->rsp[1] = m->intel_l3_miss, o->name[1] = m->intel_l3_miss_name;
 	for (unsigned i = 0; i < o->n; i++) {
 		pmu_offcore_attr(&a, m, (int)i, o->rsp[i]);
-		pmu_event_init(&ev[i], &a, i ? "OFFCORE_RESPONSE_1" : "OFFCORE_RESPONSE_0");
+		pmu_event_init(&ev[i], &a,
+			       m->omr ? (i ? "OMR_1" : "OMR_0")
+				      : (i ? "OFFCORE_RESPONSE_1" : "OFFCORE_RESPONSE_0"));
 	}
 	err = pmu_events_add(g, o->n);
 	if (!check(err == PMU_OK, "adding the offcore events failed (%d): %s", err, ev[0].reason))
@@ -112,9 +116,10 @@ static bool measure(const void *p, uint64_t warm, uint64_t hops, struct offcore_
 	check(err == PMU_OK, "enable/disable failed (%d): %s", err, ev[0].reason);
 	for (unsigned i = 0; i < o->n; i++) {
 		o->count[i] = pmu_event_count(&ev[i]) - before[i];
+		char via[40];
 		diag("%s: offcore_rsp=%#llx (%s) on %s via %s, event %#llx, over %lu hops: %lu", ev[i].name,
 		     (unsigned long long)o->rsp[i], o->name[i], m->name,
-		     ev[i].hw.extra_msr == MSR_OFFCORE_RSP_1 ? "RSP_1" : "RSP_0",
+		     pmu_offcore_msr_name(ev[i].hw.extra_msr, via, sizeof(via)),
 		     (unsigned long long)(ev[i].hw.config & 0xffff), hops, o->count[i]);
 	}
 	pmu_events_del(g, o->n);

@@ -54,6 +54,9 @@ HOST_SRCS_pmu_fuzz = $(PMU_HOST_SRCS)
 # Host test of the Intel model table keyed by family and model (pmu/intel/models.c).
 HOST_SRCS_intel_models := pmu/intel/models.c
 
+# Host test of the top-down relations (pmu/intel/topdown.c).
+HOST_SRCS_intel_topdown := pmu/intel/topdown.c pmu/intel/models.c lib/printf.c lib/string.c
+
 # Host tests of the memory-controller counters (pmu/intel/imc.c): the table,
 # MCHBAR and the UBOX bus map, the exact PCI sequences, per package
 #.

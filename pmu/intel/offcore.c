@@ -90,6 +90,7 @@
 #define ARW_OMR_VALID 0xc0ffffffffffffffull
 #define OMR_REQUEST 0xffffull
 #define OMR_LLC_READ_MISS 0xfffff000000001ull
+#define OMR_LLC_READ_ANY 0x4000000000000001ull
 
 #define NHM INTEL_UARCHS(INTEL_NEHALEM)
 #define WSM INTEL_UARCHS(INTEL_WESTMERE)
@@ -340,7 +341,8 @@ static const struct pmu_offcore_model offcore_models[] = {
 	  VALID4(PNC_OMR_VALID),
 	  .request = OMR_REQUEST,
 	  .dmnd_rd_l3_miss = OMR_LLC_READ_MISS,
-	  .l3_miss_name = OMR_L3_MISS_NAME },
+	  .l3_miss_name = OMR_L3_MISS_NAME,
+	  .dmnd_rd_any = OMR_LLC_READ_ANY },
 	/* Arctic Wolf (Linux intel_arw_extra_regs, intel_arw_event_constraints,
 	 * arw_hw_cache_extra_regs). */
 	{ .name = "Arctic Wolf (OMR)",
@@ -350,7 +352,8 @@ static const struct pmu_offcore_model offcore_models[] = {
 	  .request = OMR_REQUEST,
 	  .slot_counter = true,
 	  .dmnd_rd_l3_miss = OMR_LLC_READ_MISS,
-	  .l3_miss_name = OMR_L3_MISS_NAME },
+	  .l3_miss_name = OMR_L3_MISS_NAME,
+	  .dmnd_rd_any = OMR_LLC_READ_ANY },
 	/* Linux intel_tnt_extra_regs; snowridgex_core.json v1.23,
 	 * elkhartlake_core.json v1.05 (counters 0-3). */
 	{ .name = "Tremont",

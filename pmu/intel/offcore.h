@@ -56,6 +56,10 @@ struct pmu_offcore_model {
 	uint64_t intel_l3_miss;
 	const char *intel_l3_miss_name;
 	const char *no_l3_miss_why;
+	/* OMR rows: demand data reads with any response (every request that
+	 * leaves the module), the value the check of the four MSRs sets
+	 * beside the L3-miss one; 0 elsewhere. */
+	uint64_t dmnd_rd_any;
 	bool smt_shared; /* one MSR pair per core, shared by its hyperthreads */
 };
 

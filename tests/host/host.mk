@@ -19,6 +19,10 @@ HOST_SRCS_deviations = $(PMU_HOST_SRCS) tests/deviations.c
 # Host tests of the emulated PMU's register model (emu/model), the code QEMU runs.
 HOST_SRCS_emu_model := $(wildcard emu/model/*.c)
 
+# Host tests of the emulated PMU's off-module response, Diamond Rapids shape
+# and level-2 PERF_METRICS bytes (emu/model).
+HOST_SRCS_emu_omr := $(wildcard emu/model/*.c)
+
 # Host tests of the emulated PMU's version 6, CPUID.23H and AMD extensions (emu/model).
 HOST_SRCS_emu_v6 := $(wildcard emu/model/*.c)
 

@@ -343,6 +343,86 @@ HT_TEST(golden_cove_selects_2a_2b)
 		     "0xb7 umask 0x01");
 }
 
+/* Diamond Rapids (family 19 model 1) on the OMR layout of emu/model: four
+ * distinct values take OMR_0-3 in turn from the MSR asked for, each moved
+ * event counting with its MSR's umask bit (Linux intel_alt_er), a fifth is
+ * refused naming the four; an event asking for a taken OMR_3 wraps to
+ * OMR_0; the WRMSR goes to the MSR its umask names. */
+HT_TEST(omr_allocation_moves_in_turn)
+{
+	struct model_cpu_config c = cpu_of(0, 0, 0);
+	struct pmu_event o[5], w, x;
+	struct pmu_event_attr a;
+
+	c.signature = sig_ext(19, 0x01);
+	c.num_gp = 8;
+	x86pmu_omr_layout(&c.offcore);
+	boot_cfg(&c, 1);
+	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 4);
+	for (unsigned i = 0; i < 5; i++) {
+		offcore_ev(&o[i], 0x2a, 0xfffff000000001ull | (uint64_t)i << 1, "o");
+		HT_CHECK_EQ(pmu_event_add(&o[i]), i < 4 ? PMU_OK : PMU_E_BUSY);
+		if (i < 4) {
+			HT_CHECK_EQ(o[i].hw.extra_msr, 0x3e0u + i);
+			HT_CHECK_EQ(o[i].hw.config & 0xffff, 0x2au | (1u << i) << 8);
+		}
+	}
+	HT_CHECK(strstr(o[4].reason, "a fifth OMR value: MSR_OMR_0-3 hold 0xfffff000000001, 0xfffff000000003, "
+				     "0xfffff000000005, 0xfffff000000007") != NULL,
+		 "%s", o[4].reason);
+	/* The same value shares its MSR. */
+	offcore_ev(&x, 0x2a, 0xfffff000000005ull, "x");
+	HT_CHECK_EQ(pmu_event_add(&x), PMU_OK);
+	HT_CHECK_EQ(x.hw.extra_msr, 0x3e2u);
+	pmu_event_del(&x);
+	model_trace_clear();
+	HT_CHECK_EQ(pmu_event_enable(&o[2]), PMU_OK);
+	HT_CHECK(strstr(trace(), "0x3e2<-0xfffff000000005") != NULL, "%s", trace());
+	HT_CHECK_EQ(pmu_event_disable(&o[2]), PMU_OK);
+	for (unsigned i = 0; i < 4; i++)
+		if (i != 3 && i != 0)
+			pmu_event_del(&o[i]);
+	/* OMR_0 and OMR_3 held: a value asking for OMR_3 wraps past it to
+	 * OMR_0 (held), then OMR_1. */
+	pmu_offcore_attr(&a, pmu_offcore_model(pmu_caps()), 3, 0x4000000000000001ull);
+	pmu_event_init(&w, &a, "w");
+	HT_CHECK_EQ(pmu_event_add(&w), PMU_OK);
+	HT_CHECK_EQ(w.hw.extra_msr, 0x3e1u);
+	HT_CHECK_EQ(w.hw.config & 0xffff, 0x22au);
+	pmu_event_del(&w);
+	pmu_event_del(&o[0]);
+	pmu_event_del(&o[3]);
+	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0] + pmu_this_cpu()->extra_users[1] +
+			    pmu_this_cpu()->extra_users[2] + pmu_this_cpu()->extra_users[3],
+		    0);
+	/* A bit outside the OMR mask is refused before any write. */
+	offcore_ev(&x, 0x2a, 0x10001ull, "x");
+	HT_CHECK_EQ(pmu_event_add(&x), PMU_E_INVAL);
+	HT_CHECK(strstr(x.reason, "that MSR_OMR_0 does not have") != NULL, "%s", x.reason);
+}
+
+/* Arctic Wolf (Nova Lake E-core): select n runs on PMC n only, so an event
+ * whose OMR MSR holds another value is refused rather than moved. */
+HT_TEST(arctic_wolf_keeps_its_msr)
+{
+	struct model_cpu_config c = cpu_of(0, 0x20, 5);
+	struct pmu_event a, b;
+
+	c.signature = sig_ext(18, 0x01);
+	x86pmu_omr_layout(&c.offcore);
+	for (unsigned i = 0; i < 4; i++)
+		c.offcore.event[i] = 0xb7, c.offcore.valid[i] = 0xc0ffffffffffffffull;
+	boot_cfg(&c, 1);
+	HT_CHECK_STR(pmu_offcore_model(pmu_caps())->name, "Arctic Wolf (OMR)");
+	offcore_ev(&a, 0xb7, 0xfffff000000001ull, "a");
+	offcore_ev(&b, 0xb7, 0x4000000000000001ull, "b");
+	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
+	HT_CHECK(a.hw.extra_msr == 0x3e0u && a.hw.idx == 0, "OMR_0 on PMC0: %#x %d", a.hw.extra_msr, a.hw.idx);
+	HT_CHECK_EQ(pmu_event_add(&b), PMU_E_BUSY);
+	HT_CHECK(strstr(b.reason, "counts on GP counter 0 only, so it cannot move") != NULL, "%s", b.reason);
+	pmu_event_del(&a);
+}
+
 /* Atom cores: 0xB7 umask 0x01 is RSP_0, umask 0x02 RSP_1; a move changes
  * the umask; bit 63 exists on RSP_0 only, so a value with it never moves. */
 HT_TEST(atom_cores_select_by_umask)

@@ -25,7 +25,8 @@ KTEST = re.compile(r'\bKTEST\(\s*"([a-z0-9_.]+)"\s*,\s*([a-z0-9_]+)\s*,')
 FUNC = re.compile(r'^[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{', re.M)
 SHORT = {'amd': 'x86-pmu-amd.c', 'config': 'x86-pmu-config.c', 'count': 'x86-pmu-count.c',
          'lbr': 'x86-pmu-lbr.c', 'offcore': 'x86-pmu-offcore.c', 'pebs': 'x86-pmu-pebs.c',
-         'regs': 'x86-pmu-regs.c', 'uncore': 'x86-pmu-uncore.c', 'v6': 'x86-pmu-v6.c'}
+         'regs': 'x86-pmu-regs.c', 'uncore': 'x86-pmu-uncore.c', 'v6': 'x86-pmu-v6.c',
+         'omr': 'x86-pmu-omr.c', 'td2': 'x86-pmu-td2.c'}
 COLUMNS = ['id', 'shape', 'model', 'manual', 'rule', 'checks']
 
 

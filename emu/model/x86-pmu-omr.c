@@ -67,9 +67,6 @@ void x86pmu_omr_layout(X86PMUOffcoreConfig *oc)
  */
 const char *x86pmu_dmr_shape(X86PMUConfig *c)
 {
-    if (!x86pmu_shape_named("lunarlake-p", c)) {
-        return NULL;
-    }
     c->family = 19;
     c->hybrid = false;
     c->core_type = 0;

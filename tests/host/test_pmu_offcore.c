@@ -367,8 +367,9 @@ HT_TEST(omr_allocation_moves_in_turn)
 			HT_CHECK_EQ(o[i].hw.config & 0xffff, 0x2au | (1u << i) << 8);
 		}
 	}
-	HT_CHECK(strstr(o[4].reason, "a fifth OMR value: MSR_OMR_0-3 hold 0xfffff000000001, 0xfffff000000003, "
-				     "0xfffff000000005, 0xfffff000000007") != NULL,
+	HT_CHECK(strstr(o[4].reason,
+			"a fifth OMR value: MSR_OMR_0-3 hold 0xfffff000000001, 0xfffff000000003, "
+			"0xfffff000000005, 0xfffff000000007") != NULL,
 		 "%s", o[4].reason);
 	/* The same value shares its MSR. */
 	offcore_ev(&x, 0x2a, 0xfffff000000005ull, "x");
@@ -417,7 +418,8 @@ HT_TEST(arctic_wolf_keeps_its_msr)
 	offcore_ev(&a, 0xb7, 0xfffff000000001ull, "a");
 	offcore_ev(&b, 0xb7, 0x4000000000000001ull, "b");
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
-	HT_CHECK(a.hw.extra_msr == 0x3e0u && a.hw.idx == 0, "OMR_0 on PMC0: %#x %d", a.hw.extra_msr, a.hw.idx);
+	HT_CHECK(a.hw.extra_msr == 0x3e0u && a.hw.idx == 0, "OMR_0 on PMC0: %#x %d", a.hw.extra_msr,
+		 a.hw.idx);
 	HT_CHECK_EQ(pmu_event_add(&b), PMU_E_BUSY);
 	HT_CHECK(strstr(b.reason, "counts on GP counter 0 only, so it cannot move") != NULL, "%s", b.reason);
 	pmu_event_del(&a);

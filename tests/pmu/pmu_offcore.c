@@ -268,9 +268,10 @@ static const char *omr_needs(void)
  * differ and take an MSR each), OMR_1 and OMR_3 the any-response value
  * (likewise). Each MSR reads back its own value while they count; the
  * L3-miss events count fewer than a quarter of the hops, as there, and the
- * any-response events at least a quarter: the buffer is 8 x L2, so most
- * hops leave the module, and at most every other one is made an L2 hit by
- * the adjacent-line prefetcher. An MSR that took another's value, or a
+ * any-response events at least a quarter: the buffer is at least twice the
+ * L2 (8 x L2, at most half the LLC; the check SKIPs where that is less),
+ * so at least half the hops leave the module, and at most every other one
+ * of those is made an L2 hit by the adjacent-line prefetcher. An MSR that took another's value, or a
  * select that counted through another MSR, shows as a miss count where an
  * any count belongs or the reverse.
  */
@@ -303,6 +304,11 @@ KTEST("pmu.offcore", omr_each_msr, omr_needs, KTEST_PER_CPU,
 	if (bytes > geo.llc / 2)
 		bytes = geo.llc / 2;
 	bytes &= ~(uint64_t)(PMU_CHASE_NODE - 1);
+	if (bytes < 2 * geo.l2)
+		ktest_skip(
+			"half the LLC (%lu KiB) is less than twice the L2 (%lu KiB): no buffer surely leaves the "
+			"module on half its hops and fits the LLC",
+			geo.llc >> 11, geo.l2 >> 10);
 	nodes = bytes / PMU_CHASE_NODE;
 	buf = pmu_cache_chase_buffer(3, bytes, 0x4c4c43ull + pmu_hw_cpu());
 	for (unsigned i = 0; i < 4; i++) {

@@ -222,12 +222,16 @@ class ExpectFiles(unittest.TestCase):
         # KVM's vPMU is version 2 at most: the v4-only checks must SKIP
         # (hardware-truth finding F9).
         v4_only = [('pmu.overflow.freeze_on_pmi', 'skip'), ('pmu.overflow.status_set', 'skip')]
-        # ... nor version 6 (pmu.v6.*); FEP and TSX depend on the host.
+        # ... nor version 6 (pmu.v6.*); FEP, TSX and the level-2 top-down
+        # bytes (pmu.topdown.*) depend on the host.
         intel_newest = [('pmu.v6.*', 'skip'), ('pmu.v6.arch_events_8_12', 'pass|skip'),
-                        ('pmu.v6.perf_metrics', 'pass|skip'), ('pmu.amd.*', 'skip'),
+                        ('pmu.v6.perf_metrics', 'pass|skip'), ('pmu.topdown.*', 'pass|skip'),
+                        ('pmu.amd.*', 'skip'),
                         ('pmu.parity.emulated_instructions', 'pass|skip'), ('pmu.parity.tsx_cycles', 'pass|skip')]
         # AMD PerfMonV2 has a status-set register: only freeze_on_pmi skips.
+        # PERF_METRICS' level 2 (pmu.topdown.*) is Intel's.
         amd_newest = [('pmu.overflow.freeze_on_pmi', 'skip'), ('pmu.v6.*', 'skip'),
+                      ('pmu.topdown.*', 'skip'),
                       ('pmu.parity.tsx_cycles', 'skip'), ('pmu.parity.absent_fixed_counters', 'skip'),
                       ('pmu.parity.emulated_instructions', 'pass|skip'), ('pmu.amd.lbr_pmc_freeze', 'pass|skip')]
         # KVM exposes neither the offcore response nor the uncore MSRs, and

@@ -21,8 +21,9 @@ struct pmu_cpu {
 	uint32_t gp_used, fixed_used;
 	uint32_t gp_reserved, fixed_reserved;
 	struct pmu_event *owner[PMU_IDX_NR];
-	uint64_t extra_val[2]; /* MSR_OFFCORE_RSP_0/1 contents we set */
-	unsigned extra_users[2];
+	/* MSR_OFFCORE_RSP_0/1 or MSR_OMR_0-3 contents we set (pmu/intel/offcore.h). */
+	uint64_t extra_val[4];
+	unsigned extra_users[4];
 	/* Where the CPU sits (package, core): the models whose RSP MSRs its
 	 * hyperthreads share (pmu/intel/offcore.c) and the uncore, once per
 	 * package, ask. */

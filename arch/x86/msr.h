@@ -61,6 +61,12 @@
 #define MSR_UNIMPLEMENTED 0x00010000
 #define MSR_OFFCORE_RSP_0 0x000001a6 /* model-specific, pairs with event 0xB7 umask 0x01 */
 #define MSR_OFFCORE_RSP_1 0x000001a7 /* model-specific, pairs with event 0xBB umask 0x01 */
+/* Off-module response (OFFMODULE_RSP_0-3), the four MSRs that take the
+ * place of the two above on Diamond Rapids and Nova Lake (Linux commit
+ * 4e955c08d6dc, msr-index.h MSR_OMR_0-3): OMR MSR n pairs with its
+ * part's OMR event and umask bit n (pmu/intel/offcore.c). */
+#define MSR_OMR_0 0x000003e0
+#define MSR_OMR_NR 4
 /* Version 6 alternative layout (SDM vol. 3B, "Architectural Performance
  * Monitoring Version 6"; Linux msr-index.h, commit 149fd4712bcd): GP
  * counter x at 0x1900 + 4x, its event select (CFG_A) at 0x1901 + 4x, the

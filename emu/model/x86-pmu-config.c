@@ -707,6 +707,9 @@ static const char *const defect_names[X86PMU_DEFECT_NUM] = {
         "running-counter-write-dropped",
     [X86PMU_DEFECT_IBPB_KEEPS_PREDICTIONS] = "ibpb-keeps-predictions",
     [X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE] = "offcore-ignores-response",
+    [X86PMU_DEFECT_OMR_UMASK_IGNORED] = "omr-umask-ignored",
+    [X86PMU_DEFECT_OMR_MSRS_ALIAS] = "omr-msrs-alias",
+    [X86PMU_DEFECT_TD_LEVEL2_OVER_PARENT] = "td-level2-over-parent",
     [X86PMU_DEFECT_UNCORE_IGNORES_ENABLE] = "uncore-ignores-enable",
     [X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES] =
         "uncore-leaks-across-packages",

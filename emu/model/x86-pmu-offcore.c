@@ -52,14 +52,15 @@ static bool matches(const X86PMUState *s, uint64_t rsp, X86PMURequest req,
 }
 
 unsigned x86pmu_count_offcore(X86PMUState *s, X86PMURing ring,
-                              const uint64_t rsp[2], X86PMURequest req,
-                              bool l3_hit, uint64_t n)
+                              const uint64_t rsp[X86PMU_OFFCORE_MAX],
+                              X86PMURequest req, bool l3_hit, uint64_t n)
 {
     const X86PMUOffcoreConfig *oc = &s->cfg.offcore;
+    bool one = oc->omr && x86pmu_defect(s, X86PMU_DEFECT_OMR_UMASK_IGNORED);
     unsigned i, pmis = 0, p;
 
     for (i = 0; n && i < oc->nmsrs; i++) {
-        if (matches(s, rsp[i], req, l3_hit)) {
+        if (matches(s, rsp[one ? 0 : i], req, l3_hit)) {
             p = x86pmu_count_raw(s, ring, oc->event[i], oc->umask[i], n);
             pmis = p ? p : pmis;
         }

@@ -196,8 +196,17 @@ static X86PMUAccess intel_decode(const X86PMUState *s, uint32_t msr,
         *reg = c->pdcm ? R_PERF_CAPS : R_ABSENT;
     } else if (msr == X86PMU_MSR_OFFCORE_RSP_0 ||
                msr == X86PMU_MSR_OFFCORE_RSP_1) {
+        /* Absent where OMR replaces them (Linux drives none there). */
         *idx = msr - X86PMU_MSR_OFFCORE_RSP_0;
-        *reg = *idx < c->offcore.nmsrs ? R_OFFCORE : R_ABSENT;
+        *reg = *idx < c->offcore.nmsrs && !c->offcore.omr ? R_OFFCORE :
+               R_ABSENT;
+    } else if (msr >= X86PMU_MSR_OMR_0 &&
+               msr < X86PMU_MSR_OMR_0 + X86PMU_OFFCORE_MAX) {
+        *idx = msr - X86PMU_MSR_OMR_0;
+        if (x86pmu_defect(s, X86PMU_DEFECT_OMR_MSRS_ALIAS)) {
+            *idx &= 1;
+        }
+        *reg = c->offcore.omr ? R_OFFCORE : R_ABSENT;
     } else if (msr >= X86PMU_MSR_PMC0 &&
                msr < X86PMU_MSR_PMC0 + X86PMU_LEGACY_GP) {
         *idx = msr - X86PMU_MSR_PMC0;

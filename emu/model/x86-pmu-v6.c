@@ -57,18 +57,32 @@ static const V6Shape v6_shapes[] = {
       X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE },
 };
 
+/*
+ * The named shapes: the version 6 core types, Diamond Rapids, then the
+ * architectural-PEBS shapes (x86-pmu-arch-pebs.c).
+ */
+#define DMR_SHAPE "diamondrapids"
+
 const char *x86pmu_shape_name(unsigned i)
 {
     unsigned n = sizeof(v6_shapes) / sizeof(v6_shapes[0]);
 
-    /* Then the shapes with architectural PEBS (x86-pmu-arch-pebs.c). */
-    return i < n ? v6_shapes[i].name : x86pmu_arch_pebs_shape_name(i - n);
+    /* Then Diamond Rapids, then the architectural-PEBS shapes. */
+    if (i < n) {
+        return v6_shapes[i].name;
+    }
+    return i == n ? DMR_SHAPE : x86pmu_arch_pebs_shape_name(i - n - 1);
 }
 
 const char *x86pmu_shape_named(const char *name, X86PMUConfig *c)
 {
     unsigned i;
 
+    if (name && strcmp(name, DMR_SHAPE) == 0) {
+        /* Lion Cove's counters, changed to Diamond Rapids' (x86-pmu-omr.c). */
+        return x86pmu_shape_named("lunarlake-p", c) ? x86pmu_dmr_shape(c) :
+               NULL;
+    }
     for (i = 0; name && i < sizeof(v6_shapes) / sizeof(v6_shapes[0]); i++) {
         const V6Shape *v = &v6_shapes[i];
 
@@ -198,7 +212,8 @@ bool x86pmu_v6_user_disabled(const X86PMUState *s, bool fixed, unsigned i)
  * eight byte fractions of the slots FIXED_CTR3 counted; RDPMC with ECX
  * bit 29 reads it; IA32_PERF_GLOBAL_CTRL bit 48 lets it count.  The
  * model fills the four level-1 bytes (retiring, bad speculation,
- * frontend bound, backend bound) and leaves the level-2 bytes 0.
+ * frontend bound, backend bound) and, on a shape with them, the level-2
+ * bytes (x86-pmu-td2.c); elsewhere those stay 0.
  */
 bool x86pmu_perf_metrics_exist(const X86PMUState *s)
 {
@@ -238,7 +253,8 @@ static uint64_t metrics_value(const X86PMUState *s)
         used += b;
         v |= b << (8 * i);
     }
-    return v | (0xff - used) << 24;
+    v |= (0xff - used) << 24;
+    return v | x86pmu_td_level2(s, v);  /* bytes 4-7: x86-pmu-td2.c */
 }
 
 bool x86pmu_v6_rdpmc_metrics(X86PMUState *s, uint32_t ecx, uint64_t *val,

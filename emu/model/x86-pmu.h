@@ -40,6 +40,7 @@
 #define X86PMU_MSR_DEBUGCTL         0x1d9
 #define X86PMU_MSR_OFFCORE_RSP_0    0x1a6
 #define X86PMU_MSR_OFFCORE_RSP_1    0x1a7
+#define X86PMU_MSR_OMR_0            0x3e0   /* OMR_0-3 (x86-pmu-omr.c) */
 #define X86PMU_MSR_FIXED_CTR0       0x309
 #define X86PMU_MSR_PERF_CAPABILITIES 0x345
 #define X86PMU_MSR_FIXED_CTR_CTRL   0x38d
@@ -230,6 +231,9 @@ typedef enum X86PMUDefect {
     X86PMU_DEFECT_IBPB_KEEPS_PREDICTIONS,
     /* Offcore response and the uncore (x86-pmu-offcore.c, x86-pmu-uncore.c) */
     X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE,
+    X86PMU_DEFECT_OMR_UMASK_IGNORED,
+    X86PMU_DEFECT_OMR_MSRS_ALIAS,
+    X86PMU_DEFECT_TD_LEVEL2_OVER_PARENT,
     X86PMU_DEFECT_UNCORE_IGNORES_ENABLE,
     X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES,
     /* LBRs and PEBS (x86-pmu-lbr.c, x86-pmu-pebs*.c) */
@@ -253,13 +257,18 @@ typedef enum X86PMUDefect {
 
 /*
  * MSR_OFFCORE_RSP_0/1 (SDM vol. 3B, "Off-core Response Performance
- * Monitoring"): which events select them, which bits they take, and the
- * response the model gives a request (x86-pmu-offcore.c).
+ * Monitoring"), or the four off-module response MSRs OMR_0-3 that replace
+ * them (x86-pmu-omr.c): which events select them, which bits they take,
+ * and the response the model gives a request (x86-pmu-offcore.c).
  */
+#define X86PMU_OFFCORE_MAX 4
+
 typedef struct X86PMUOffcoreConfig {
     uint8_t nmsrs;              /* 0: not emulated, the MSRs raise #GP */
-    uint8_t event[2], umask[2]; /* the selects of RSP_0 / RSP_1 */
-    uint64_t valid[2];          /* bits each MSR takes; others #GP */
+    bool omr;                   /* OMR_0-3 at 0x3E0, not RSP_0/1 at 0x1A6 */
+    /* The select of each MSR. */
+    uint8_t event[X86PMU_OFFCORE_MAX], umask[X86PMU_OFFCORE_MAX];
+    uint64_t valid[X86PMU_OFFCORE_MAX]; /* bits each MSR takes; others #GP */
     uint64_t any_response;      /* the bit matching every response (0: none) */
     /*
      * The supplier and snoop-result bits of the model's response to a
@@ -410,8 +419,10 @@ typedef struct X86PMUConfig {
      * forgets its targets on it.
      */
     bool ibpb;
-    /* Model-specific: offcore response (x86pmu_offcore_shape). */
+    /* Model-specific: offcore response (x86pmu_offcore_shape, x86-pmu-omr.c). */
     X86PMUOffcoreConfig offcore;
+    /* PERF_METRICS fills its level-2 bytes (x86-pmu-td2.c). */
+    bool td_level2;
     /* Deviations from the manuals. */
     uint32_t quirks;            /* X86PMU_QUIRK_* */
     X86PMUDefect defect;
@@ -493,7 +504,7 @@ typedef struct X86PMUState {
     uint64_t metrics[4];
     /* AMD: EFER.SVME and guest mode, for HostOnly/GuestOnly. */
     bool svme, guest;
-    uint64_t offcore_rsp[2];    /* MSR_OFFCORE_RSP_0/1 */
+    uint64_t offcore_rsp[X86PMU_OFFCORE_MAX]; /* MSR_OFFCORE_RSP_0/1, OMR_0-3 */
     /*
      * LBRs: the stack as its kind lays it out (legacy: a ring indexed
      * by lbr_tos; architectural and AMD: entry 0 the most recent).
@@ -670,12 +681,27 @@ void x86pmu_offcore_shape(uint32_t family, uint32_t model,
                           X86PMUOffcoreConfig *oc);
 /*
  * `n` requests of type `req` that hit (l3_hit) or missed the L3, counted
- * by the counters whose select's RSP value (rsp[0..1]: the CPU's own, or
- * its core's where the MSRs are shared) matches the model's response.
+ * by the counters whose select's RSP or OMR value (rsp[0..nmsrs-1]: the
+ * CPU's own, or its core's where the MSRs are shared) matches the model's
+ * response.
  */
 unsigned x86pmu_count_offcore(X86PMUState *s, X86PMURing ring,
-                              const uint64_t rsp[2], X86PMURequest req,
-                              bool l3_hit, uint64_t n);
+                              const uint64_t rsp[X86PMU_OFFCORE_MAX],
+                              X86PMURequest req, bool l3_hit, uint64_t n);
+
+/* --- Off-module response and Diamond Rapids (x86-pmu-omr.c) --- */
+
+/* Panther Cove's OMR layout: OMR_0-3, event 2AH umask bit n. */
+void x86pmu_omr_layout(X86PMUOffcoreConfig *oc);
+/* The diamondrapids named shape from the lunarlake-p one in cfg (which
+ * x86pmu_shape_named fills first); its description. */
+const char *x86pmu_dmr_shape(X86PMUConfig *cfg);
+
+/* --- PERF_METRICS level 2 (x86-pmu-td2.c) --- */
+
+/* Bytes 4-7 of PERF_METRICS (in place) from its level-1 bytes; 0 on a
+ * shape without level 2. */
+uint64_t x86pmu_td_level2(const X86PMUState *s, uint64_t level1);
 
 /*
  * Core cycles that can pass before any counter but a reference-cycles one

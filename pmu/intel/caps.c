@@ -71,7 +71,10 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 	if (c->global_inuse)
 		pmu_caps_line_add(&l, " INUSE %#x", c->global_inuse);
 	if (c->offcore_msrs)
-		pmu_caps_line_add(&l, ", %u offcore-response MSR(s)", c->offcore_msrs);
+		pmu_caps_line_add(&l,
+				  c->offcore_msrs > 2 ? ", %u off-module response MSRs (OMR)"
+						      : ", %u offcore-response MSR(s)",
+				  c->offcore_msrs);
 	pmu_caps_line_emit(&l, out, ctx);
 	intel_v6_print(c, prefix, out, ctx);
 }

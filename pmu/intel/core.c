@@ -237,7 +237,16 @@ static uint32_t intel_gp_allowed(const struct pmu_caps *c, const struct pmu_even
 	/* The offcore selects' counters (perfmon "Counter", Linux's event
 	 * constraints; pmu/intel/offcore.c). */
 	const struct pmu_offcore_model *o = pmu_offcore_model(c);
-	if (o && o->gp_mask && pmu_offcore_slot_of(o, a->event, a->umask) >= 0) {
+	int slot = pmu_offcore_slot_of(o, a->event, a->umask);
+	if (slot >= 0 && o->slot_counter) {
+		static const char *const pinned[PMU_OFFCORE_MAX] = { "OMR select 0 (PMC0)",
+								     "OMR select 1 (PMC1)",
+								     "OMR select 2 (PMC2)",
+								     "OMR select 3 (PMC3)" };
+		*constraint = pinned[slot];
+		return mask & BIT(slot);
+	}
+	if (slot >= 0 && o->gp_mask) {
 		*constraint = "OFFCORE_RESPONSE (PMC0-3)";
 		return mask & o->gp_mask;
 	}
@@ -333,18 +342,20 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 	return PMU_OK;
 }
 
-/* The RSP MSR an offcore select names: 0xB7/0xBB umask 0x01 from Nehalem
- * to Ice Lake, 0x2A/0x2B umask 0x01 on Golden Cove and later P-cores,
- * 0xB7 umask 0x01/0x02 on Atom cores (pmu/intel/offcore.c has the rows and
- * their sources). On a one-MSR model (Nehalem) 0xBB still names RSP_1, and
- * allocation may run it as 0xB7 on RSP_0. */
+/* The RSP or OMR MSR an offcore select names: 0xB7/0xBB umask 0x01 from
+ * Nehalem to Ice Lake, 0x2A/0x2B umask 0x01 on Golden Cove to Cougar Cove
+ * P-cores, 0xB7 umask 0x01/0x02 on Atom cores, and OMR n with umask bit n
+ * of 0x2A (Panther/Coyote Cove) or 0xB7 (Arctic Wolf) (pmu/intel/offcore.c
+ * has the rows and their sources). On a one-MSR model (Nehalem) 0xBB
+ * still names RSP_1, and allocation may run it as 0xB7 on RSP_0. */
 static uint32_t intel_extra_msr(const struct pmu_caps *c, const struct pmu_event_attr *a)
 {
-	int slot = pmu_offcore_slot_of(pmu_offcore_model(c), a->event, a->umask);
+	const struct pmu_offcore_model *m = pmu_offcore_model(c);
+	int slot = pmu_offcore_slot_of(m, a->event, a->umask);
 
 	if (slot < 0)
 		return 0;
-	return slot ? MSR_OFFCORE_RSP_1 : MSR_OFFCORE_RSP_0;
+	return pmu_offcore_msr(m, slot);
 }
 
 /* An event that names an RSP MSR, or carries an offcore_rsp value, is
@@ -375,9 +386,9 @@ static int intel_extra_check(const struct pmu_caps *c, const struct pmu_event_at
 	return PMU_OK;
 }
 
-/* Take the RSP MSRs for a group (pmu/intel/offcore.c); an event moved to
- * the other MSR counts with that MSR's select (0xB7 <-> 0xBB, 0x2A <->
- * 0x2B, or umask 0x01 <-> 0x02 on Atom cores). */
+/* Take the RSP/OMR MSRs for a group (pmu/intel/offcore.c); an event moved
+ * to another MSR counts with that MSR's select (0xB7 <-> 0xBB, 0x2A <->
+ * 0x2B, umask 0x01 <-> 0x02 on Atom cores, the OMR umask bit). */
 static int intel_get_extra(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr,
 			   uint64_t *evtsel)
 {

@@ -223,8 +223,8 @@ int pmu_imc_detect(struct pmu_imc *m, const struct pmu_caps *c)
 	if (!m->model) {
 		if (im)
 			return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
-				     "family 6 model %#x is %s%s: no memory-controller table for it",
-				     c->model, im->name, im->server ? " (server)" : "");
+				     "family %u model %#x is %s%s: no memory-controller table for it",
+				     c->family, c->model, im->name, im->server ? " (server)" : "");
 		return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
 			     "no memory-controller table for family %u model %#x", c->family, c->model);
 	}

@@ -1,7 +1,11 @@
-/* The Intel model table (pmu/intel/models.h). DisplayModels from the SDM
- * vol. 4, "Processor Families and Models" (the table of CPUID signatures
- * per MSR chapter), names and grouping as Linux
- * arch/x86/include/asm/intel-family.h; the server flag follows which
+/* The Intel model table (pmu/intel/models.h). Family 6 DisplayModels from
+ * the SDM vol. 4, "Processor Families and Models" (the table of CPUID
+ * signatures per MSR chapter), names and grouping as Linux
+ * arch/x86/include/asm/intel-family.h, which also gives the parts past
+ * family 6: Nova Lake is IFM(18, 0x01) and Nova Lake-L IFM(18, 0x03)
+ * (Coyote Cove P-cores, Arctic Wolf E-cores), Diamond Rapids IFM(19, 0x01)
+ * (Panther Cove); Intel's perfmon mapfile.csv keys its Nova Lake files
+ * "GenuineIntel-18-1" and "-18-3" alike. The server flag follows which
  * uncore Linux drives for the model (arch/x86/events/intel/uncore.c:
  * nhm/snb/skl/icl/tgl/adl/mtl/lnl/ptl client uncores against
  * nhmex/snbep/ivbep/hswep/bdx/skx/icx/snr/spr/gnr); the E-cores of hybrid
@@ -31,6 +35,8 @@ static const char *const uarch_names[INTEL_UARCH_NR] = {
 	[INTEL_LUNARLAKE] = "Lunar Lake",
 	[INTEL_PANTHERLAKE] = "Panther Lake",
 	[INTEL_GRANITERAPIDS] = "Granite Rapids",
+	[INTEL_DIAMONDRAPIDS] = "Diamond Rapids",
+	[INTEL_NOVALAKE] = "Nova Lake",
 	[INTEL_SILVERMONT] = "Silvermont",
 	[INTEL_GOLDMONT] = "Goldmont",
 	[INTEL_TREMONT] = "Tremont",
@@ -38,15 +44,19 @@ static const char *const uarch_names[INTEL_UARCH_NR] = {
 	[INTEL_CRESTMONT] = "Crestmont",
 	[INTEL_SKYMONT] = "Skymont",
 	[INTEL_DARKMONT] = "Darkmont",
+	[INTEL_ARCTICWOLF] = "Arctic Wolf",
 };
 
 #define SRF7_BOTH (INTEL_ERRATUM_SRF7_INSTRUCTIONS | INTEL_ERRATUM_SRF7_BRANCHES)
 
-/* Designated, so that a row names only the facts it has. */
-#define MODEL(model_, uarch_, server_, name_, ...)                                                      \
-	{                                                                                               \
-		.model = (model_), .uarch = (uarch_), .server = (server_), .name = (name_), __VA_ARGS__ \
+/* Designated, so that a row names only the facts it has. MODEL is a
+ * family-6 row, MODEL_F one of another family. */
+#define MODEL_F(family_, model_, uarch_, server_, name_, ...)                                   \
+	{                                                                                       \
+		.family = (family_), .model = (model_), .uarch = (uarch_), .server = (server_), \
+		.name = (name_), __VA_ARGS__                                                    \
 	}
+#define MODEL(model_, uarch_, server_, name_, ...) MODEL_F(6, model_, uarch_, server_, name_, __VA_ARGS__)
 
 static const struct intel_model models[] = {
 	MODEL(0x1a, INTEL_NEHALEM, false, "Nehalem"),
@@ -102,8 +112,14 @@ static const struct intel_model models[] = {
 	MODEL(0xbd, INTEL_LUNARLAKE, false, "Lunar Lake", .atom = INTEL_SKYMONT),
 	MODEL(0xcc, INTEL_PANTHERLAKE, false, "Panther Lake", .atom = INTEL_DARKMONT),
 	MODEL(0xd5, INTEL_PANTHERLAKE, false, "Wildcat Lake", .atom = INTEL_DARKMONT),
+	MODEL(0xe5, INTEL_PANTHERLAKE, false, "Panther Lake-R", .atom = INTEL_DARKMONT),
 	MODEL(0xad, INTEL_GRANITERAPIDS, true, "Granite Rapids-X"),
 	MODEL(0xae, INTEL_GRANITERAPIDS, true, "Granite Rapids-D"),
+	/* Families 18 (12H) and 19 (13H): no uncore or IMC table row names
+	 * these generations yet, so they get no uncore (pmu/README.md). */
+	MODEL_F(19, 0x01, INTEL_DIAMONDRAPIDS, true, "Diamond Rapids"),
+	MODEL_F(18, 0x01, INTEL_NOVALAKE, false, "Nova Lake", .atom = INTEL_ARCTICWOLF),
+	MODEL_F(18, 0x03, INTEL_NOVALAKE, false, "Nova Lake-L", .atom = INTEL_ARCTICWOLF),
 	MODEL(0x4d, INTEL_SILVERMONT, true, "Avoton/Rangeley (Atom Silvermont-D)", .errata = SRF7_BOTH),
 	MODEL(0x5f, INTEL_GOLDMONT, true, "Denverton (Atom Goldmont-D)", .errata = SRF7_BOTH),
 	MODEL(0x96, INTEL_TREMONT, false, "Elkhart Lake (Atom Tremont)"),
@@ -121,14 +137,19 @@ const struct intel_model *intel_models(unsigned *n)
 	return models;
 }
 
-const struct intel_model *intel_model_of(const struct pmu_caps *c)
+const struct intel_model *intel_model_find(unsigned family, unsigned model)
 {
-	if (c->vendor != PMU_VENDOR_INTEL || c->family != 6)
-		return NULL;
 	for (unsigned i = 0; i < ARRAY_LEN(models); i++)
-		if (models[i].model == c->model)
+		if (models[i].family == family && models[i].model == model)
 			return &models[i];
 	return NULL;
+}
+
+const struct intel_model *intel_model_of(const struct pmu_caps *c)
+{
+	if (c->vendor != PMU_VENDOR_INTEL)
+		return NULL;
+	return intel_model_find(c->family, c->model);
 }
 
 enum intel_uarch intel_uarch_of(const struct pmu_caps *c)

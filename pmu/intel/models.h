@@ -1,5 +1,6 @@
-/* Intel family 6 processors by DisplayModel: the generation of each (its
- * core microarchitecture and the platform around it), the microarchitecture
+/* Intel processors by DisplayFamily and DisplayModel (family 6, and the
+ * families 18 and 19 that follow it): the generation of each (its core
+ * microarchitecture and the platform around it), the microarchitecture
  * of a hybrid part's E-cores, and whether it is a server part. The one model
  * table: the backend's counter constraints (pmu/intel/core.c), the offcore-response
  * MSRs (pmu/intel/offcore.c) and the uncore (pmu/intel_uncore*.c, pmu/intel/imc.c)
@@ -35,6 +36,8 @@ enum intel_uarch {
 	INTEL_LUNARLAKE,      /* Lion Cove P-cores: Lunar Lake */
 	INTEL_PANTHERLAKE,    /* Cougar Cove P-cores: Panther Lake, Wildcat Lake */
 	INTEL_GRANITERAPIDS,  /* Redwood Cove servers */
+	INTEL_DIAMONDRAPIDS,  /* Panther Cove servers (family 19) */
+	INTEL_NOVALAKE,       /* Coyote Cove P-cores (family 18) */
 	/* Atom-derived cores: the E-cores of hybrid parts and the Atom servers
 	 * (the latter also for the errata they carry). */
 	INTEL_SILVERMONT,
@@ -44,11 +47,16 @@ enum intel_uarch {
 	INTEL_CRESTMONT,
 	INTEL_SKYMONT,
 	INTEL_DARKMONT,
+	INTEL_ARCTICWOLF, /* the E-cores of Nova Lake */
 	INTEL_UARCH_NR
 };
 
 struct intel_model {
-	uint8_t model; /* CPUID.01H DisplayModel of family 6 */
+	/* CPUID.01H DisplayFamily and DisplayModel (SDM vol. 2A, CPUID,
+	 * "Version Information"): family 6 up to Panther Lake and Clearwater
+	 * Forest, then 18 (12H, Nova Lake) and 19 (13H, Diamond Rapids). */
+	uint16_t family;
+	uint8_t model;
 	enum intel_uarch uarch;
 	/* A server uncore (the EX parts of Nehalem and Westmere, the EP/EX/DE/SP
 	 * parts from Sandy Bridge on): other registers than the client C-boxes. */
@@ -78,8 +86,10 @@ struct intel_model {
 
 /* Every row, in table order; *n gets how many. */
 const struct intel_model *intel_models(unsigned *n);
-/* caps' row, or NULL: another vendor or family, or a model not listed. */
+/* caps' row, or NULL: another vendor, or a family and model not listed. */
 const struct intel_model *intel_model_of(const struct pmu_caps *c);
+/* The row of DisplayFamily `family`, DisplayModel `model`, or NULL. */
+const struct intel_model *intel_model_find(unsigned family, unsigned model);
 /* The generation of the part: INTEL_UARCH_UNKNOWN for a model not listed. */
 enum intel_uarch intel_uarch_of(const struct pmu_caps *c);
 /* The microarchitecture of the calling CPU's core (caps are per CPU): on a

@@ -1,5 +1,6 @@
-/* Offcore response (Intel): which models have MSR_OFFCORE_RSP_0/1, which
- * bits they accept, and who holds them (sharing, the 0xB7 <-> 0xBB move). */
+/* Offcore response (Intel): which models have MSR_OFFCORE_RSP_0/1 or the
+ * off-module response MSRs OMR_0-3, which bits they accept, and who holds
+ * them (sharing, the move to the next MSR with its select). */
 #include "pmu/intel/offcore.h"
 
 #include "arch/x86/msr.h"
@@ -46,6 +47,25 @@
  * file (github.com/intel/perfmon, the core file of each part, versions as
  * in pmu/README.md); where the file has none, the row says so and the
  * hardware check SKIPs naming the file rather than guess.
+ *
+ * Off-module response (Linux 4e955c08d6dc "Support the 4 new OMR MSRs
+ * introduced in DMR and NVL", citing Intel's ISE section "Off-Module
+ * Response (OMR) Facility"): Diamond Rapids and Nova Lake replace the two
+ * RSP MSRs with four, OMR_0-3 at 0x3E0-0x3E3; one event code selects all
+ * four, umask bit n naming OMR n. Panther Cove (Diamond Rapids) and Coyote
+ * Cove (Nova Lake's P-cores, "the same PMU capabilities as Panther Cove")
+ * select them with event 0x2A and accept bits 15:0, 55:32 and 62 (Linux
+ * d345b6bb8860 and c847a208f43b, intel_pnc_extra_regs; no counter
+ * constraint in intel_pnc_event_constraints); Arctic Wolf (Nova Lake's
+ * E-cores) selects them with event 0xB7 (and 0xD4, not driven here),
+ * accepts bits 61:0 but 57:56, 62 and 63 (intel_arw_extra_regs) and runs
+ * select n on GP counter n only (intel_arw_event_constraints). No perfmon
+ * file publishes an OMR.DEMAND_DATA_RD.L3_MISS: Diamond Rapids has no
+ * event file, and Nova Lake's V1.00 files list only retired-load events
+ * (0xD6) that use the OMR MSRs. The L3-miss value checked is the one
+ * Linux's generic LLC-load-misses event programs on both core types
+ * (pnc_hw_cache_extra_regs, arw_hw_cache_extra_regs: request bit 0 with
+ * bits 55:36); any response is bit 62 (the LLC-loads value).
  */
 #define NHM_VALID 0xffffull
 #define NHM_REQUEST 0x00ffull
@@ -66,6 +86,11 @@
 #define TNT_VALID_1 0xff0ffffff9fffull
 #define ATOM_REQUEST_HI 0xff00000000000ull /* bits 51:44 */
 #define PMC0_3 0xfu                        /* perfmon "Counter": "0,1,2,3" */
+#define PNC_OMR_VALID 0x40ffffff0000ffffull
+#define ARW_OMR_VALID 0xc0ffffffffffffffull
+#define OMR_REQUEST 0xffffull
+#define OMR_LLC_READ_MISS 0xfffff000000001ull
+#define OMR_LLC_READ_ANY 0x4000000000000001ull
 
 #define NHM INTEL_UARCHS(INTEL_NEHALEM)
 #define WSM INTEL_UARCHS(INTEL_WESTMERE)
@@ -86,12 +111,20 @@
 #define CMT INTEL_UARCHS(INTEL_CRESTMONT)
 #define SKT INTEL_UARCHS(INTEL_SKYMONT)
 #define DKT INTEL_UARCHS(INTEL_DARKMONT)
+#define DMR INTEL_UARCHS(INTEL_DIAMONDRAPIDS)
+#define NVL INTEL_UARCHS(INTEL_NOVALAKE)
+#define ARW INTEL_UARCHS(INTEL_ARCTICWOLF)
 
 /* The selects of RSP_0 and RSP_1. */
 #define SEL_B7_BB .event = { 0xb7, 0xbb }, .umask = { 0x01, 0x01 }
 #define SEL_2A_2B .event = { 0x2a, 0x2b }, .umask = { 0x01, 0x01 }
 #define SEL_ATOM .event = { 0xb7, 0xb7 }, .umask = { 0x01, 0x02 }
 #define VALID(v0, v1) .valid = { (v0), (v1) }
+/* OMR: one event, umask bit n for OMR n, the same bits in all four. */
+#define SEL_OMR(ev) \
+	.omr = true, .nmsrs = 4, .event = { (ev), (ev), (ev), (ev) }, .umask = { 0x01, 0x02, 0x04, 0x08 }
+#define VALID4(v) .valid = { (v), (v), (v), (v) }
+#define OMR_L3_MISS_NAME "LLC read miss as Linux's LLC-load-misses programs it (request 0, bits 55:36)"
 
 #define NHM_L3_MISS_NAME "DMND_DATA_RD, responses 12-15 (remote forward, remote/local DRAM, non-DRAM)"
 /* The value the mission text names for Skylake-SP, kept as a check. */
@@ -299,6 +332,28 @@ static const struct pmu_offcore_model offcore_models[] = {
 	  .request = ALL_REQUEST | ATOM_REQUEST_HI,
 	  .dmnd_rd_l3_miss = 0x33fbfc00001ull,
 	  .l3_miss_name = "OCR.DEMAND_DATA_RD.L3_MISS (perfmon clearwaterforest_core.json)" },
+	/* Panther Cove and Coyote Cove (Linux intel_pnc_extra_regs and
+	 * pnc_hw_cache_extra_regs; see the OMR paragraph above). */
+	{ .name = "Panther/Coyote Cove (OMR)",
+	  .client = NVL,
+	  .server = DMR,
+	  SEL_OMR(0x2a),
+	  VALID4(PNC_OMR_VALID),
+	  .request = OMR_REQUEST,
+	  .dmnd_rd_l3_miss = OMR_LLC_READ_MISS,
+	  .l3_miss_name = OMR_L3_MISS_NAME,
+	  .dmnd_rd_any = OMR_LLC_READ_ANY },
+	/* Arctic Wolf (Linux intel_arw_extra_regs, intel_arw_event_constraints,
+	 * arw_hw_cache_extra_regs). */
+	{ .name = "Arctic Wolf (OMR)",
+	  .client = ARW,
+	  SEL_OMR(0xb7),
+	  VALID4(ARW_OMR_VALID),
+	  .request = OMR_REQUEST,
+	  .slot_counter = true,
+	  .dmnd_rd_l3_miss = OMR_LLC_READ_MISS,
+	  .l3_miss_name = OMR_L3_MISS_NAME,
+	  .dmnd_rd_any = OMR_LLC_READ_ANY },
 	/* Linux intel_tnt_extra_regs; snowridgex_core.json v1.23,
 	 * elkhartlake_core.json v1.05 (counters 0-3). */
 	{ .name = "Tremont",
@@ -335,7 +390,7 @@ unsigned pmu_offcore_msrs(const struct pmu_caps *c)
 
 int pmu_offcore_slot_of(const struct pmu_offcore_model *m, uint16_t event, uint8_t umask)
 {
-	for (int s = 0; m && s < 2; s++)
+	for (int s = 0; m && s < (int)pmu_offcore_nsel(m); s++)
 		if (event == m->event[s] && umask == m->umask[s])
 			return s;
 	return -1;
@@ -347,11 +402,23 @@ void pmu_offcore_attr(struct pmu_event_attr *a, const struct pmu_offcore_model *
 	a->offcore_rsp = rsp;
 }
 
+const char *pmu_offcore_msr_name(uint32_t msr, char *buf, size_t n)
+{
+	if (msr >= MSR_OMR_0 && msr < MSR_OMR_0 + MSR_OMR_NR)
+		ksnprintf(buf, n, "MSR_OMR_%u (%#x)", msr - MSR_OMR_0, msr);
+	else
+		ksnprintf(buf, n, "MSR_OFFCORE_RSP_%d (%#x)", msr == MSR_OFFCORE_RSP_1, msr);
+	return buf;
+}
+
 const char *pmu_offcore_selects(const struct pmu_offcore_model *m, char *buf, size_t n)
 {
 	if (!m)
 		ksnprintf(buf, n, "0x%02x/0x%02x umask 0x%02x", PMU_OFFCORE_EVENT_0, PMU_OFFCORE_EVENT_1,
 			  PMU_OFFCORE_UMASK);
+	else if (m->omr)
+		ksnprintf(buf, n, "0x%02x umask 0x%02x/0x%02x/0x%02x/0x%02x", m->event[0], m->umask[0],
+			  m->umask[1], m->umask[2], m->umask[3]);
 	else if (m->event[0] == m->event[1])
 		ksnprintf(buf, n, "0x%02x umask 0x%02x/0x%02x", m->event[0], m->umask[0], m->umask[1]);
 	else
@@ -378,11 +445,18 @@ int pmu_offcore_check(const struct pmu_caps *c, const struct pmu_event_attr *a, 
 		slot = 0;
 	valid = m->valid[slot];
 	if (v & ~valid) {
-		ksnprintf(
-			why, whylen,
-			"offcore_rsp=%#llx sets bits %#llx that MSR_OFFCORE_RSP_%d does not have on %s (valid %#llx)",
-			(unsigned long long)v, (unsigned long long)(v & ~valid), slot, m->name,
-			(unsigned long long)valid);
+		if (m->omr)
+			ksnprintf(
+				why, whylen,
+				"offcore_rsp=%#llx sets bits %#llx that MSR_OMR_%d does not have on %s (valid %#llx)",
+				(unsigned long long)v, (unsigned long long)(v & ~valid), slot, m->name,
+				(unsigned long long)valid);
+		else
+			ksnprintf(
+				why, whylen,
+				"offcore_rsp=%#llx sets bits %#llx that MSR_OFFCORE_RSP_%d does not have on %s (valid %#llx)",
+				(unsigned long long)v, (unsigned long long)(v & ~valid), slot, m->name,
+				(unsigned long long)valid);
 		return PMU_E_INVAL;
 	}
 	/* The SDM's off-core response sections: a request type and a response
@@ -409,7 +483,7 @@ static void view_locked(struct pmu_cpu *pc, const struct pmu_offcore_model *m, s
 {
 	unsigned n = pmu_hw_ncpus();
 
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < PMU_OFFCORE_MAX; s++) {
 		v->val[s] = pc->extra_val[s];
 		v->users[s] = pc->extra_users[s];
 		v->sibling[s] = -1;
@@ -420,7 +494,7 @@ static void view_locked(struct pmu_cpu *pc, const struct pmu_offcore_model *m, s
 		struct pmu_cpu *o = pmu_cpu_of(cpu);
 		if (cpu == pc->cpu || !o->initialised || o->topo.core != pc->topo.core)
 			continue;
-		for (int s = 0; s < 2; s++) {
+		for (int s = 0; s < PMU_OFFCORE_MAX; s++) {
 			if (!o->extra_users[s])
 				continue;
 			/* Reservation keeps the values of one core equal. */
@@ -448,17 +522,25 @@ static bool slot_fits(const struct pmu_offcore_model *m, const struct pmu_offcor
 	return !v->users[s] || v->val[s] == val;
 }
 
-static void busy_reason(struct pmu_event *ev, const struct pmu_offcore_view *v, unsigned nmsrs)
+static void busy_reason(struct pmu_event *ev, const struct pmu_offcore_view *v, unsigned nmsrs, bool omr)
 {
-	char held[2][64];
+	char held[PMU_OFFCORE_MAX][64];
 
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < PMU_OFFCORE_MAX; s++) {
 		if (v->sibling[s] >= 0)
 			ksnprintf(held[s], sizeof(held[s]), " (also by SMT sibling CPU %d)", v->sibling[s]);
 		else
 			held[s][0] = '\0';
 	}
-	if (nmsrs < 2)
+	if (omr)
+		ksnprintf(
+			ev->reason, sizeof(ev->reason),
+			"%s: a fifth OMR value: MSR_OMR_0-3 hold %#llx%s, %#llx%s, %#llx%s, %#llx%s; this one "
+			"needs %#llx",
+			ev->name ? ev->name : "event", (unsigned long long)v->val[0], held[0],
+			(unsigned long long)v->val[1], held[1], (unsigned long long)v->val[2], held[2],
+			(unsigned long long)v->val[3], held[3], (unsigned long long)ev->attr.offcore_rsp);
+	else if (nmsrs < 2)
 		ksnprintf(ev->reason, sizeof(ev->reason),
 			  "%s: MSR_OFFCORE_RSP_0 (0x1a6) holds %#llx for %u event(s)%s and this model has no "
 			  "MSR_OFFCORE_RSP_1; this one needs %#llx",
@@ -477,6 +559,7 @@ int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsign
 {
 	const struct pmu_offcore_model *m = pmu_offcore_model(&pc->caps);
 	unsigned nmsrs = m ? m->nmsrs : (pc->caps.offcore_msrs > 2 ? 2 : pc->caps.offcore_msrs);
+	unsigned nsel = pmu_offcore_nsel(m);
 	struct pmu_offcore_view v;
 	int got[PMU_IDX_NR];
 	int err = PMU_OK;
@@ -487,20 +570,32 @@ int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsign
 	view_locked(pc, m, &v);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t val = evs[i]->attr.offcore_rsp;
-		int want, s;
+		int want, s = -1;
 
 		got[i] = -1;
 		if (!msr[i])
 			continue;
 		want = pmu_offcore_slot(msr[i]);
-		/* Linux's order (intel_alt_er): the MSR of the event code asked
-		 * for, then the other one, whose event code the event takes. */
-		if (want < (int)nmsrs && slot_fits(m, &v, want, val))
-			s = want;
-		else if (1 - want < (int)nmsrs && slot_fits(m, &v, 1 - want, val))
-			s = 1 - want;
-		else {
-			busy_reason(evs[i], &v, nmsrs);
+		/* Linux's order (intel_alt_er): the MSR of the select asked
+		 * for, then the next ones in turn, whose select the event
+		 * takes; none where the select also fixes the counter. */
+		for (unsigned k = 0; k < (m && m->slot_counter ? 1u : nsel); k++) {
+			int t = (int)((unsigned)want + k) % (int)nsel;
+			if (t < (int)nmsrs && slot_fits(m, &v, t, val)) {
+				s = t;
+				break;
+			}
+		}
+		if (s < 0) {
+			if (m && m->slot_counter)
+				ksnprintf(evs[i]->reason, sizeof(evs[i]->reason),
+					  "%s: MSR_OMR_%d holds %#llx; this one needs %#llx, and its select "
+					  "(umask %#x) counts on GP counter %d only, so it cannot move",
+					  evs[i]->name ? evs[i]->name : "event", want,
+					  (unsigned long long)v.val[want], (unsigned long long)val,
+					  m->umask[want], want);
+			else
+				busy_reason(evs[i], &v, nmsrs, m && m->omr);
 			if (i)
 				ksnprintf(evs[0]->reason, sizeof(evs[0]->reason), "%s", evs[i]->reason);
 			err = PMU_E_BUSY;
@@ -516,7 +611,7 @@ int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsign
 				continue;
 			pc->extra_val[got[i]] = evs[i]->attr.offcore_rsp;
 			pc->extra_users[got[i]]++;
-			msr[i] = got[i] ? MSR_OFFCORE_RSP_1 : MSR_OFFCORE_RSP_0;
+			msr[i] = pmu_offcore_msr(m, got[i]);
 		}
 	}
 	spin_unlock(&offcore_lock);

@@ -372,8 +372,8 @@ int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 		if (m)
 			return kerrf(
 				u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
-				"family 6 model %#x is %s%s: no uncore table for it%s", c->model, m->name,
-				m->server ? " (server)" : "",
+				"family %u model %#x is %s%s: no uncore table for it%s", c->family, c->model,
+				m->name, m->server ? " (server)" : "",
 				!m->server && intel_uarch_in(m->uarch, INTEL_UARCHS(INTEL_NEHALEM) |
 									       INTEL_UARCHS(INTEL_WESTMERE))
 					? " (the Nehalem uncore at 391H/3B0H-3C7H)"

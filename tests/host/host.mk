@@ -19,6 +19,10 @@ HOST_SRCS_deviations = $(PMU_HOST_SRCS) tests/deviations.c
 # Host tests of the emulated PMU's register model (emu/model), the code QEMU runs.
 HOST_SRCS_emu_model := $(wildcard emu/model/*.c)
 
+# Host tests of the emulated PMU's off-module response, Diamond Rapids shape
+# and level-2 PERF_METRICS bytes (emu/model).
+HOST_SRCS_emu_omr := $(wildcard emu/model/*.c)
+
 # Host tests of the emulated PMU's version 6, CPUID.23H and AMD extensions (emu/model).
 HOST_SRCS_emu_v6 := $(wildcard emu/model/*.c)
 
@@ -50,6 +54,12 @@ HOST_SRCS_pmu_amd = $(PMU_HOST_SRCS) tests/host/pmu_model_amd.c
 # A fuzz of the PMU's CPUID leaves and IA32_PERF_CAPABILITIES (what a VMM may
 # give) against the driver's probe and LBR/PEBS decode, on emu/model's registers.
 HOST_SRCS_pmu_fuzz = $(PMU_HOST_SRCS)
+
+# Host test of the Intel model table keyed by family and model (pmu/intel/models.c).
+HOST_SRCS_intel_models := pmu/intel/models.c
+
+# Host test of the top-down relations (pmu/intel/topdown.c).
+HOST_SRCS_intel_topdown := pmu/intel/topdown.c pmu/intel/models.c lib/printf.c lib/string.c
 
 # Host tests of the memory-controller counters (pmu/intel/imc.c): the table,
 # MCHBAR and the UBOX bus map, the exact PCI sequences, per package

@@ -379,7 +379,8 @@ static struct model_cpu *offcore_owner(struct model_cpu *m)
 
 static bool is_offcore_msr(uint32_t msr)
 {
-	return msr == MSR_OFFCORE_RSP_0 || msr == MSR_OFFCORE_RSP_1;
+	return msr == MSR_OFFCORE_RSP_0 || msr == MSR_OFFCORE_RSP_1 ||
+	       (msr >= MSR_OMR_0 && msr < MSR_OMR_0 + MSR_OMR_NR);
 }
 
 /* --- MSRs: the harness's, else the PMU model's --- */
@@ -726,6 +727,10 @@ static uint64_t *pmu_reg(struct model_cpu *m, uint32_t msr)
 	case MSR_IA32_DEBUGCTL: return &s->debugctl;
 	case MSR_OFFCORE_RSP_0: return &s->offcore_rsp[0];
 	case MSR_OFFCORE_RSP_1: return &s->offcore_rsp[1];
+	case MSR_OMR_0: return &s->offcore_rsp[0];
+	case MSR_OMR_0 + 1: return &s->offcore_rsp[1];
+	case MSR_OMR_0 + 2: return &s->offcore_rsp[2];
+	case MSR_OMR_0 + 3: return &s->offcore_rsp[3];
 	default: return NULL;
 	}
 }

@@ -186,7 +186,7 @@ HT_TEST(reserved_bits_and_absent_counters_fault)
 HT_TEST(offcore_response_skylake)
 {
 	X86PMUConfig c;
-	uint64_t rsp[2];
+	uint64_t rsp[X86PMU_OFFCORE_MAX] = { 0 };
 
 	HT_CHECK(x86pmu_shape("Skylake-Server", X86PMU_VENDOR_INTEL, 6, 0x55, &c) != NULL, "shape");
 	HT_CHECK_EQ(c.offcore.nmsrs, 2);
@@ -1245,7 +1245,7 @@ HT_TEST(defects_break_what_they_say)
 
 	/* An L3-miss value counts L3 hits too. */
 	X86PMUConfig c;
-	uint64_t rsp[2] = { 0x3fbc000001ull, 0 };
+	uint64_t rsp[X86PMU_OFFCORE_MAX] = { 0x3fbc000001ull, 0 };
 	x86pmu_shape("Skylake-Client", X86PMU_VENDOR_INTEL, 6, 0x5e, &c);
 	c.defect = X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE;
 	x86pmu_reset(&st, &c);

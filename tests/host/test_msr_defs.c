@@ -36,6 +36,8 @@ static const struct def addrs[] = {
 	D(MSR_SMI_COUNT, 0x34),
 	D(MSR_OFFCORE_RSP_0, 0x1a6),
 	D(MSR_OFFCORE_RSP_1, 0x1a7),
+	/* Not in the SDM yet: Linux 4e955c08d6dc, msr-index.h MSR_OMR_0. */
+	D(MSR_OMR_0, 0x3e0),
 	D(MSR_IA32_PMC_V6_GP0_CTR, 0x1900),
 	D(MSR_IA32_PMC_V6_GP0_CFG_A, 0x1901),
 	D(MSR_IA32_PMC_V6_FX0_CTR, 0x1980),

@@ -217,6 +217,75 @@ HT_TEST(rows_since_skylake_per_core)
 	}
 }
 
+/* CPUID.01H:EAX of DisplayFamily fam > 15, DisplayModel m: base family
+ * 0FH plus the extended family, the extended model (SDM vol. 2A, CPUID
+ * leaf 01H, "Version Information"). */
+static uint32_t sig_ext(unsigned fam, uint8_t m)
+{
+	return (uint32_t)(fam - 0xf) << 20 | (uint32_t)(m >> 4) << 16 | 0xfu << 8 | (uint32_t)(m & 0xf) << 4;
+}
+
+/* The off-module response rows of the family-18 and -19 parts, decoded
+ * from their CPUID signatures: four MSRs at 0x3E0, one event with umask
+ * bit n for OMR n, the masks of Linux's intel_pnc/arw_extra_regs, and
+ * Linux's LLC-load-misses value as the checked L3 miss. */
+HT_TEST(omr_rows_of_families_18_19)
+{
+	static const struct {
+		unsigned family;
+		uint8_t model, core_type;
+		const char *row, *uarch;
+		uint8_t event;
+		uint64_t valid;
+		bool slot_counter;
+	} cases[] = {
+		{ 19, 0x01, 0, "Panther/Coyote Cove (OMR)", "Diamond Rapids", 0x2a, 0x40ffffff0000ffffull,
+		  false },
+		{ 18, 0x01, 0x40, "Panther/Coyote Cove (OMR)", "Nova Lake", 0x2a, 0x40ffffff0000ffffull,
+		  false },
+		{ 18, 0x03, 0x40, "Panther/Coyote Cove (OMR)", "Nova Lake", 0x2a, 0x40ffffff0000ffffull,
+		  false },
+		{ 18, 0x01, 0x20, "Arctic Wolf (OMR)", "Nova Lake", 0xb7, 0xc0ffffffffffffffull, true },
+		{ 18, 0x03, 0x20, "Arctic Wolf (OMR)", "Nova Lake", 0xb7, 0xc0ffffffffffffffull, true },
+	};
+	char name[40];
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model_cpu_config c = cpu_of(0, cases[i].core_type, 5);
+		const struct pmu_offcore_model *m;
+
+		c.signature = sig_ext(cases[i].family, cases[i].model);
+		boot_cfg(&c, 1);
+		HT_CHECK(pmu_caps()->family == cases[i].family && pmu_caps()->model == cases[i].model,
+			 "signature %#x decodes as family %u model %#x", c.signature, pmu_caps()->family,
+			 pmu_caps()->model);
+		HT_CHECK_STR(pmu_caps()->uarch, cases[i].uarch);
+		m = pmu_offcore_model(pmu_caps());
+		HT_CHECK(m != NULL, "family %u model %#x core type %#x: no row", cases[i].family,
+			 cases[i].model, cases[i].core_type);
+		if (!m)
+			continue;
+		HT_CHECK_STR(m->name, cases[i].row);
+		HT_CHECK(m->omr && m->nmsrs == 4 && pmu_caps()->offcore_msrs == 4, "%s: four OMR MSRs",
+			 m->name);
+		for (int s = 0; s < 4; s++) {
+			HT_CHECK(m->event[s] == cases[i].event && m->umask[s] == 1u << s &&
+					 m->valid[s] == cases[i].valid,
+				 "%s OMR_%d: event %#x umask %#x valid %#llx", m->name, s, m->event[s],
+				 m->umask[s], (unsigned long long)m->valid[s]);
+			HT_CHECK_EQ(pmu_offcore_msr(m, s), 0x3e0u + (unsigned)s);
+			HT_CHECK_EQ(pmu_offcore_slot(pmu_offcore_msr(m, s)), s);
+			HT_CHECK_EQ(pmu_offcore_slot_of(m, cases[i].event, (uint8_t)(1u << s)), s);
+		}
+		HT_CHECK_EQ(pmu_offcore_slot_of(m, cases[i].event, 0x03), -1);
+		HT_CHECK_EQ(m->slot_counter, cases[i].slot_counter);
+		HT_CHECK_EQ(m->dmnd_rd_l3_miss, 0xfffff000000001ull);
+		HT_CHECK((m->dmnd_rd_l3_miss & ~m->valid[0]) == 0, "%s: value inside the mask", m->name);
+		HT_CHECK_STR(pmu_offcore_msr_name(pmu_offcore_msr(m, 2), name, sizeof(name)),
+			     "MSR_OMR_2 (0x3e2)");
+	}
+}
+
 /* Golden Cove: 0x2A/0x2B select the MSRs, on PMC0-3 only; 0xB7 is a plain
  * event there, and an offcore value on it is refused naming the selects. */
 HT_TEST(golden_cove_selects_2a_2b)
@@ -272,6 +341,88 @@ HT_TEST(golden_cove_selects_2a_2b)
 	HT_CHECK_STR(x.reason,
 		     "x: offcore_rsp=0x3fbfc00001 belongs to events 0x2a/0x2b umask 0x01 here, not event "
 		     "0xb7 umask 0x01");
+}
+
+/* Diamond Rapids (family 19 model 1) on the OMR layout of emu/model: four
+ * distinct values take OMR_0-3 in turn from the MSR asked for, each moved
+ * event counting with its MSR's umask bit (Linux intel_alt_er), a fifth is
+ * refused naming the four; an event asking for a taken OMR_3 wraps to
+ * OMR_0; the WRMSR goes to the MSR its umask names. */
+HT_TEST(omr_allocation_moves_in_turn)
+{
+	struct model_cpu_config c = cpu_of(0, 0, 0);
+	struct pmu_event o[5], w, x;
+	struct pmu_event_attr a;
+
+	c.signature = sig_ext(19, 0x01);
+	c.num_gp = 8;
+	x86pmu_omr_layout(&c.offcore);
+	boot_cfg(&c, 1);
+	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 4);
+	for (unsigned i = 0; i < 5; i++) {
+		offcore_ev(&o[i], 0x2a, 0xfffff000000001ull | (uint64_t)i << 1, "o");
+		HT_CHECK_EQ(pmu_event_add(&o[i]), i < 4 ? PMU_OK : PMU_E_BUSY);
+		if (i < 4) {
+			HT_CHECK_EQ(o[i].hw.extra_msr, 0x3e0u + i);
+			HT_CHECK_EQ(o[i].hw.config & 0xffff, 0x2au | (1u << i) << 8);
+		}
+	}
+	HT_CHECK(strstr(o[4].reason,
+			"a fifth OMR value: MSR_OMR_0-3 hold 0xfffff000000001, 0xfffff000000003, "
+			"0xfffff000000005, 0xfffff000000007") != NULL,
+		 "%s", o[4].reason);
+	/* The same value shares its MSR. */
+	offcore_ev(&x, 0x2a, 0xfffff000000005ull, "x");
+	HT_CHECK_EQ(pmu_event_add(&x), PMU_OK);
+	HT_CHECK_EQ(x.hw.extra_msr, 0x3e2u);
+	pmu_event_del(&x);
+	model_trace_clear();
+	HT_CHECK_EQ(pmu_event_enable(&o[2]), PMU_OK);
+	HT_CHECK(strstr(trace(), "0x3e2<-0xfffff000000005") != NULL, "%s", trace());
+	HT_CHECK_EQ(pmu_event_disable(&o[2]), PMU_OK);
+	for (unsigned i = 0; i < 4; i++)
+		if (i != 3 && i != 0)
+			pmu_event_del(&o[i]);
+	/* OMR_0 and OMR_3 held: a value asking for OMR_3 wraps past it to
+	 * OMR_0 (held), then OMR_1. */
+	pmu_offcore_attr(&a, pmu_offcore_model(pmu_caps()), 3, 0x4000000000000001ull);
+	pmu_event_init(&w, &a, "w");
+	HT_CHECK_EQ(pmu_event_add(&w), PMU_OK);
+	HT_CHECK_EQ(w.hw.extra_msr, 0x3e1u);
+	HT_CHECK_EQ(w.hw.config & 0xffff, 0x22au);
+	pmu_event_del(&w);
+	pmu_event_del(&o[0]);
+	pmu_event_del(&o[3]);
+	HT_CHECK_EQ(pmu_this_cpu()->extra_users[0] + pmu_this_cpu()->extra_users[1] +
+			    pmu_this_cpu()->extra_users[2] + pmu_this_cpu()->extra_users[3],
+		    0);
+	/* A bit outside the OMR mask is refused before any write. */
+	offcore_ev(&x, 0x2a, 0x10001ull, "x");
+	HT_CHECK_EQ(pmu_event_add(&x), PMU_E_INVAL);
+	HT_CHECK(strstr(x.reason, "that MSR_OMR_0 does not have") != NULL, "%s", x.reason);
+}
+
+/* Arctic Wolf (Nova Lake E-core): select n runs on PMC n only, so an event
+ * whose OMR MSR holds another value is refused rather than moved. */
+HT_TEST(arctic_wolf_keeps_its_msr)
+{
+	struct model_cpu_config c = cpu_of(0, 0x20, 5);
+	struct pmu_event a, b;
+
+	c.signature = sig_ext(18, 0x01);
+	x86pmu_omr_layout(&c.offcore);
+	for (unsigned i = 0; i < 4; i++)
+		c.offcore.event[i] = 0xb7, c.offcore.valid[i] = 0xc0ffffffffffffffull;
+	boot_cfg(&c, 1);
+	HT_CHECK_STR(pmu_offcore_model(pmu_caps())->name, "Arctic Wolf (OMR)");
+	offcore_ev(&a, 0xb7, 0xfffff000000001ull, "a");
+	offcore_ev(&b, 0xb7, 0x4000000000000001ull, "b");
+	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
+	HT_CHECK(a.hw.extra_msr == 0x3e0u && a.hw.idx == 0, "OMR_0 on PMC0: %#x %d", a.hw.extra_msr,
+		 a.hw.idx);
+	HT_CHECK_EQ(pmu_event_add(&b), PMU_E_BUSY);
+	HT_CHECK(strstr(b.reason, "counts on GP counter 0 only, so it cannot move") != NULL, "%s", b.reason);
+	pmu_event_del(&a);
 }
 
 /* Atom cores: 0xB7 umask 0x01 is RSP_0, umask 0x02 RSP_1; a move changes

@@ -45,24 +45,26 @@ static const char *offcore_needs(void)
 	if (!m->dmnd_rd_l3_miss)
 		return ktest_reason("no DMND_DATA_RD L3-miss value for %s (family %u model %#x): %s", m->name,
 				    c->family, c->model, m->no_l3_miss_why);
-	/* A hypervisor may run the core PMU but not expose the RSP MSRs; one
-	 * that ignores MSRs it does not implement (KVM's ignore_msrs=Y) reads
-	 * them as 0 and drops writes: a valid value must read back. */
-	if ((vec = pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &v)) != 0)
-		return ktest_reason("MSR_OFFCORE_RSP_0 (0x1a6) raised vector %d on family %u model %#x%s",
-				    vec, c->family, c->model,
-				    c->hypervisor ? " (hypervisor does not expose it)" : "");
+	/* A hypervisor may run the core PMU but not expose the RSP (or OMR)
+	 * MSRs; one that ignores MSRs it does not implement (KVM's
+	 * ignore_msrs=Y) reads them as 0 and drops writes: a valid value must
+	 * read back. */
+	uint32_t msr = pmu_offcore_msr(m, 0);
+	char name[40];
+	pmu_offcore_msr_name(msr, name, sizeof(name));
+	if ((vec = pmu_hw_rdmsr(msr, &v)) != 0)
+		return ktest_reason("%s raised vector %d on family %u model %#x%s", name, vec, c->family,
+				    c->model, c->hypervisor ? " (hypervisor does not expose it)" : "");
 	uint64_t want = m->dmnd_rd_l3_miss, back = 0;
 	if (pmu_offcore_users(pmu_cpu_ensure(), 0) == 0) {
-		vec = pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, want);
+		vec = pmu_hw_wrmsr(msr, want);
 		if (vec == 0)
-			pmu_hw_rdmsr(MSR_OFFCORE_RSP_0, &back);
-		pmu_hw_wrmsr(MSR_OFFCORE_RSP_0, v);
+			pmu_hw_rdmsr(msr, &back);
+		pmu_hw_wrmsr(msr, v);
 		if (vec != 0 || back != want)
-			return ktest_reason(
-				"MSR_OFFCORE_RSP_0 (0x1a6) <- %#lx: vector %d, read back %#lx on family %u model %#x%s",
-				want, vec, back, c->family, c->model,
-				c->hypervisor ? " (the hypervisor does not implement it)" : "");
+			return ktest_reason("%s <- %#lx: vector %d, read back %#lx on family %u model %#x%s",
+					    name, want, vec, back, c->family, c->model,
+					    c->hypervisor ? " (the hypervisor does not implement it)" : "");
 	}
 	return NULL;
 }
@@ -94,7 +96,9 @@ static bool measure(const void *p, uint64_t warm, uint64_t hops, struct offcore_
 	o->rsp[1] = m->intel_l3_miss, o->name[1] = m->intel_l3_miss_name;
 	for (unsigned i = 0; i < o->n; i++) {
 		pmu_offcore_attr(&a, m, (int)i, o->rsp[i]);
-		pmu_event_init(&ev[i], &a, i ? "OFFCORE_RESPONSE_1" : "OFFCORE_RESPONSE_0");
+		pmu_event_init(&ev[i], &a,
+			       m->omr ? (i ? "OMR_1" : "OMR_0")
+				      : (i ? "OFFCORE_RESPONSE_1" : "OFFCORE_RESPONSE_0"));
 	}
 	err = pmu_events_add(g, o->n);
 	if (!check(err == PMU_OK, "adding the offcore events failed (%d): %s", err, ev[0].reason))
@@ -112,9 +116,10 @@ static bool measure(const void *p, uint64_t warm, uint64_t hops, struct offcore_
 	check(err == PMU_OK, "enable/disable failed (%d): %s", err, ev[0].reason);
 	for (unsigned i = 0; i < o->n; i++) {
 		o->count[i] = pmu_event_count(&ev[i]) - before[i];
+		char via[40];
 		diag("%s: offcore_rsp=%#llx (%s) on %s via %s, event %#llx, over %lu hops: %lu", ev[i].name,
 		     (unsigned long long)o->rsp[i], o->name[i], m->name,
-		     ev[i].hw.extra_msr == MSR_OFFCORE_RSP_1 ? "RSP_1" : "RSP_0",
+		     pmu_offcore_msr_name(ev[i].hw.extra_msr, via, sizeof(via)),
 		     (unsigned long long)(ev[i].hw.config & 0xffff), hops, o->count[i]);
 	}
 	pmu_events_del(g, o->n);
@@ -237,4 +242,120 @@ KTEST("pmu.offcore", dmnd_rd_l3_miss_inside_l1, offcore_needs, KTEST_PER_CPU,
 		check(o.count[i] <= OFFCORE_L1_SLACK,
 		      "%s over a %lu KiB buffer (L1D %lu KiB): expected <= %u, saw %lu", o.name[i],
 		      bytes >> 10, g.l1d >> 10, OFFCORE_L1_SLACK, o.count[i]);
+}
+
+/* --- Off-module response: the four MSRs at once --- */
+
+static const char *omr_needs(void)
+{
+	const char *why = offcore_needs();
+	const struct pmu_offcore_model *m;
+
+	if (why)
+		return why;
+	m = pmu_offcore_model(pmu_caps());
+	if (!m->omr || !m->dmnd_rd_any)
+		return ktest_reason(
+			"no off-module response MSRs on %s: its offcore response is MSR_OFFCORE_RSP_0/1",
+			m->name);
+	return NULL;
+}
+
+/*
+ * One event on each OMR MSR, in one window over the warm LLC-resident
+ * chase of dmnd_rd_l3_miss_over_llc_resident: OMR_0 and OMR_2 hold the
+ * L3-miss value (OMR_2 with the RFO request bit added, so that the values
+ * differ and take an MSR each), OMR_1 and OMR_3 the any-response value
+ * (likewise). Each MSR reads back its own value while they count; the
+ * L3-miss events count fewer than a quarter of the hops, as there, and the
+ * any-response events at least a quarter: the buffer is at least twice the
+ * L2 (8 x L2, at most half the LLC; the check SKIPs where that is less),
+ * so at least half the hops leave the module, and at most every other one
+ * of those is made an L2 hit by the adjacent-line prefetcher. An MSR that took another's value, or a
+ * select that counted through another MSR, shows as a miss count where an
+ * any count belongs or the reverse.
+ */
+KTEST("pmu.offcore", omr_each_msr, omr_needs, KTEST_PER_CPU,
+      "OMR_0-3 at once: each holds its value, L3-miss and any counts apart")
+{
+	const struct pmu_offcore_model *m = pmu_offcore_model(pmu_caps());
+	const uint64_t rfo = 0x2; /* request bit 1, demand RFO: the chase only loads */
+	uint64_t val[4] = { m->dmnd_rd_l3_miss, m->dmnd_rd_any, m->dmnd_rd_l3_miss | rfo,
+			    m->dmnd_rd_any | rfo };
+	static const char *const names[4] = { "OMR_0 L3 miss", "OMR_1 any response", "OMR_2 L3 miss (+RFO)",
+					      "OMR_3 any response (+RFO)" };
+	struct pmu_event ev[4];
+	struct pmu_event *g[4] = { &ev[0], &ev[1], &ev[2], &ev[3] };
+	struct pmu_cache_geom geo;
+	struct pmu_event_attr a;
+	uint64_t bytes, nodes, before[4], back[4], count[4];
+	const void *buf, *p;
+	char name[40];
+	bool irq;
+	int err;
+
+	if (!pmu_cache_geom(&geo) || !geo.l2 || geo.llc <= 2 * geo.l2)
+		ktest_skip(
+			"CPUID.04H lists no L2 below an LLC twice its size: no buffer misses L2 and fits the LLC");
+	if (pmu_test_free_gp() != pmu_caps()->gp_mask)
+		ktest_skip("a GP counter is held elsewhere (free %#x): the four OMR selects need four",
+			   pmu_test_free_gp());
+	bytes = 8 * geo.l2;
+	if (bytes > geo.llc / 2)
+		bytes = geo.llc / 2;
+	bytes &= ~(uint64_t)(PMU_CHASE_NODE - 1);
+	if (bytes < 2 * geo.l2)
+		ktest_skip(
+			"half the LLC (%lu KiB) is less than twice the L2 (%lu KiB): no buffer surely leaves the "
+			"module on half its hops and fits the LLC",
+			geo.llc >> 11, geo.l2 >> 10);
+	nodes = bytes / PMU_CHASE_NODE;
+	buf = pmu_cache_chase_buffer(3, bytes, 0x4c4c43ull + pmu_hw_cpu());
+	for (unsigned i = 0; i < 4; i++) {
+		pmu_offcore_attr(&a, m, (int)i, val[i]);
+		pmu_event_init(&ev[i], &a, names[i]);
+	}
+	err = pmu_events_add(g, 4);
+	if (!check(err == PMU_OK, "adding the four OMR events failed (%d): %s", err, ev[0].reason))
+		return;
+	for (unsigned i = 0; i < 4; i++)
+		check(ev[i].hw.extra_msr == MSR_OMR_0 + i, "%s: placed on %s, expected MSR_OMR_%u (%#x)",
+		      names[i], pmu_offcore_msr_name(ev[i].hw.extra_msr, name, sizeof(name)), i,
+		      MSR_OMR_0 + i);
+	irq = irq_save();
+	err = pmu_events_enable(g, 4);
+	if (err == PMU_OK) {
+		p = pmu_cache_chase(buf, nodes);
+		for (unsigned i = 0; i < 4; i++)
+			before[i] = pmu_event_update(&ev[i]);
+		pmu_cache_chase(p, 2 * nodes);
+		err = pmu_events_disable(g, 4);
+	}
+	irq_restore(irq);
+	for (unsigned i = 0; i < 4; i++)
+		if (pmu_hw_rdmsr(MSR_OMR_0 + i, &back[i]) != 0)
+			back[i] = ~0ull;
+	check(err == PMU_OK, "enable/disable failed (%d): %s", err, ev[0].reason);
+	for (unsigned i = 0; i < 4; i++) {
+		count[i] = pmu_event_count(&ev[i]) - before[i];
+		check(back[i] == val[i],
+		      "MSR_OMR_%u reads %#lx after the window, expected the %#lx it was given", i, back[i],
+		      val[i]);
+		diag("%s: %#lx via %s, event %#llx, over %lu hops of a warm %lu KiB chase: %lu", names[i],
+		     val[i], pmu_offcore_msr_name(ev[i].hw.extra_msr, name, sizeof(name)),
+		     (unsigned long long)(ev[i].hw.config & 0xffff), 2 * nodes, bytes >> 10, count[i]);
+	}
+	pmu_events_del(g, 4);
+	if (err != PMU_OK)
+		return;
+	for (unsigned i = 0; i < 4; i += 2)
+		check(count[i] < 2 * nodes / 4,
+		      "%s over a warm %lu KiB buffer (LLC %lu KiB): expected < %lu, saw %lu", names[i],
+		      bytes >> 10, geo.llc >> 10, 2 * nodes / 4, count[i]);
+	for (unsigned i = 1; i < 4; i += 2)
+		check(count[i] >= 2 * nodes / 4 && count[i] <= 2 * nodes + OFFCORE_BIG_SLACK,
+		      "%s over a warm %lu KiB buffer (L2 %lu KiB): expected %lu..%lu (a quarter of the hops to one "
+		      "per hop), saw %lu",
+		      names[i], bytes >> 10, geo.l2 >> 10, 2 * nodes / 4, 2 * nodes + OFFCORE_BIG_SLACK,
+		      count[i]);
 }

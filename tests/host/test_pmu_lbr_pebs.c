@@ -1,4 +1,4 @@
-/* Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/pebs.c) on CPUs
+/* Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/intel/pebs.c) on CPUs
  * whose PMU registers are all emu/model's, shaped as QEMU shapes them
  * (x86pmu_shape): decoding each facility, the filter encodings, the
  * record formats read back after branches and PEBS assists the model
@@ -8,8 +8,8 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
 #include "emu/model/x86-pmu.h"
+#include "pmu/intel/pebs.h"
 #include "pmu/lbr.h"
-#include "pmu/pebs.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/sampling_hw.h"
@@ -867,10 +867,12 @@ HT_TEST(sampling_with_pebs_records_and_branch_stacks)
 	HT_CHECK(rc == PMU_OK, "pmu_sampling_hw_start: %s", h.reason);
 	if (rc != PMU_OK)
 		return;
-	/* PEBS: no INT on the counter, the DS reset value -period. */
+	/* PEBS: no INT on the counter, the DS reset value -period (the DS
+	 * area heads hw_mem: pmu/intel/precise.c). */
+	const struct pmu_ds_area *ds = (const void *)hw_mem;
 	HT_CHECK_EQ(ev.hw.config & (1ull << 20), 0);
-	HT_CHECK_EQ(h.ds->reset[0], (uint64_t)-100 & 0xffffffffffffull);
-	HT_CHECK_EQ(h.ds->pebs_threshold - h.ds->pebs_base, 0xc8);
+	HT_CHECK_EQ(ds->reset[0], (uint64_t)-100 & 0xffffffffffffull);
+	HT_CHECK_EQ(ds->pebs_threshold - ds->pebs_base, 0xc8);
 	pmu_pmi_set_hw(&h);
 	HT_CHECK_EQ(pmu_sampling_start(&s, evs, 1, ring_mem, sizeof(ring_mem), false), PMU_OK);
 	model_set_pmi_handler(pmi_now, NULL);

@@ -97,3 +97,20 @@ bool mode_test_ran(enum mode_kind kind, unsigned cpu, int st, const struct mode_
 	mode_cap_dump();
 	return false;
 }
+
+void mode_test_refused(enum mode_kind kind, const char *prefix, unsigned i, const char *want, int st,
+		       const struct mode_result *res)
+{
+	const char *l = mode_cap_find(want);
+	size_t skip = strlen(prefix);
+
+	check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d (%s)", i, MODE_E_ARGS, st,
+	      mode_status_name(kind, st));
+	check(res->status == st && strstr(res->reason, want) && l && strcmp(l + skip, res->reason) == 0,
+	      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st, res->status,
+	      res->reason);
+	check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, want,
+	      mode_cap.n ? mode_cap.line[0] : "(none)");
+	check(mode_cap.n == 1 && strncmp(mode_cap.line[0], prefix, skip) == 0,
+	      "case %u: expected one \"%s\" line, saw %u lines", i, prefix, mode_cap.n);
+}

@@ -44,6 +44,16 @@ struct pmu_cpu *mode_test_last_cpu(unsigned *cpu, char *list, size_t len);
  * reason>" as line (NULL: no such line) and ended with that reason. */
 void mode_test_no_pmu(enum mode_kind kind, const char *prefix, unsigned cpu, int st,
 		      const struct mode_result *res, const char *line);
+/* A bad option set and the text its refusal must contain. */
+struct mode_bad_case {
+	struct mode_opts o;
+	const char *want;
+};
+/* Case i of a refusals check, run with the lines captured: status
+ * MODE_E_ARGS, one line "<prefix><reason>" containing want, and the
+ * result carrying that reason. */
+void mode_test_refused(enum mode_kind kind, const char *prefix, unsigned i, const char *want, int st,
+		       const struct mode_result *res);
 /* The probe found a PMU on cpu: the run must have ended with status 0;
  * false, with the captured lines shown, when it did not. */
 bool mode_test_ran(enum mode_kind kind, unsigned cpu, int st, const struct mode_result *res);

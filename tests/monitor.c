@@ -215,11 +215,6 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 			diag("%s", mode_cap.line[i] + 2);
 }
 
-struct bad_case {
-	struct mode_opts o;
-	const char *want; /* in the refusal line */
-};
-
 KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused naming the bad item")
 {
 	char past[64], want_past[64];
@@ -227,7 +222,7 @@ KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused
 
 	ksnprintf(past, sizeof(past), "0,%u", n);
 	ksnprintf(want_past, sizeof(want_past), "\"%u\" names a CPU past the last one online", n);
-	const struct bad_case cases[] = {
+	const struct mode_bad_case cases[] = {
 		{ { .events = "instructions,instrucions" },
 		  "event 'instrucions': unknown event 'instrucions'" },
 		{ { .events = "cycles,cpu/event=0xc0,umask=0" }, "has no closing '/'" },
@@ -244,16 +239,6 @@ KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused
 		struct mode_result res;
 		mode_cap_reset();
 		int st = monitor_run(&cases[i].o, mode_cap_keep, &res);
-		const char *l = mode_cap_find(cases[i].want);
-		check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d", i, MODE_E_ARGS,
-		      st);
-		check(res.status == st && strstr(res.reason, cases[i].want) && l &&
-			      strcmp(l + 11, res.reason) == 0,
-		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st,
-		      res.status, res.reason);
-		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
-		      mode_cap.n ? mode_cap.line[0] : "(none)");
-		check(mode_cap.n == 1 && strncmp(mode_cap.line[0], "# monitor: ", 11) == 0,
-		      "case %u: expected one \"# monitor: \" line, saw %u lines", i, mode_cap.n);
+		mode_test_refused(MODE_MONITOR, "# monitor: ", i, cases[i].want, st, &res);
 	}
 }

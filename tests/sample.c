@@ -90,11 +90,6 @@ static void cap_line(const char *s)
 	mode_cap_keep(s);
 }
 
-struct bad_case {
-	struct mode_opts o;
-	const char *want; /* in the refusal line */
-};
-
 /* Pure option checks: the same refusals with or without a PMU, before any
  * CPU is touched. */
 KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused in one line naming it")
@@ -104,7 +99,7 @@ KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused 
 
 	ksnprintf(past, sizeof(past), "0,%u", n);
 	ksnprintf(want_past, sizeof(want_past), "\"%u\" names a CPU past the last one online", n);
-	const struct bad_case cases[] = {
+	const struct mode_bad_case cases[] = {
 		{ { .events = "cycles" }, "event 'cycles' has no period: sample mode needs at least one" },
 		{ { .events = "cycles,instructions" },
 		  "none of the events 'cycles', 'instructions' has a period" },
@@ -128,19 +123,8 @@ KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused 
 		struct mode_result res;
 		cap_reset();
 		int st = sample_mode_run(&cases[i].o, cap_line, &res);
-		const char *l = mode_cap_find(cases[i].want);
-		check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d (%s)", i,
-		      MODE_E_ARGS, st, mode_status_name(MODE_SAMPLE, st));
-		check(res.status == st && strstr(res.reason, cases[i].want) && l &&
-			      strcmp(l + strlen(SM_PREFIX), res.reason) == 0,
-		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st,
-		      res.status, res.reason);
-		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
-		      mode_cap.n ? mode_cap.line[0] : "(none)");
-		check(mode_cap.n == 1 && nsample_lines == 0 &&
-			      strncmp(mode_cap.line[0], SM_PREFIX, strlen(SM_PREFIX)) == 0,
-		      "case %u: expected one \"" SM_PREFIX "\" line, saw %u lines and %lu sample lines", i,
-		      mode_cap.n, nsample_lines);
+		mode_test_refused(MODE_SAMPLE, SM_PREFIX, i, cases[i].want, st, &res);
+		check(nsample_lines == 0, "case %u: %lu sample lines with a refusal", i, nsample_lines);
 	}
 }
 

@@ -1,11 +1,10 @@
-/* Sampling with PEBS records and LBR branch stacks: set-up and tear-down on
- * the session's CPU, and what the PMI handler asks of them.
+/* Sampling with precise records and LBR branch stacks: set-up and
+ * tear-down on the session's CPU, and what the PMI handler asks of them.
  *
- * PEBS as Linux drives it for one record per PMI (arch/x86/events/intel/
- * ds.c: the threshold one record above the base, the counter's INT bit
- * clear, its DS reset value -period); LBRs with FREEZE_LBRS_ON_PMI where
- * it exists, so the stack the handler reads is the one at the overflow
- * (SDM vol. 3B, "Freezing LBR and Performance Counters on PMI"). */
+ * Precise records are the backend's (pmu_ops.precise: Intel's PEBS,
+ * pmu/intel/precise.c); LBRs with FREEZE_LBRS_ON_PMI where it exists, so
+ * the stack the handler reads is the one at the overflow (SDM vol. 3B,
+ * "Freezing LBR and Performance Counters on PMI"). */
 #include "pmu/sampling_hw.h"
 
 #include "arch/x86/msr.h"

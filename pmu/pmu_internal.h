@@ -39,6 +39,9 @@ struct pmu_cpu {
 	char reason[PMU_REASON_LEN];
 };
 
+struct pmu_lbr_caps;
+struct pmu_precise_ops;
+struct pmu_sampling_hw;
 struct pmu_ops {
 	const char *name;
 	enum pmu_vendor vendor;
@@ -80,11 +83,13 @@ struct pmu_ops {
 	/* Precise sampling for pmu/sampling_hw.c; NULL: the PMU has none the
 	 * driver drives. */
 	const struct pmu_precise_ops *precise;
+	/* Which LBR facility the CPU has (pmu_lbr_decode; *l comes zeroed,
+	 * kind PMU_LBR_NONE). NULL: none. */
+	void (*lbr_decode)(const struct pmu_caps *caps, struct pmu_lbr_caps *l);
 };
 
 /* Precise sampling (Intel's PEBS: pmu/intel/precise.c), on the session's
  * CPU; the state it keeps is h->precise_state. */
-struct pmu_sampling_hw;
 struct pmu_precise_ops {
 	/* The free GP counters that can sample precisely (0 with why). */
 	uint32_t (*counters)(struct pmu_cpu *pc, char *why, size_t whylen);

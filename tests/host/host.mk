@@ -56,7 +56,7 @@ HOST_SRCS_pmu_fuzz = $(PMU_HOST_SRCS) tests/host/emu_cpu.c
 #.
 HOST_SRCS_pmu_imc = $(PMU_HOST_SRCS)
 
-# Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/intel/pebs.c) on CPUs whose
+# Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/*/lbr.c, pmu/intel/pebs.c) on CPUs whose
 # PMU registers are emu/model's.
 HOST_SRCS_pmu_lbr_pebs = $(PMU_HOST_SRCS) tests/host/emu_cpu.c
 

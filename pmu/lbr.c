@@ -1,5 +1,6 @@
-/* Last branch records: decoding which facility a CPU has, encoding a
- * filter for it, reading its stack most recent first.
+/* Last branch records: which facility a CPU has (the backend decodes it:
+ * pmu/intel/lbr.c, pmu/amd/lbr.c), encoding a filter for it, reading its
+ * stack most recent first, each kind's MSRs and stride as data.
  *
  * Sources: Intel SDM vol. 3B, chapter "Debug, Branch Profile, TSC, and
  * Intel Resource Director Technology Features" ("Last Branch, Interrupt,
@@ -7,8 +8,7 @@
  * microarchitecture, "Filtering of Last Branch Records", "Call Stack
  * Profiling", "Architectural Last Branch Records"); vol. 4 for the MSRs;
  * Linux arch/x86/events/intel/lbr.c (record formats, arch-LBR entry
- * order) and arch/x86/events/amd/lbr.c (LbrExtV2); kvm-unit-tests
- * x86/pmu_lbr.c (depth probing). */
+ * order) and arch/x86/events/amd/lbr.c (LbrExtV2). */
 #include "pmu/lbr.h"
 
 #include "arch/x86/cpuid.h"
@@ -16,6 +16,7 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 static uint64_t sext(uint64_t v, unsigned bits)
 {
@@ -23,172 +24,16 @@ static uint64_t sext(uint64_t v, unsigned bits)
 	return (uint64_t)((int64_t)(v << shift) >> shift);
 }
 
-static bool msr_writable(uint32_t msr, uint64_t v)
-{
-	return pmu_hw_wrmsr(msr, v) == 0;
-}
-
-/* Legacy FROM/TO pairs that take a write of 0, from index 0 up (the way
- * kvm-unit-tests x86/pmu_lbr.c finds the depth; Linux trusts its model
- * table instead). The 40H range stops at 8: 48H is IA32_SPEC_CTRL. */
-static unsigned probe_depth(uint32_t from, uint32_t to, unsigned max)
-{
-	unsigned n = 0;
-
-	while (n < max && msr_writable(from + n, 0) && msr_writable(to + n, 0))
-		n++;
-	return n;
-}
-
-static void decode_legacy(const struct pmu_caps *c, struct pmu_lbr_caps *l)
-{
-	if (!c->pdcm) {
-		ksnprintf(
-			l->why, sizeof(l->why),
-			"CPUID.01H:ECX.PDCM[15]=0: no IA32_PERF_CAPABILITIES to give the LBR record format");
-		return;
-	}
-	if (!c->perf_caps_valid) {
-		ksnprintf(l->why, sizeof(l->why), "IA32_PERF_CAPABILITIES unreadable: no LBR record format");
-		return;
-	}
-	l->format = c->lbr_format;
-	if (l->format == LBR_FORMAT_ARCH) {
-		ksnprintf(l->why, sizeof(l->why),
-			  "IA32_PERF_CAPABILITIES[5:0]=0x3f (architectural LBRs) but CPUID.07H:EDX[19]=0");
-		return;
-	}
-	if (l->format == 0) {
-		/* kvm-unit-tests x86/pmu_lbr.c reads 0 as "no LBR" too. */
-		ksnprintf(l->why, sizeof(l->why),
-			  "IA32_PERF_CAPABILITIES[5:0]=0: no LBR record format reported");
-		return;
-	}
-	l->from_msr = MSR_LASTBRANCH_0_FROM_IP;
-	l->to_msr = MSR_LASTBRANCH_0_TO_IP;
-	l->depth = probe_depth(l->from_msr, l->to_msr, 32);
-	if (!l->depth) {
-		l->from_msr = MSR_LASTBRANCH_0_FROM_IP_CORE;
-		l->to_msr = MSR_LASTBRANCH_0_TO_IP_CORE;
-		l->depth = probe_depth(l->from_msr, l->to_msr, 8);
-	}
-	if (!l->depth) {
-		ksnprintf(
-			l->why, sizeof(l->why),
-			"LBR format %u, but writing 0 to MSR %#x and MSR %#x (the first FROM_IP) raised #GP",
-			l->format, MSR_LASTBRANCH_0_FROM_IP, MSR_LASTBRANCH_0_FROM_IP_CORE);
-		return;
-	}
-	if ((l->format == LBR_FORMAT_INFO || l->format == LBR_FORMAT_INFO2) &&
-	    msr_writable(MSR_LBR_INFO_0, 0))
-		l->info_msr = MSR_LBR_INFO_0;
-	l->stride = 1;
-	l->tos_msr = MSR_LASTBRANCH_TOS;
-	l->ctl_msr = MSR_IA32_DEBUGCTL;
-	l->ctl_enable = BIT(DEBUGCTL_LBR_BIT);
-	/* Core 2 and Bonnell have no MSR_LBR_SELECT (Linux lbr.c); the
-	 * call-stack bit exists from Haswell: probe both. */
-	if (msr_writable(MSR_LBR_SELECT, 0)) {
-		l->select_msr = MSR_LBR_SELECT;
-		l->cpl_filter = l->type_filter = true;
-		l->call_stack = msr_writable(MSR_LBR_SELECT, BIT(LBR_SELECT_EN_CALLSTACK_BIT));
-		pmu_hw_wrmsr(MSR_LBR_SELECT, 0);
-	}
-	l->kind = PMU_LBR_LEGACY;
-}
-
-static void decode_arch(const struct pmu_caps *c, struct pmu_lbr_caps *l)
-{
-	struct cpuid_regs *r = &l->leaf_1c;
-	uint64_t depth = 0;
-	int f;
-
-	if (c->max_leaf < 0x1c) {
-		ksnprintf(l->why, sizeof(l->why),
-			  "CPUID.07H:EDX[19] (architectural LBRs) set but max leaf %#x < 1CH", c->max_leaf);
-		return;
-	}
-	pmu_hw_cpuid(0x1c, 0, r);
-	l->arch_depths = r->eax & 0xff;
-	l->format = LBR_FORMAT_ARCH;
-	f = pmu_hw_rdmsr(MSR_ARCH_LBR_DEPTH, &depth);
-	if (f || !depth || depth > PMU_LBR_MAX_DEPTH || depth % 8) {
-		ksnprintf(l->why, sizeof(l->why),
-			  "architectural LBRs: IA32_LBR_DEPTH reads %#lx (fault %d), CPUID.1CH:EAX[7:0]=%#x",
-			  (unsigned long)depth, f, l->arch_depths);
-		return;
-	}
-	l->depth = (unsigned)depth;
-	l->from_msr = MSR_ARCH_LBR_FROM_0;
-	l->to_msr = MSR_ARCH_LBR_TO_0;
-	l->info_msr = MSR_ARCH_LBR_INFO_0;
-	l->stride = 1;
-	l->ctl_msr = MSR_ARCH_LBR_CTL;
-	l->ctl_enable = BIT(ARCH_LBR_CTL_LBREN_BIT);
-	l->cpl_filter = (r->ebx >> CPUID_1C_EBX_CPL_FILTER_BIT) & 1;
-	l->type_filter = (r->ebx >> CPUID_1C_EBX_BRANCH_FILTER_BIT) & 1;
-	l->call_stack = (r->ebx >> CPUID_1C_EBX_CALL_STACK_BIT) & 1;
-	l->kind = PMU_LBR_ARCH;
-}
-
-static void decode_amd(struct pmu_lbr_caps *l)
-{
-	struct cpuid_regs r;
-
-	pmu_hw_cpuid(0x80000000, 0, &r);
-	if (r.eax < 0x80000022) {
-		ksnprintf(l->why, sizeof(l->why),
-			  "CPUID Fn8000_0022 absent (max extended leaf %#x): no LbrExtV2", r.eax);
-		return;
-	}
-	pmu_hw_cpuid(0x80000022, 0, &r);
-	if (!((r.eax >> CPUID_80000022_EAX_LBR_EXT_V2_BIT) & 1)) {
-		ksnprintf(l->why, sizeof(l->why), "CPUID Fn8000_0022_EAX[1] (LbrExtV2)=0 (EAX %#x)", r.eax);
-		return;
-	}
-	l->depth = (r.ebx & CPUID_80000022_EBX_LBR_DEPTH_MASK) >> CPUID_80000022_EBX_LBR_DEPTH_SHIFT;
-	if (!l->depth || l->depth > 32) {
-		ksnprintf(l->why, sizeof(l->why),
-			  "LbrExtV2 with %u entries (CPUID Fn8000_0022_EBX[9:4], EBX %#x)", l->depth, r.ebx);
-		return;
-	}
-	l->from_msr = MSR_AMD_LBR_FROM_0;
-	l->to_msr = MSR_AMD_LBR_TO_0;
-	l->stride = 2;
-	l->select_msr = MSR_AMD_LBR_SELECT;
-	l->ctl_msr = MSR_AMD_DBG_EXTN_CFG;
-	l->ctl_enable = BIT(AMD_DBG_EXTN_CFG_LBRV2EN_BIT);
-	l->cpl_filter = l->type_filter = true;
-	l->kind = PMU_LBR_AMD;
-}
-
 void pmu_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 {
-	struct cpuid_regs r = { 0 };
+	const struct pmu_ops *ops = pmu_backend_of(c->vendor);
 
 	*l = (struct pmu_lbr_caps){ .kind = PMU_LBR_NONE, .why = "" };
-	if (c->vendor == PMU_VENDOR_AMD) {
-		decode_amd(l);
-		return;
-	}
-	if (c->vendor != PMU_VENDOR_INTEL) {
+	if (!ops || !ops->lbr_decode) {
 		ksnprintf(l->why, sizeof(l->why), "neither an Intel nor an AMD CPU");
 		return;
 	}
-	if (c->max_leaf >= 7)
-		pmu_hw_cpuid(7, 0, &r);
-	if ((r.edx >> CPUID_7_EDX_ARCH_LBR_BIT) & 1)
-		decode_arch(c, l);
-	else
-		decode_legacy(c, l);
-	if (l->kind == PMU_LBR_NONE)
-		return;
-	/* FREEZE_LBRS_ON_PMI "if CPUID.01H:ECX[15] = 1 and CPUID.0AH:EAX[7:0]
-	 * > 1" (SDM vol. 3B, "IA32_DEBUGCTL MSR"); from version 4 it sets
-	 * LBR_FRZ instead of clearing DEBUGCTL.LBR ("Architectural
-	 * Performance Monitoring Version 4"). */
-	l->freeze = c->pdcm && c->version >= 2;
-	l->freeze_status = l->freeze && c->version >= 4;
+	ops->lbr_decode(c, l);
 }
 
 int pmu_lbr_encode(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f, uint64_t ctl_now,

@@ -40,6 +40,9 @@ struct pmu_cpu {
 	char reason[PMU_REASON_LEN];
 };
 
+struct pmu_lbr_caps;
+struct pmu_precise_ops;
+struct pmu_sampling_hw;
 struct pmu_ops {
 	const char *name;
 	enum pmu_vendor vendor;
@@ -78,6 +81,25 @@ struct pmu_ops {
 	 * false when it has none. NULL: the SDM's (pmu/arch_events.c). */
 	bool (*arch_encoding)(const struct pmu_caps *caps, enum pmu_arch_event e, uint16_t *event,
 			      uint8_t *umask);
+	/* Precise sampling for pmu/sampling_hw.c; NULL: the PMU has none the
+	 * driver drives. */
+	const struct pmu_precise_ops *precise;
+	/* Which LBR facility the CPU has (pmu_lbr_decode; *l comes zeroed,
+	 * kind PMU_LBR_NONE). NULL: none. */
+	void (*lbr_decode)(const struct pmu_caps *caps, struct pmu_lbr_caps *l);
+};
+
+/* Precise sampling (Intel's PEBS: pmu/intel/precise.c), on the session's
+ * CPU; the state it keeps is h->precise_state. */
+struct pmu_precise_ops {
+	/* The free GP counters that can sample precisely (0 with why). */
+	uint32_t (*counters)(struct pmu_cpu *pc, char *why, size_t whylen);
+	/* Give ev precise samples (pmu_sampling_hw_start's contract). */
+	int (*start)(struct pmu_sampling_hw *h, struct pmu_event *ev, void *mem, size_t mem_size);
+	/* Undo start (h->precise still set). */
+	void (*stop)(struct pmu_sampling_hw *h);
+	/* In the PMI: each record as emit(ctx, rip), the buffer emptied. */
+	unsigned (*drain)(struct pmu_sampling_hw *h, void (*emit)(void *ctx, uint64_t rip), void *ctx);
 };
 
 /* attr as pc's backend numbers it: a named event (attr->arch) takes the

@@ -1,11 +1,10 @@
-/* Sampling with PEBS records and LBR branch stacks: set-up and tear-down on
- * the session's CPU, and what the PMI handler asks of them.
+/* Sampling with precise records and LBR branch stacks: set-up and
+ * tear-down on the session's CPU, and what the PMI handler asks of them.
  *
- * PEBS as Linux drives it for one record per PMI (arch/x86/events/intel/
- * ds.c: the threshold one record above the base, the counter's INT bit
- * clear, its DS reset value -period); LBRs with FREEZE_LBRS_ON_PMI where
- * it exists, so the stack the handler reads is the one at the overflow
- * (SDM vol. 3B, "Freezing LBR and Performance Counters on PMI"). */
+ * Precise records are the backend's (pmu_ops.precise: Intel's PEBS,
+ * pmu/intel/precise.c); LBRs with FREEZE_LBRS_ON_PMI where it exists, so
+ * the stack the handler reads is the one at the overflow (SDM vol. 3B,
+ * "Freezing LBR and Performance Counters on PMI"). */
 #include "pmu/sampling_hw.h"
 
 #include "arch/x86/msr.h"
@@ -17,76 +16,31 @@
 
 #define fail(h, err, ...) kerrf((h)->reason, sizeof((h)->reason), (err), __VA_ARGS__)
 
+/* The backend named in a refusal (PEBS is pmu/intel/precise.c's). */
+static const char *backend_name(const struct pmu_cpu *pc)
+{
+	return pc && pc->ops ? pc->ops->name : "no";
+}
+
 uint32_t pmu_sampling_hw_pebs_counters(char *why, size_t whylen)
 {
 	struct pmu_cpu *pc = pmu_this_cpu();
-	struct pmu_pebs_caps p;
-	uint32_t free;
 
 	if (!pc || !pc->initialised)
 		return kerrf(why, whylen, 0, "PMU driver not initialised on this CPU");
-	pmu_pebs_decode(&pc->caps, &p);
-	if (!p.present)
-		return kerrf(why, whylen, 0, "%s", p.why);
-	free = (uint32_t)p.counters & pc->caps.gp_mask & ~pc->gp_reserved & ~pc->gp_used;
-	if (!free)
-		return kerrf(why, whylen, 0, "no free GP counter can use PEBS (PEBS counters %#llx)",
-			     (unsigned long long)p.counters);
-	return free;
+	if (!pc->ops || !pc->ops->precise)
+		return kerrf(why, whylen, 0, "the %s backend has no precise sampling", backend_name(pc));
+	return pc->ops->precise->counters(pc, why, whylen);
 }
 
 static int start_pebs(struct pmu_sampling_hw *h, struct pmu_event *ev, void *mem, size_t mem_size)
 {
-	const struct pmu_caps *c = pmu_caps();
-	uint64_t *slot, start = (0 - ev->attr.period) & pmu_width_mask(ev->hw.width);
-	size_t ds_bytes = (sizeof(struct pmu_ds_area) + 63) & ~(size_t)63;
-	int f = 0;
+	const struct pmu_cpu *pc = pmu_this_cpu();
 
-	pmu_pebs_decode(c, &h->pebs);
-	if (!h->pebs.present)
-		return fail(h, PMU_E_UNSUPPORTED, "precise sampling: %s", h->pebs.why);
-	if (ev->hw.idx < 0 || PMU_IDX_IS_FIXED(ev->hw.idx) || !((h->pebs.counters >> ev->hw.idx) & 1))
-		return fail(h, PMU_E_INVAL,
-			    "precise sampling: %s holds counter %d, not a PEBS GP counter (%#llx)",
-			    ev->name ? ev->name : "the event", ev->hw.idx,
-			    (unsigned long long)h->pebs.counters);
-	if (!ev->attr.period)
-		return fail(h, PMU_E_INVAL, "precise sampling needs a period");
-	if (!mem || ((uintptr_t)mem & 63) || mem_size < PMU_SAMPLING_HW_MEM)
-		return fail(h, PMU_E_INVAL, "precise sampling: %zu bytes at %p, needs %u 64-byte aligned",
-			    mem_size, mem, PMU_SAMPLING_HW_MEM);
-	/* The basic group alone (adaptive) or the format's record: the
-	 * eventing IP is all a sample needs. */
-	h->record_size = pmu_pebs_record_size(&h->pebs, h->pebs.adaptive, 0);
-	if (!h->record_size || h->record_size > mem_size - ds_bytes)
-		return fail(h, PMU_E_INVAL, "precise sampling: PEBS format %u gives a record of %u bytes",
-			    h->pebs.format, h->record_size);
-	h->ds = mem;
-	h->buf = (uint8_t *)mem + ds_bytes;
-	memset(h->ds, 0, sizeof(*h->ds));
-	h->ds->pebs_base = h->ds->pebs_index = (uint64_t)(uintptr_t)h->buf;
-	h->ds->pebs_max = h->ds->pebs_base + (mem_size - ds_bytes) / h->record_size * h->record_size;
-	h->ds->pebs_threshold = h->ds->pebs_base + h->record_size;
-	slot = pmu_pebs_reset_slot(&h->pebs, h->ds, ev->hw.idx);
-	if (!slot)
-		return fail(h, PMU_E_INVAL, "no DS reset slot for counter %d", ev->hw.idx);
-	*slot = start;
-	/* Encoded once more: no INT (the buffer PMI replaces it), and the
-	 * adaptive opt-in where records are adaptive. */
-	ev->hw.config &= ~BIT(PERFEVTSEL_INT_BIT);
-	if (h->pebs.adaptive)
-		ev->hw.config |= BIT(PERFEVTSEL_ADAPTIVE_BIT);
-	f |= pmu_hw_wrmsr(MSR_IA32_DS_AREA, (uint64_t)(uintptr_t)h->ds);
-	if (h->pebs.adaptive)
-		f |= pmu_hw_wrmsr(MSR_PEBS_DATA_CFG, 0);
-	f |= pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, pmu_idx_bit(ev->hw.idx));
-	if (f) {
-		pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
-		pmu_hw_wrmsr(MSR_IA32_DS_AREA, 0);
-		return fail(h, PMU_E_FAULT, "programming PEBS (DS_AREA, DATA_CFG, PEBS_ENABLE) faulted");
-	}
-	h->precise = ev;
-	return PMU_OK;
+	if (!pc || !pc->ops || !pc->ops->precise)
+		return fail(h, PMU_E_UNSUPPORTED, "precise sampling: the %s backend has none",
+			    backend_name(pc));
+	return pc->ops->precise->start(h, ev, mem, mem_size);
 }
 
 static int start_lbr(struct pmu_sampling_hw *h, enum pmu_sampling_branches mode)
@@ -153,10 +107,9 @@ int pmu_sampling_hw_start(struct pmu_sampling_hw *h, struct pmu_event *precise,
 void pmu_sampling_hw_stop(struct pmu_sampling_hw *h)
 {
 	if (h->precise) {
-		pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
-		pmu_hw_wrmsr(MSR_IA32_DS_AREA, 0);
-		h->precise->hw.config &= ~BIT(PERFEVTSEL_ADAPTIVE_BIT);
+		pmu_this_cpu()->ops->precise->stop(h);
 		h->precise = NULL;
+		h->precise_state = NULL;
 	}
 	if (h->branches) {
 		pmu_hw_wrmsr(h->lbr_regs.ctl_msr, h->lbr_regs.ctl_off);
@@ -188,27 +141,9 @@ unsigned pmu_sampling_hw_branches(const struct pmu_sampling_hw *h, struct pmu_sa
 
 unsigned pmu_sampling_hw_pebs(struct pmu_sampling_hw *h, void (*emit)(void *ctx, uint64_t rip), void *ctx)
 {
-	struct pmu_pebs_record r;
-	char why[PMU_REASON_LEN];
-	uint64_t base, end;
-	unsigned n = 0;
-
 	if (!h->precise)
 		return 0;
-	base = h->ds->pebs_base;
-	end = __atomic_load_n(&h->ds->pebs_index, __ATOMIC_ACQUIRE);
-	for (uint64_t at = base; at + h->record_size <= end; at += h->record_size) {
-		if (pmu_pebs_parse(&h->pebs, (const void *)(uintptr_t)at, (size_t)(end - at), &r, why,
-				   sizeof(why)) != PMU_OK)
-			break;
-		/* The eventing IP where the format has one, else RIP (the
-		 * instruction after the event). */
-		emit(ctx, r.has_ip ? r.ip : r.rip);
-		n++;
-	}
-	/* Empty again: the next record raises the next PMI. */
-	__atomic_store_n(&h->ds->pebs_index, base, __ATOMIC_RELEASE);
-	return n;
+	return pmu_this_cpu()->ops->precise->drain(h, emit, ctx);
 }
 
 void pmu_sampling_hw_pmi_done(const struct pmu_sampling_hw *h)

@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "pmu/lbr.h"
-#include "pmu/pebs.h"
 #include "pmu/pmu.h"
 #include "pmu/sample_record.h"
 
@@ -40,18 +39,16 @@ struct pmu_sampling_hw {
 	struct pmu_lbr_caps lbr;
 	struct pmu_lbr_regs lbr_regs;
 	uint64_t debugctl; /* IA32_DEBUGCTL before start (Intel) */
-	/* Precise samples: the event on a PEBS counter, its records. */
+	/* Precise samples: the event on a PEBS counter, and the backend's
+	 * state for its records (pmu/intel/precise.c). */
 	struct pmu_event *precise;
-	struct pmu_pebs_caps pebs;
-	struct pmu_ds_area *ds;
-	uint8_t *buf;
-	unsigned record_size;
+	struct pmu_precise_state *precise_state;
 	char reason[PMU_REASON_LEN];
 };
 
 /* On the session's CPU, with the events placed and before
  * pmu_sampling_start: give `precise` (NULL: none) PEBS, which it must be
- * placed for (a counter in pebs.counters; its INT bit is dropped: the
+ * placed for (a counter that can use PEBS; its INT bit is dropped: the
  * buffer PMI takes its place, as in Linux ds.c), and turn the LBRs on for
  * branch stacks (USER_CALLSTACK needs the call-stack mode and a CPL
  * filter: PMU_E_UNSUPPORTED with the reason elsewhere). mem: PMU_SAMPLING_HW_MEM bytes, 64-byte aligned (NULL

@@ -32,39 +32,6 @@ KTEST("monitor", run, needs_monitor_mode, KTEST_EXPLICIT,
 	mode_test_judge(MODE_MONITOR, &res);
 }
 
-#define CAP_LINES 48
-static char cap[CAP_LINES][MONITOR_LINE_LEN];
-static unsigned ncap, ndropped;
-
-static void cap_line(const char *s)
-{
-	if (ncap < CAP_LINES)
-		strlcpy(cap[ncap++], s, MONITOR_LINE_LEN);
-	else
-		ndropped++;
-}
-
-static void cap_reset(void)
-{
-	ncap = ndropped = 0;
-}
-
-static void cap_dump(void)
-{
-	for (unsigned i = 0; i < ncap; i++)
-		diag("captured: %s", cap[i]);
-	if (ndropped)
-		diag("captured: (%u more lines dropped)", ndropped);
-}
-
-static const char *cap_find(const char *needle)
-{
-	for (unsigned i = 0; i < ncap; i++)
-		if (strstr(cap[i], needle))
-			return cap[i];
-	return NULL;
-}
-
 /* Read one unsigned decimal field; false when there is none. */
 static bool next_u64(const char **p, uint64_t *v)
 {
@@ -97,15 +64,11 @@ static bool parse_row(const char *s, uint64_t *tenths, uint64_t *f, unsigned n)
 
 KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of counts, or the probe's reason")
 {
-	unsigned last = smp_num_cpus() - 1;
-	struct pmu_cpu *pc = pmu_cpu_of(last);
-	char list[16], want[PMU_REASON_LEN + 64];
+	unsigned last;
+	char list[16];
+	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list));
 	struct mode_result res;
 
-	if (!pc)
-		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
-	pmu_test_init_cpu(last);
-	ksnprintf(list, sizeof(list), "%u", last);
 	struct mode_opts o = {
 		.events = "instructions,cycles",
 		.interval_ms = 50,
@@ -113,37 +76,24 @@ KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of coun
 		.cpus = list,
 		.workload = "branchy",
 	};
-	cap_reset();
-	int st = monitor_run(&o, cap_line, &res);
+	mode_cap_reset();
+	int st = monitor_run(&o, mode_cap_keep, &res);
 
 	/* The probe's verdict, read independently of the monitor, says
 	 * which outcome is right. */
 	if (!pmu_cpu_counts(pc)) {
-		ksnprintf(want, sizeof(want), "# monitor: no PMU on cpu %u: %s", last, pmu_cpu_reason(pc));
-		const char *l = cap_find("# monitor: no PMU on cpu");
-		check(st == MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
-		      MODE_E_NOPMU, st, mode_status_name(MODE_MONITOR, st));
-		check(l && strcmp(l, want) == 0, "expected the line \"%s\", saw \"%s\"", want,
-		      l ? l : "(none)");
-		check(res.status == st && strcmp(res.reason, want + strlen("# monitor: ")) == 0,
-		      "expected the result %d \"%s\", saw %d \"%s\"", st, want + strlen("# monitor: "),
-		      res.status, res.reason);
-		check(!cap_find("time(ms)"), "no table header may be printed without a PMU");
-		if (l)
-			diag("%s", l + 2);
+		check(!mode_cap_find("time(ms)"), "no table header may be printed without a PMU");
+		mode_test_no_pmu(MODE_MONITOR, "# monitor: ", last, st, &res,
+				 mode_cap_find("# monitor: no PMU on cpu"));
 		return;
 	}
-	if (!check(st == MODE_OK && res.status == MODE_OK,
-		   "cpu %u counts: expected status 0, got %d (%s): %s", last, st,
-		   mode_status_name(MODE_MONITOR, st), res.reason)) {
-		cap_dump();
+	if (!mode_test_ran(MODE_MONITOR, last, st, &res))
 		return;
-	}
-	check(cap_find("#     time(ms)  cpu") != NULL, "no table header");
+	check(mode_cap_find("#     time(ms)  cpu") != NULL, "no table header");
 	unsigned rows = 0;
-	for (unsigned i = 0; i < ncap; i++) {
+	for (unsigned i = 0; i < mode_cap.n; i++) {
 		uint64_t t, f[4];
-		if (!parse_row(cap[i], &t, f, 4))
+		if (!parse_row(mode_cap.line[i], &t, f, 4))
 			continue;
 		uint64_t cpu = f[0], ins = f[1], cyc = f[2], work = f[3];
 		rows++;
@@ -155,11 +105,11 @@ KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of coun
 		check(ins >= PMU_LOOP_INSNS_PER_ITER * work,
 		      "row %u: %lu instructions for %lu loop iterations, fewer than %u per iteration", rows,
 		      ins, work, PMU_LOOP_INSNS_PER_ITER);
-		diag("%s", cap[i] + 2);
+		diag("%s", mode_cap.line[i] + 2);
 	}
 	check(rows == 4, "expected 4 rows (200 ms in 50 ms intervals), saw %u", rows);
 	if (rows != 4)
-		cap_dump();
+		mode_cap_dump();
 }
 
 /* events=none: the work column alone, so the whole machinery (every CPU,
@@ -171,14 +121,14 @@ KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of coun
 /* The first of CPUs 0..cpus-1 whose captured rows show no work, or ~0u. */
 static unsigned idle_cpu(unsigned cpus)
 {
-	uint64_t work[CAP_LINES] = { 0 };
+	uint64_t work[MODE_CAP_LINES] = { 0 };
 
-	for (unsigned i = 0; i < ncap; i++) {
+	for (unsigned i = 0; i < mode_cap.n; i++) {
 		uint64_t t, f[2];
-		if (parse_row(cap[i], &t, f, 2) && f[0] < cpus && f[0] < CAP_LINES)
+		if (parse_row(mode_cap.line[i], &t, f, 2) && f[0] < cpus && f[0] < MODE_CAP_LINES)
 			work[f[0]] += f[1];
 	}
-	for (unsigned c = 0; c < cpus && c < CAP_LINES; c++)
+	for (unsigned c = 0; c < cpus && c < MODE_CAP_LINES; c++)
 		if (!work[c])
 			return c;
 	return ~0u;
@@ -189,10 +139,10 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 	unsigned n = smp_num_cpus();
 	/* A row per CPU per interval: few enough CPUs that all 4
 	 * intervals' rows and 4 other lines fit the capture. */
-	unsigned rows = 0, cpus = n < (CAP_LINES - 4) / 4 ? n : (CAP_LINES - 4) / 4;
-	uint64_t last_t[CAP_LINES] = { 0 }; /* tenths of a ms, per CPU */
-	uint64_t work[CAP_LINES] = { 0 };
-	unsigned rows_of[CAP_LINES] = { 0 };
+	unsigned rows = 0, cpus = n < (MODE_CAP_LINES - 4) / 4 ? n : (MODE_CAP_LINES - 4) / 4;
+	uint64_t last_t[MODE_CAP_LINES] = { 0 }; /* tenths of a ms, per CPU */
+	uint64_t work[MODE_CAP_LINES] = { 0 };
+	unsigned rows_of[MODE_CAP_LINES] = { 0 };
 	char list[16];
 	struct mode_result res;
 
@@ -211,8 +161,8 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 	 * NO_WORK_MAX_MS. A CPU that never works still fails. */
 	int st;
 	for (;;) {
-		cap_reset();
-		st = monitor_run(&o, cap_line, &res);
+		mode_cap_reset();
+		st = monitor_run(&o, mode_cap_keep, &res);
 		if (st != MODE_OK || res.status != MODE_OK || o.duration_ms >= NO_WORK_MAX_MS)
 			break;
 		unsigned idle = idle_cpu(cpus);
@@ -226,17 +176,18 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 	if (!check(st == MODE_OK && res.status == MODE_OK,
 		   "events=none on cpus %s: expected status 0, got %d (%s): %s", list, st,
 		   mode_status_name(MODE_MONITOR, st), res.reason)) {
-		cap_dump();
+		mode_cap_dump();
 		return;
 	}
-	check(cap_find("#     time(ms)  cpu   branchy.iters") != NULL, "no header with the work column");
-	for (unsigned i = 0; i < ncap; i++) {
+	check(mode_cap_find("#     time(ms)  cpu   branchy.iters") != NULL, "no header with the work column");
+	for (unsigned i = 0; i < mode_cap.n; i++) {
 		uint64_t t, f[2];
-		if (!parse_row(cap[i], &t, f, 2))
+		if (!parse_row(mode_cap.line[i], &t, f, 2))
 			continue;
 		unsigned cpu = (unsigned)f[0];
 		rows++;
-		if (!check(cpu < cpus, "row \"%s\" names cpu %u, outside 0-%u", cap[i], cpu, cpus - 1))
+		if (!check(cpu < cpus, "row \"%s\" names cpu %u, outside 0-%u", mode_cap.line[i], cpu,
+			   cpus - 1))
 			continue;
 		unsigned k = ++rows_of[cpu];
 		/* A snapshot is taken at or after its boundary, and the
@@ -258,16 +209,11 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 		      "cpu %u: %u rows, %lu iterations; expected 4 rows and some work", c, rows_of[c],
 		      work[c]);
 	if (rows != 4 * cpus)
-		cap_dump();
+		mode_cap_dump();
 	else
-		for (unsigned i = 0; i < ncap; i++)
-			diag("%s", cap[i] + 2);
+		for (unsigned i = 0; i < mode_cap.n; i++)
+			diag("%s", mode_cap.line[i] + 2);
 }
-
-struct bad_case {
-	struct mode_opts o;
-	const char *want; /* in the refusal line */
-};
 
 KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused naming the bad item")
 {
@@ -276,7 +222,7 @@ KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused
 
 	ksnprintf(past, sizeof(past), "0,%u", n);
 	ksnprintf(want_past, sizeof(want_past), "\"%u\" names a CPU past the last one online", n);
-	const struct bad_case cases[] = {
+	const struct mode_bad_case cases[] = {
 		{ { .events = "instructions,instrucions" },
 		  "event 'instrucions': unknown event 'instrucions'" },
 		{ { .events = "cycles,cpu/event=0xc0,umask=0" }, "has no closing '/'" },
@@ -291,18 +237,8 @@ KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused
 	};
 	for (unsigned i = 0; i < ARRAY_LEN(cases); i++) {
 		struct mode_result res;
-		cap_reset();
-		int st = monitor_run(&cases[i].o, cap_line, &res);
-		const char *l = cap_find(cases[i].want);
-		check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d", i, MODE_E_ARGS,
-		      st);
-		check(res.status == st && strstr(res.reason, cases[i].want) && l &&
-			      strcmp(l + 11, res.reason) == 0,
-		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st,
-		      res.status, res.reason);
-		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
-		      ncap ? cap[0] : "(none)");
-		check(ncap == 1 && strncmp(cap[0], "# monitor: ", 11) == 0,
-		      "case %u: expected one \"# monitor: \" line, saw %u lines", i, ncap);
+		mode_cap_reset();
+		int st = monitor_run(&cases[i].o, mode_cap_keep, &res);
+		mode_test_refused(MODE_MONITOR, "# monitor: ", i, cases[i].want, st, &res);
 	}
 }

@@ -9,8 +9,8 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "modes/workloads.h"
+#include "pmu/intel/pebs.h"
 #include "pmu/lbr.h"
-#include "pmu/pebs.h"
 #include "pmu/pmu.h"
 #include "tests/ktest.h"
 #include "tests/modes.h"
@@ -32,13 +32,9 @@ KTEST("sample", run, needs_sample_mode, KTEST_EXPLICIT, "mode=sample: every CPU'
 }
 
 #define SM_PREFIX "# sample-mode: "
-#define CAP_LINES 24
-#define CAP_LEN 256
 
-/* ---- Captured runs ---- */
+/* ---- Captured runs (tests/modes.h keeps the lines) ---- */
 
-static char cap[CAP_LINES][CAP_LEN];
-static unsigned ncap, ndropped;
 static uint64_t nsample_lines, nsample_records;
 /* The call-stack check's view of every sample record (cap_stacks). */
 static bool cap_stacks;
@@ -46,7 +42,7 @@ static uint64_t nstack_in_step, nstack_step_called;
 
 static void cap_reset(void)
 {
-	ncap = ndropped = 0;
+	mode_cap_reset();
 	nsample_lines = nsample_records = 0;
 	nstack_in_step = nstack_step_called = 0;
 }
@@ -91,32 +87,8 @@ static void cap_line(const char *s)
 			cap_check_stack(s + sizeof(pre) - 1);
 		return;
 	}
-	if (ncap < CAP_LINES)
-		strlcpy(cap[ncap++], s, CAP_LEN);
-	else
-		ndropped++;
+	mode_cap_keep(s);
 }
-
-static const char *cap_find(const char *needle)
-{
-	for (unsigned i = 0; i < ncap; i++)
-		if (strstr(cap[i], needle))
-			return cap[i];
-	return NULL;
-}
-
-static void cap_dump(void)
-{
-	for (unsigned i = 0; i < ncap; i++)
-		diag("captured: %s", cap[i]);
-	if (ndropped)
-		diag("captured: (%u more lines dropped)", ndropped);
-}
-
-struct bad_case {
-	struct mode_opts o;
-	const char *want; /* in the refusal line */
-};
 
 /* Pure option checks: the same refusals with or without a PMU, before any
  * CPU is touched. */
@@ -127,7 +99,7 @@ KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused 
 
 	ksnprintf(past, sizeof(past), "0,%u", n);
 	ksnprintf(want_past, sizeof(want_past), "\"%u\" names a CPU past the last one online", n);
-	const struct bad_case cases[] = {
+	const struct mode_bad_case cases[] = {
 		{ { .events = "cycles" }, "event 'cycles' has no period: sample mode needs at least one" },
 		{ { .events = "cycles,instructions" },
 		  "none of the events 'cycles', 'instructions' has a period" },
@@ -151,18 +123,8 @@ KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused 
 		struct mode_result res;
 		cap_reset();
 		int st = sample_mode_run(&cases[i].o, cap_line, &res);
-		const char *l = cap_find(cases[i].want);
-		check(st == MODE_E_ARGS, "case %u: expected status %d (bad options), got %d (%s)", i,
-		      MODE_E_ARGS, st, mode_status_name(MODE_SAMPLE, st));
-		check(res.status == st && strstr(res.reason, cases[i].want) && l &&
-			      strcmp(l + strlen(SM_PREFIX), res.reason) == 0,
-		      "case %u: expected the result %d with the line's reason, saw %d \"%s\"", i, st,
-		      res.status, res.reason);
-		check(l != NULL, "case %u: no line containing \"%s\"; first line: \"%s\"", i, cases[i].want,
-		      ncap ? cap[0] : "(none)");
-		check(ncap == 1 && nsample_lines == 0 && strncmp(cap[0], SM_PREFIX, strlen(SM_PREFIX)) == 0,
-		      "case %u: expected one \"" SM_PREFIX "\" line, saw %u lines and %lu sample lines", i,
-		      ncap, nsample_lines);
+		mode_test_refused(MODE_SAMPLE, SM_PREFIX, i, cases[i].want, st, &res);
+		check(nsample_lines == 0, "case %u: %lu sample lines with a refusal", i, nsample_lines);
 	}
 }
 
@@ -206,15 +168,11 @@ static int run_until_samples(struct mode_opts *o, struct mode_result *res, unsig
 KTEST("sample", short_run_on_last_cpu, NULL, 0,
       "200 ms on the last CPU: samples add up, or the probe's reason")
 {
-	unsigned last = smp_num_cpus() - 1;
-	struct pmu_cpu *pc = pmu_cpu_of(last);
-	char list[16], want[PMU_REASON_LEN + 64], head[64];
+	unsigned last;
+	char list[16], head[64];
+	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list));
 	struct mode_result res;
 
-	if (!pc)
-		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
-	pmu_test_init_cpu(last);
-	ksnprintf(list, sizeof(list), "%u", last);
 	struct mode_opts o = {
 		.events = "cycles/period=1000000/,instructions",
 		.duration_ms = 200,
@@ -226,36 +184,24 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0,
 	/* The probe's verdict, read independently of sample mode, says which
 	 * outcome is right. */
 	if (!pmu_cpu_counts(pc)) {
-		ksnprintf(want, sizeof(want), SM_PREFIX "no PMU on cpu %u: %s", last, pmu_cpu_reason(pc));
-		check(st == MODE_E_NOPMU, "no PMU on cpu %u: expected status %d (no PMU), got %d (%s)", last,
-		      MODE_E_NOPMU, st, mode_status_name(MODE_SAMPLE, st));
-		check(ncap == 1 && strcmp(cap[0], want) == 0,
-		      "expected exactly the line \"%s\", saw %u lines, first \"%s\"", want, ncap,
-		      ncap ? cap[0] : "(none)");
-		check(res.status == st && strcmp(res.reason, want + strlen(SM_PREFIX)) == 0,
-		      "expected the result %d \"%s\", saw %d \"%s\"", st, want + strlen(SM_PREFIX),
-		      res.status, res.reason);
+		check(mode_cap.n == 1, "expected exactly one line, saw %u", mode_cap.n);
 		check(nsample_lines == 0, "no sample lines without a PMU, saw %lu", nsample_lines);
-		if (ncap)
-			diag("%s", cap[0] + 2);
+		mode_test_no_pmu(MODE_SAMPLE, SM_PREFIX, last, st, &res,
+				 mode_cap.n ? mode_cap.line[0] : NULL);
 		return;
 	}
 	/* Counting works but the LVT cannot deliver a PMI (seen under some
 	 * hypervisors): a refusal that says so is the right outcome. */
 	if (st == MODE_E_NOPMU && strstr(res.reason, "no PMI delivery"))
 		ktest_skip("%s", res.reason);
-	if (!check(st == MODE_OK && res.status == MODE_OK,
-		   "cpu %u counts: expected status 0, got %d (%s): %s", last, st,
-		   mode_status_name(MODE_SAMPLE, st), res.reason)) {
-		cap_dump();
+	if (!mode_test_ran(MODE_SAMPLE, last, st, &res))
 		return;
-	}
 	ksnprintf(head, sizeof(head), SM_PREFIX "cpu %u: ", last);
-	const char *sum = cap_find(head);
+	const char *sum = mode_cap_find(head);
 	uint64_t samples = 0, lost = 0;
 	check(sum && field_after(sum, head, &samples) && field_after(sum, "samples, ", &lost),
 	      "no parsable summary line \"%s...\"", head);
-	check(cap_find(SM_PREFIX "workload rip range 0x") != NULL, "no workload rip range line");
+	check(mode_cap_find(SM_PREFIX "workload rip range 0x") != NULL, "no workload rip range line");
 	/* The loop at 200 ms is hundreds of millions of cycles: at 10^6 per
 	 * sample there must be samples, and each drained one printed. */
 	check(samples > 0, "cpu %u: no samples in %lu ms at period 10^6 cycles", last,
@@ -267,7 +213,7 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0,
 	if (sum)
 		diag("%s", sum + 2);
 	if (!samples || samples != nsample_records)
-		cap_dump();
+		mode_cap_dump();
 }
 
 /* Branches sampled through PEBS (each sample's RIP a record's
@@ -276,16 +222,13 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0,
 KTEST("sample", precise_callstack_on_last_cpu, NULL, 0,
       "PEBS samples with LBR call stacks: every one precise, calls exact")
 {
-	unsigned last = smp_num_cpus() - 1;
-	struct pmu_cpu *pc = pmu_cpu_of(last);
+	unsigned last;
+	char list[16], head[64];
+	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list));
 	struct pmu_pebs_caps pebs;
 	struct pmu_lbr_caps lbr;
-	char list[16], head[64];
 	struct mode_result res;
 
-	if (!pc)
-		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
-	pmu_test_init_cpu(last);
 	if (!pmu_cpu_counts(pc))
 		ktest_skip("cpu %u: %s", last, pmu_cpu_reason(pc));
 	/* Decoded here, on the BSP: the emulated and real parts pmutest
@@ -298,7 +241,6 @@ KTEST("sample", precise_callstack_on_last_cpu, NULL, 0,
 		ktest_skip("%s", lbr.why);
 	if (!lbr.call_stack || !lbr.cpl_filter)
 		ktest_skip("%s LBRs without a call-stack mode and a CPL filter", pmu_lbr_kind_name(lbr.kind));
-	ksnprintf(list, sizeof(list), "%u", last);
 	struct mode_opts o = {
 		.events = "branches/period=20000,callstack/:p",
 		.duration_ms = 200,
@@ -310,13 +252,10 @@ KTEST("sample", precise_callstack_on_last_cpu, NULL, 0,
 	cap_stacks = false;
 	if (st == MODE_E_NOPMU && strstr(res.reason, "no PMI delivery"))
 		ktest_skip("%s", res.reason);
-	if (!check(st == MODE_OK && res.status == MODE_OK, "expected status 0, got %d (%s): %s", st,
-		   mode_status_name(MODE_SAMPLE, st), res.reason)) {
-		cap_dump();
+	if (!mode_test_ran(MODE_SAMPLE, last, st, &res))
 		return;
-	}
 	ksnprintf(head, sizeof(head), SM_PREFIX "cpu %u: ", last);
-	const char *sum = cap_find(head);
+	const char *sum = mode_cap_find(head);
 	uint64_t samples = 0, precise = 0, stacks = 0;
 	check(sum && field_after(sum, head, &samples) && field_after(sum, "in workload range, ", &precise) &&
 		      field_after(sum, "precise, ", &stacks),
@@ -333,5 +272,5 @@ KTEST("sample", precise_callstack_on_last_cpu, NULL, 0,
 	diag("%lu samples in pmu_wl_step, each with the call into it newest on its call stack",
 	     nstack_in_step);
 	if (nstack_step_called != nstack_in_step)
-		cap_dump();
+		mode_cap_dump();
 }

@@ -295,6 +295,7 @@ static const struct pmu_ops pmu_amd_ops = {
 	.encode_fixed = amd_encode_fixed,
 	.extra_msr = NULL, /* no offcore-response MSRs */
 	.print_caps = amd_caps_print,
+	.lbr_decode = amd_lbr_decode,
 	.arch_encoding = amd_arch_encoding,
 };
 PMU_BACKEND(pmu_amd_ops);

@@ -424,6 +424,8 @@ static const struct pmu_ops pmu_intel_ops = {
 	.get_extra = intel_get_extra,
 	.put_extra = pmu_offcore_release,
 	.print_caps = intel_caps_print,
+	.precise = &pmu_intel_precise_ops,
+	.lbr_decode = intel_lbr_decode,
 	.arch_encoding = NULL, /* the SDM's, as pmu_attr_arch gives them */
 };
 PMU_BACKEND(pmu_intel_ops);

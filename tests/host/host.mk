@@ -53,7 +53,7 @@ HOST_SRCS_pmu_amd = $(PMU_HOST_SRCS) tests/host/pmu_model_amd.c
 
 # A fuzz of the PMU's CPUID leaves and IA32_PERF_CAPABILITIES (what a VMM may
 # give) against the driver's probe and LBR/PEBS decode, on emu/model's registers.
-HOST_SRCS_pmu_fuzz = $(PMU_HOST_SRCS)
+HOST_SRCS_pmu_fuzz = $(PMU_HOST_SRCS) tests/host/emu_cpu.c
 
 # Host test of the Intel model table keyed by family and model (pmu/intel/models.c).
 HOST_SRCS_intel_models := pmu/intel/models.c
@@ -66,9 +66,9 @@ HOST_SRCS_intel_topdown := pmu/intel/topdown.c pmu/intel/models.c lib/printf.c l
 #.
 HOST_SRCS_pmu_imc = $(PMU_HOST_SRCS)
 
-# Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/pebs.c) on CPUs whose
+# Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/*/lbr.c, pmu/intel/pebs.c) on CPUs whose
 # PMU registers are emu/model's.
-HOST_SRCS_pmu_lbr_pebs = $(PMU_HOST_SRCS)
+HOST_SRCS_pmu_lbr_pebs = $(PMU_HOST_SRCS) tests/host/emu_cpu.c
 
 # Host tests of the PMU driver: every pmu/*.c (the kernel binding lives in
 # pmu/kernel/, which the host never builds) against the software PMU model,

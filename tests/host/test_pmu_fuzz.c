@@ -19,11 +19,12 @@
 #include "arch/x86/msr.h"
 #include "emu/model/x86-pmu.h"
 #include "lib/printf.h"
+#include "pmu/intel/pebs.h"
 #include "pmu/lbr.h"
-#include "pmu/pebs.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
+#include "tests/host/emu_cpu.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
@@ -58,10 +59,9 @@ static uint32_t odd_word(void)
 	}
 }
 
-/* One fuzzed CPU: emu/model registers, fuzzed CPUID and PERF_CAPABILITIES. */
+/* One fuzzed CPU: emu/model registers (tests/host/emu_cpu.c), fuzzed
+ * CPUID and PERF_CAPABILITIES. */
 static struct {
-	X86PMUConfig cfg;
-	X86PMUState pmu;
 	bool amd;
 	uint32_t max_leaf;
 	struct cpuid_regs leaf1, leaf0a, leaf23[6], leaf80000022, leaf80000001;
@@ -69,92 +69,33 @@ static struct {
 	bool perf_caps_gp;
 } fz;
 
-static void fz_reset(unsigned cpu)
-{
-	(void)cpu;
-	x86pmu_reset(&fz.pmu, &fz.cfg);
-}
-
+/* The fuzzed leaves replace the model's; past the maximum leaf, zeros. */
 static void fz_cpuid(unsigned cpu, uint32_t leaf, uint32_t sub, struct cpuid_regs *r)
 {
-	const char *v = fz.amd ? "AuthenticAMD" : "GenuineIntel";
-
 	(void)cpu;
-	memset(r, 0, sizeof(*r));
-	if ((leaf < 0x80000000u && leaf > fz.max_leaf) || leaf > 0x80000022u)
+	if (leaf < 0x80000000u && leaf > fz.max_leaf) {
+		memset(r, 0, sizeof(*r));
 		return;
+	}
 	switch (leaf) {
-	case 0:
-		r->eax = fz.max_leaf;
-		memcpy(&r->ebx, v, 4);
-		memcpy(&r->edx, v + 4, 4);
-		memcpy(&r->ecx, v + 8, 4);
-		return;
+	case 0: r->eax = fz.max_leaf; return;
 	case 1: *r = fz.leaf1; return;
 	case 0xa: *r = fz.leaf0a; return;
 	case 0x23: *r = sub < 6 ? fz.leaf23[sub] : (struct cpuid_regs){ 0 }; return;
-	case 0x80000000: r->eax = 0x80000022; return;
 	case 0x80000001: *r = fz.leaf80000001; return;
 	case 0x80000022: *r = fz.leaf80000022; return;
-	default: x86pmu_cpuid(&fz.pmu, leaf, sub, &r->eax, &r->ebx, &r->ecx, &r->edx); return;
+	default: return;
 	}
 }
 
-static int fz_rdmsr(unsigned cpu, uint32_t msr, uint64_t *val)
+static bool fz_rdmsr(unsigned cpu, uint32_t msr, uint64_t *val, int *rc)
 {
 	(void)cpu;
-	if (msr == MSR_IA32_MISC_ENABLE)
-		return *val = 1, 0;
-	if (msr == MSR_IA32_PERF_CAPABILITIES)
-		return fz.perf_caps_gp ? MODEL_VEC_GP : (*val = fz.perf_caps, 0);
-	return x86pmu_rdmsr(&fz.pmu, msr, val) == X86PMU_OK ? 0 : MODEL_VEC_GP;
+	if (msr != MSR_IA32_PERF_CAPABILITIES)
+		return false;
+	*rc = fz.perf_caps_gp ? MODEL_VEC_GP : (*val = fz.perf_caps, 0);
+	return true;
 }
-
-static int fz_wrmsr(unsigned cpu, uint32_t msr, uint64_t val)
-{
-	unsigned pmis;
-	(void)cpu;
-	return x86pmu_wrmsr(&fz.pmu, msr, val, &pmis) == X86PMU_OK ? 0 : MODEL_VEC_GP;
-}
-
-static int fz_rdpmc(unsigned cpu, uint32_t ecx, uint64_t *val)
-{
-	(void)cpu;
-	return x86pmu_rdpmc(&fz.pmu, ecx, 0, false, val) == X86PMU_OK ? 0 : MODEL_VEC_GP;
-}
-
-static bool fz_tick(unsigned cpu, const struct model_work *w)
-{
-	uint64_t t[X86PMU_EV_NUM] = { 0 };
-	(void)cpu;
-	t[X86PMU_EV_INSTRUCTIONS] = w->instructions;
-	t[X86PMU_EV_CYCLES] = w->cycles;
-	t[X86PMU_EV_BRANCHES] = w->branches;
-	return x86pmu_count_bulk(&fz.pmu, X86PMU_RING_OS, t) != 0;
-}
-
-static uint64_t fz_peek(unsigned cpu, uint32_t msr)
-{
-	uint64_t v = 0;
-	fz_rdmsr(cpu, msr, &v);
-	return v;
-}
-
-static void fz_poke(unsigned cpu, uint32_t msr, uint64_t val)
-{
-	fz_wrmsr(cpu, msr, val);
-}
-
-static const struct model_cpu_ops fz_ops = {
-	.reset = fz_reset,
-	.cpuid = fz_cpuid,
-	.rdmsr = fz_rdmsr,
-	.wrmsr = fz_wrmsr,
-	.rdpmc = fz_rdpmc,
-	.tick = fz_tick,
-	.peek = fz_peek,
-	.poke = fz_poke,
-};
 
 static void tick_probe(void *ctx)
 {
@@ -170,11 +111,13 @@ static void make_case(char *what, size_t n)
 	const char *shape = intel_shapes[rnd() % 5];
 
 	memset(&fz, 0, sizeof(fz));
+	memset(&emu[0], 0, sizeof(emu[0]));
+	emu[0].misc_enable = 1;
 	fz.amd = rnd() % 4 == 0;
 	if (fz.amd)
-		x86pmu_shape(NULL, X86PMU_VENDOR_AMD, 0x19, 0x11, &fz.cfg);
+		x86pmu_shape(NULL, X86PMU_VENDOR_AMD, 0x19, 0x11, &emu[0].cfg);
 	else
-		x86pmu_shape(shape, X86PMU_VENDOR_INTEL, 6, 0, &fz.cfg);
+		x86pmu_shape(shape, X86PMU_VENDOR_INTEL, 6, 0, &emu[0].cfg);
 	fz.max_leaf = (uint32_t[]){ 0x1, 0xa, 0x1f, 0x23, 0x23 }[rnd() % 5];
 	fz.leaf1.eax = fz.amd ? 0x00a10f11 : (uint32_t)(rnd() % 2 ? 0x000506e3 : 0x000a0671);
 	fz.leaf1.ecx = (uint32_t)rnd() & (BIT(CPUID_1_ECX_PDCM_BIT) | BIT(CPUID_1_ECX_DTES64_BIT) | BIT(31));
@@ -215,8 +158,9 @@ HT_TEST(cpuid_and_perf_caps_fuzz)
 	char what[512];
 
 	rng_state = seed ? seed : 1;
+	emu_hooks = (struct emu_cpu_hooks){ .cpuid = fz_cpuid, .rdmsr = fz_rdmsr };
 	for (unsigned i = 0; i < FUZZ_CASES; i++) {
-		struct model_cpu_config mc = { .cpu_ops = &fz_ops };
+		struct model_cpu_config mc = { .cpu_ops = &emu_cpu_ops };
 		struct pmu_pebs_caps pebs;
 		struct pmu_lbr_caps lbr;
 

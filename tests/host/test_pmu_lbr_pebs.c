@@ -1,4 +1,4 @@
-/* Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/pebs.c) on CPUs
+/* Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/intel/pebs.c) on CPUs
  * whose PMU registers are all emu/model's, shaped as QEMU shapes them
  * (x86pmu_shape): decoding each facility, the filter encodings, the
  * record formats read back after branches and PEBS assists the model
@@ -8,75 +8,27 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
 #include "emu/model/x86-pmu.h"
+#include "pmu/intel/pebs.h"
 #include "pmu/lbr.h"
-#include "pmu/pebs.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/sampling_hw.h"
+#include "tests/host/emu_cpu.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
-/* --- A CPU on emu/model --- */
+/* --- A CPU on emu/model (tests/host/emu_cpu.c) --- */
 
-struct emu_cpu {
-	X86PMUConfig cfg;
-	X86PMUState pmu;
-	uint64_t misc_enable;
-};
-static struct emu_cpu emu[MODEL_MAX_CPUS];
 /* CPUID.23H sub-leaves 0-5 where a test gives them (architectural PEBS,
  * which the model does not emulate). */
 static bool leaf23_given;
 static struct cpuid_regs leaf23[6];
 
-static void emu_reset(unsigned cpu)
+static void leaf23_cpuid(unsigned cpu, uint32_t leaf, uint32_t sub, struct cpuid_regs *r)
 {
-	x86pmu_reset(&emu[cpu].pmu, &emu[cpu].cfg);
-}
-
-static void emu_cpuid(unsigned cpu, uint32_t leaf, uint32_t sub, struct cpuid_regs *r)
-{
-	bool amd = emu[cpu].cfg.vendor == X86PMU_VENDOR_AMD;
-	const char *v = amd ? "AuthenticAMD" : "GenuineIntel";
-
-	memset(r, 0, sizeof(*r));
-	if ((leaf < 0x80000000u && leaf > 0x23) || leaf > 0x80000022u)
-		return;
-	switch (leaf) {
-	case 0:
-		r->eax = 0x23;
-		memcpy(&r->ebx, v, 4);
-		memcpy(&r->edx, v + 4, 4);
-		memcpy(&r->ecx, v + 8, 4);
-		break;
-	case 1:
-		r->eax = amd ? 0x00a10f11 : 0x000506e3;
-		r->ecx = BIT(CPUID_1_ECX_CX16_BIT);
-		break;
-	case 0x80000000: r->eax = 0x80000022; break;
-	default: break;
-	}
-	x86pmu_cpuid(&emu[cpu].pmu, leaf, sub, &r->eax, &r->ebx, &r->ecx, &r->edx);
+	(void)cpu;
 	if (leaf == 0x23 && leaf23_given)
 		*r = sub < 6 ? leaf23[sub] : (struct cpuid_regs){ 0 };
-}
-
-static int emu_rdmsr(unsigned cpu, uint32_t msr, uint64_t *val)
-{
-	if (msr == MSR_IA32_MISC_ENABLE)
-		return *val = emu[cpu].misc_enable, 0;
-	return x86pmu_rdmsr(&emu[cpu].pmu, msr, val) == X86PMU_OK ? 0 : MODEL_VEC_GP;
-}
-
-static int emu_wrmsr(unsigned cpu, uint32_t msr, uint64_t val)
-{
-	unsigned pmis;
-	return x86pmu_wrmsr(&emu[cpu].pmu, msr, val, &pmis) == X86PMU_OK ? 0 : MODEL_VEC_GP;
-}
-
-static int emu_rdpmc(unsigned cpu, uint32_t ecx, uint64_t *val)
-{
-	return x86pmu_rdpmc(&emu[cpu].pmu, ecx, 0, false, val) == X86PMU_OK ? 0 : MODEL_VEC_GP;
 }
 
 /* The state a PEBS record saves, for ticks that owe one. */
@@ -102,29 +54,6 @@ static bool emu_tick(unsigned cpu, const struct model_work *w)
 	return pmis != 0;
 }
 
-static uint64_t emu_peek(unsigned cpu, uint32_t msr)
-{
-	uint64_t v = 0;
-	emu_rdmsr(cpu, msr, &v);
-	return v;
-}
-
-static void emu_poke(unsigned cpu, uint32_t msr, uint64_t val)
-{
-	emu_wrmsr(cpu, msr, val);
-}
-
-static const struct model_cpu_ops emu_ops = {
-	.reset = emu_reset,
-	.cpuid = emu_cpuid,
-	.rdmsr = emu_rdmsr,
-	.wrmsr = emu_wrmsr,
-	.rdpmc = emu_rdpmc,
-	.tick = emu_tick,
-	.peek = emu_peek,
-	.poke = emu_poke,
-};
-
 static void tick_probe(void *ctx)
 {
 	(void)ctx;
@@ -136,8 +65,10 @@ static void tick_probe(void *ctx)
 static X86PMUState *boot(const char *qemu_model, void (*edit)(X86PMUConfig *))
 {
 	static const struct pmu_init_opts opts = { .workload = tick_probe };
-	struct model_cpu_config mc = { .cpu_ops = &emu_ops };
+	struct model_cpu_config mc = { .cpu_ops = &emu_cpu_ops };
 	X86PMUConfig *c = &emu[0].cfg;
+
+	emu_hooks = (struct emu_cpu_hooks){ .cpuid = leaf23_cpuid, .tick = emu_tick };
 
 	if (qemu_model)
 		HT_CHECK(x86pmu_shape(qemu_model, X86PMU_VENDOR_INTEL, 6, 0, c) != NULL, "shape %s",
@@ -591,9 +522,10 @@ HT_TEST(pebs_decode_each_format)
 HT_TEST(arch_pebs_decoded_and_reported)
 {
 	static const struct pmu_init_opts opts = { .workload = tick_probe };
-	struct model_cpu_config mc = { .vendor = "GenuineIntel", .cpu_ops = &emu_ops };
+	struct model_cpu_config mc = { .vendor = "GenuineIntel", .cpu_ops = &emu_cpu_ops };
 	struct pmu_pebs_caps p;
 
+	emu_hooks = (struct emu_cpu_hooks){ .cpuid = leaf23_cpuid, .tick = emu_tick };
 	x86pmu_shape("Icelake-Server", X86PMU_VENDOR_INTEL, 6, 0, &emu[0].cfg);
 	emu[0].cfg.perf_caps = (emu[0].cfg.perf_caps & ~0xf00ull) | 0xf00; /* format 0xF */
 	emu[0].misc_enable = 1;
@@ -868,10 +800,12 @@ HT_TEST(sampling_with_pebs_records_and_branch_stacks)
 	HT_CHECK(rc == PMU_OK, "pmu_sampling_hw_start: %s", h.reason);
 	if (rc != PMU_OK)
 		return;
-	/* PEBS: no INT on the counter, the DS reset value -period. */
+	/* PEBS: no INT on the counter, the DS reset value -period (the DS
+	 * area heads hw_mem: pmu/intel/precise.c). */
+	const struct pmu_ds_area *ds = (const void *)hw_mem;
 	HT_CHECK_EQ(ev.hw.config & (1ull << 20), 0);
-	HT_CHECK_EQ(h.ds->reset[0], (uint64_t)-100 & 0xffffffffffffull);
-	HT_CHECK_EQ(h.ds->pebs_threshold - h.ds->pebs_base, 0xc8);
+	HT_CHECK_EQ(ds->reset[0], (uint64_t)-100 & 0xffffffffffffull);
+	HT_CHECK_EQ(ds->pebs_threshold - ds->pebs_base, 0xc8);
 	pmu_pmi_set_hw(&h);
 	HT_CHECK_EQ(pmu_sampling_start(&s, evs, 1, ring_mem, sizeof(ring_mem), false), PMU_OK);
 	model_set_pmi_handler(pmi_now, NULL);

@@ -4,8 +4,8 @@
  * adaptive formats 4-6. Architectural PEBS (format 0xF, CPUID.23H
  * sub-leaves 4 and 5) replaces all of it: pmu/intel/arch_pebs.c. Pure where it
  * can be, so the host tests parse records without any hardware. */
-#ifndef PMU_PEBS_H
-#define PMU_PEBS_H
+#ifndef PMU_INTEL_PEBS_H
+#define PMU_INTEL_PEBS_H
 
 #include <stdbool.h>
 #include <stddef.h>

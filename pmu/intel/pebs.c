@@ -11,7 +11,7 @@
  * and arch/x86/include/asm/perf_event.h; kvm-unit-tests x86/pmu_pebs.c
  * (record size and format field); the Linux architectural-PEBS series
  * (tip d21954c8a0ff) for CPUID.23H sub-leaves 4 and 5. */
-#include "pmu/pebs.h"
+#include "pmu/intel/pebs.h"
 
 #include "arch/x86/cpuid.h"
 #include "lib/bits.h"

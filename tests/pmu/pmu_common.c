@@ -6,6 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/smp.h"
+#include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/bracket.h"
@@ -139,6 +140,19 @@ void pmu_test_need_gp_event(enum pmu_arch_event e)
 
 	if (why)
 		ktest_skip("%s", why);
+}
+
+const char *pmu_test_few_counters(struct pmu_cpu *pc, unsigned n)
+{
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
+	uint32_t gp = c->gp_mask & ~pmu_cpu_gp_others(pc);
+	uint32_t fx = c->fixed_width >= PMU_MIN_COUNTER_WIDTH ? c->fixed_mask & ~pmu_cpu_fixed_others(pc) : 0;
+	unsigned have = popcount32(gp) + popcount32(fx);
+
+	if (have >= n)
+		return NULL;
+	return ktest_reason("%u events need %u counters; this PMU has %u free: GP %#x of %u, fixed %#x", n, n,
+			    have, gp, c->num_gp, fx);
 }
 
 void pmu_test_event(struct pmu_event *ev, enum pmu_arch_event e)

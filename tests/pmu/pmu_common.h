@@ -55,6 +55,11 @@ const char *pmu_test_gp_event_missing(enum pmu_arch_event e);
  * none. Call before the check holds a counter. */
 void pmu_test_need_gp_event(enum pmu_arch_event e);
 
+/* NULL, or why pc's CPU has fewer than n counters for a group of n events
+ * (a VMM may give a single one: CPUID.0AH:EAX[15:8], AMD's
+ * Fn8000_0022_EBX[3:0]), naming its counters. */
+const char *pmu_test_few_counters(struct pmu_cpu *pc, unsigned n);
+
 /* Make sure `cpu` went through pmu_cpu_init, running it there if boot did
  * not (from any CPU; `cpu` may be the caller's own). */
 void pmu_test_init_cpu(unsigned cpu);

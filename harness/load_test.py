@@ -9,20 +9,27 @@ end, on an error, on Ctrl-C or SIGTERM). Each run boots:
 - a plain -kernel TCG boot at -smp 8, judged by tests/expect/tcg.expect;
 - a KVM boot at -smp 8 (expect auto) when QEMU can start a KVM guest here.
 
-Every leg that does not end with the runner's "verdict: PASS" is a false
-failure (the PMUs are correct; only the host is busy): its reasons are
-printed. The last line is exactly
+The legs of a run go at once (--sequential: one after another): the host
+then has the busy loops and every leg's QEMU to run, more than FACTOR x
+nproc, and a run takes as long as its slowest leg, not the sum. Every leg
+that does not end with the runner's "verdict: PASS" is a false failure
+(the PMUs are correct; only the host is busy): its reasons are printed.
+The last line is exactly
 
     load-test: R runs, F false failures
 
-  python3 -m harness.load_test [--runs N] [--factor 4] [--smp 8] [--profile NAME]
+R counts runs (each with all its legs), F the legs that failed.
+
+  python3 -m harness.load_test [--runs N] [--factor 4] [--smp 8] [--profile NAME] [--sequential]
 """
 import argparse
+import concurrent.futures
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from harness import _paths  # noqa: F401  (tools/ on sys.path)
@@ -81,14 +88,36 @@ def legs(args):
     return out
 
 
+# The legs running now, each in a process group of its own (the runner and
+# its QEMU), so that an interrupted load test stops them all.
+LIVE = set()
+LIVE_LOCK = threading.Lock()
+
+
+def stop_legs():
+    with LIVE_LOCK:
+        for proc in LIVE:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def run_leg(name, argv, logdir, run):
     """Returns (ok, reasons, seconds)."""
     log = os.path.join(logdir, 'run%d-%s.log' % (run, name.replace(':', '-')))
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, RUNNER, '--log-file', log] + argv, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, errors='replace')
+    proc = subprocess.Popen([sys.executable, RUNNER, '--log-file', log] + argv, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, errors='replace', start_new_session=True)
+    with LIVE_LOCK:
+        LIVE.add(proc)
+    try:
+        out, _ = proc.communicate()
+    finally:
+        with LIVE_LOCK:
+            LIVE.discard(proc)
     secs = time.monotonic() - t0
-    lines = proc.stdout.splitlines()
+    lines = out.splitlines()
     if proc.returncode == 0 and any(line.startswith('verdict: PASS') for line in lines):
         return True, [], secs
     start = next((i for i, line in enumerate(lines) if line.startswith(('failures:', 'problems:'))),
@@ -113,6 +142,7 @@ def main(argv=None):
     p.add_argument('--kernel', default=os.path.join(ROOT, 'build', 'pmutest.elf'))
     p.add_argument('--qemu', default=None, help='the emulated-PMU QEMU (default: emu/qemu/build.sh --print-path)')
     p.add_argument('--logdir', default=None)
+    p.add_argument('--sequential', action='store_true', help="a run's legs one after another")
     args = p.parse_args(argv)
     if args.runs < 1 or args.factor < 0:
         p.error('--runs must be at least 1, --factor not negative')
@@ -132,19 +162,30 @@ def main(argv=None):
     busy = None
     try:
         busy = BusyLoops(args.factor * ncpu)
-        print('# load-test: %d busy loops on %d CPUs (x%d), %d runs of %s at -smp %d; logs in %s'
+        print('# load-test: %d busy loops on %d CPUs (x%d), %d runs of %s at -smp %d, %s; logs in %s'
               % (args.factor * ncpu, ncpu, args.factor, args.runs, ', '.join(n for n, _ in plan),
-                 args.smp, logdir), flush=True)
+                 args.smp, 'one leg at a time' if args.sequential else 'the legs at once', logdir),
+              flush=True)
         for run in range(1, args.runs + 1):
-            for name, leg in plan:
-                ok, reasons, secs = run_leg(name, leg, logdir, run)
-                runs += 1
-                print('%s run %d %s (%.0f s, load average %s)'
-                      % ('ok' if ok else 'not ok', run, name, secs, load_average()), flush=True)
-                if not ok:
-                    false += 1
-                    for r in reasons:
-                        print('    ' + r, flush=True)
+            t0 = time.monotonic()
+            with concurrent.futures.ThreadPoolExecutor(1 if args.sequential else len(plan)) as pool:
+                done = [(name, pool.submit(run_leg, name, leg, logdir, run)) for name, leg in plan]
+                for name, fut in done:
+                    try:
+                        ok, reasons, secs = fut.result()
+                    except BaseException:
+                        for _, f in done:
+                            f.cancel()
+                        stop_legs()
+                        raise
+                    print('%s run %d %s (%.0f s, load average %s)'
+                          % ('ok' if ok else 'not ok', run, name, secs, load_average()), flush=True)
+                    if not ok:
+                        false += 1
+                        for r in reasons:
+                            print('    ' + r, flush=True)
+            runs += 1
+            print('# load-test: run %d took %.0f s' % (run, time.monotonic() - t0), flush=True)
     except KeyboardInterrupt as e:
         print('# load-test: interrupted (%s) after %d runs' % (e or 'Ctrl-C', runs), flush=True)
         if busy:

@@ -103,6 +103,14 @@ struct alloc_cand {
 	uint32_t extra; /* extra MSR */
 };
 
+static int fixed_too_narrow(const struct pmu_caps *c, unsigned i, char *why, size_t whylen)
+{
+	return kerrf(
+		why, whylen, PMU_E_UNSUPPORTED,
+		"IA32_FIXED_CTR%u is %u-bit (CPUID.0AH:EDX[12:5]), narrower than the %u bits counted with", i,
+		c->fixed_width, PMU_MIN_COUNTER_WIDTH);
+}
+
 /* Work out where one event may go, ignoring what is taken. */
 static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct alloc_cand *k)
 {
@@ -125,6 +133,8 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 	if (k->fixed >= 0) {
 		err_fx = pc->ops->encode_fixed(c, a, (unsigned)k->fixed, &k->fixed_cfg, why_fx,
 					       sizeof(why_fx));
+		if (!err_fx && c->fixed_width < PMU_MIN_COUNTER_WIDTH)
+			err_fx = fixed_too_narrow(c, (unsigned)k->fixed, why_fx, sizeof(why_fx));
 		if (err_fx)
 			k->fixed = -1;
 	}
@@ -363,7 +373,9 @@ int pmu_event_add_idx(struct pmu_event *ev, int idx)
 		k.fixed = -1;
 		k.extra = 0;
 		pmu_attr_resolve(pc, &a);
-		if ((err = pc->ops->encode_fixed(&pc->caps, &a, i, &k.fixed_cfg, why, sizeof(why))))
+		if ((err = pc->ops->encode_fixed(&pc->caps, &a, i, &k.fixed_cfg, why, sizeof(why))) ||
+		    (pc->caps.fixed_width < PMU_MIN_COUNTER_WIDTH &&
+		     (err = fixed_too_narrow(&pc->caps, i, why, sizeof(why)))))
 			return fail(ev, err, "%s on %s: %s", ev_name(ev), name, why);
 		if (((pc->fixed_used | pc->fixed_reserved) >> i) & 1)
 			return fail(ev, PMU_E_BUSY, "%s: %s is taken (%s)", ev_name(ev), name,

@@ -208,6 +208,16 @@ struct pmu_caps {
 	bool v6_msrs;                     /* the counters are driven through 0x1900 + 4n */
 };
 
+/* The narrowest counter the driver counts with. A GP counter has at
+ * least 32 bits: a legacy write to IA32_PMCx sets bits 31:0 and
+ * sign-extends bit 31 through the counter's width (SDM vol. 3B, "Full-
+ * Width Writes to Performance Counter Registers"). CPUID.0AH:EDX[12:5]
+ * may give a fixed counter any width a VMM writes there (KVM takes the
+ * VMM's, Linux arch/x86/kvm/vmx/pmu_intel.c intel_pmu_refresh); one that
+ * wraps every few events would overflow inside the PMI handler that
+ * reloads it, and the driver folds wraps only at reads and PMIs. */
+#define PMU_MIN_COUNTER_WIDTH 32u
+
 static inline uint64_t pmu_width_mask(unsigned width)
 {
 	return width >= 64 ? ~0ull : (1ull << width) - 1;

@@ -241,6 +241,12 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 		reason(pc, "implausible GP counter width %u (CPUID.0AH.EAX[23:16])", c->gp_width);
 		return;
 	}
+	if (c->gp_width < PMU_MIN_COUNTER_WIDTH) {
+		reason(pc,
+		       "GP counters %u-bit (CPUID.0AH.EAX[23:16]): narrower than the %u bits a legacy write fills",
+		       c->gp_width, PMU_MIN_COUNTER_WIDTH);
+		return;
+	}
 	if (pc->inuse.read_fault) {
 		reason(pc, "counters unusable: rdmsr of MSR %#x raises %s during the in-use scan",
 		       pc->inuse.read_fault_msr, vector_name(pc->inuse.read_fault));

@@ -107,6 +107,26 @@ HT_TEST(fixed_taken_falls_back_to_gp)
 	pmu_event_del(&b);
 }
 
+/* A fixed counter narrower than PMU_MIN_COUNTER_WIDTH (a VMM's CPUID.0AH:
+ * EDX[12:5]) is never counted with: its event goes to a GP counter, and
+ * asking for it by index is refused naming the width. */
+HT_TEST(narrow_fixed_counters_refused)
+{
+	struct pmu_event a, b;
+	struct model_cpu_config c = cfg_of(MODEL_V2, false);
+
+	c.fixed_width = 1;
+	boot_cfg(&c);
+	arch_ev(&a, PMU_ARCH_INSTRUCTIONS);
+	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
+	HT_CHECK_EQ(a.hw.idx, 0);
+	arch_ev(&b, PMU_ARCH_CYCLES);
+	HT_CHECK_EQ(pmu_event_add_idx(&b, PMU_IDX_FIXED(1)), PMU_E_UNSUPPORTED);
+	HT_CHECK_STR(b.reason, "cycles on IA32_FIXED_CTR1: IA32_FIXED_CTR1 is 1-bit (CPUID.0AH:EDX[12:5]), "
+			       "narrower than the 32 bits counted with");
+	pmu_event_del(&a);
+}
+
 HT_TEST(v1_and_v5_gap_placement)
 {
 	struct pmu_event a, s, r;

@@ -6,6 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/smp.h"
+#include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/bracket.h"
@@ -48,6 +49,10 @@ uint32_t pmu_test_free_gp(void)
 uint32_t pmu_test_free_fixed(void)
 {
 	struct pmu_cpu *pc = pmu_cpu_ensure();
+	/* The driver counts with none narrower than PMU_MIN_COUNTER_WIDTH
+	 * (pmu_needs_fixed says so). */
+	if (pmu_cpu_caps(pc)->fixed_width < PMU_MIN_COUNTER_WIDTH)
+		return 0;
 	return pmu_cpu_caps(pc)->fixed_mask & ~pmu_cpu_fixed_others(pc) & ~pmu_cpu_fixed_ours(pc);
 }
 
@@ -85,6 +90,10 @@ const char *pmu_needs_fixed(void)
 	if (!pmu_caps()->fixed_mask)
 		return ktest_reason("no fixed counters (CPUID.0AH: EDX[4:0]=%u, ECX=%#x)",
 				    pmu_caps()->num_fixed, pmu_caps()->leaf_0a.ecx);
+	if (pmu_caps()->fixed_width < PMU_MIN_COUNTER_WIDTH)
+		return ktest_reason(
+			"the fixed counters are %u-bit (CPUID.0AH:EDX[12:5], EDX=%#x): narrower than the %u bits the driver counts with",
+			pmu_caps()->fixed_width, pmu_caps()->leaf_0a.edx, PMU_MIN_COUNTER_WIDTH);
 	return NULL;
 }
 
@@ -103,6 +112,47 @@ const char *pmu_needs_pmi(void)
 	pmu_pmi_set_ring(NULL, 0);
 	pmu_pmi_set_observer(NULL, NULL);
 	return NULL;
+}
+
+const char *pmu_test_gp_event_missing(enum pmu_arch_event e)
+{
+	const struct pmu_caps *c = pmu_caps();
+	const char *name = pmu_arch_events[e].name;
+
+	if ((c->events_avail >> e) & 1)
+		return NULL;
+	if (c->vendor != PMU_VENDOR_INTEL)
+		return ktest_reason("%s is not an event of this PMU (events %#x)", name, c->events_avail);
+	if (c->events_from_leaf23)
+		return ktest_reason("%s is not available on GP counters: CPUID.23H.3:EAX=%#x, bit %d clear",
+				    name, c->leaf23_regs[3].eax, (int)e);
+	if ((unsigned)e >= c->events_len)
+		return ktest_reason("%s is not available on GP counters: CPUID.0AH:EAX[31:24]=%u, the event "
+				    "vector ends before bit %d",
+				    name, c->events_len, (int)e);
+	return ktest_reason("%s is not available on GP counters: CPUID.0AH:EBX=%#x, bit %d set", name,
+			    c->events_unavail, (int)e);
+}
+
+void pmu_test_need_gp_event(enum pmu_arch_event e)
+{
+	const char *why = pmu_test_gp_event_missing(e);
+
+	if (why)
+		ktest_skip("%s", why);
+}
+
+const char *pmu_test_few_counters(struct pmu_cpu *pc, unsigned n)
+{
+	const struct pmu_caps *c = pmu_cpu_caps(pc);
+	uint32_t gp = c->gp_mask & ~pmu_cpu_gp_others(pc);
+	uint32_t fx = c->fixed_width >= PMU_MIN_COUNTER_WIDTH ? c->fixed_mask & ~pmu_cpu_fixed_others(pc) : 0;
+	unsigned have = popcount32(gp) + popcount32(fx);
+
+	if (have >= n)
+		return NULL;
+	return ktest_reason("%u events need %u counters; this PMU has %u free: GP %#x of %u, fixed %#x", n, n,
+			    have, gp, c->num_gp, fx);
 }
 
 void pmu_test_event(struct pmu_event *ev, enum pmu_arch_event e)

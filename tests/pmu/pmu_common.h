@@ -44,6 +44,22 @@ const char *pmu_needs_fixed(void);       /* ... and at least one fixed counter *
  * status register the PMI handler infers overflows from the counters. */
 const char *pmu_needs_pmi(void);
 
+/* NULL, or why CPUID leaves architectural event e off this CPU's GP
+ * counters, with the value that says so: CPUID.0AH:EBX bit e set, the
+ * vector length EAX[31:24] at or below e (SDM vol. 3B, "Pre-defined
+ * Architectural Performance Events": an event is available when its EBX
+ * bit is clear and the length covers it), or CPUID.23H.3:EAX's bit clear
+ * (version 6). A VMM may give any of these. */
+const char *pmu_test_gp_event_missing(enum pmu_arch_event e);
+/* The check needs e on a GP counter: SKIP with that reason when it has
+ * none. Call before the check holds a counter. */
+void pmu_test_need_gp_event(enum pmu_arch_event e);
+
+/* NULL, or why pc's CPU has fewer than n counters for a group of n events
+ * (a VMM may give a single one: CPUID.0AH:EAX[15:8], AMD's
+ * Fn8000_0022_EBX[3:0]), naming its counters. */
+const char *pmu_test_few_counters(struct pmu_cpu *pc, unsigned n);
+
 /* Make sure `cpu` went through pmu_cpu_init, running it there if boot did
  * not (from any CPU; `cpu` may be the caller's own). */
 void pmu_test_init_cpu(unsigned cpu);

@@ -155,7 +155,17 @@ static struct cost_row pmi_latency(unsigned x, uint64_t base)
 		diag("cost: cpu%u pmi-latency not measured: %s", cpu, why);
 		return r;
 	}
-	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
+	/* Instructions, or cycles where CPUID offers no instructions on a
+	 * GP counter: either overflows within the workload. */
+	enum pmu_arch_event e = PMU_ARCH_INSTRUCTIONS;
+	if (pmu_test_gp_event_missing(e))
+		e = PMU_ARCH_CYCLES;
+	const char *why_not = pmu_test_gp_event_missing(e);
+	if (why_not) {
+		diag("cost: cpu%u pmi-latency not measured: %s", cpu, why_not);
+		return r;
+	}
+	pmu_test_event(&ev, e);
 	ev.attr.intr = true;
 	if (pmu_event_add_idx(&ev, (int)x) != PMU_OK) {
 		r.faults++;

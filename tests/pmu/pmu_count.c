@@ -38,8 +38,7 @@ KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU,
 
 			if (!((c->events_avail >> e) & 1)) {
 				if (x == 0)
-					diag("%s: not available on this PMU (available events %#x)",
-					     pmu_arch_events[e].name, c->events_avail);
+					diag("%s", pmu_test_gp_event_missing((enum pmu_arch_event)e));
 				continue;
 			}
 			pmu_test_event(&ev, (enum pmu_arch_event)e);
@@ -100,6 +99,8 @@ KTEST("pmu.count", fixed_vs_gp, pmu_needs_fixed, KTEST_PER_CPU,
 	if (!((fx >> 0) & 1) || !((fx >> 1) & 1) || x1 >= PMU_MAX_GP)
 		ktest_skip("needs FIXED_CTR0, FIXED_CTR1 and two GP counters free (fixed %#x, GP %#x)", fx,
 			   gp);
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
+	pmu_test_need_gp_event(PMU_ARCH_CYCLES);
 	pmu_test_event(&gi, PMU_ARCH_INSTRUCTIONS);
 	pmu_test_event(&fi, PMU_ARCH_INSTRUCTIONS);
 	pmu_test_event(&gc, PMU_ARCH_CYCLES);
@@ -149,12 +150,30 @@ KTEST("pmu.count", all_counters, pmu_needs_counting, KTEST_PER_CPU,
 	struct pmu_event *g[PMU_IDX_NR];
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 	struct pmu_test_counts *m = pmu_test_counts_here();
-	unsigned n = 0, k = 0;
+	unsigned n = 0, k = 0, np = 0;
+	/* The exact events CPUID offers on GP counters, in turn; cycles
+	 * where it offers neither; no GP counter where it offers none. */
+	enum pmu_arch_event pick[2];
+	const char *why_not = pmu_test_gp_event_missing(PMU_ARCH_INSTRUCTIONS);
 
+	if (!why_not)
+		pick[np++] = PMU_ARCH_INSTRUCTIONS;
+	else
+		diag("%s", why_not);
+	if (!(why_not = pmu_test_gp_event_missing(PMU_ARCH_BRANCHES)))
+		pick[np++] = PMU_ARCH_BRANCHES;
+	else
+		diag("%s", why_not);
+	if (!np && !(why_not = pmu_test_gp_event_missing(PMU_ARCH_CYCLES)))
+		pick[np++] = PMU_ARCH_CYCLES;
+	if (!np && gp) {
+		diag("%s: the GP counters %#x are left out", why_not, gp);
+		gp = 0;
+	}
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		if (!((gp >> x) & 1))
 			continue;
-		pmu_test_event(&evs[n], (k++ & 1) ? PMU_ARCH_BRANCHES : PMU_ARCH_INSTRUCTIONS);
+		pmu_test_event(&evs[n], pick[k++ % np]);
 		if (check(pmu_event_add_idx(&evs[n], (int)x) == PMU_OK, "IA32_PMC%u: %s", x, evs[n].reason))
 			g[n] = &evs[n], n++;
 	}
@@ -204,6 +223,8 @@ KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		ngp++;
 	if (ngp < 3)
 		ktest_skip("needs 3 free GP counters, has %u (mask %#x)", ngp, gp);
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
+	pmu_test_need_gp_event(PMU_ARCH_CYCLES);
 
 	pmu_test_event(&ge1, PMU_ARCH_INSTRUCTIONS);
 	ge1.attr.cmask = 1;
@@ -280,6 +301,7 @@ KTEST("pmu.count", overflow_status, pmu_needs_global_ctrl, KTEST_PER_CPU,
 	struct pmu_test_counts *m = pmu_test_counts_here();
 	uint64_t st = 0;
 
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
 	ev.attr.period = 1000; /* INT stays clear: no PMI, only the status bit */
 	uint32_t gp = pmu_test_free_gp();
@@ -387,14 +409,20 @@ KTEST("pmu.count", overflow_at_exactly_p, pmu_needs_global_ctrl, KTEST_PER_CPU,
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
 	int idx[PMU_MAX_GP + 1];
 	unsigned n = 0;
+	const char *why_not = pmu_test_gp_event_missing(PMU_ARCH_INSTRUCTIONS);
 
+	if (why_not) {
+		diag("%s: the GP counters %#x are left out", why_not, gp);
+		gp = 0;
+	}
 	for (unsigned x = 0; x < PMU_MAX_GP; x++)
 		if ((gp >> x) & 1)
 			idx[n++] = (int)x;
 	if (pmu_arch_event_of_fixed(0) == PMU_ARCH_INSTRUCTIONS && (fx & 1))
 		idx[n++] = PMU_IDX_FIXED(0);
 	if (n == 0)
-		ktest_skip("no free counter that counts instructions (GP %#x, fixed %#x)", gp, fx);
+		ktest_skip("no free counter that counts instructions (GP %#x, fixed %#x)%s%s", gp, fx,
+			   why_not ? "; " : "", why_not ? why_not : "");
 	for (unsigned i = 0; i < n; i++) {
 		char name[24];
 		unsigned width = pmu_idx_width(c, idx[i]);

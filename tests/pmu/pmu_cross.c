@@ -32,6 +32,13 @@ static const char *needs_cross(void)
 	if (!pmu_has_fixed(pmu_cpu_caps(pc), 0) || !pmu_has_fixed(pmu_cpu_caps(pc), 1) ||
 	    !pmu_cpu_caps(pc)->global_ctrl)
 		return ktest_reason("cpu %u has no FIXED_CTR0/FIXED_CTR1 to cross-check against", t);
+	if (pmu_cpu_caps(pc)->fixed_width < PMU_MIN_COUNTER_WIDTH)
+		return ktest_reason(
+			"cpu %u: the fixed counters are %u-bit (CPUID.0AH:EDX[12:5]): narrower than the %u bits the driver counts with",
+			t, pmu_cpu_caps(pc)->fixed_width, PMU_MIN_COUNTER_WIDTH);
+	const char *why = pmu_test_gp_event_missing(PMU_ARCH_INSTRUCTIONS);
+	if (why || (why = pmu_test_gp_event_missing(PMU_ARCH_CYCLES)))
+		return why;
 	/* Counters an earlier owner (firmware) left running are not ours. */
 	uint32_t gp = pmu_cpu_caps(pc)->gp_mask & ~pmu_cpu_gp_others(pc) & ~pmu_cpu_gp_ours(pc);
 	if ((pmu_cpu_fixed_others(pc) & 0x3) || !gp || !(gp & (gp - 1)))

@@ -472,6 +472,7 @@ KTEST("pmu.lbr", freeze_on_pmi, needs_lbr_freeze, KTEST_PER_CPU,
 
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	if (!check(pmu_hw_rdmsr(MSR_IA32_DEBUGCTL, &dbg) == 0, "reading IA32_DEBUGCTL faulted") ||
 	    !check(pmu_lbr_encode(l, &all, l->kind == PMU_LBR_ARCH ? 0 : dbg, &r, why, sizeof(why)) == PMU_OK,
 		   "encoding the LBR filter: %s", why))

@@ -10,6 +10,7 @@
 #include "arch/x86/timer.h"
 #include "arch/x86/usermode.h"
 #include "lib/printf.h"
+#include "lib/string.h"
 #include "pmu/bracket.h"
 #include "pmu/kernel/pmi_lvt.h"
 #include "pmu/loops.h"
@@ -171,6 +172,36 @@ static void diag_pmi_state(const struct pmu_pmi_stats *s)
 /* A second counter for the same instructions, never overflowing: it
  * counts the PMI handler's instructions too, so the overflowing counter
  * must equal it exactly. -1 when none is free. */
+/* The event a GP counter's overflow counts where the PMI, not the event,
+ * is what the check is about: instructions, or cycles where CPUID offers
+ * no instructions on GP counters; PMU_ARCH_NONE, with CPUID's reason in
+ * why, where it offers neither. */
+static enum pmu_arch_event gp_ovf_event(char *why, size_t n)
+{
+	const char *missing = pmu_test_gp_event_missing(PMU_ARCH_INSTRUCTIONS);
+
+	if (!missing)
+		return PMU_ARCH_INSTRUCTIONS;
+	ksnprintf(why, n, "%s", missing);
+	if (!pmu_test_gp_event_missing(PMU_ARCH_CYCLES)) {
+		diag("%s: the GP counters overflow on cycles", why);
+		return PMU_ARCH_CYCLES;
+	}
+	ksnprintf(why + strlen(why), n - strlen(why), "; %s", pmu_test_gp_event_missing(PMU_ARCH_CYCLES));
+	return PMU_ARCH_NONE;
+}
+
+/* gp_ovf_event, or SKIP with CPUID's reason. */
+static enum pmu_arch_event gp_ovf_event_or_skip(void)
+{
+	char why[2 * PMU_REASON_LEN];
+	enum pmu_arch_event e = gp_ovf_event(why, sizeof(why));
+
+	if (e == PMU_ARCH_NONE)
+		ktest_skip("%s", why);
+	return e;
+}
+
 static int reference_idx(int idx)
 {
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
@@ -198,6 +229,10 @@ static void overflow_one(int idx, enum pmu_arch_event e)
 	int ridx = e == PMU_ARCH_INSTRUCTIONS && pmu_caps()->global_ctrl ? reference_idx(idx) : -1;
 	struct pmu_pmi_stats s1;
 	bool ok = true;
+
+	/* A GP reference needs instructions on a GP counter (CPUID.0AH:EBX). */
+	if (ridx >= 0 && !PMU_IDX_IS_FIXED(ridx) && pmu_test_gp_event_missing(PMU_ARCH_INSTRUCTIONS))
+		ridx = -1;
 
 	pmu_idx_name(pmu_caps(), idx, name, sizeof(name));
 	pmu_test_event(&a, e);
@@ -295,11 +330,17 @@ KTEST("pmu.overflow", every_counter_one_pmi, pmu_needs_pmi, KTEST_PER_CPU,
       "each counter preset to -1000 raises one PMI, its status bit only")
 {
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
+	char why[2 * PMU_REASON_LEN];
+	enum pmu_arch_event ge = gp_ovf_event(why, sizeof(why));
 
 	diag("PMI delivery: %s", pmi_delivery_name(pmi_delivery()));
+	if (ge == PMU_ARCH_NONE && gp) {
+		diag("%s: the GP counters %#x are not checked", why, gp);
+		gp = 0;
+	}
 	for (unsigned x = 0; x < PMU_MAX_GP; x++)
 		if ((gp >> x) & 1)
-			overflow_one((int)x, PMU_ARCH_INSTRUCTIONS);
+			overflow_one((int)x, ge);
 	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
 		enum pmu_arch_event e = pmu_arch_event_of_fixed(i);
 		if (!((fx >> i) & 1))
@@ -332,7 +373,12 @@ KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU,
 	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP), n = 0;
 	struct pmu_pmi_stats s0 = my_stats(), s1;
 	uint64_t bits = 0;
+	const char *why_not = pmu_test_gp_event_missing(PMU_ARCH_INSTRUCTIONS);
 
+	if (why_not && x < PMU_MAX_GP) {
+		diag("%s: no GP counter checked", why_not);
+		x = PMU_MAX_GP;
+	}
 	if (x < PMU_MAX_GP) {
 		pmu_test_event(&a, PMU_ARCH_INSTRUCTIONS);
 		a.attr.period = OVF_N; /* preset only: INT stays clear */
@@ -346,7 +392,9 @@ KTEST("pmu.overflow", no_pmi_without_int, pmu_needs_pmi, KTEST_PER_CPU,
 			g[n++] = &f;
 	}
 	if (n == 0)
-		ktest_skip("no free GP counter and no free IA32_FIXED_CTR0");
+		ktest_skip(
+			"no free GP counter that counts instructions and no free IA32_FIXED_CTR0 (GP %#x, fixed %#x)",
+			gp, fx);
 	bits = pmu_events_global_mask(g, n);
 	struct pmu_test_quiet q = { .bits = bits };
 	struct pmu_test_window w = pmu_test_quiet_window(&q);
@@ -394,11 +442,12 @@ KTEST("pmu.overflow", fixed_and_nmi_delivery, pmu_needs_pmi, KTEST_PER_CPU,
 
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
+	enum pmu_arch_event e = gp_ovf_event_or_skip();
 	for (unsigned m = 0; m < 2; m++) {
 		if (!check(pmi_set_delivery(modes[m]) == 0, "%s delivery: LVT reads %#x after writing %#x",
 			   pmi_delivery_name(modes[m]), pmi_lvt_read(), pmi_lvt_value(modes[m])))
 			continue;
-		overflow_one((int)x, PMU_ARCH_INSTRUCTIONS);
+		overflow_one((int)x, e);
 		struct pmu_pmi_stats s = my_stats();
 		check(!!(s.last_from & PMU_PMI_FROM_NMI) == (modes[m] == PMI_DELIVERY_NMI),
 		      "%s delivery: the handler saw origin %#x", pmi_delivery_name(modes[m]), s.last_from);
@@ -450,6 +499,7 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU,
 
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	if ((err = pmu_pmi_set_freeze(true)) != PMU_OK) {
 		if (pmu_caps()->hypervisor)
 			ktest_skip(
@@ -547,6 +597,7 @@ KTEST("pmu.overflow", usr_only_in_ring3, pmu_needs_pmi, KTEST_PER_CPU,
 
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	for (unsigned k = 0; k < 2; k++)
 		for (unsigned t = 0; t < RING3_OVF_TRIALS; t++) {
 			struct pmu_event u;
@@ -740,6 +791,7 @@ KTEST("pmu.overflow", isolation_between_cpus, needs_two_cpus, 0,
 	run_on(1, iso_init, NULL);
 	if (!pmu_cpu_counts(pmu_cpu_of(1)))
 		ktest_skip("cpu 1: %s", pmu_cpu_reason(pmu_cpu_of(1)));
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	for (unsigned p = 0; p < 2; p++) {
 		unsigned a = pairs[p][0], b = pairs[p][1];
 		struct iso_snap before, after;
@@ -813,6 +865,7 @@ KTEST("pmu.overflow", lvt_masked_at_pmi, needs_pmi_intel_apic, KTEST_PER_CPU,
 
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
+	enum pmu_arch_event e = gp_ovf_event_or_skip();
 	for (unsigned m = 0; m < 2; m++) {
 		struct lvt_view v = { 0 };
 		struct pmu_event a;
@@ -822,7 +875,7 @@ KTEST("pmu.overflow", lvt_masked_at_pmi, needs_pmi_intel_apic, KTEST_PER_CPU,
 		if (!check(pmi_set_delivery(modes[m]) == 0, "%s delivery: LVT reads %#x after writing %#x",
 			   path, pmi_lvt_read(), pmi_lvt_value(modes[m])))
 			continue;
-		pmu_test_event(&a, PMU_ARCH_INSTRUCTIONS);
+		pmu_test_event(&a, e);
 		a.attr.intr = true;
 		if (!check(pmu_event_add_idx(&a, (int)x) == PMU_OK, "IA32_PMC%u: %s", x, a.reason))
 			continue;
@@ -917,6 +970,7 @@ KTEST("pmu.overflow", handler_length, needs_pmi_and_global_ctrl, KTEST_PER_CPU,
 	if (x >= PMU_MAX_GP || ridx < 0)
 		ktest_skip("needs a free GP counter and a second free counter (GP %#x, fixed %#x)", gp,
 			   pmu_test_free_fixed());
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	for (unsigned m = 0; m < 2; m++) {
 		const char *path = pmi_delivery_name(modes[m]);
 		uint64_t base, count[2];

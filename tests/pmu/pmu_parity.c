@@ -81,6 +81,7 @@ KTEST("pmu.parity", running_counter_wrmsr, pmu_needs_counting, KTEST_PER_CPU,
 
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
 	if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s%u: %s", pmu_ctr_name(c), x, ev.reason))
 		return;
@@ -113,6 +114,7 @@ KTEST("pmu.parity", status_msr_bit, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
 	if (!c->global_status)
 		ktest_skip("no global status register");
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
 	if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s%u: %s", pmu_ctr_name(c), x, ev.reason))
 		return;
@@ -217,6 +219,8 @@ KTEST("pmu.parity", emulated_instructions, needs_fep, KTEST_PER_CPU,
 
 	if (b >= PMU_MAX_GP)
 		ktest_skip("needs two free GP counters (mask %#x)", gp);
+	pmu_test_need_gp_event(PMU_ARCH_BRANCHES);
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	pmu_test_event(&br_ev, PMU_ARCH_BRANCHES);
 	pmu_test_event(&in_ev, PMU_ARCH_INSTRUCTIONS);
 	if (!check(pmu_event_add_idx(&br_ev, (int)a) == PMU_OK && pmu_event_add_idx(&in_ev, (int)b) == PMU_OK,
@@ -507,6 +511,7 @@ KTEST("pmu.parity", counter_width_wrap, pmu_needs_global_ctrl, KTEST_PER_CPU,
 
 	if (y >= PMU_MAX_GP)
 		ktest_skip("needs two free GP counters (mask %#x)", gp);
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	wrap_one((int)x, (int)y);
 	if (fx & 1)
 		wrap_one(PMU_IDX_FIXED(0), (int)x);
@@ -539,8 +544,8 @@ static const char *needs_ibpb(void)
 
 	if (why)
 		return why;
-	if (!((pmu_caps()->events_avail >> PMU_ARCH_BRANCH_MISSES) & 1))
-		return ktest_reason("branch-misses not available (events %#x)", pmu_caps()->events_avail);
+	if ((why = pmu_test_gp_event_missing(PMU_ARCH_BRANCH_MISSES)))
+		return why;
 	if (!has_ibpb())
 		return "no IBPB: CPUID.(07H,0):EDX[26]=0 and CPUID.80000008H:EBX[12]=0";
 	return NULL;

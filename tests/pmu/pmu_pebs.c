@@ -113,8 +113,8 @@ static const char *needs_pebs(void)
 	pmu_pebs_decode(pmu_caps(), p);
 	if (!p->present)
 		return ktest_reason("%s", p->why);
-	if (!((pmu_caps()->events_avail >> PMU_ARCH_BRANCHES) & 1))
-		return "the branches-retired event is not available (CPUID.0AH:EBX[5])";
+	if ((why = pmu_test_gp_event_missing(PMU_ARCH_BRANCHES)))
+		return why;
 	free = p->counters & pmu_test_free_gp();
 	if (!free)
 		return ktest_reason("no free GP counter that can use PEBS (PEBS counters %#lx, free %#x)",

@@ -121,6 +121,7 @@ KTEST("pmu.regs", global_ctrl_reset_and_gating, pmu_needs_global_ctrl, KTEST_PER
 	unsigned b = pmu_test_first_absent(~(gp & ~(1u << a)), PMU_MAX_GP);
 	if (b >= PMU_MAX_GP)
 		ktest_skip("gating needs two free GP counters (mask %#x)", gp);
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
 	struct pmu_event on, off;
 	struct pmu_test_counts *m = pmu_test_counts_here();
 	pmu_test_event(&on, PMU_ARCH_INSTRUCTIONS);

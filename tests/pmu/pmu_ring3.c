@@ -50,6 +50,10 @@ KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU,
 	struct pmu_event u, k;
 	uint64_t u1, k1, u2, k2;
 
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
+	const char *why = pmu_test_few_counters(pmu_cpu_ensure(), 2);
+	if (why)
+		ktest_skip("%s", why);
 	pmu_test_event(&u, PMU_ARCH_INSTRUCTIONS);
 	u.attr.os = false;
 	u.name = "instructions:u";

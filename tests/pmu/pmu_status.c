@@ -27,9 +27,31 @@
  * give a loop next to nothing. */
 #define STATUS_FIXED 4
 
+/* The GP counters' event select (without EN): retired instructions, or,
+ * where CPUID offers no instructions on a GP counter, the architectural
+ * core cycles (3CH, SDM vol. 3B, "Pre-defined Architectural Performance
+ * Events"), which a loop gives by the thousand too. 0, with the reason in
+ * the diagnostics, where it offers neither. */
+static uint64_t gp_select(void)
+{
+	uint64_t rings = BIT(PERFEVTSEL_USR_BIT) | BIT(PERFEVTSEL_OS_BIT);
+	const char *why = pmu_test_gp_event_missing(PMU_ARCH_INSTRUCTIONS);
+
+	if (!why)
+		return EVENT_RETIRED_INSNS | rings;
+	diag("%s", why);
+	if ((why = pmu_test_gp_event_missing(PMU_ARCH_CYCLES))) {
+		diag("%s: no GP counter checked", why);
+		return 0;
+	}
+	diag("the GP counters overflow on cycles");
+	return pmu_arch_events[PMU_ARCH_CYCLES].event |
+	       (uint64_t)pmu_arch_events[PMU_ARCH_CYCLES].umask << 8 | rings;
+}
+
 /* Run the loop with only counter idx enabled, from STATUS_PRESET events
- * before its wrap; no PMI (INT clear). */
-static void overflow_one(struct pmu_cpu *pc, int idx)
+ * before its wrap; no PMI (INT clear). sel: a GP counter's event select. */
+static void overflow_one(struct pmu_cpu *pc, int idx, uint64_t sel)
 {
 	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint64_t bit = pmu_idx_bit(idx);
@@ -51,7 +73,6 @@ static void overflow_one(struct pmu_cpu *pc, int idx)
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
 	} else {
 		unsigned x = (unsigned)idx;
-		uint64_t sel = EVENT_RETIRED_INSNS | BIT(PERFEVTSEL_USR_BIT) | BIT(PERFEVTSEL_OS_BIT);
 
 		pmu_hw_wrmsr(pmu_ctr_write_msr(c, x),
 			     (0 - (uint64_t)STATUS_PRESET) & pmu_width_mask(c->gp_width));
@@ -109,8 +130,10 @@ KTEST("pmu.status", each_counter_bit, needs_status, KTEST_PER_CPU,
 	struct pmu_cpu *pc = pmu_cpu_ensure();
 	const struct pmu_caps *c = pmu_cpu_caps(pc);
 	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
-	uint64_t bits = 0;
+	uint64_t bits = 0, sel = gp ? gp_select() : 0;
 
+	if (!sel)
+		gp = 0;
 	for (unsigned x = 0; x < PMU_MAX_GP; x++)
 		if (gp & BIT(x))
 			bits |= pmu_idx_bit((int)x);
@@ -129,7 +152,7 @@ KTEST("pmu.status", each_counter_bit, needs_status, KTEST_PER_CPU,
 	for (int idx = 0; idx < PMU_IDX_NR; idx++) {
 		if (!(bits & pmu_idx_bit(idx)))
 			continue;
-		overflow_one(pc, idx);
+		overflow_one(pc, idx, sel);
 		want |= pmu_idx_bit(idx);
 		uint64_t st = status_of(c, bits);
 		if (st == 0 && idx == __builtin_ctzll(bits) && c->hv == PMU_HV_XEN) {

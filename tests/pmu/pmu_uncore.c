@@ -91,10 +91,8 @@ static const char *requests_needs(void)
 		return ktest_reason("%s: %s", m->name, m->no_req_why);
 	if ((why = pmu_needs_counting()) != NULL)
 		return why;
-	if (!((pmu_caps()->events_avail >> PMU_ARCH_LLC_REFERENCES) & 1))
-		return ktest_reason(
-			"LLC references (0x2E/0x4F) not available on GP counters (CPUID.0AH:EBX %#x)",
-			pmu_caps()->events_unavail);
+	if ((why = pmu_test_gp_event_missing(PMU_ARCH_LLC_REFERENCES)) != NULL)
+		return why;
 	return NULL;
 }
 

@@ -69,6 +69,25 @@ class Rules(unittest.TestCase):
         self.assertEqual(rules['sample.*'], ('any',))
 
 
+class ShippedHypervisorExpectFiles(unittest.TestCase):
+    """A hypervisor profile with its own expect file (the odd values a VMM
+    may give) keeps the hypervisor rules' promises: exactly its deviations,
+    no FAIL or TIMEOUT accepted anywhere, and each SKIP of the value named."""
+    def test_own_expect_files(self):
+        import os
+        from pmutest.profiles import load_profiles
+        own = [p for p in load_profiles() if p.kind == 'hypervisor'
+               and os.path.isfile(os.path.join(em.EXPECT_DIR, p.name + '.expect'))]
+        self.assertGreaterEqual(len([p for p in own if p.name.startswith('vmm-')]), 6)
+        for p in own:
+            with open(os.path.join(em.EXPECT_DIR, p.name + '.expect')) as f:
+                exp = parse_expect(f.read(), p.name)
+            ids = tuple(sorted(i for i in em.deviation_ids(p) if i != 'none'))
+            self.assertEqual(exp.deviations, ids, p.name)
+            for r in exp.rules:
+                self.assertFalse({'fail', 'timeout', 'any'} & set(r.outcomes), '%s: %s' % (p.name, r.glob))
+
+
 class Verdicts(unittest.TestCase):
     def test_caught_only_where_the_named_check_failed(self):
         log = parse_ktap(LOG)

@@ -1,6 +1,7 @@
 """pmutest.expect: the expect-file format, and each leaf judged against it,
 XFAIL rules and the deviations line included."""
 import os
+import re
 import unittest
 
 from fixtures import EXPECT_DIR, GOOD_LOG, PASS_LOG, XFAIL_ID, XFAIL_LOG
@@ -165,3 +166,67 @@ class XfailRules(unittest.TestCase):
         self.assertEqual((ok.problem, ok.predicted, ok.rule), (None, False, None))
         xfail = judge(parse_ktap(XFAIL_LOG).leaves[2], Expectations())
         self.assertEqual((xfail.problem, xfail.predicted), (None, True))
+
+
+def registered_tests():
+    """Every KTEST's name, from the kernel's sources."""
+    root = os.path.dirname(EXPECT_DIR)
+    names = set()
+    for d in (root, os.path.join(root, 'pmu')):
+        for f in sorted(os.listdir(d)):
+            if f.endswith('.c'):
+                with open(os.path.join(d, f)) as src:
+                    names.update('%s.%s' % m for m in re.findall(r'^KTEST\("([^"]+)",\s*(\w+)', src.read(), re.M))
+    return names
+
+
+class BareMetalFitsSilicon(unittest.TestCase):
+    """The bare-metal expect files accept what real parts do: every emulated
+    silicon shape of that vendor (tests/expect/emu/, the manuals' PMUs and
+    real parts' CPUID dumps) runs its checks, and SKIPs the ones its CPUID
+    leaves out; the bare-metal file must accept each such outcome, and still
+    refuse a SKIP of the checks no part with a PMU may skip, and any FAIL."""
+    FILES = {'bare-metal.expect': 'intel-', 'bare-metal-amd.expect': 'amd-'}
+    # Never SKIP on a part with a PMU, whatever its CPUID.
+    CORE = ('pmu.caps.probe_verdict', 'pmu.count.gp_arch_events', 'pmu.overflow.every_counter_one_pmi',
+            'pmu.regs.counter_writes', 'pmu.ring3.usr_os_filtering', 'pmu.sampling.period_on_each_cpu')
+    # TCG's, not a part's (tests/expect/tcg.expect).
+    EMULATOR_ONLY = ('arch.msr_safe_fault',)
+
+    def leaf(self, name, outcome):
+        return parse_ktap('KTAP version 1\n1..1\n%s 1 %s%s\n' % (
+            'not ok' if outcome == 'fail' else 'ok', name, ' # SKIP why' if outcome == 'skip' else '')).leaves[0]
+
+    def shapes(self, prefix):
+        emu = os.path.join(EXPECT_DIR, 'emu')
+        return [os.path.join(emu, n) for n in sorted(os.listdir(emu))
+                if n.startswith(prefix) and n.endswith('.expect') and n != 'intel-v1.expect']
+
+    def test_every_silicon_shape_fits(self):
+        tests = registered_tests()
+        self.assertIn('pmu.count.gp_arch_events', tests)
+        for name, prefix in self.FILES.items():
+            with open(os.path.join(EXPECT_DIR, name)) as f:
+                bare = parse_expect(f.read(), name)
+            shapes = self.shapes(prefix)
+            self.assertGreaterEqual(len(shapes), 4, name)
+            for path in shapes:
+                with open(path) as f:
+                    shape = parse_expect(f.read(), os.path.basename(path))
+                for t in sorted(tests):
+                    if t.startswith(('selftest.', 'verdict.', 'list.')) or t in self.EMULATOR_ONLY:
+                        continue
+                    rule = None
+                    for r in shape.rules:
+                        if re.fullmatch(re.escape(r.glob).replace(r'\*', '.*'), t):
+                            rule = r
+                    if rule is None:
+                        continue
+                    for outcome in rule.outcomes:
+                        j = judge(self.leaf(t, outcome), bare)
+                        self.assertIsNone(j.problem, '%s on %s' % (t, os.path.basename(path)))
+            for t in self.CORE:
+                self.assertIsNotNone(judge(self.leaf(t, 'skip'), bare).problem, '%s: %s' % (name, t))
+            for t in sorted(tests):
+                if t.startswith(('pmu.', 'monitor.', 'sample.')):
+                    self.assertIsNotNone(judge(self.leaf(t, 'fail'), bare).problem, '%s: %s' % (name, t))

@@ -469,6 +469,9 @@ def judge_record(j, sec, shape, addrs):
         j.f["lbr"] = "ok" if ok1 and ok2 else "bad"
 
 
+KMSG = re.compile(r"\[\s*\d+\.\d+\] [^\n]*\n")
+
+
 def judge_perf_tests(j, sec):
     listed = sec.get("PERFTEST-LIST", ("", None))[0]
     names = re.findall(r"^\s*(\d+): (.*?)\s*$", listed, re.M)
@@ -477,7 +480,10 @@ def judge_perf_tests(j, sec):
             + ", ".join(f"{n} {t}" for n, t in names))
     for num, name in names:
         body, rc = sec.get(f"PERFTEST-{num}", ("", None))
-        results = re.findall(r"^\s*([\d.:]+): (.*?)\s*: (Ok|FAILED!|Skip.*)$", body, re.M)
+        # The console may print kernel messages (an RCU stall on a starved
+        # host) in the middle of perf's result line: take them out.
+        body = KMSG.sub("", body)
+        results = re.findall(r"^\s*([\d.:]+): (.*?)\s*:\s*(Ok|FAILED!|Skip.*)$", body, re.M)
         failed = [r for r in results if r[2] == "FAILED!"]
         skipped = [r for r in results if r[2].startswith("Skip")]
         j.check(bool(results) and not failed and rc is not None,

@@ -238,6 +238,12 @@ class Judge(unittest.TestCase):
         j = self.judge(console(driver="PEBS fmt3+, Skylake events, Intel PMU driver."))
         self.assertTrue(any("LBR depth" in f for f in j.failed))
 
+    def test_kernel_messages_inside_a_perf_test_line(self):
+        # An RCU stall printed on the console in the middle of "... : Ok".
+        j = self.judge(console(perftest="[ 4526.708565] rcu: INFO: rcu_preempt detected stalls\n"
+                                        "[ 4526.730093] rcu: \t1-...!: (3 GPs behind)\n Ok"))
+        self.assertEqual(j.failed, [])
+
     def test_a_sample_at_the_returning_iret(self):
         # Right only with the registers that IRET restored.
         self.assertIn("pebs=ok", self.judge(console(iret_cx=0x1234)).summary())

@@ -512,13 +512,42 @@ def run_profile(profile, qemu, vmlinuz, initrd, outdir, timeout=TIMEOUT):
         panic = re.search(r"Kernel panic.*$", text, re.M)
         j.check("@@ DONE" in text, f"the guest ran to the end ({secs:.0f} s); last section "
                 f"{last[-1] if last else '(none)'}" + (f"; {panic.group(0)}" if panic else ""))
+    judge_console(j, sec, shape)
+    with open(logpath, "a") as f:
+        f.write(MARK + "\n".join(j.lines) + "\n# " + j.summary() + "\n")
+    return j
+
+
+MARK = "\n# ---- linux-perf assertions\n"
+
+
+def judge_console(j, sec, shape):
     j.note(f"shape: {shape}")
     judge_boot(j, sec, shape)
     judge_stat(j, sec, shape)
     judge_record(j, sec, shape, perf_guest.addresses())
     judge_perf_tests(j, sec)
-    with open(logpath, "a") as f:
-        f.write("\n# ---- linux-perf assertions\n" + "\n".join(j.lines) + "\n# " + j.summary() + "\n")
+
+
+def rejudge_profile(profile, outdir):
+    """Judge a profile's log in outdir again with this harness (no boot):
+    its console part is kept, the assertions are written anew."""
+    j = Judge(profile)
+    logpath = os.path.join(outdir, profile.name + ".log")
+    try:
+        with open(logpath, errors="replace") as f:
+            console = f.read().split(MARK)[0]
+        shape = pmu_shape.shape(profile.cpu)
+    except (OSError, pmu_shape.ShapeError) as e:
+        j.check(False, f"a log to judge again: {e}")
+        return j
+    text = re.sub(r"\x1b\[[0-9;]*m", "", console)
+    last = re.findall(r"^@@ BEGIN (\S+)$", text, re.M)
+    j.check("@@ DONE" in text, f"the guest ran to the end (judged again from {logpath}); last "
+            f"section {last[-1] if last else '(none)'}")
+    judge_console(j, sections(text), shape)
+    with open(logpath, "w") as f:
+        f.write(console + MARK + "\n".join(j.lines) + "\n# " + j.summary() + "\n")
     return j
 
 
@@ -541,6 +570,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=TIMEOUT)
     ap.add_argument("--result-line", metavar="PART",
                     help='end with "PART: N passed, M failed, K skipped"')
+    ap.add_argument("--rejudge", action="store_true",
+                    help="judge the profiles' logs in OUTDIR again, booting nothing")
     a = ap.parse_args(argv)
     os.makedirs(a.outdir, exist_ok=True)
     profs = selected(a.profiles)
@@ -548,6 +579,8 @@ def main(argv=None):
         log(f"linux-perf: no silicon profile matches {a.profiles}")
         return 2
     fails = 0
+    if a.rejudge:
+        return report(a, profs, [rejudge_profile(p, a.outdir) for p in profs])
     try:
         qemu = a.qemu or subprocess.run(
             [os.path.join(_paths.ROOT, "emu", "qemu", "build.sh")], check=True,
@@ -558,18 +591,23 @@ def main(argv=None):
         if a.result_line:
             log(f"{a.result_line}: 0 passed, {len(profs)} failed, 0 skipped")
         return 1
-    summary = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(run_profile, p, qemu, vmlinuz, initrd, a.outdir, a.timeout): p
-                for p in profs}
-        for fut in concurrent.futures.as_completed(futs):
-            j = fut.result()
-            line = j.summary()
-            log(line)
-            for what in j.failed:
-                log(f"  {j.profile.name}: FAIL {what}")
-            summary.append((j.profile.lineno, line))
-            fails += bool(j.failed)
+        futs = [ex.submit(run_profile, p, qemu, vmlinuz, initrd, a.outdir, a.timeout)
+                for p in profs]
+        return report(a, profs, (fut.result() for fut in concurrent.futures.as_completed(futs)))
+
+
+def report(a, profs, judges):
+    """Each profile's line and failures as they come, summary.txt in the
+    profile list's order, the result line; the exit status."""
+    summary, fails = [], 0
+    for j in judges:
+        line = j.summary()
+        log(line)
+        for what in j.failed:
+            log(f"  {j.profile.name}: FAIL {what}")
+        summary.append((j.profile.lineno, line))
+        fails += bool(j.failed)
     with open(os.path.join(a.outdir, "summary.txt"), "w") as f:
         f.write("".join(line + "\n" for _, line in sorted(summary)))
     if a.result_line:

@@ -238,6 +238,18 @@ class Judge(unittest.TestCase):
         j = self.judge(console(driver="PEBS fmt3+, Skylake events, Intel PMU driver."))
         self.assertTrue(any("LBR depth" in f for f in j.failed))
 
+    def test_judged_again_from_the_log(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "intel-v4.log"), "w") as f:
+                f.write("# qemu ...\n" + console(insn_k=1) + linux_perf.MARK + "FAIL old\n")
+            j = linux_perf.rejudge_profile(self.prof, d)
+            self.assertIn("insn=off by 1", j.summary())
+            with open(os.path.join(d, "intel-v4.log")) as f:
+                text = f.read()
+            self.assertEqual(text.count(linux_perf.MARK), 1)
+            self.assertNotIn("FAIL old", text)
+            self.assertTrue(text.endswith("# " + j.summary() + "\n"))
+
     def test_kernel_messages_inside_a_perf_test_line(self):
         # An RCU stall printed on the console in the middle of "... : Ok".
         j = self.judge(console(perftest="[ 4526.708565] rcu: INFO: rcu_preempt detected stalls\n"

@@ -458,6 +458,13 @@ static const char *check_lbr_pebs(const X86PMUConfig *c)
                    "LBRs have 8..64 in steps of 8 (CPUID.1CH:EAX[7:0])", 0,
                    DEC, NULL);
     }
+    /* A part's CPUID.1CH:EAX: reset gives its deepest depth. */
+    if (c->lbr == X86PMU_LBR_ARCH && (c->arch_lbr_eax & 0xff) &&
+        (c->arch_lbr_eax & 0xff) >> (c->lbr_depth / 8 - 1) != 1) {
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": the shape's "
+                   "CPUID.1CH:EAX is ", c->arch_lbr_eax, HEX, ", whose "
+                   "deepest depth the LBRs start with");
+    }
     if (pebs_bits && (!c->ds || pebs_fmt > 5 ||
                       ((c->perf_caps & X86PMU_CAP_PEBS_BASELINE) &&
                        pebs_fmt < 4))) {

@@ -458,19 +458,30 @@ static const char *check_lbr_pebs(const X86PMUConfig *c)
                    "LBRs have 8..64 in steps of 8 (CPUID.1CH:EAX[7:0])", 0,
                    DEC, NULL);
     }
-    /* A part's CPUID.1CH:EAX: reset gives its deepest depth. */
-    if (c->lbr == X86PMU_LBR_ARCH && (c->arch_lbr_eax & 0xff) &&
-        (c->arch_lbr_eax & 0xff) >> (c->lbr_depth / 8 - 1) != 1) {
-        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": the shape's "
-                   "CPUID.1CH:EAX is ", c->arch_lbr_eax, HEX, ", whose "
-                   "deepest depth the LBRs start with");
-    }
     if (pebs_bits && (!c->ds || pebs_fmt > 5 ||
                       ((c->perf_caps & X86PMU_CAP_PEBS_BASELINE) &&
                        pebs_fmt < 4))) {
         return msg("pmu-pebs-format=", pebs_fmt, DEC, ": the model emulates "
                    "formats 0-3, and 4-5 with adaptive PEBS, with a DS area",
                    0, DEC, NULL);
+    }
+    return NULL;
+}
+
+/*
+ * A part's CPUID.1CH:EAX (arch_lbr_eax, a shape's dump): the LBRs start at
+ * lbr_depth (x86pmu_lbr_reset), which must be its deepest depth, so that
+ * the depth in use and the depths reported agree (the model's choice).
+ */
+static const char *check_arch_lbr_eax(const X86PMUConfig *c)
+{
+    unsigned depths = c->arch_lbr_eax & 0xff;
+
+    if (c->lbr == X86PMU_LBR_ARCH && depths &&
+        depths >> (c->lbr_depth / 8 - 1) != 1) {
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": the shape's "
+                   "CPUID.1CH:EAX is ", c->arch_lbr_eax, HEX, ", whose "
+                   "deepest depth the LBRs start with");
     }
     return NULL;
 }
@@ -532,6 +543,9 @@ static const char *check_intel(const X86PMUConfig *c)
                    DEC, NULL);
     }
     why = check_lbr_pebs(c);
+    if (!why) {
+        why = check_arch_lbr_eax(c);
+    }
     if (why) {
         return why;
     }

@@ -311,6 +311,71 @@ def judge_stat(j, sec, shape):
     j.check(ok, f"perf stat -a counts instructions and cycles on each of {n} CPUs: {cpus}")
 
 
+def pebs_ips(body, addrs, iret, fmt):
+    """Walk `perf script -F time,event,ip,iregs,uregs` of the PEBS run in time
+    order: (samples, [the ones at neither of the workload's ring-3 branches]).
+
+    The ring-3 branches a USR counter sees (perf_guest's formula) are the
+    JNZ, the return from execve and each return to ring 3 from an interrupt,
+    exception or NMI: that IRET counts at CPL 3, where it goes.  When such an
+    IRET is the branch that overflows the counter, its PEBS record holds the
+    IRET's address as the eventing IP (as on silicon: the instruction that
+    caused the event) and the registers the IRET restored.  So a sample is
+    right at the JNZ, or at native_irq_return_iret when its record's RCX
+    (iregs) is the user RCX the kernel entry just before it saved (uregs of
+    context_tracking:user_exit or nmi:nmi_handler): the state that IRET
+    returned to.  Format 1 records no eventing IP: Linux rebuilds it from
+    the record's next IP and the newest LBR entry (intel_pmu_pebs_fixup_ip),
+    and the LBRs do not hold that IRET under the user-only filter, so the
+    rebuilt IP is the loop instruction before the one the IRET returned to:
+    with format 1 such a sample is in the loop, with the same registers.
+    """
+    n, entry_cx, bad = 0, None, []
+    for line in body.splitlines():
+        m = re.match(r"\s*[\d.]+:\s+(\S+?):?\s+([0-9a-f]+)\s+(.*)$", line)
+        if not m:
+            continue
+        ev, ip = m.group(1), int(m.group(2), 16)
+        regs = [re.search(r"CX:0x([0-9a-f]+)", b) for b in m.group(3).split("ABI:")[1:]]
+        cx = [int(r.group(1), 16) if r else None for r in regs] + [None, None]
+        if ev.startswith(("context_tracking:user_exit", "nmi:nmi_handler")):
+            entry_cx = cx[1]
+        elif ev.startswith("branches"):
+            n += 1
+            if ip == addrs["jnz"]:
+                continue
+            at_return = ip == iret if fmt >= 2 else addrs["loop"] <= ip < addrs["jnz"]
+            if not (at_return and cx[0] is not None and cx[0] == entry_cx):
+                bad.append(line.strip())
+    return n, bad
+
+
+def lbr_short_stacks(body, depth):
+    """(short stacks explained, [the others]) of the LBR run's samples and
+    context switches in time order ("SWITCH-IN", "SAMPLE n ip").
+
+    When the workload is switched back in, Linux empties the LBRs (lbr.c
+    intel_pmu_lbr_sched_task: the entries carry no address-space tag), as
+    on silicon; the first sample
+    after it holds only the user branches retired since, which can be fewer
+    than the depth.  Any other sample must hold the full depth.
+    """
+    wiped, since_in, odd = 0, False, []
+    for line in body.splitlines():
+        t = line.split()
+        if t[:1] == ["SWITCH-IN"]:
+            since_in = True
+        elif t[:1] == ["SAMPLE"] and len(t) >= 2:
+            n = int(t[1])
+            if n != depth:
+                if since_in and n < depth:
+                    wiped += 1
+                else:
+                    odd.append(line.strip())
+            since_in = False
+    return wiped, odd
+
+
 def judge_record(j, sec, shape, addrs):
     P = perf_guest.RECORD_PERIOD
     body, rc = sec.get("RECORD-SAMPLES", ("", None))
@@ -351,8 +416,15 @@ def judge_record(j, sec, shape, addrs):
             at[ip] = at.get(ip, 0) + n
         ok1 = j.check("PEBS" in sec and sec["PEBS"][1] == 0 and got == bexp,
                       f"perf record -e branches:upp -c {Pp}: {got} samples, floor(({perf_guest.branches_expected(perf_guest.ITER_SHORT)} + {k}) / {Pp}) = {bexp}")
-        ok2 = j.check(got > 0 and set(at) == {jnz},
-                      f"every PEBS sample at the JNZ 0x{jnz}: {ips}")
+        iret = sec.get("PEBS-IRET", ("", None))[0].split()
+        iret = int(iret[0], 16) if iret else None
+        seen, bad = pebs_ips(sec.get("PEBS-ORDER", ("", None))[0], addrs, iret,
+                             shape.pebs)
+        ok2 = j.check(got > 0 and seen == got and not bad,
+                      f"every PEBS sample at a ring-3 branch of the workload: the JNZ "
+                      f"0x{jnz}, or the return to ring 3 (native_irq_return_iret "
+                      f"{iret and hex(iret)}) with the registers it restored: {ips}; "
+                      f"others: {bad or 'none'}")
         j.f["pebs"] = "ok" if ok1 and ok2 else "bad"
 
     # LBR: every stack full depth, of JNZ -> loop and returns from the kernel.
@@ -370,10 +442,14 @@ def judge_record(j, sec, shape, addrs):
             by_depth[t[0]] = by_depth.get(t[0], 0) + n
             if t[0] != str(shape.lbr):
                 short.append((n, rest))
+        wiped, odd = lbr_short_stacks(sec.get("LBR-SWITCHES", ("", None))[0], shape.lbr)
         ok1 = j.check("LBR" in sec and sec["LBR"][1] == 0 and nsamp > 0
-                      and list(by_depth) == [str(shape.lbr)],
-                      f"perf record -b: {nsamp} samples, each {shape.lbr} branches deep: "
-                      f"depths {by_depth}; others (samples depth ip sym): {short or 'none'}")
+                      and set(by_depth) <= {str(d) for d in range(shape.lbr + 1)}
+                      and sum(n for n, _ in short) == wiped and not odd,
+                      f"perf record -b: {nsamp} samples, each {shape.lbr} branches deep, but "
+                      f"for the first after the workload was switched back in (Linux wipes "
+                      f"the LBRs then): depths {by_depth}; short after a switch-in {wiped}, "
+                      f"others: {odd or 'none'}; (samples depth ip sym): {short or 'none'}")
         want = "0x%x/0x%x" % (addrs["jnz"], addrs["loop"])
         bad = []
         for n, e in entries:
@@ -393,6 +469,9 @@ def judge_record(j, sec, shape, addrs):
         j.f["lbr"] = "ok" if ok1 and ok2 else "bad"
 
 
+KMSG = re.compile(r"\[\s*\d+\.\d+\] [^\n]*\n")
+
+
 def judge_perf_tests(j, sec):
     listed = sec.get("PERFTEST-LIST", ("", None))[0]
     names = re.findall(r"^\s*(\d+): (.*?)\s*$", listed, re.M)
@@ -401,7 +480,10 @@ def judge_perf_tests(j, sec):
             + ", ".join(f"{n} {t}" for n, t in names))
     for num, name in names:
         body, rc = sec.get(f"PERFTEST-{num}", ("", None))
-        results = re.findall(r"^\s*([\d.:]+): (.*?)\s*: (Ok|FAILED!|Skip.*)$", body, re.M)
+        # The console may print kernel messages (an RCU stall on a starved
+        # host) in the middle of perf's result line: take them out.
+        body = KMSG.sub("", body)
+        results = re.findall(r"^\s*([\d.:]+): (.*?)\s*:\s*(Ok|FAILED!|Skip.*)$", body, re.M)
         failed = [r for r in results if r[2] == "FAILED!"]
         skipped = [r for r in results if r[2].startswith("Skip")]
         j.check(bool(results) and not failed and rc is not None,
@@ -430,13 +512,42 @@ def run_profile(profile, qemu, vmlinuz, initrd, outdir, timeout=TIMEOUT):
         panic = re.search(r"Kernel panic.*$", text, re.M)
         j.check("@@ DONE" in text, f"the guest ran to the end ({secs:.0f} s); last section "
                 f"{last[-1] if last else '(none)'}" + (f"; {panic.group(0)}" if panic else ""))
+    judge_console(j, sec, shape)
+    with open(logpath, "a") as f:
+        f.write(MARK + "\n".join(j.lines) + "\n# " + j.summary() + "\n")
+    return j
+
+
+MARK = "\n# ---- linux-perf assertions\n"
+
+
+def judge_console(j, sec, shape):
     j.note(f"shape: {shape}")
     judge_boot(j, sec, shape)
     judge_stat(j, sec, shape)
     judge_record(j, sec, shape, perf_guest.addresses())
     judge_perf_tests(j, sec)
-    with open(logpath, "a") as f:
-        f.write("\n# ---- linux-perf assertions\n" + "\n".join(j.lines) + "\n# " + j.summary() + "\n")
+
+
+def rejudge_profile(profile, outdir):
+    """Judge a profile's log in outdir again with this harness (no boot):
+    its console part is kept, the assertions are written anew."""
+    j = Judge(profile)
+    logpath = os.path.join(outdir, profile.name + ".log")
+    try:
+        with open(logpath, errors="replace") as f:
+            console = f.read().split(MARK)[0]
+        shape = pmu_shape.shape(profile.cpu)
+    except (OSError, pmu_shape.ShapeError) as e:
+        j.check(False, f"a log to judge again: {e}")
+        return j
+    text = re.sub(r"\x1b\[[0-9;]*m", "", console)
+    last = re.findall(r"^@@ BEGIN (\S+)$", text, re.M)
+    j.check("@@ DONE" in text, f"the guest ran to the end (judged again from {logpath}); last "
+            f"section {last[-1] if last else '(none)'}")
+    judge_console(j, sections(text), shape)
+    with open(logpath, "w") as f:
+        f.write(console + MARK + "\n".join(j.lines) + "\n# " + j.summary() + "\n")
     return j
 
 
@@ -459,6 +570,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=TIMEOUT)
     ap.add_argument("--result-line", metavar="PART",
                     help='end with "PART: N passed, M failed, K skipped"')
+    ap.add_argument("--rejudge", action="store_true",
+                    help="judge the profiles' logs in OUTDIR again, booting nothing")
     a = ap.parse_args(argv)
     os.makedirs(a.outdir, exist_ok=True)
     profs = selected(a.profiles)
@@ -466,6 +579,8 @@ def main(argv=None):
         log(f"linux-perf: no silicon profile matches {a.profiles}")
         return 2
     fails = 0
+    if a.rejudge:
+        return report(a, profs, [rejudge_profile(p, a.outdir) for p in profs])
     try:
         qemu = a.qemu or subprocess.run(
             [os.path.join(_paths.ROOT, "emu", "qemu", "build.sh")], check=True,
@@ -476,18 +591,23 @@ def main(argv=None):
         if a.result_line:
             log(f"{a.result_line}: 0 passed, {len(profs)} failed, 0 skipped")
         return 1
-    summary = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(run_profile, p, qemu, vmlinuz, initrd, a.outdir, a.timeout): p
-                for p in profs}
-        for fut in concurrent.futures.as_completed(futs):
-            j = fut.result()
-            line = j.summary()
-            log(line)
-            for what in j.failed:
-                log(f"  {j.profile.name}: FAIL {what}")
-            summary.append((j.profile.lineno, line))
-            fails += bool(j.failed)
+        futs = [ex.submit(run_profile, p, qemu, vmlinuz, initrd, a.outdir, a.timeout)
+                for p in profs]
+        return report(a, profs, (fut.result() for fut in concurrent.futures.as_completed(futs)))
+
+
+def report(a, profs, judges):
+    """Each profile's line and failures as they come, summary.txt in the
+    profile list's order, the result line; the exit status."""
+    summary, fails = [], 0
+    for j in judges:
+        line = j.summary()
+        log(line)
+        for what in j.failed:
+            log(f"  {j.profile.name}: FAIL {what}")
+        summary.append((j.profile.lineno, line))
+        fails += bool(j.failed)
     with open(os.path.join(a.outdir, "summary.txt"), "w") as f:
         f.write("".join(line + "\n" for _, line in sorted(summary)))
     if a.result_line:

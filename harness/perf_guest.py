@@ -162,14 +162,17 @@ run DEFAULT-EVLIST perf evlist -v -i /tmp/def.data
 run DEFAULT-SAMPLES sh -c 'perf script -i /tmp/def.data -F event | sort | uniq -c'
 rm -f /tmp/def.data
 if [ "$(cat /sys/bus/event_source/devices/cpu/caps/max_precise 2>/dev/null || echo 0)" -gt 0 ]; then
-run PEBS taskset -c 1 perf record -q -o /tmp/pebs.data -e branches/period={PEBS_PERIOD}/upp {K_EVENTS} ./loop
+run PEBS taskset -c 1 perf record -q -o /tmp/pebs.data --intr-regs=cx --user-regs=cx -e branches/period={PEBS_PERIOD}/upp {K_EVENTS} ./loop
 run PEBS-SAMPLES sh -c 'perf script -i /tmp/pebs.data -F event | sort | uniq -c'
 run PEBS-IPS sh -c 'perf script -i /tmp/pebs.data -F event,ip,sym | grep branches | sort | uniq -c'
+run PEBS-ORDER sh -c 'perf script -i /tmp/pebs.data -F time,event,ip,iregs,uregs | grep -v page-faults'
+run PEBS-IRET sh -c "grep ' native_irq_return_iret$' /proc/kallsyms"
 rm -f /tmp/pebs.data
 fi
 if [ -e /sys/bus/event_source/devices/cpu/caps/branches ]; then
-run LBR taskset -c 1 perf record -q -o /tmp/lbr.data -b -e instructions/period={RECORD_PERIOD}/u ./loop10m
+run LBR taskset -c 1 perf record -q -o /tmp/lbr.data --switch-events -b -e instructions/period={RECORD_PERIOD}/u ./loop10m
 run LBR-DEPTHS sh -c 'perf script -i /tmp/lbr.data -F ip,sym,brstack | awk "{{n = 0; for (i = 1; i <= NF; i++) if (\$i ~ /^0x[0-9a-f]+\/0x/) n++; print n, \$1, \$2}}" | sort | uniq -c'
+run LBR-SWITCHES sh -c 'perf script -i /tmp/lbr.data --show-switch-events -F time,ip,brstack | awk "/PERF_RECORD_SWITCH/ {{print (/ OUT/ ? \\"SWITCH-OUT\\" : \\"SWITCH-IN\\"); next}} {{n = 0; for (i = 1; i <= NF; i++) if (\\$i ~ /^0x[0-9a-f]+\\/0x/) n++; print \\"SAMPLE\\", n, \\$2}}"'
 run LBR-ENTRIES sh -c 'perf script -i /tmp/lbr.data -F brstack | tr " " "\\n" | grep . | cut -d/ -f1,2 | sort | uniq -c'
 rm -f /tmp/lbr.data
 fi

@@ -76,7 +76,8 @@ def _v6_leaf_0a(text):
     """The leaf-0AH fields x86pmu_shape_named() sets for every version-6
     shape (both Lunar Lake core types share leaf 0AH)."""
     body = text[text.index("x86pmu_shape_named("):]
-    f = dict(re.findall(r"c->(version|num_gp|gp_width|fixed_bitmap|num_fixed) = (\w+);", body))
+    f = dict(re.findall(r"c->(version|num_gp|gp_width|fixed_bitmap|num_fixed|lbr_depth) = (\w+);",
+                        body))
     return {k: int(v, 0) for k, v in f.items()}
 
 
@@ -103,12 +104,12 @@ def shape(cpuarg, config_c=CONFIG_C):
         out.lbr, out.pebs = lbr_pebs[model]
     bitmap = 0
     if "pmu-shape" in kv:
-        # A named version-6 shape replaces the model's (emu/qemu/README.md);
-        # its PERF_CAPABILITIES have no LBR format or PEBS (x86-pmu-v6.c).
+        # A named version-6 shape replaces the model's (emu/qemu/README.md):
+        # architectural LBRs where x86-pmu-v6.c gives them a depth, no PEBS.
         with open(V6_C) as f:
             v6 = _v6_leaf_0a(f.read())
         out = Shape("intel", v6["version"], v6["num_gp"], v6["gp_width"],
-                    v6["num_fixed"], fw_writes=True)
+                    v6["num_fixed"], fw_writes=True, lbr=v6.get("lbr_depth"))
         bitmap = v6["fixed_bitmap"]
     for k, v in kv.items():
         if k in NEUTRAL or k in ("model", "pmu-shape"):

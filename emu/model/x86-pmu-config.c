@@ -487,6 +487,24 @@ static const char *check_lbr_pebs(const X86PMUConfig *c)
     return NULL;
 }
 
+/*
+ * A part's CPUID.1CH:EAX (arch_lbr_eax, a shape's dump): the LBRs start at
+ * lbr_depth (x86pmu_lbr_reset), which must be its deepest depth, so that
+ * the depth in use and the depths reported agree (the model's choice).
+ */
+static const char *check_arch_lbr_eax(const X86PMUConfig *c)
+{
+    unsigned depths = c->arch_lbr_eax & 0xff;
+
+    if (c->lbr == X86PMU_LBR_ARCH && depths &&
+        depths >> (c->lbr_depth / 8 - 1) != 1) {
+        return msg("pmu-lbr-depth=", c->lbr_depth, DEC, ": the shape's "
+                   "CPUID.1CH:EAX is ", c->arch_lbr_eax, HEX, ", whose "
+                   "deepest depth the LBRs start with");
+    }
+    return NULL;
+}
+
 static const char *check_intel(const X86PMUConfig *c)
 {
     const char *why;
@@ -544,6 +562,9 @@ static const char *check_intel(const X86PMUConfig *c)
                    DEC, NULL);
     }
     why = check_lbr_pebs(c);
+    if (!why) {
+        why = check_arch_lbr_eax(c);
+    }
     if (why) {
         return why;
     }

@@ -110,10 +110,18 @@ static uint64_t sext(uint64_t v, unsigned bits)
     return (uint64_t)((int64_t)(v << shift) >> shift);
 }
 
-/* CPUID.1CH:EAX[7:0]: bit n allows a depth of 8 * (n + 1). */
+/*
+ * CPUID.1CH:EAX[7:0]: bit n allows a depth of 8 * (n + 1).  A shape from
+ * a part's dump gives them (Lunar Lake: 8, 16 and 32 only); otherwise
+ * every multiple of 8 up to the depth.
+ */
 static uint32_t arch_depths(const X86PMUState *s)
 {
     unsigned n = s->cfg.lbr_depth / 8;
+
+    if (s->cfg.arch_lbr_eax & 0xff) {
+        return s->cfg.arch_lbr_eax & 0xff;
+    }
 
     return n >= 8 ? 0xff : (1u << n) - 1;
 }
@@ -163,7 +171,7 @@ void x86pmu_lbr_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
     case 0x1c:
         *eax = *ebx = *ecx = *edx = 0;
         if (c->lbr == X86PMU_LBR_ARCH) {
-            *eax = arch_depths(s);
+            *eax = (c->arch_lbr_eax & ~0xffu) | arch_depths(s);
             *ebx = c->arch_lbr_ebx;
             *ecx = c->arch_lbr_ecx;
         }

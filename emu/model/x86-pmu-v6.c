@@ -120,6 +120,24 @@ const char *x86pmu_shape_named(const char *name, X86PMUConfig *c)
         c->acr_reload = c->acr_cause = v->acr;
         c->leaf23_events = true;
         c->events_avail23 = v->events23;
+        /*
+         * Architectural LBRs (CPUID.07H:EDX[19] set in the dump; leaf 1CH
+         * on both core types 4000000B-00000007-000F0007, the E-core's EAX
+         * with bit 31 too): depths 8, 16 and 32 (EAX[7:0] 0BH), LBRs
+         * that deep C-states may clear (EAX[30]), CPL and branch-type
+         * filters and call-stack mode (EBX 7); PERF_CAPABILITIES[5:0] is
+         * 3FH with architectural LBRs (SDM vol. 3B, "Architectural Last
+         * Branch Records").  Not emulated, so not enumerated: ECX (the
+         * mispredict bit, timed LBRs, branch types and event logging of GP
+         * 0-3 in LBR_INFO, which reads 0 here) and the E-core's EAX[31]
+         * (records of linear addresses; the model records EIPs).
+         */
+        c->lbr = X86PMU_LBR_ARCH;
+        c->lbr_depth = 32;
+        c->arch_lbr_eax = 0x4000000b;
+        c->arch_lbr_ebx = 0x7;
+        c->arch_lbr_ecx = 0;
+        c->perf_caps |= 0x3f;
         return v->what;
     }
     return x86pmu_arch_pebs_shape(name, c);

@@ -429,14 +429,15 @@ typedef struct X86PMUConfig {
     /*
      * LBRs and PEBS.  Legacy LBRs: perf_caps[5:0] gives the record format
      * and lbr_depth the stack (4 or 8 entries at 0x40/0x60, 16 or 32 at
-     * 0x680/0x6C0).  Architectural LBRs: CPUID.1CH:EAX's depths up to
-     * lbr_depth, EBX and ECX as given.  AMD: CPUID Fn8000_0022_EBX[9:4].
+     * 0x680/0x6C0).  Architectural LBRs: CPUID.1CH:EAX as arch_lbr_eax
+     * gives it (a part's dump), or 0 there and every multiple of 8 up to
+     * lbr_depth; EBX and ECX as given.  AMD: CPUID Fn8000_0022_EBX[9:4].
      * PEBS: ds sets CPUID.01H DS and DTES64; perf_caps[14:6] give the
      * record format, trap-like records and adaptive PEBS.
      */
     X86PMULbrKind lbr;
     uint8_t lbr_depth;
-    uint32_t arch_lbr_ebx, arch_lbr_ecx;
+    uint32_t arch_lbr_eax, arch_lbr_ebx, arch_lbr_ecx;
     bool ds;
     /*
      * Architectural PEBS (x86-pmu-arch-pebs.c), with perf_caps[11:8] =

@@ -138,6 +138,30 @@ HT_TEST(leaf_23_reads_as_the_lunar_lake_dumps)
 	HT_CHECK_EQ(r[0] >> 24, 0x20);
 }
 
+HT_TEST(lunar_lake_architectural_lbrs_as_the_dump)
+{
+	static const char *const names[] = { "lunarlake-p", "lunarlake-e" };
+	uint32_t r[4];
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		/* B06D1: 07H EDX[19]; 1CH 4000000B-7-000F0007 (ECX and the E-core's EAX[31] not emulated). */
+		shape(names[i]);
+		cpuid(0x07, 0, r);
+		HT_CHECK(r[3] >> 19 & 1, "%s: CPUID.07H:EDX[19] (architectural LBRs) clear", names[i]);
+		cpuid(0x1c, 0, r);
+		HT_CHECK(r[0] == 0x4000000b && r[1] == 7 && r[2] == 0 && r[3] == 0, "%s: 1CH %08x-%x-%x-%x",
+			 names[i], r[0], r[1], r[2], r[3]);
+		HT_CHECK_EQ(rdv(0x345) & 0x3f, 0x3f); /* PERF_CAPABILITIES: LBR format 3FH */
+		/* IA32_LBR_DEPTH starts at the deepest, takes 8, 16 and 32, not 24. */
+		HT_CHECK_EQ(rdv(0x14cf), 32);
+		HT_CHECK_EQ(wr(0x14cf, 16), 0);
+		HT_CHECK_EQ(rdv(0x14cf), 16);
+		HT_CHECK_EQ(wr(0x14cf, 24), GP);
+		HT_CHECK_EQ(wr(0x14cf, 32), 0);
+	}
+}
+
 /* --- The version 6 MSR map --- */
 
 HT_TEST(v6_aliases_are_the_legacy_registers)

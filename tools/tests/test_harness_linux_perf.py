@@ -141,9 +141,27 @@ class Shapes(unittest.TestCase):
 
 def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, "
             "full-width counters, Intel PMU driver.", pebs_ip="4000aa", samples=999,
-            msr_error=False, perftest="Ok"):
-    """A made-up intel-v4 console as perf_guest's /init prints it."""
+            msr_error=False, perftest="Ok", iret_cx=None, lbr_depths=(), switch_in=False):
+    """A made-up intel-v4 console as perf_guest's /init prints it.  iret_cx:
+    the 50th PEBS sample is at the IRET returning to ring 3, with that RCX
+    (the kernel entry before it saved 0x1234); lbr_depths: samples of those
+    depths after the 999 full ones, the first of them after a switch-in if
+    switch_in."""
     a = perf_guest.addresses()
+    order = "  1.0: context_tracking:user_exit: ffffffff81000100 ABI:2 CX:0x0 ABI:2 CX:0x0\n"
+    for i in range(1, 100):
+        cx = perf_guest.ITER_SHORT - 10007 * i
+        if i == 50 and iret_cx is not None:
+            order += ("  %d.5: context_tracking:user_exit: ffffffff81000100 ABI:2 CX:0x0 "
+                      "ABI:2 CX:0x1234\n" % i)
+            order += ("  %d.6: branches/period=10007/upp: ffffffff81001220 ABI:2 CX:0x%x "
+                      "ABI:2 CX:0x%x\n" % (i, iret_cx, iret_cx))
+            continue
+        order += ("  %d.7: branches/period=10007/upp: %s ABI:2 CX:0x%x ABI:2 CX:0x%x\n"
+                  % (i, pebs_ip, cx, cx))
+    switches = "SAMPLE 32 4000aa\n" * 999 + ("SWITCH-OUT\nSWITCH-IN\n" if switch_in else "")
+    switches += "".join("SAMPLE %d 4000a7\n" % d for d in lbr_depths)
+    depths = "  999 32 4000aa _start\n" + "".join("  1 %d 4000a7 _start\n" % d for d in lbr_depths)
     stat = ("%d,,instructions:u,1,100.00,,\n%d,,branches:u,1,100.00,,\n"
             "3,,context_tracking:user_exit,1,100.00,,\n1,,raw_syscalls:sys_enter,1,100.00,,\n"
             "0,,nmi:nmi_handler,1,100.00,,\n1,,page-faults:u,1,100.00,,\n"
@@ -168,7 +186,9 @@ def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, 
         "PEBS": "", "PEBS-SAMPLES": "  99 branches/period=10007/upp:\n  3 context_tracking:user_exit:\n"
                                     "  1 raw_syscalls:sys_enter:\n",
         "PEBS-IPS": "  99 branches/period=10007/upp: %s _start\n" % pebs_ip,
-        "LBR": "", "LBR-DEPTHS": "  999 32 4000aa _start\n",
+        "PEBS-ORDER": order,
+        "PEBS-IRET": "ffffffff81001220 T native_irq_return_iret\n",
+        "LBR": "", "LBR-DEPTHS": depths, "LBR-SWITCHES": switches,
         "LBR-ENTRIES": "  31968 0x%x/0x%x\n" % (a["jnz"], a["loop"]),
         "PERFTEST-LIST": " 4: mmap interface tests\n",
         "PERFTEST-4": "  4: mmap interface tests :\n  4.1: Read samples using the mmap interface : %s\n"
@@ -217,6 +237,35 @@ class Judge(unittest.TestCase):
         self.assertTrue(any("perf test 4" in f for f in j.failed))
         j = self.judge(console(driver="PEBS fmt3+, Skylake events, Intel PMU driver."))
         self.assertTrue(any("LBR depth" in f for f in j.failed))
+
+    def test_judged_again_from_the_log(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "intel-v4.log"), "w") as f:
+                f.write("# qemu ...\n" + console(insn_k=1) + linux_perf.MARK + "FAIL old\n")
+            j = linux_perf.rejudge_profile(self.prof, d)
+            self.assertIn("insn=off by 1", j.summary())
+            with open(os.path.join(d, "intel-v4.log")) as f:
+                text = f.read()
+            self.assertEqual(text.count(linux_perf.MARK), 1)
+            self.assertNotIn("FAIL old", text)
+            self.assertTrue(text.endswith("# " + j.summary() + "\n"))
+
+    def test_kernel_messages_inside_a_perf_test_line(self):
+        # An RCU stall printed on the console in the middle of "... : Ok".
+        j = self.judge(console(perftest="[ 4526.708565] rcu: INFO: rcu_preempt detected stalls\n"
+                                        "[ 4526.730093] rcu: \t1-...!: (3 GPs behind)\n Ok"))
+        self.assertEqual(j.failed, [])
+
+    def test_a_sample_at_the_returning_iret(self):
+        # Right only with the registers that IRET restored.
+        self.assertIn("pebs=ok", self.judge(console(iret_cx=0x1234)).summary())
+        self.assertIn("pebs=bad", self.judge(console(iret_cx=0x1235)).summary())
+
+    def test_a_short_stack_only_after_a_switch_in(self):
+        self.assertIn("lbr=ok", self.judge(console(lbr_depths=(0,), switch_in=True)).summary())
+        self.assertIn("lbr=bad", self.judge(console(lbr_depths=(0,))).summary())
+        self.assertIn("lbr=bad", self.judge(console(lbr_depths=(0, 5), switch_in=True)).summary())
+        self.assertIn("lbr=bad", self.judge(console(lbr_depths=(33,), switch_in=True)).summary())
 
 
 class Debian(unittest.TestCase):

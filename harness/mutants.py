@@ -28,12 +28,16 @@ the same for a seeded random sample of N mutants.
 """
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
+import queue
 import random
 import re
+import shutil
 import subprocess
 import sys
+import threading
 import time
 
 from harness import _paths  # noqa: F401  (tools/ on sys.path)
@@ -51,13 +55,19 @@ SMP = 2
 # three times slower: pmu.count.cmask_inv_edge then needs more than 10 s of
 # a loaded host.  A budget, not an assertion: a check's bounds are the same.
 GUEST_BUDGET_S = 60
-MIN_TIMEOUT = 300
-TIMEOUT_FACTOR = 10
+# A mutant's run may take TIMEOUT_FACTOR times its profile's unmutated run
+# (at least MIN_TIMEOUT s); the runner gives a run still printing at its
+# timeout more time (up to ten timeouts: pmutest.qemu.TIMEOUT_STRETCH_MAX),
+# so only a guest that stopped printing is cut at the timeout itself.
+MIN_TIMEOUT = 150
+TIMEOUT_FACTOR = 3
 # The profiles whose shapes execute the model's paths, most general first:
 # a mutant runs on the first one that executed its site.
 COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-v6-lnl-e', 'intel-arch-lbr-pebs5',
                   'skx-2s', 'intel-v2', 'amd-k8', 'intel-v1', 'intel-lbr-pebs-nehalem', 'amd-zen4-freeze',
                   'kvm-intel', 'kvm-amd', 'xen']
+# A stratified sample's least share of each file (sample_of).
+MIN_PER_FILE = 5
 # make test's fixed sample.
 CHECK_SAMPLE, CHECK_SEED = 30, 21
 
@@ -118,7 +128,13 @@ def expect_file(profile):
 
 
 def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=None):
-    """The default suite on one profile with one mutant. Returns (rc, seconds, tail)."""
+    """The default suite on one profile with one mutant. Returns (rc, seconds, tail).
+
+    A mutant's run stops at the first result the expect file does not allow
+    (tools/pmutest-run --stop-at-first-failure): from that line on the
+    verdict is FAIL whatever follows, so the kill is the one the whole run
+    would give.  The modes' timing checks (LOAD_SENSITIVE) do not stop it:
+    a kill resting on them alone is run again (run_mutants)."""
     logf = os.path.join(logdir, name + '.log')
     env = dict(os.environ, X86PMU_MUTANT=str(mutant))
     env.pop('X86PMU_COVERAGE', None)
@@ -128,6 +144,9 @@ def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=Non
            '--smp', str(SMP), '--timeout', str(int(timeout)), '--log-file', logf,
            '--append', 'timeout=%d' % GUEST_BUDGET_S,
            '--expect', expect_file(profile)]
+    if mutant and not coverage:
+        cmd.append('--stop-at-first-failure')
+        cmd += ['--stop-ignore=%s*' % p for p in LOAD_SENSITIVE]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                           errors='replace')
@@ -136,26 +155,43 @@ def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=Non
 
 
 def coverage(qemu, kernel, profiles, jobs, state):
-    """{profile: (set of ids, wall seconds)} for the profiles whose baseline passes."""
+    """{profile: (set of ids, wall seconds)} for the profiles whose baseline passes.
+
+    A baseline that failed only the modes' timing checks (LOAD_SENSITIVE,
+    the host's load) is used: a mutant's kill resting on those alone is
+    run again anyway.  A baseline that failed otherwise is tried once more
+    in a later session, then left out (and said so)."""
     covdir = os.path.join(OUT, 'coverage')
     os.makedirs(covdir, exist_ok=True)
-    todo = [p for p in profiles if p not in state.get('coverage', {})]
+    kid = kernel_id(kernel)
+    if state.get('coverage-kernel') != kid:
+        # Another kernel (other checks) runs other sites: its coverage anew.
+        state['coverage'], state['broken'], state['coverage-kernel'] = {}, {}, kid
+    broken = state.setdefault('broken', {})
+    todo = [p for p in profiles if p not in state.get('coverage', {})
+            and (broken.get(p) or {}).get('tries', 0) < 2]
 
     def one(p):
         path = os.path.join(covdir, p + '.ids')
+        if os.path.exists(path):
+            os.unlink(path)
         rc, secs, tail = run_suite(qemu, kernel, p, 0, covdir, p, 3600, coverage=path)
         ids = set()
-        if rc == 0 and os.path.exists(path):
+        checks = failed_checks_log(os.path.join(covdir, p + '.log'), p) if rc == 1 else set()
+        if (rc == 0 or load_only(checks)) and os.path.exists(path):
             with open(path) as f:
                 ids = {int(x) for x in f.read().split()}
-        return p, rc, secs, ids, tail
+        return p, rc, secs, ids, tail, checks
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        for p, rc, secs, ids, tail in ex.map(one, todo):
-            if rc != 0:
+        for p, rc, secs, ids, tail, checks in ex.map(one, todo):
+            if not ids:
                 log('baseline %s FAILED unmutated (rc %d, %.0f s): not used; %s' % (p, rc, secs, ' | '.join(tail)))
-                state.setdefault('broken', {})[p] = tail
+                broken[p] = {'tail': tail, 'tries': (broken.get(p) or {}).get('tries', 0) + 1}
+                save_state(state)
                 continue
-            log('baseline %s passed in %.0f s, %d mutant sites executed' % (p, secs, len(ids)))
+            broken.pop(p, None)
+            log('baseline %s passed in %.0f s%s, %d mutant sites executed' % (
+                p, secs, (' but for the timing checks %s' % ','.join(sorted(checks))) if rc else '', len(ids)))
             state.setdefault('coverage', {})[p] = [sorted(ids), secs]
             save_state(state)
     return {p: (set(v[0]), v[1]) for p, v in state.get('coverage', {}).items()}
@@ -193,8 +229,12 @@ PROBLEM = re.compile(r'^\s*(?:unexpected \w+: )?([a-z0-9_]+(?:\.[a-z0-9_]+)+)(?:
 
 
 def failed_checks(m, prof):
-    """The checks the verdict names against the stored log of mutant m."""
-    logf = os.path.join(OUT, 'logs', 'm%d.log' % m['id'])
+    """The checks the verdict names against the stored log of mutant m on prof."""
+    return failed_checks_log(os.path.join(OUT, 'logs', 'm%d-%s.log' % (m['id'], prof)), prof)
+
+
+def failed_checks_log(logf, prof):
+    """The checks the verdict on a stored log names."""
     if not os.path.exists(logf):
         return set()
     proc = subprocess.run([sys.executable, RUNNER, '--log', logf, '--expect', expect_file(prof), '--cpus', str(SMP)],
@@ -216,64 +256,126 @@ def where(m):
     return '%s:%d' % (m['file'], m['line'])
 
 
-def run_mutants(qemu, kernel, cat, selected, cov, jobs, state):
-    """Run each selected mutant; results in state['results'][identity]."""
+def kernel_id(kernel):
+    with open(kernel, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()[:12]
+
+
+def profiles_of(m, cov):
+    """The covered profiles whose unmutated run executed m's site, in COVER_PROFILES' order."""
+    return [p for p in COVER_PROFILES if p in cov and m['id'] in cov[p][0]]
+
+
+def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=True, rerun_survivors=False):
+    """Run each selected mutant; results in state['results'][identity].
+
+    A mutant runs first on the first covered profile that executed its
+    site; while it survives it runs on the next one that executed it, until
+    one kills it or none is left (every_profile).  All mutants' first runs
+    come before any second run, so a run cut short still has a result for
+    as many mutants as it could.  A kill resting only on the modes' timing
+    checks (LOAD_SENSITIVE) is run once more on the same profile; if that
+    run passes, the profile let the mutant live."""
     results = state.setdefault('results', {})
-    order = [p for p in COVER_PROFILES if p in cov]
-    todo = []
+    kid = kernel_id(kernel)
+    lock = threading.Lock()
+    work = queue.PriorityQueue()
+    seq = [0]
+
+    def push(rank, m, prof, rerun=False):
+        seq[0] += 1
+        work.put((rank, seq[0], m['id'], m, prof, rerun))
+
+    def next_profile(m, r):
+        left = [p for p in profiles_of(m, cov) if p not in r.get('tried', [])]
+        return left[0] if left else None
     for m in selected:
         r = results.get(m['identity'])
-        if r and r['outcome'] in ('killed', 'survived') and r.get('profile') != '-':
+        if r and r['outcome'] == 'survived' and rerun_survivors and r.get('kernel') != kid and r.get('tried'):
+            r['tried'], r['kernel'] = [], kid           # the suite changed: survivors run again
+        if r and r['outcome'] == 'killed':
             continue
-        prof = next((p for p in order if m['id'] in cov[p][0]), None)
-        if prof is None:
-            results[m['identity']] = {'outcome': 'survived', 'profile': '-',
-                                      'why': 'not executed: no site run under the suite on %s' % ','.join(order)}
+        if not profiles_of(m, cov):
+            results[m['identity']] = {'outcome': 'survived', 'profile': '-', 'tried': [], 'kernel': kid,
+                                      'why': 'not executed: no site run under the suite on %s'
+                                             % ','.join(p for p in COVER_PROFILES if p in cov)}
             continue
-        todo.append((m, prof))
-    save_state(state)
+        r = r or {'tried': []}
+        prof = next_profile(m, r) if (every_profile or not r.get('tried')) else None
+        if prof:
+            push(len(r.get('tried', [])), m, prof)
+    with lock:
+        save_state(state)
     logdir = os.path.join(OUT, 'logs')
     os.makedirs(logdir, exist_ok=True)
-    done = [0]
+    count = [0]
 
-    def one(item):
-        m, prof = item
-        timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof][1])
-        rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d' % m['id'], timeout)
-        return m, prof, rc, secs, tail, timeout
-    # A kill that rests only on the modes' timing checks runs once more.
-    for m in selected:
-        r = results.get(m['identity'])
-        if r and r['outcome'] == 'killed' and 'checks' not in r and not r['why'].startswith('no verdict'):
-            r['checks'] = sorted(failed_checks(m, r['profile']))
-            if load_only(r['checks']) and not r.get('rerun'):
-                todo.append((m, r['profile']))
-    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        # Each result is stored as it comes: a run cut short keeps the rest.
-        for fut in concurrent.futures.as_completed([ex.submit(one, item) for item in todo]):
-            m, prof, rc, secs, tail, timeout = fut.result()
-            done[0] += 1
-            if rc == 0:
-                r = {'outcome': 'survived', 'profile': prof,
-                     'why': 'missing check: the default suite passed on %s' % prof}
-            elif rc == 1:
-                timed = secs >= timeout
-                r = {'outcome': 'killed', 'profile': prof,
-                     'why': ('no verdict in %.0f s (the guest hung or QEMU looped)' % timeout) if timed
-                     else ' | '.join(tail)[-300:]}
+    def record(m, prof, rc, secs, tail, timeout, rerun):
+        r = dict(results.get(m['identity']) or {'tried': []})
+        r.setdefault('tried', [])
+        r['seconds'] = r.get('seconds', 0) + round(secs)
+        r['kernel'] = kid
+        r['profile'] = prof
+        again = None
+        if rc == 1:
+            checks = sorted(failed_checks(m, prof))
+            if load_only(checks) and not rerun:
+                r.update(outcome='survived', why='killed on %s only by timing checks %s: run again'
+                         % (prof, ','.join(checks)))
+                again = (m, prof, True)
             else:
-                r = {'outcome': 'error', 'profile': prof, 'why': 'runner error %d: %s' % (rc, ' | '.join(tail))}
-            r['seconds'] = round(secs)
-            prev = results.get(m['identity'])
-            if prev and prev.get('checks') is not None and load_only(prev['checks']):
-                r['rerun'] = True
-                if r['outcome'] == 'survived':
-                    r['why'] = ('missing check: the first run on %s failed only %s (timing checks that failed '
-                                'unmutated under load too); the re-run passed' % (prof, ','.join(prev['checks'])))
-            results[m['identity']] = r
-            save_state(state)
-            log('[%d/%d] #%d %s %s (%s) on %s: %s in %.0f s' % (done[0], len(todo), m['id'], where(m), m['change'],
-                                                              m['function'], prof, r['outcome'], secs))
+                timed = secs >= timeout
+                r.update(outcome='killed', checks=checks,
+                         why=('no verdict in %.0f s (the guest hung or QEMU looped)' % timeout) if timed
+                         else ' | '.join(tail)[-300:])
+                if rerun:
+                    r['rerun'] = True
+        elif rc == 0:
+            r['tried'] = r['tried'] + [prof]
+            r['outcome'] = 'survived'
+            nxt = next_profile(m, r) if every_profile else None
+            left = [p for p in profiles_of(m, cov) if p not in r['tried']]
+            r['why'] = 'missing check: the default suite passed on %s%s' % (
+                ', '.join(r['tried']), ('; not yet run on %s' % ', '.join(left)) if left
+                else ' (every covered profile that executes the site)')
+            if rerun:
+                r['why'] += '; the first run failed only timing checks, the re-run passed'
+            if nxt:
+                again = (m, nxt, False)
+        else:
+            r.update(outcome='error', why='runner error %d: %s' % (rc, ' | '.join(tail)))
+        results[m['identity']] = r
+        save_state(state)
+        return r, again
+
+    def worker():
+        while True:
+            try:
+                rank, _, _, m, prof, rerun = work.get_nowait()
+            except queue.Empty:
+                return
+            timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof][1])
+            rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d-%s' % (m['id'], prof), timeout)
+            with lock:
+                r, again = record(m, prof, rc, secs, tail, timeout, rerun)
+                count[0] += 1
+                log('[%d, %d queued] #%d %s %s (%s) on %s: %s in %.0f s' % (
+                    count[0], work.qsize(), m['id'], where(m), m['change'], m['function'], prof, r['outcome'], secs))
+                if again:
+                    push(rank + (0 if again[2] else 1), *again)
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    # A worker that found the queue empty while another still runs a
+    # mutant that may queue its next profile: start a fresh one for it.
+    while any(t.is_alive() for t in threads):
+        time.sleep(1)
+        if not work.empty():
+            threads = [t for t in threads if t.is_alive()]
+            while len(threads) < max(1, jobs):
+                t = threading.Thread(target=worker, daemon=True)
+                t.start()
+                threads.append(t)
     return results
 
 
@@ -305,17 +407,42 @@ def summary(selected, results, equivalent):
 
 
 def kernel_path():
+    """A copy of build/pmutest.elf named by its hash: a rebuild of the
+    kernel while mutants run changes neither their kernel nor coverage."""
     k = os.path.join(ROOT, 'build', 'pmutest.elf')
     if not os.path.exists(k):
         raise SystemExit('mutants: %s is not built (make kernel)' % k)
-    return k
+    copy = os.path.join(OUT, 'pmutest-%s.elf' % kernel_id(k))
+    if not os.path.exists(copy):
+        shutil.copyfile(k, copy + '.tmp')
+        os.replace(copy + '.tmp', copy)
+    return copy
 
 
 def sample_of(cat, n, seed):
+    """A seeded random sample of n mutants, stratified by file: each file
+    gets its share of n (at least min(MIN_PER_FILE, its mutants), fewer
+    when n is small), so that a small file (apic_deliver_pmi's 11 sites)
+    is never left out by chance."""
     if not n or n >= len(cat):
         return list(cat)
-    ordered = sorted(cat, key=lambda m: m['identity'])
-    return sorted(random.Random(seed).sample(ordered, n), key=lambda m: m['id'])
+    rng = random.Random(seed)
+    by_file = {}
+    for m in sorted(cat, key=lambda m: m['identity']):
+        by_file.setdefault(m['file'], []).append(m)
+    floor = max(1, min(MIN_PER_FILE, n // (2 * len(by_file))))
+    quota = {f: min(len(ms), max(floor, round(n * len(ms) / len(cat)))) for f, ms in by_file.items()}
+    while sum(quota.values()) > n:
+        f = max((f for f in quota if quota[f] > floor), key=lambda f: (quota[f], f))
+        quota[f] -= 1
+    while sum(quota.values()) < n:
+        f = max((f for f in quota if quota[f] < len(by_file[f])),
+                key=lambda f: (len(by_file[f]) - quota[f], f))
+        quota[f] += 1
+    picked = []
+    for f in sorted(by_file):
+        picked += rng.sample(by_file[f], quota[f])
+    return sorted(picked, key=lambda m: m['id'])
 
 
 def main(argv=None):
@@ -328,6 +455,10 @@ def main(argv=None):
     ap.add_argument('--record-sample', action='store_true',
                     help="run make test's fixed sample whole and write harness/mutants-expected.tsv")
     ap.add_argument('--fresh', action='store_true', help='forget the stored results of this binary')
+    ap.add_argument('--first-profile-only', action='store_true',
+                    help='run a survivor only on the first profile that executes its site, not on every one')
+    ap.add_argument('--rerun-survivors', action='store_true',
+                    help='run again the survivors whose runs were with another kernel (the checks changed)')
     ap.add_argument('--summarize', action='store_true',
                     help='run nothing: the summary (and with --record-sample the record) from the stored results')
     a = ap.parse_args(argv)
@@ -348,7 +479,7 @@ def main(argv=None):
     if not a.summarize:
         cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs, state)
         run_mutants(qemu, kernel, cat, [m for m in selected if m['identity'] not in equivalent], cov, a.jobs,
-                    state)
+                    state, every_profile=not a.first_profile_only, rerun_survivors=a.rerun_survivors)
     lines = summary(selected, state.setdefault('results', {}), equivalent)
     with open(os.path.join(OUT, 'summary.txt'), 'w') as f:
         f.write('\n'.join(lines) + '\n')

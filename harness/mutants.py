@@ -65,11 +65,18 @@ TIMEOUT_FACTOR = 3
 # a mutant runs on the first one that executed its site.
 COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-v6-lnl-e', 'intel-arch-lbr-pebs5',
                   'skx-2s', 'intel-v2', 'amd-k8', 'intel-v1', 'intel-lbr-pebs-nehalem', 'amd-zen4-freeze',
-                  'kvm-intel', 'kvm-amd', 'xen']
+                  'kvm-intel', 'kvm-amd', 'xen',
+                  # Shapes the ones above miss: the client uncore, adaptive
+                  # PEBS format 4, AMD's legacy and PerfCtrExtCore parts,
+                  # v3, no full-width writes, a fixed-counter gap, the v6
+                  # user-disable bits.
+                  'skl-client-2s', 'intel-v5', 'amd-legacy', 'amd-extcore', 'intel-v3', 'intel-v4-no-fw-writes',
+                  'intel-v5-fixed-gap', 'intel-v6-user-disable']
 # A stratified sample's least share of each file (sample_of).
 MIN_PER_FILE = 5
-# make test's fixed sample.
+# make test's fixed sample: CHECK_SAMPLE kills of a measured sample (record).
 CHECK_SAMPLE, CHECK_SEED = 30, 21
+RECORD_MAX_S = 60
 
 
 def log(msg):
@@ -154,32 +161,42 @@ def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=Non
     return proc.returncode, time.monotonic() - t0, out[-6:]
 
 
-def coverage(qemu, kernel, profiles, jobs, state):
+def coverage(qemu, kernel, profiles, jobs):
     """{profile: (set of ids, wall seconds)} for the profiles whose baseline passes.
 
+    Kept per binary and kernel (another kernel, with other checks, runs
+    other sites) in build/mutants/coverage-<binary>-<kernel>.json.
     A baseline that failed only the modes' timing checks (LOAD_SENSITIVE,
     the host's load) is used: a mutant's kill resting on those alone is
     run again anyway.  A baseline that failed otherwise is tried once more
     in a later session, then left out (and said so)."""
-    covdir = os.path.join(OUT, 'coverage')
-    os.makedirs(covdir, exist_ok=True)
     kid = kernel_id(kernel)
-    if state.get('coverage-kernel') != kid:
-        # Another kernel (other checks) runs other sites: its coverage anew.
-        state['coverage'], state['broken'], state['coverage-kernel'] = {}, {}, kid
-    broken = state.setdefault('broken', {})
-    todo = [p for p in profiles if p not in state.get('coverage', {})
-            and (broken.get(p) or {}).get('tries', 0) < 2]
+    covdir = os.path.join(OUT, 'coverage', kid)
+    os.makedirs(covdir, exist_ok=True)
+    path = os.path.join(OUT, 'coverage-%s-%s.json' % (os.path.basename(os.path.dirname(qemu)), kid))
+    try:
+        with open(path) as f:
+            cst = json.load(f)
+    except (OSError, ValueError):
+        cst = {}
+    broken = cst.setdefault('broken', {})
+    got = cst.setdefault('coverage', {})
+    todo = [p for p in profiles if p not in got and (broken.get(p) or {}).get('tries', 0) < 2]
+
+    def save():
+        with open(path + '.tmp', 'w') as f:
+            json.dump(cst, f)
+        os.replace(path + '.tmp', path)
 
     def one(p):
-        path = os.path.join(covdir, p + '.ids')
-        if os.path.exists(path):
-            os.unlink(path)
-        rc, secs, tail = run_suite(qemu, kernel, p, 0, covdir, p, 3600, coverage=path)
+        ids_path = os.path.join(covdir, p + '.ids')
+        if os.path.exists(ids_path):
+            os.unlink(ids_path)
+        rc, secs, tail = run_suite(qemu, kernel, p, 0, covdir, p, 3600, coverage=ids_path)
         ids = set()
         checks = failed_checks_log(os.path.join(covdir, p + '.log'), p) if rc == 1 else set()
-        if (rc == 0 or load_only(checks)) and os.path.exists(path):
-            with open(path) as f:
+        if (rc == 0 or load_only(checks)) and os.path.exists(ids_path):
+            with open(ids_path) as f:
                 ids = {int(x) for x in f.read().split()}
         return p, rc, secs, ids, tail, checks
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
@@ -187,14 +204,17 @@ def coverage(qemu, kernel, profiles, jobs, state):
             if not ids:
                 log('baseline %s FAILED unmutated (rc %d, %.0f s): not used; %s' % (p, rc, secs, ' | '.join(tail)))
                 broken[p] = {'tail': tail, 'tries': (broken.get(p) or {}).get('tries', 0) + 1}
-                save_state(state)
+                save()
                 continue
             broken.pop(p, None)
             log('baseline %s passed in %.0f s%s, %d mutant sites executed' % (
                 p, secs, (' but for the timing checks %s' % ','.join(sorted(checks))) if rc else '', len(ids)))
-            state.setdefault('coverage', {})[p] = [sorted(ids), secs]
-            save_state(state)
-    return {p: (set(v[0]), v[1]) for p, v in state.get('coverage', {}).items()}
+            got[p] = [sorted(ids), secs]
+            save()
+    for p in profiles:
+        if p in broken:
+            log('baseline %s failed unmutated: not used (%s)' % (p, ' | '.join(broken[p]['tail'])[-200:]))
+    return {p: (set(v[0]), v[1]) for p, v in got.items() if p in profiles}
 
 
 def state_path(qemu):
@@ -254,6 +274,39 @@ def load_only(names):
 
 def where(m):
     return '%s:%d' % (m['file'], m['line'])
+
+
+# The configuration checks of emu/model/x86-pmu-config.c: functions of a
+# const X86PMUConfig that return a refusal message (msg, put_str, put_num
+# only build that message) and change nothing else.  A mutant of theirs
+# that lets QEMU start on a profile leaves that profile's machine exactly
+# the unmutated one: it survives there without a boot of the suite (the
+# unmutated run of the profile passed); one that refuses the profile's
+# configuration is booted as usual (the runner's FAIL in a second).
+START_CHECKS = {'check_intel', 'check_amd', 'check_leaf23', 'check_lbr_pebs', 'x86pmu_config_check', 'msg',
+                'put_str', 'put_num'}
+
+
+START_CHECK_WHY = ('unobservable from a guest: a configuration check (no effect but a refusal at QEMU start) '
+                   'that still accepts the configuration of every covered profile executing it; only a '
+                   'configuration the manuals forbid, which no profile gives, could tell')
+
+
+def qemu_starts(qemu, profile, mutant):
+    """Whether the mutant QEMU starts the profile's machine (-S, then quit)."""
+    from pmutest import profiles
+    prof = profiles.find_profile(profile)
+    cmd = [qemu, '-nodefaults', '-no-reboot', '-display', 'none', '-machine', 'q35', '-m', '512M',
+           '-smp', str(SMP), '-accel', 'tcg,thread=multi', '-cpu', prof.cpu] + profiles.qemu_args(prof) + \
+        ['-S', '-monitor', 'stdio']
+    env = dict(os.environ, X86PMU_MUTANT=str(mutant))
+    env.pop('X86PMU_COVERAGE', None)
+    try:
+        proc = subprocess.run(cmd, input='quit\n', stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env, timeout=300, errors='replace')
+    except subprocess.TimeoutExpired:
+        return False
+    return proc.returncode == 0
 
 
 def kernel_id(kernel):
@@ -335,9 +388,13 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
             r['outcome'] = 'survived'
             nxt = next_profile(m, r) if every_profile else None
             left = [p for p in profiles_of(m, cov) if p not in r['tried']]
-            r['why'] = 'missing check: the default suite passed on %s%s' % (
-                ', '.join(r['tried']), ('; not yet run on %s' % ', '.join(left)) if left
-                else ' (every covered profile that executes the site)')
+            if m['function'] in START_CHECKS:
+                r['why'] = START_CHECK_WHY + ' (started on %s%s)' % (', '.join(r['tried']), (
+                    '; not yet tried on %s' % ', '.join(left)) if left else '')
+            else:
+                r['why'] = 'missing check: the default suite passed on %s%s' % (
+                    ', '.join(r['tried']), ('; not yet run on %s' % ', '.join(left)) if left
+                    else ' (every covered profile that executes the site)')
             if rerun:
                 r['why'] += '; the first run failed only timing checks, the re-run passed'
             if nxt:
@@ -355,7 +412,12 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
             except queue.Empty:
                 return
             timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof][1])
-            rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d-%s' % (m['id'], prof), timeout)
+            t0 = time.monotonic()
+            if m['function'] in START_CHECKS and qemu_starts(qemu, prof, m['id']):
+                rc, secs, tail = 0, time.monotonic() - t0, ['QEMU started: the check accepts this configuration']
+            else:
+                rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d-%s' % (m['id'], prof),
+                                           timeout)
             with lock:
                 r, again = record(m, prof, rc, secs, tail, timeout, rerun)
                 count[0] += 1
@@ -379,6 +441,29 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
     return results
 
 
+# Why a site no covered profile executes cannot be seen from a guest, by
+# function: the line of such a survivor says so (it still counts against
+# the score: only an equivalent mutant leaves the denominator).
+START_UP = ('unobservable from a guest: QEMU start-up, the checks and parsing of the -cpu properties that '
+            'refuse a configuration before any guest runs; every covered profile passes them unmutated, so '
+            'this is an error path of a command line no profile gives')
+UNOBSERVABLE = dict.fromkeys(
+    ('check_intel', 'check_amd', 'check_leaf23', 'check_lbr_pebs', 'x86pmu_config_check', 'msg', 'put_str',
+     'put_num', 'pmu_config', 'pmu_conventions', 'x86_pmu_realize', 'x86pmu_parse_wrmsr_counted', 'prop_set'),
+    START_UP)
+UNOBSERVABLE.update(dict.fromkeys(
+    ('x86pmu_smm_enter', 'x86pmu_smm_leave'),
+    'unobservable from a guest: SMM entry and exit (FREEZE_WHILE_SMM); pmutest raises no SMI, and a guest '
+    'cannot see its own SMM'))
+
+
+def survivor_why(m, r):
+    why = r.get('why', 'not run')
+    if r.get('profile') == '-' and m['function'] in UNOBSERVABLE:
+        return UNOBSERVABLE[m['function']]
+    return why
+
+
 def summary(selected, results, equivalent):
     # Mutants without a result (a run cut short) are left out of every
     # figure and named at the end.
@@ -396,7 +481,7 @@ def summary(selected, results, equivalent):
     for m in sorted(surv + errors, key=lambda m: (m['file'], m['line'])):
         r = results.get(m['identity'], {})
         lines.append('%s\t%s\t%s (%s)\t%s' % (where(m), m['identity'], m['change'], m['function'],
-                                            r.get('why', 'not run')))
+                                            survivor_why(m, r)))
     for m in sorted(eq, key=lambda m: (m['file'], m['line'])):
         lines.append('%s\t%s\t%s (%s)\tequivalent: %s' % (where(m), m['identity'], m['change'], m['function'],
                                                          equivalent[m['identity']][-1]))
@@ -453,10 +538,13 @@ def main(argv=None):
     ap.add_argument('--check-sample', action='store_true',
                     help="make test's fixed sample against harness/mutants-expected.tsv")
     ap.add_argument('--record-sample', action='store_true',
-                    help="run make test's fixed sample whole and write harness/mutants-expected.tsv")
+                    help="write harness/mutants-expected.tsv: CHECK_SAMPLE kills drawn (seed CHECK_SEED) "
+                         "from the stored results of --sample N --seed S (runs nothing)")
     ap.add_argument('--fresh', action='store_true', help='forget the stored results of this binary')
     ap.add_argument('--first-profile-only', action='store_true',
                     help='run a survivor only on the first profile that executes its site, not on every one')
+    ap.add_argument('--coverage-only', action='store_true',
+                    help='run the unmutated baselines (coverage) of every covered profile, nothing else')
     ap.add_argument('--rerun-survivors', action='store_true',
                     help='run again the survivors whose runs were with another kernel (the checks changed)')
     ap.add_argument('--summarize', action='store_true',
@@ -472,12 +560,14 @@ def main(argv=None):
     if a.check_sample:
         return check_sample(qemu, kernel, cat, a.jobs, state, equivalent)
     if a.record_sample:
-        a.sample, a.seed = CHECK_SAMPLE, CHECK_SEED
+        a.summarize = True
     selected = sample_of(cat, a.sample, a.seed)
     log('%d mutants in the build, %d selected (sample %s, seed %d); binary %s'
         % (len(cat), len(selected), a.sample or 'all', a.seed, qemu))
     if not a.summarize:
-        cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs, state)
+        cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs)
+        if a.coverage_only:
+            return 0
         run_mutants(qemu, kernel, cat, [m for m in selected if m['identity'] not in equivalent], cov, a.jobs,
                     state, every_profile=not a.first_profile_only, rerun_survivors=a.rerun_survivors)
     lines = summary(selected, state.setdefault('results', {}), equivalent)
@@ -485,25 +575,35 @@ def main(argv=None):
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
     if a.record_sample:
-        record(selected, state['results'])
+        record(selected, state['results'], a.sample, a.seed)
     return 0
 
 
-def record(selected, results):
+def record(selected, results, sample, seed):
+    """make test's fixed sample: CHECK_SAMPLE of the kills of a measured
+    sample, drawn with CHECK_SEED.  Only kills that a re-run can rely on:
+    not by the timing checks alone, not by a hang (which would cost make
+    test a timeout each time), and within RECORD_MAX_S (make test stays short)."""
+    usable = []
+    for m in selected:
+        r = results.get(m['identity'], {})
+        if r.get('outcome') != 'killed' or r.get('why', '').startswith('no verdict'):
+            continue
+        if load_only(r.get('checks') or []) or r.get('seconds', 0) > RECORD_MAX_S:
+            continue
+        usable.append((m, r))
+    usable.sort(key=lambda mr: mr[0]['identity'])
+    picked = random.Random(CHECK_SEED).sample(usable, min(CHECK_SAMPLE, len(usable)))
     with open(EXPECTED_KILLS, 'w') as f:
-        f.write('# The kills of make test\'s fixed sample (harness/mutants.py CHECK_SAMPLE=%d, CHECK_SEED=%d):\n'
+        f.write('# make test\'s fixed sample (docs/mutants.md): %d kills drawn with seed %d from the kills of\n'
+                '# make mutants SAMPLE=%d SEED=%d (no hang, no timing-only kill, each within %d s).\n'
                 '# identity<TAB>outcome<TAB>profile<TAB>where and what, written by\n'
-                '# python3 -m harness.mutants --record-sample (docs/mutants.md).\n' % (CHECK_SAMPLE, CHECK_SEED))
-        for m in selected:
-            r = dict(results.get(m['identity'], {}))
-            # A kill only the modes' timing checks saw could survive on a
-            # quiet machine: not a kill make test may rely on.
-            if r.get('outcome') == 'killed' and not r.get('rerun') and \
-                    load_only(r.get('checks') or sorted(failed_checks(m, r['profile']))):
-                r['outcome'] = 'killed-by-timing-checks-only'
-            f.write('%s\t%s\t%s\t%s %s (%s)\n' % (m['identity'], r.get('outcome', 'not-run'), r.get('profile', '-'),
-                                                  where(m), m['change'], m['function']))
-    log('recorded %s' % os.path.relpath(EXPECTED_KILLS, ROOT))
+                '# python3 -m harness.mutants --record-sample --sample %d --seed %d.\n'
+                % (len(picked), CHECK_SEED, sample, seed, RECORD_MAX_S, sample, seed))
+        for m, r in sorted(picked, key=lambda mr: mr[0]['identity']):
+            f.write('%s\tkilled\t%s\t%s %s (%s)\n' % (m['identity'], r['profile'], where(m), m['change'],
+                                                   m['function']))
+    log('recorded %d kills in %s' % (len(picked), os.path.relpath(EXPECTED_KILLS, ROOT)))
 
 
 def check_sample(qemu, kernel, cat, jobs, state, equivalent):
@@ -526,7 +626,7 @@ def check_sample(qemu, kernel, cat, jobs, state, equivalent):
         log('%s: recorded as killed, no longer generated (the source changed): re-record it' % i)
     skipped += len(missing)
     # The profiles' baselines, for the timeouts (and to refuse a broken baseline).
-    cov = coverage(qemu, kernel, sorted({p for _, p in todo}), jobs, state)
+    cov = coverage(qemu, kernel, sorted({p for _, p in todo}), jobs)
     logdir = os.path.join(OUT, 'logs')
     os.makedirs(logdir, exist_ok=True)
 

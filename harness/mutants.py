@@ -342,7 +342,11 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
     def next_profile(m, r):
         left = [p for p in profiles_of(m, cov) if p not in r.get('tried', [])]
         return left[0] if left else None
-    for m in selected:
+    # In a seeded random order: a run cut short has results for a random
+    # part of the sample, spread over its files, not for its first files.
+    order = sorted(selected, key=lambda m: m['identity'])
+    random.Random(len(order)).shuffle(order)
+    for m in order:
         r = results.get(m['identity'])
         if r and r['outcome'] == 'survived' and rerun_survivors and r.get('kernel') != kid and r.get('tried'):
             r['tried'], r['kernel'] = [], kid           # the suite changed: survivors run again
@@ -540,6 +544,9 @@ def main(argv=None):
     ap.add_argument('--record-sample', action='store_true',
                     help="write harness/mutants-expected.tsv: CHECK_SAMPLE kills drawn (seed CHECK_SEED) "
                          "from the stored results of --sample N --seed S (runs nothing)")
+    ap.add_argument('--qemu', metavar='PATH',
+                    help='a built mutant QEMU (its mutants.tsv beside it) instead of emu/qemu/build.sh --mutants: '
+                         'the summary or record of a measured binary')
     ap.add_argument('--fresh', action='store_true', help='forget the stored results of this binary')
     ap.add_argument('--first-profile-only', action='store_true',
                     help='run a survivor only on the first profile that executes its site, not on every one')
@@ -552,7 +559,10 @@ def main(argv=None):
     a = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
     kernel = kernel_path()
-    qemu, cat = build()
+    if a.qemu:
+        qemu, cat = a.qemu, read_catalogue(os.path.join(os.path.dirname(a.qemu), 'mutants.tsv'))
+    else:
+        qemu, cat = build()
     state = {} if a.fresh else load_state(qemu)
     if a.fresh:
         load_state(qemu)
@@ -600,10 +610,27 @@ def record(selected, results, sample, seed):
                 '# identity<TAB>outcome<TAB>profile<TAB>where and what, written by\n'
                 '# python3 -m harness.mutants --record-sample --sample %d --seed %d.\n'
                 % (len(picked), CHECK_SEED, sample, seed, RECORD_MAX_S, sample, seed))
+        now = current_identities()
         for m, r in sorted(picked, key=lambda mr: mr[0]['identity']):
-            f.write('%s\tkilled\t%s\t%s %s (%s)\n' % (m['identity'], r['profile'], where(m), m['change'],
-                                                   m['function']))
+            ident = m['identity']
+            moved = now.get((m['function'], ident.rsplit(':', 1)[1]))
+            note = ''
+            if moved and moved != ident:
+                # Measured on a binary from before its function moved to
+                # another file: the same function, change and site.
+                note = ' (measured as %s)' % ident
+                ident = moved
+            f.write('%s\tkilled\t%s\t%s %s (%s)%s\n' % (ident, r['profile'], where(m), m['change'],
+                                                     m['function'], note))
     log('recorded %d kills in %s' % (len(picked), os.path.relpath(EXPECTED_KILLS, ROOT)))
+
+
+def current_identities():
+    """(function, hash) -> identity of the repository's sources now: the
+    hash does not name the file, so a function that moved keeps it."""
+    from harness import mutgen
+    cat, _ = mutgen.catalogue()
+    return {(m.func, m.ident.rsplit(':', 1)[1]): m.ident for _, _, site in cat for m in site.mutants}
 
 
 def check_sample(qemu, kernel, cat, jobs, state, equivalent):

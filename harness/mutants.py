@@ -551,6 +551,10 @@ def main(argv=None):
     ap.add_argument('--qemu', metavar='PATH',
                     help='a built mutant QEMU (its mutants.tsv beside it) instead of emu/qemu/build.sh --mutants: '
                          'the summary or record of a measured binary')
+    ap.add_argument('--rerun', metavar='ID,...',
+                    help='run these survivors (catalogue ids) again with the current kernel on --profile, '
+                         'the whole default suite: a check written from a survivor, measured')
+    ap.add_argument('--profile', metavar='NAME', help='with --rerun: the profile to run them on')
     ap.add_argument('--fresh', action='store_true', help='forget the stored results of this binary')
     ap.add_argument('--first-profile-only', action='store_true',
                     help='run a survivor only on the first profile that executes its site, not on every one')
@@ -573,6 +577,8 @@ def main(argv=None):
     equivalent = read_keyed(EQUIVALENT)
     if a.check_sample:
         return check_sample(qemu, kernel, cat, a.jobs, state, equivalent)
+    if a.rerun:
+        return rerun(qemu, kernel, cat, state, [int(x) for x in a.rerun.split(',')], a.profile)
     if a.record_sample:
         a.summarize = True
     selected = sample_of(cat, a.sample, a.seed)
@@ -627,6 +633,33 @@ def record(selected, results, sample, seed):
             f.write('%s\tkilled\t%s\t%s %s (%s)%s\n' % (ident, r['profile'], where(m), m['change'],
                                                      m['function'], note))
     log('recorded %d kills in %s' % (len(picked), os.path.relpath(EXPECTED_KILLS, ROOT)))
+
+
+def rerun(qemu, kernel, cat, state, ids, profile):
+    """Survivors run again on one profile with the current kernel (new
+    checks).  The timeout is the runner's generous default for a suite
+    whose baseline this kernel has not measured: MIN_TIMEOUT * 2.  A kill
+    replaces the survival in the stored results, saying which kernel."""
+    by_id = {m['id']: m for m in cat}
+    results = state.setdefault('results', {})
+    logdir = os.path.join(OUT, 'logs')
+    os.makedirs(logdir, exist_ok=True)
+    kid = kernel_id(kernel)
+    for i in ids:
+        m = by_id[i]
+        rc, secs, tail = run_suite(qemu, kernel, profile, i, logdir, 'm%d-%s' % (i, profile), 2 * MIN_TIMEOUT)
+        checks = sorted(failed_checks(m, profile)) if rc == 1 else []
+        prev = results.get(m['identity'], {})
+        if rc == 1 and not load_only(checks) and secs < 2 * MIN_TIMEOUT:
+            results[m['identity']] = {'outcome': 'killed', 'profile': profile, 'checks': checks,
+                                      'seconds': prev.get('seconds', 0) + round(secs), 'kernel': kid,
+                                      'why': 'with kernel %s (after it survived with %s): %s' % (
+                                          kid, prev.get('kernel', '?'), ' | '.join(tail)[-200:])}
+        log('rerun #%d %s %s (%s) on %s with kernel %s: %s in %.0f s%s' % (
+            i, where(m), m['change'], m['function'], profile, kid, 'killed' if rc == 1 else 'survived', secs,
+            (' by ' + ','.join(checks)) if checks else ''))
+        save_state(state)
+    return 0
 
 
 def current_identities():

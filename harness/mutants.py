@@ -551,6 +551,9 @@ def main(argv=None):
     ap.add_argument('--qemu', metavar='PATH',
                     help='a built mutant QEMU (its mutants.tsv beside it) instead of emu/qemu/build.sh --mutants: '
                          'the summary or record of a measured binary')
+    ap.add_argument('--kernel', metavar='ELF',
+                    help='the kernel of a measured run (build/mutants/pmutest-<hash>.elf) instead of build/pmutest.elf: '
+                         'resume that run with its coverage')
     ap.add_argument('--rerun', metavar='ID,...',
                     help='run these survivors (catalogue ids) again with the current kernel on --profile, '
                          'the whole default suite: a check written from a survivor, measured')
@@ -566,7 +569,7 @@ def main(argv=None):
                     help='run nothing: the summary (and with --record-sample the record) from the stored results')
     a = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
-    kernel = kernel_path()
+    kernel = a.kernel or kernel_path()
     if a.qemu:
         qemu, cat = a.qemu, read_catalogue(os.path.join(os.path.dirname(a.qemu), 'mutants.tsv'))
     else:

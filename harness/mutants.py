@@ -28,12 +28,16 @@ the same for a seeded random sample of N mutants.
 """
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
+import queue
 import random
 import re
+import shutil
 import subprocess
 import sys
+import threading
 import time
 
 from harness import _paths  # noqa: F401  (tools/ on sys.path)
@@ -51,15 +55,28 @@ SMP = 2
 # three times slower: pmu.count.cmask_inv_edge then needs more than 10 s of
 # a loaded host.  A budget, not an assertion: a check's bounds are the same.
 GUEST_BUDGET_S = 60
-MIN_TIMEOUT = 300
-TIMEOUT_FACTOR = 10
+# A mutant's run may take TIMEOUT_FACTOR times its profile's unmutated run
+# (at least MIN_TIMEOUT s); the runner gives a run still printing at its
+# timeout more time (up to ten timeouts: pmutest.qemu.TIMEOUT_STRETCH_MAX),
+# so only a guest that stopped printing is cut at the timeout itself.
+MIN_TIMEOUT = 150
+TIMEOUT_FACTOR = 3
 # The profiles whose shapes execute the model's paths, most general first:
 # a mutant runs on the first one that executed its site.
 COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-v6-lnl-e', 'intel-arch-lbr-pebs5',
                   'skx-2s', 'intel-v2', 'amd-k8', 'intel-v1', 'intel-lbr-pebs-nehalem', 'amd-zen4-freeze',
-                  'kvm-intel', 'kvm-amd', 'xen']
-# make test's fixed sample.
+                  'kvm-intel', 'kvm-amd', 'xen',
+                  # Shapes the ones above miss: the client uncore, adaptive
+                  # PEBS format 4, AMD's legacy and PerfCtrExtCore parts,
+                  # v3, no full-width writes, a fixed-counter gap, the v6
+                  # user-disable bits.
+                  'skl-client-2s', 'intel-v5', 'amd-legacy', 'amd-extcore', 'intel-v3', 'intel-v4-no-fw-writes',
+                  'intel-v5-fixed-gap', 'intel-v6-user-disable']
+# A stratified sample's least share of each file (sample_of).
+MIN_PER_FILE = 5
+# make test's fixed sample: CHECK_SAMPLE kills of a measured sample (record).
 CHECK_SAMPLE, CHECK_SEED = 30, 21
+RECORD_MAX_S = 60
 
 
 def log(msg):
@@ -118,7 +135,13 @@ def expect_file(profile):
 
 
 def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=None):
-    """The default suite on one profile with one mutant. Returns (rc, seconds, tail)."""
+    """The default suite on one profile with one mutant. Returns (rc, seconds, tail).
+
+    A mutant's run stops at the first result the expect file does not allow
+    (tools/pmutest-run --stop-at-first-failure): from that line on the
+    verdict is FAIL whatever follows, so the kill is the one the whole run
+    would give.  The modes' timing checks (LOAD_SENSITIVE) do not stop it:
+    a kill resting on them alone is run again (run_mutants)."""
     logf = os.path.join(logdir, name + '.log')
     env = dict(os.environ, X86PMU_MUTANT=str(mutant))
     env.pop('X86PMU_COVERAGE', None)
@@ -128,6 +151,9 @@ def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=Non
            '--smp', str(SMP), '--timeout', str(int(timeout)), '--log-file', logf,
            '--append', 'timeout=%d' % GUEST_BUDGET_S,
            '--expect', expect_file(profile)]
+    if mutant and not coverage:
+        cmd.append('--stop-at-first-failure')
+        cmd += ['--stop-ignore=%s*' % p for p in LOAD_SENSITIVE]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                           errors='replace')
@@ -135,30 +161,60 @@ def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=Non
     return proc.returncode, time.monotonic() - t0, out[-6:]
 
 
-def coverage(qemu, kernel, profiles, jobs, state):
-    """{profile: (set of ids, wall seconds)} for the profiles whose baseline passes."""
-    covdir = os.path.join(OUT, 'coverage')
+def coverage(qemu, kernel, profiles, jobs):
+    """{profile: (set of ids, wall seconds)} for the profiles whose baseline passes.
+
+    Kept per binary and kernel (another kernel, with other checks, runs
+    other sites) in build/mutants/coverage-<binary>-<kernel>.json.
+    A baseline that failed only the modes' timing checks (LOAD_SENSITIVE,
+    the host's load) is used: a mutant's kill resting on those alone is
+    run again anyway.  A baseline that failed otherwise is tried once more
+    in a later session, then left out (and said so)."""
+    kid = kernel_id(kernel)
+    covdir = os.path.join(OUT, 'coverage', kid)
     os.makedirs(covdir, exist_ok=True)
-    todo = [p for p in profiles if p not in state.get('coverage', {})]
+    path = os.path.join(OUT, 'coverage-%s-%s.json' % (os.path.basename(os.path.dirname(qemu)), kid))
+    try:
+        with open(path) as f:
+            cst = json.load(f)
+    except (OSError, ValueError):
+        cst = {}
+    broken = cst.setdefault('broken', {})
+    got = cst.setdefault('coverage', {})
+    todo = [p for p in profiles if p not in got and (broken.get(p) or {}).get('tries', 0) < 2]
+
+    def save():
+        with open(path + '.tmp', 'w') as f:
+            json.dump(cst, f)
+        os.replace(path + '.tmp', path)
 
     def one(p):
-        path = os.path.join(covdir, p + '.ids')
-        rc, secs, tail = run_suite(qemu, kernel, p, 0, covdir, p, 3600, coverage=path)
+        ids_path = os.path.join(covdir, p + '.ids')
+        if os.path.exists(ids_path):
+            os.unlink(ids_path)
+        rc, secs, tail = run_suite(qemu, kernel, p, 0, covdir, p, 3600, coverage=ids_path)
         ids = set()
-        if rc == 0 and os.path.exists(path):
-            with open(path) as f:
+        checks = failed_checks_log(os.path.join(covdir, p + '.log'), p) if rc == 1 else set()
+        if (rc == 0 or load_only(checks)) and os.path.exists(ids_path):
+            with open(ids_path) as f:
                 ids = {int(x) for x in f.read().split()}
-        return p, rc, secs, ids, tail
+        return p, rc, secs, ids, tail, checks
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        for p, rc, secs, ids, tail in ex.map(one, todo):
-            if rc != 0:
+        for p, rc, secs, ids, tail, checks in ex.map(one, todo):
+            if not ids:
                 log('baseline %s FAILED unmutated (rc %d, %.0f s): not used; %s' % (p, rc, secs, ' | '.join(tail)))
-                state.setdefault('broken', {})[p] = tail
+                broken[p] = {'tail': tail, 'tries': (broken.get(p) or {}).get('tries', 0) + 1}
+                save()
                 continue
-            log('baseline %s passed in %.0f s, %d mutant sites executed' % (p, secs, len(ids)))
-            state.setdefault('coverage', {})[p] = [sorted(ids), secs]
-            save_state(state)
-    return {p: (set(v[0]), v[1]) for p, v in state.get('coverage', {}).items()}
+            broken.pop(p, None)
+            log('baseline %s passed in %.0f s%s, %d mutant sites executed' % (
+                p, secs, (' but for the timing checks %s' % ','.join(sorted(checks))) if rc else '', len(ids)))
+            got[p] = [sorted(ids), secs]
+            save()
+    for p in profiles:
+        if p in broken:
+            log('baseline %s failed unmutated: not used (%s)' % (p, ' | '.join(broken[p]['tail'])[-200:]))
+    return {p: (set(v[0]), v[1]) for p, v in got.items() if p in profiles}
 
 
 def state_path(qemu):
@@ -193,8 +249,12 @@ PROBLEM = re.compile(r'^\s*(?:unexpected \w+: )?([a-z0-9_]+(?:\.[a-z0-9_]+)+)(?:
 
 
 def failed_checks(m, prof):
-    """The checks the verdict names against the stored log of mutant m."""
-    logf = os.path.join(OUT, 'logs', 'm%d.log' % m['id'])
+    """The checks the verdict names against the stored log of mutant m on prof."""
+    return failed_checks_log(os.path.join(OUT, 'logs', 'm%d-%s.log' % (m['id'], prof)), prof)
+
+
+def failed_checks_log(logf, prof):
+    """The checks the verdict on a stored log names."""
     if not os.path.exists(logf):
         return set()
     proc = subprocess.run([sys.executable, RUNNER, '--log', logf, '--expect', expect_file(prof), '--cpus', str(SMP)],
@@ -216,65 +276,200 @@ def where(m):
     return '%s:%d' % (m['file'], m['line'])
 
 
-def run_mutants(qemu, kernel, cat, selected, cov, jobs, state):
-    """Run each selected mutant; results in state['results'][identity]."""
+# The configuration checks of emu/model/x86-pmu-config.c: functions of a
+# const X86PMUConfig that return a refusal message (msg, put_str, put_num
+# only build that message) and change nothing else.  A mutant of theirs
+# that lets QEMU start on a profile leaves that profile's machine exactly
+# the unmutated one: it survives there without a boot of the suite (the
+# unmutated run of the profile passed); one that refuses the profile's
+# configuration is booted as usual (the runner's FAIL in a second).
+START_CHECKS = {'check_intel', 'check_amd', 'check_leaf23', 'check_lbr_pebs', 'x86pmu_config_check', 'msg',
+                'put_str', 'put_num'}
+
+
+START_CHECK_WHY = ('unobservable from a guest: a configuration check (no effect but a refusal at QEMU start) '
+                   'that still accepts the configuration of every covered profile executing it; only a '
+                   'configuration the manuals forbid, which no profile gives, could tell')
+
+
+def qemu_starts(qemu, profile, mutant):
+    """Whether the mutant QEMU starts the profile's machine (-S, then quit)."""
+    from pmutest import profiles
+    prof = profiles.find_profile(profile)
+    cmd = [qemu, '-nodefaults', '-no-reboot', '-display', 'none', '-machine', 'q35', '-m', '512M',
+           '-smp', str(SMP), '-accel', 'tcg,thread=multi', '-cpu', prof.cpu] + profiles.qemu_args(prof) + \
+        ['-S', '-monitor', 'stdio']
+    env = dict(os.environ, X86PMU_MUTANT=str(mutant))
+    env.pop('X86PMU_COVERAGE', None)
+    try:
+        proc = subprocess.run(cmd, input='quit\n', stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env, timeout=300, errors='replace')
+    except subprocess.TimeoutExpired:
+        return False
+    return proc.returncode == 0
+
+
+def kernel_id(kernel):
+    with open(kernel, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()[:12]
+
+
+def profiles_of(m, cov):
+    """The covered profiles whose unmutated run executed m's site, in COVER_PROFILES' order."""
+    return [p for p in COVER_PROFILES if p in cov and m['id'] in cov[p][0]]
+
+
+def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=True, rerun_survivors=False):
+    """Run each selected mutant; results in state['results'][identity].
+
+    A mutant runs first on the first covered profile that executed its
+    site; while it survives it runs on the next one that executed it, until
+    one kills it or none is left (every_profile).  All mutants' first runs
+    come before any second run, so a run cut short still has a result for
+    as many mutants as it could.  A kill resting only on the modes' timing
+    checks (LOAD_SENSITIVE) is run once more on the same profile; if that
+    run passes, the profile let the mutant live."""
     results = state.setdefault('results', {})
-    order = [p for p in COVER_PROFILES if p in cov]
-    todo = []
-    for m in selected:
+    kid = kernel_id(kernel)
+    lock = threading.Lock()
+    work = queue.PriorityQueue()
+    seq = [0]
+
+    def push(rank, m, prof, rerun=False):
+        seq[0] += 1
+        work.put((rank, seq[0], m['id'], m, prof, rerun))
+
+    def next_profile(m, r):
+        left = [p for p in profiles_of(m, cov) if p not in r.get('tried', [])]
+        return left[0] if left else None
+    # In a seeded random order: a run cut short has results for a random
+    # part of the sample, spread over its files, not for its first files.
+    order = sorted(selected, key=lambda m: m['identity'])
+    random.Random(len(order)).shuffle(order)
+    for m in order:
         r = results.get(m['identity'])
-        if r and r['outcome'] in ('killed', 'survived') and r.get('profile') != '-':
+        if r and r['outcome'] == 'survived' and rerun_survivors and r.get('kernel') != kid and r.get('tried'):
+            r['tried'], r['kernel'] = [], kid           # the suite changed: survivors run again
+        if r and r['outcome'] == 'killed':
             continue
-        prof = next((p for p in order if m['id'] in cov[p][0]), None)
-        if prof is None:
-            results[m['identity']] = {'outcome': 'survived', 'profile': '-',
-                                      'why': 'not executed: no site run under the suite on %s' % ','.join(order)}
+        if not profiles_of(m, cov):
+            results[m['identity']] = {'outcome': 'survived', 'profile': '-', 'tried': [], 'kernel': kid,
+                                      'why': 'not executed: no site run under the suite on %s'
+                                             % ','.join(p for p in COVER_PROFILES if p in cov)}
             continue
-        todo.append((m, prof))
-    save_state(state)
+        r = r or {'tried': []}
+        prof = next_profile(m, r) if (every_profile or not r.get('tried')) else None
+        if prof:
+            push(len(r.get('tried', [])), m, prof)
+    with lock:
+        save_state(state)
     logdir = os.path.join(OUT, 'logs')
     os.makedirs(logdir, exist_ok=True)
-    done = [0]
+    count = [0]
 
-    def one(item):
-        m, prof = item
-        timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof][1])
-        rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d' % m['id'], timeout)
-        return m, prof, rc, secs, tail, timeout
-    # A kill that rests only on the modes' timing checks runs once more.
-    for m in selected:
-        r = results.get(m['identity'])
-        if r and r['outcome'] == 'killed' and 'checks' not in r and not r['why'].startswith('no verdict'):
-            r['checks'] = sorted(failed_checks(m, r['profile']))
-            if load_only(r['checks']) and not r.get('rerun'):
-                todo.append((m, r['profile']))
-    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        # Each result is stored as it comes: a run cut short keeps the rest.
-        for fut in concurrent.futures.as_completed([ex.submit(one, item) for item in todo]):
-            m, prof, rc, secs, tail, timeout = fut.result()
-            done[0] += 1
-            if rc == 0:
-                r = {'outcome': 'survived', 'profile': prof,
-                     'why': 'missing check: the default suite passed on %s' % prof}
-            elif rc == 1:
-                timed = secs >= timeout
-                r = {'outcome': 'killed', 'profile': prof,
-                     'why': ('no verdict in %.0f s (the guest hung or QEMU looped)' % timeout) if timed
-                     else ' | '.join(tail)[-300:]}
+    def record(m, prof, rc, secs, tail, timeout, rerun):
+        r = dict(results.get(m['identity']) or {'tried': []})
+        r.setdefault('tried', [])
+        r['seconds'] = r.get('seconds', 0) + round(secs)
+        r['kernel'] = kid
+        r['profile'] = prof
+        again = None
+        if rc == 1:
+            checks = sorted(failed_checks(m, prof))
+            if load_only(checks) and not rerun:
+                r.update(outcome='survived', why='killed on %s only by timing checks %s: run again'
+                         % (prof, ','.join(checks)))
+                again = (m, prof, True)
             else:
-                r = {'outcome': 'error', 'profile': prof, 'why': 'runner error %d: %s' % (rc, ' | '.join(tail))}
-            r['seconds'] = round(secs)
-            prev = results.get(m['identity'])
-            if prev and prev.get('checks') is not None and load_only(prev['checks']):
-                r['rerun'] = True
-                if r['outcome'] == 'survived':
-                    r['why'] = ('missing check: the first run on %s failed only %s (timing checks that failed '
-                                'unmutated under load too); the re-run passed' % (prof, ','.join(prev['checks'])))
-            results[m['identity']] = r
-            save_state(state)
-            log('[%d/%d] #%d %s %s (%s) on %s: %s in %.0f s' % (done[0], len(todo), m['id'], where(m), m['change'],
-                                                              m['function'], prof, r['outcome'], secs))
+                timed = secs >= timeout
+                r.update(outcome='killed', checks=checks,
+                         why=('no verdict in %.0f s (the guest hung or QEMU looped)' % timeout) if timed
+                         else ' | '.join(tail)[-300:])
+                if rerun:
+                    r['rerun'] = True
+        elif rc == 0:
+            r['tried'] = r['tried'] + [prof]
+            r['outcome'] = 'survived'
+            nxt = next_profile(m, r) if every_profile else None
+            left = [p for p in profiles_of(m, cov) if p not in r['tried']]
+            if m['function'] in START_CHECKS:
+                r['why'] = START_CHECK_WHY + ' (started on %s%s)' % (', '.join(r['tried']), (
+                    '; not yet tried on %s' % ', '.join(left)) if left else '')
+            else:
+                r['why'] = 'missing check: the default suite passed on %s%s' % (
+                    ', '.join(r['tried']), ('; not yet run on %s' % ', '.join(left)) if left
+                    else ' (every covered profile that executes the site)')
+            if rerun:
+                r['why'] += '; the first run failed only timing checks, the re-run passed'
+            if nxt:
+                again = (m, nxt, False)
+        else:
+            r.update(outcome='error', why='runner error %d: %s' % (rc, ' | '.join(tail)))
+        results[m['identity']] = r
+        save_state(state)
+        return r, again
+
+    def worker():
+        while True:
+            try:
+                rank, _, _, m, prof, rerun = work.get_nowait()
+            except queue.Empty:
+                return
+            timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof][1])
+            t0 = time.monotonic()
+            if m['function'] in START_CHECKS and qemu_starts(qemu, prof, m['id']):
+                rc, secs, tail = 0, time.monotonic() - t0, ['QEMU started: the check accepts this configuration']
+            else:
+                rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d-%s' % (m['id'], prof),
+                                           timeout)
+            with lock:
+                r, again = record(m, prof, rc, secs, tail, timeout, rerun)
+                count[0] += 1
+                log('[%d, %d queued] #%d %s %s (%s) on %s: %s in %.0f s' % (
+                    count[0], work.qsize(), m['id'], where(m), m['change'], m['function'], prof, r['outcome'], secs))
+                if again:
+                    push(rank + (0 if again[2] else 1), *again)
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    # A worker that found the queue empty while another still runs a
+    # mutant that may queue its next profile: start a fresh one for it.
+    while any(t.is_alive() for t in threads):
+        time.sleep(1)
+        if not work.empty():
+            threads = [t for t in threads if t.is_alive()]
+            while len(threads) < max(1, jobs):
+                t = threading.Thread(target=worker, daemon=True)
+                t.start()
+                threads.append(t)
     return results
+
+
+# Why a site no covered profile executes cannot be seen from a guest, by
+# function: the line of such a survivor says so (it still counts against
+# the score: only an equivalent mutant leaves the denominator).
+START_UP = ('unobservable from a guest: QEMU start-up, the checks and parsing of the -cpu properties that '
+            'refuse a configuration before any guest runs; every covered profile passes them unmutated, so '
+            'this is an error path of a command line no profile gives')
+UNOBSERVABLE = dict.fromkeys(
+    ('check_intel', 'check_amd', 'check_leaf23', 'check_lbr_pebs', 'x86pmu_config_check', 'msg', 'put_str',
+     'put_num', 'pmu_config', 'pmu_conventions', 'x86_pmu_realize', 'x86pmu_parse_wrmsr_counted', 'prop_set'),
+    START_UP)
+UNOBSERVABLE.update(dict.fromkeys(
+    ('x86pmu_smm_enter', 'x86pmu_smm_leave'),
+    'unobservable from a guest: SMM entry and exit (FREEZE_WHILE_SMM); pmutest raises no SMI, and a guest '
+    'cannot see its own SMM'))
+
+
+def survivor_why(m, r):
+    why = r.get('why', 'not run')
+    if r.get('profile') == '-' and m['function'] in UNOBSERVABLE:
+        return UNOBSERVABLE[m['function']]
+    if m['function'] in START_CHECKS and r.get('outcome') == 'survived' and r.get('tried') \
+            and not why.startswith(START_CHECK_WHY):
+        # Measured by a whole run before the QEMU-start shortcut: the same fact.
+        return START_CHECK_WHY + ' (the default suite passed on %s)' % ', '.join(r['tried'])
+    return why
 
 
 def summary(selected, results, equivalent):
@@ -294,7 +489,7 @@ def summary(selected, results, equivalent):
     for m in sorted(surv + errors, key=lambda m: (m['file'], m['line'])):
         r = results.get(m['identity'], {})
         lines.append('%s\t%s\t%s (%s)\t%s' % (where(m), m['identity'], m['change'], m['function'],
-                                            r.get('why', 'not run')))
+                                            survivor_why(m, r)))
     for m in sorted(eq, key=lambda m: (m['file'], m['line'])):
         lines.append('%s\t%s\t%s (%s)\tequivalent: %s' % (where(m), m['identity'], m['change'], m['function'],
                                                          equivalent[m['identity']][-1]))
@@ -305,17 +500,42 @@ def summary(selected, results, equivalent):
 
 
 def kernel_path():
+    """A copy of build/pmutest.elf named by its hash: a rebuild of the
+    kernel while mutants run changes neither their kernel nor coverage."""
     k = os.path.join(ROOT, 'build', 'pmutest.elf')
     if not os.path.exists(k):
         raise SystemExit('mutants: %s is not built (make kernel)' % k)
-    return k
+    copy = os.path.join(OUT, 'pmutest-%s.elf' % kernel_id(k))
+    if not os.path.exists(copy):
+        shutil.copyfile(k, copy + '.tmp')
+        os.replace(copy + '.tmp', copy)
+    return copy
 
 
 def sample_of(cat, n, seed):
+    """A seeded random sample of n mutants, stratified by file: each file
+    gets its share of n (at least min(MIN_PER_FILE, its mutants), fewer
+    when n is small), so that a small file (apic_deliver_pmi's 11 sites)
+    is never left out by chance."""
     if not n or n >= len(cat):
         return list(cat)
-    ordered = sorted(cat, key=lambda m: m['identity'])
-    return sorted(random.Random(seed).sample(ordered, n), key=lambda m: m['id'])
+    rng = random.Random(seed)
+    by_file = {}
+    for m in sorted(cat, key=lambda m: m['identity']):
+        by_file.setdefault(m['file'], []).append(m)
+    floor = max(1, min(MIN_PER_FILE, n // (2 * len(by_file))))
+    quota = {f: min(len(ms), max(floor, round(n * len(ms) / len(cat)))) for f, ms in by_file.items()}
+    while sum(quota.values()) > n:
+        f = max((f for f in quota if quota[f] > floor), key=lambda f: (quota[f], f))
+        quota[f] -= 1
+    while sum(quota.values()) < n:
+        f = max((f for f in quota if quota[f] < len(by_file[f])),
+                key=lambda f: (len(by_file[f]) - quota[f], f))
+        quota[f] += 1
+    picked = []
+    for f in sorted(by_file):
+        picked += rng.sample(by_file[f], quota[f])
+    return sorted(picked, key=lambda m: m['id'])
 
 
 def main(argv=None):
@@ -326,53 +546,131 @@ def main(argv=None):
     ap.add_argument('--check-sample', action='store_true',
                     help="make test's fixed sample against harness/mutants-expected.tsv")
     ap.add_argument('--record-sample', action='store_true',
-                    help="run make test's fixed sample whole and write harness/mutants-expected.tsv")
+                    help="write harness/mutants-expected.tsv: CHECK_SAMPLE kills drawn (seed CHECK_SEED) "
+                         "from the stored results of --sample N --seed S (runs nothing)")
+    ap.add_argument('--qemu', metavar='PATH',
+                    help='a built mutant QEMU (its mutants.tsv beside it) instead of emu/qemu/build.sh --mutants: '
+                         'the summary or record of a measured binary')
+    ap.add_argument('--kernel', metavar='ELF',
+                    help='the kernel of a measured run (build/mutants/pmutest-<hash>.elf) instead of build/pmutest.elf: '
+                         'resume that run with its coverage')
+    ap.add_argument('--rerun', metavar='ID,...',
+                    help='run these survivors (catalogue ids) again with the current kernel on --profile, '
+                         'the whole default suite: a check written from a survivor, measured')
+    ap.add_argument('--profile', metavar='NAME', help='with --rerun: the profile to run them on')
     ap.add_argument('--fresh', action='store_true', help='forget the stored results of this binary')
+    ap.add_argument('--first-profile-only', action='store_true',
+                    help='run a survivor only on the first profile that executes its site, not on every one')
+    ap.add_argument('--coverage-only', action='store_true',
+                    help='run the unmutated baselines (coverage) of every covered profile, nothing else')
+    ap.add_argument('--rerun-survivors', action='store_true',
+                    help='run again the survivors whose runs were with another kernel (the checks changed)')
     ap.add_argument('--summarize', action='store_true',
                     help='run nothing: the summary (and with --record-sample the record) from the stored results')
     a = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
-    kernel = kernel_path()
-    qemu, cat = build()
+    kernel = a.kernel or kernel_path()
+    if a.qemu:
+        qemu, cat = a.qemu, read_catalogue(os.path.join(os.path.dirname(a.qemu), 'mutants.tsv'))
+    else:
+        qemu, cat = build()
     state = {} if a.fresh else load_state(qemu)
     if a.fresh:
         load_state(qemu)
     equivalent = read_keyed(EQUIVALENT)
     if a.check_sample:
         return check_sample(qemu, kernel, cat, a.jobs, state, equivalent)
+    if a.rerun:
+        return rerun(qemu, kernel, cat, state, [int(x) for x in a.rerun.split(',')], a.profile)
     if a.record_sample:
-        a.sample, a.seed = CHECK_SAMPLE, CHECK_SEED
+        a.summarize = True
     selected = sample_of(cat, a.sample, a.seed)
     log('%d mutants in the build, %d selected (sample %s, seed %d); binary %s'
         % (len(cat), len(selected), a.sample or 'all', a.seed, qemu))
     if not a.summarize:
-        cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs, state)
+        cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs)
+        if a.coverage_only:
+            return 0
         run_mutants(qemu, kernel, cat, [m for m in selected if m['identity'] not in equivalent], cov, a.jobs,
-                    state)
+                    state, every_profile=not a.first_profile_only, rerun_survivors=a.rerun_survivors)
     lines = summary(selected, state.setdefault('results', {}), equivalent)
     with open(os.path.join(OUT, 'summary.txt'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
     if a.record_sample:
-        record(selected, state['results'])
+        record(selected, state['results'], a.sample, a.seed)
     return 0
 
 
-def record(selected, results):
+def record(selected, results, sample, seed):
+    """make test's fixed sample: CHECK_SAMPLE of the kills of a measured
+    sample, drawn with CHECK_SEED.  Only kills that a re-run can rely on:
+    not by the timing checks alone, not by a hang (which would cost make
+    test a timeout each time), and within RECORD_MAX_S (make test stays short)."""
+    usable = []
+    for m in selected:
+        r = results.get(m['identity'], {})
+        if r.get('outcome') != 'killed' or r.get('why', '').startswith('no verdict'):
+            continue
+        if load_only(r.get('checks') or []) or r.get('seconds', 0) > RECORD_MAX_S:
+            continue
+        usable.append((m, r))
+    usable.sort(key=lambda mr: mr[0]['identity'])
+    picked = random.Random(CHECK_SEED).sample(usable, min(CHECK_SAMPLE, len(usable)))
     with open(EXPECTED_KILLS, 'w') as f:
-        f.write('# The kills of make test\'s fixed sample (harness/mutants.py CHECK_SAMPLE=%d, CHECK_SEED=%d):\n'
+        f.write('# make test\'s fixed sample (docs/mutants.md): %d kills drawn with seed %d from the kills of\n'
+                '# make mutants SAMPLE=%d SEED=%d (no hang, no timing-only kill, each within %d s).\n'
                 '# identity<TAB>outcome<TAB>profile<TAB>where and what, written by\n'
-                '# python3 -m harness.mutants --record-sample (docs/mutants.md).\n' % (CHECK_SAMPLE, CHECK_SEED))
-        for m in selected:
-            r = dict(results.get(m['identity'], {}))
-            # A kill only the modes' timing checks saw could survive on a
-            # quiet machine: not a kill make test may rely on.
-            if r.get('outcome') == 'killed' and not r.get('rerun') and \
-                    load_only(r.get('checks') or sorted(failed_checks(m, r['profile']))):
-                r['outcome'] = 'killed-by-timing-checks-only'
-            f.write('%s\t%s\t%s\t%s %s (%s)\n' % (m['identity'], r.get('outcome', 'not-run'), r.get('profile', '-'),
-                                                  where(m), m['change'], m['function']))
-    log('recorded %s' % os.path.relpath(EXPECTED_KILLS, ROOT))
+                '# python3 -m harness.mutants --record-sample --sample %d --seed %d.\n'
+                % (len(picked), CHECK_SEED, sample, seed, RECORD_MAX_S, sample, seed))
+        now = current_identities()
+        for m, r in sorted(picked, key=lambda mr: mr[0]['identity']):
+            ident = m['identity']
+            moved = now.get((m['function'], ident.rsplit(':', 1)[1]))
+            note = ''
+            if moved and moved != ident:
+                # Measured on a binary from before its function moved to
+                # another file: the same function, change and site.
+                note = ' (measured as %s)' % ident
+                ident = moved
+            f.write('%s\tkilled\t%s\t%s %s (%s)%s\n' % (ident, r['profile'], where(m), m['change'],
+                                                     m['function'], note))
+    log('recorded %d kills in %s' % (len(picked), os.path.relpath(EXPECTED_KILLS, ROOT)))
+
+
+def rerun(qemu, kernel, cat, state, ids, profile):
+    """Survivors run again on one profile with the current kernel (new
+    checks).  The timeout is the runner's generous default for a suite
+    whose baseline this kernel has not measured: MIN_TIMEOUT * 2.  A kill
+    replaces the survival in the stored results, saying which kernel."""
+    by_id = {m['id']: m for m in cat}
+    results = state.setdefault('results', {})
+    logdir = os.path.join(OUT, 'logs')
+    os.makedirs(logdir, exist_ok=True)
+    kid = kernel_id(kernel)
+    for i in ids:
+        m = by_id[i]
+        rc, secs, tail = run_suite(qemu, kernel, profile, i, logdir, 'm%d-%s' % (i, profile), 2 * MIN_TIMEOUT)
+        checks = sorted(failed_checks(m, profile)) if rc == 1 else []
+        prev = results.get(m['identity'], {})
+        if rc == 1 and not load_only(checks) and secs < 2 * MIN_TIMEOUT:
+            results[m['identity']] = {'outcome': 'killed', 'profile': profile, 'checks': checks,
+                                      'seconds': prev.get('seconds', 0) + round(secs), 'kernel': kid,
+                                      'why': 'with kernel %s (after it survived with %s): %s' % (
+                                          kid, prev.get('kernel', '?'), ' | '.join(tail)[-200:])}
+        log('rerun #%d %s %s (%s) on %s with kernel %s: %s in %.0f s%s' % (
+            i, where(m), m['change'], m['function'], profile, kid, 'killed' if rc == 1 else 'survived', secs,
+            (' by ' + ','.join(checks)) if checks else ''))
+        save_state(state)
+    return 0
+
+
+def current_identities():
+    """(function, hash) -> identity of the repository's sources now: the
+    hash does not name the file, so a function that moved keeps it."""
+    from harness import mutgen
+    cat, _ = mutgen.catalogue()
+    return {(m.func, m.ident.rsplit(':', 1)[1]): m.ident for _, _, site in cat for m in site.mutants}
 
 
 def check_sample(qemu, kernel, cat, jobs, state, equivalent):
@@ -395,7 +693,7 @@ def check_sample(qemu, kernel, cat, jobs, state, equivalent):
         log('%s: recorded as killed, no longer generated (the source changed): re-record it' % i)
     skipped += len(missing)
     # The profiles' baselines, for the timeouts (and to refuse a broken baseline).
-    cov = coverage(qemu, kernel, sorted({p for _, p in todo}), jobs, state)
+    cov = coverage(qemu, kernel, sorted({p for _, p in todo}), jobs)
     logdir = os.path.join(OUT, 'logs')
     os.makedirs(logdir, exist_ok=True)
 

@@ -5,10 +5,12 @@
  * exact (instructions, branches: the difference between two loop
  * lengths), bounds derived from the loop elsewhere. */
 #include "arch/x86/bootmem.h"
+#include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "lib/printf.h"
 #include "pmu/bracket.h"
+#include "pmu/intel/models.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -455,5 +457,196 @@ KTEST("pmu.count", overflow_at_exactly_p, pmu_needs_global_ctrl, KTEST_PER_CPU,
 			      "%s from -%lu over a window of %lu instructions: expected it to stop at %#lx without an overflow, the status bit %u is set",
 			      name, p + 1, p, mask, __builtin_ctzll(pmu_idx_bit(idx[i])));
 		diag("%s: a window of %lu instructions, preset -%lu and -%lu", name, p, p, p + 1);
+	}
+}
+
+/* pmu.count.branch_kinds: model-specific branch events counted against a window whose branches
+ * are known: near calls, near returns and taken branches, on every free
+ * GP counter. The events are the part's own (not architectural): Intel's
+ * BR_INST_RETIRED umasks 02H NEAR_CALL (from Nehalem), 08H NEAR_RETURN and
+ * 20H NEAR_TAKEN (from Sandy Bridge; SDM vol. 3B, the event tables of
+ * those microarchitectures, through Ice Lake), AMD's C4H retired taken
+ * branch instructions and C8H retired near returns (K8 and family 10h
+ * BKDGs, family 17h/19h PPRs). */
+/*
+ * The window, between the two WRMSRs of the bracket:
+ *   1: call 2f        near relative call, taken
+ *      dec n
+ *      jnz 1b         taken n - 1 times
+ *      jmp 3f         near relative jump, taken
+ *   2: ret            near return, taken
+ *   3:
+ * n iterations: n calls, n returns, 3n taken branches, and nothing else
+ * that branches (interrupts off).
+ */
+#define KINDS_ITERS 1000
+
+static void kinds_window(const struct pmu_bracket_regs *br, uint64_t n)
+{
+	uint32_t lo = (uint32_t)br->on, hi = (uint32_t)(br->on >> 32);
+
+	__asm__ volatile(
+		"wrmsr\n"
+		"1:\n\t"
+		"call 2f\n\t"
+		"dec %[n]\n\t"
+		"jnz 1b\n\t"
+		"jmp 3f\n"
+		"2:\n\t"
+		"ret\n"
+		"3:\n\t"
+		"mov %k[off_lo], %%eax\n\t"
+		"mov %k[off_hi], %%edx\n\t"
+		"wrmsr\n\t"
+		: [n] "+&r"(n), "+&a"(lo), "+&d"(hi)
+		: "c"(br->msr), [off_lo] "r"((uint32_t)br->off), [off_hi] "r"((uint32_t)(br->off >> 32))
+		: "cc", "memory");
+}
+
+struct branch_kind {
+	uint16_t event;
+	uint8_t umask;
+	unsigned per_iter; /* events per iteration of the window */
+	const char *name;
+};
+
+static const struct branch_kind intel_nhm[] = {
+	{ 0xc4, 0x02, 1, "BR_INST_RETIRED.NEAR_CALL" },
+};
+static const struct branch_kind intel_snb[] = {
+	{ 0xc4, 0x02, 1, "BR_INST_RETIRED.NEAR_CALL" },
+	{ 0xc4, 0x08, 1, "BR_INST_RETIRED.NEAR_RETURN" },
+	{ 0xc4, 0x20, 3, "BR_INST_RETIRED.NEAR_TAKEN" },
+};
+static const struct branch_kind amd[] = {
+	{ 0xc4, 0x00, 3, "retired taken branch instructions (C4H)" },
+	{ 0xc8, 0x00, 1, "retired near returns (C8H)" },
+};
+
+static const struct branch_kind *kinds_of(const struct pmu_caps *c, unsigned *n)
+{
+	if (c->vendor == PMU_VENDOR_AMD) {
+		*n = sizeof(amd) / sizeof(amd[0]);
+		return amd;
+	}
+	if (c->vendor != PMU_VENDOR_INTEL)
+		return NULL;
+	switch (intel_core_uarch_of(c)) {
+	case INTEL_NEHALEM:
+	case INTEL_WESTMERE: *n = sizeof(intel_nhm) / sizeof(intel_nhm[0]); return intel_nhm;
+	case INTEL_SANDYBRIDGE:
+	case INTEL_IVYBRIDGE:
+	case INTEL_HASWELL:
+	case INTEL_BROADWELL:
+	case INTEL_SKYLAKE:
+	case INTEL_ICELAKE: *n = sizeof(intel_snb) / sizeof(intel_snb[0]); return intel_snb;
+	default: return NULL;
+	}
+}
+
+static const char *needs_kinds(void)
+{
+	const char *why = pmu_needs_counting();
+	unsigned n;
+
+	if (why)
+		return why;
+	if (!kinds_of(pmu_caps(), &n))
+		return ktest_reason(
+			"no branch-kind events listed for this part (%s %s): Intel Nehalem to Ice Lake, AMD",
+			pmu_caps()->vendor_id, pmu_caps()->uarch ? pmu_caps()->uarch : "unknown");
+	if (!pmu_test_free_gp())
+		return "no free GP counter";
+	return NULL;
+}
+
+/* Every kind at once, each on its own free counter (as many as there are
+ * counters): one event's branches must not reach another's counter. */
+static void all_at_once(const struct branch_kind *k, unsigned nk, uint32_t free)
+{
+	struct pmu_event ev[8], *evp[8];
+	struct pmu_bracket_regs br;
+	unsigned n = 0;
+	bool was;
+
+	for (unsigned x = 0; x < PMU_MAX_GP && n < nk && n < 8; x++) {
+		struct pmu_event_attr a;
+		if (!((free >> x) & 1))
+			continue;
+		pmu_attr_raw(&a, k[n].event, k[n].umask);
+		pmu_event_init(&ev[n], &a, k[n].name);
+		if (!check(pmu_event_add_idx(&ev[n], (int)x) == PMU_OK, "%s on counter %u: %s", k[n].name, x,
+			   ev[n].reason))
+			break;
+		evp[n] = &ev[n];
+		n++;
+	}
+	if (n < 2 ||
+	    !check(pmu_events_arm(evp, n, &br) == PMU_OK, "arming %u branch events: %s", n, ev[0].reason)) {
+		pmu_events_del(evp, n);
+		return;
+	}
+	was = irq_save();
+	kinds_window(&br, KINDS_ITERS);
+	irq_restore(was);
+	pmu_events_disarm(evp, n);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t want = (uint64_t)k[i].per_iter * KINDS_ITERS, got = pmu_event_count(&ev[i]);
+		check(got == want, "%u kinds at once: %s on counter %d counted %lu, expected %lu", n,
+		      k[i].name, ev[i].hw.idx, (unsigned long)got, (unsigned long)want);
+	}
+	pmu_events_del(evp, n);
+}
+
+KTEST("pmu.count", branch_kinds, needs_kinds, KTEST_PER_CPU,
+      "near calls, returns, taken branches: exact counts on every free GP counter")
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t free = pmu_test_free_gp();
+	unsigned nk = 0;
+	const struct branch_kind *k = kinds_of(c, &nk);
+
+	if (c->global_ctrl)
+		all_at_once(k, nk, free);
+
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		if (!((free >> x) & 1))
+			continue;
+		for (unsigned i = 0; i < nk; i++) {
+			struct pmu_event_attr a;
+			struct pmu_event ev, *evp = &ev;
+			struct pmu_bracket_regs br;
+			uint64_t want = (uint64_t)k[i].per_iter * KINDS_ITERS, got;
+			bool was;
+
+			pmu_attr_raw(&a, k[i].event, k[i].umask);
+			/* Once per kind, on the first free counter: USR only, and
+			 * the window runs at CPL 0, so it counts nothing. */
+			bool usr_only = x == (unsigned)__builtin_ctz(free);
+			if (usr_only) {
+				a.os = false;
+				want = 0;
+			}
+			pmu_event_init(&ev, &a, k[i].name);
+			if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s on counter %u: %s",
+				   k[i].name, x, ev.reason))
+				continue;
+			if (!check(pmu_events_arm(&evp, 1, &br) == PMU_OK, "arming %s on counter %u: %s",
+				   k[i].name, x, ev.reason)) {
+				pmu_event_del(&ev);
+				continue;
+			}
+			was = irq_save();
+			kinds_window(&br, KINDS_ITERS);
+			irq_restore(was);
+			pmu_events_disarm(&evp, 1);
+			got = pmu_event_count(&ev);
+			check(got == want,
+			      "%s (event %#x umask %#x%s) on counter %u: %lu over %u calls, returns and "
+			      "%u taken branches at CPL 0; expected %lu",
+			      k[i].name, k[i].event, k[i].umask, usr_only ? ", USR only" : "", x,
+			      (unsigned long)got, KINDS_ITERS, 3 * KINDS_ITERS, (unsigned long)want);
+			pmu_event_del(&ev);
+		}
 	}
 }

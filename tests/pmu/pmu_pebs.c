@@ -586,3 +586,334 @@ KTEST("pmu.pebs", no_foreign_lbr, needs_adaptive, KTEST_PER_CPU,
 	}
 	pmu_event_del(&ev);
 }
+
+/* n retired branches exactly: one JNZ per iteration. */
+static void branch_loop(unsigned n)
+{
+	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+}
+
+/* Several counters with PEBS at once: every free PEBS GP counter counts
+ * branches, each with its own period, and fixed counter 0 (instructions,
+ * a count the path fixes too) where PEBS reaches fixed counters. The
+ * periods are primes above 40 (GP) and 101 (fixed 0): no two counters
+ * overflow on the same instruction inside the 256 blocks, so every
+ * overflow is a record of its own. The counters' adaptive bits are clear
+ * (basic records on adaptive PEBS). The run's window is the path, bracketed
+ * by GLOBAL_CTRL (off_pebs_first false) or by PEBS_ENABLE with the
+ * counters left counting after it for tail branches (true). Single
+ * static storage, like ds and pebs_buf: the PEBS checks run one CPU at a
+ * time. */
+#define PEBS_MULTI_MAX 9
+#define PEBS_FIXED0_PERIOD 101
+static const uint64_t pebs_multi_periods[PEBS_MULTI_MAX - 1] = { 41, 43, 47, 53, 59, 61, 67, 71 };
+static struct pebs_multi {
+	unsigned n;
+	struct pmu_event ev[PEBS_MULTI_MAX];
+	struct pmu_event *evp[PEBS_MULTI_MAX];
+	uint64_t period[PEBS_MULTI_MAX];
+	uint64_t counter[PEBS_MULTI_MAX]; /* after the run */
+	uint64_t mask;                    /* PEBS_ENABLE */
+	unsigned size;
+	uint64_t index, status;
+	uint64_t tail_before, tail_after; /* GP counter 0 of the set around the tail branches */
+} multi;
+
+/* Reserve the counters: up to max GP ones, and fixed 0 if with_fixed and PEBS
+ * reaches it. False after a failed check (nothing held). */
+static bool pebs_multi_events(unsigned max_gp, bool with_fixed)
+{
+	const struct pmu_pebs_caps *p = pebs_here();
+	uint64_t free = p->counters & pmu_test_free_gp();
+
+	multi.n = 0;
+	multi.mask = 0;
+	for (unsigned x = 0; x < PMU_MAX_GP && multi.n < max_gp && multi.n < PEBS_MULTI_MAX - 1; x++) {
+		struct pmu_event *ev = &multi.ev[multi.n];
+		if (!((free >> x) & 1))
+			continue;
+		pmu_test_event(ev, PMU_ARCH_BRANCHES);
+		ev->name = "branches (PEBS)";
+		if (!check(pmu_event_add_idx(ev, (int)x) == PMU_OK, "PEBS counter %u: %s", x, ev->reason))
+			goto fail;
+		multi.period[multi.n] = pebs_multi_periods[multi.n];
+		multi.evp[multi.n++] = ev;
+	}
+	if (with_fixed && ((p->counters >> PEBS_ENABLE_FIXED_SHIFT) & pmu_test_free_fixed() & 1) &&
+	    pmu_caps()->fixed_width) {
+		struct pmu_event *ev = &multi.ev[multi.n];
+		pmu_test_event(ev, pmu_arch_event_of_fixed(0));
+		ev->name = "fixed 0 (PEBS)";
+		if (!check(pmu_event_add_idx(ev, PMU_IDX_FIXED(0)) == PMU_OK, "PEBS on fixed counter 0: %s",
+			   ev->reason))
+			goto fail;
+		multi.period[multi.n] = PEBS_FIXED0_PERIOD;
+		multi.evp[multi.n++] = ev;
+	}
+	return true;
+fail:
+	pmu_events_del(multi.evp, multi.n);
+	multi.n = 0;
+	return false;
+}
+
+static bool pebs_multi_run(bool off_pebs_first)
+{
+	const struct pmu_caps *c = pmu_caps();
+	const struct pmu_pebs_caps *p = pebs_here();
+	struct pmu_bracket_regs br;
+	int f = 0;
+	bool was;
+
+	multi.size = pmu_pebs_record_size(p, false, 0);
+	if (!check(multi.size && multi.size <= PEBS_BUF_SIZE, "PEBS format %u: basic record size %u bytes",
+		   p->format, multi.size))
+		return false;
+	memset(&ds, 0, sizeof(ds));
+	memset(pebs_buf, 0, sizeof(pebs_buf));
+	ds.pebs_base = ds.pebs_index = (uint64_t)pebs_buf;
+	ds.pebs_max = (uint64_t)pebs_buf + PEBS_BUF_SIZE / multi.size * multi.size;
+	ds.pebs_threshold = ds.pebs_max + 1;
+	if (!check(pmu_events_arm(multi.evp, multi.n, &br) == PMU_OK, "arming %u PEBS counters: %s", multi.n,
+		   multi.ev[0].reason))
+		return false;
+	multi.mask = 0;
+	for (unsigned k = 0; k < multi.n; k++) {
+		struct pmu_event *ev = multi.evp[k];
+		uint64_t start = (0 - multi.period[k]) & pmu_width_mask(ev->hw.width);
+		uint64_t *slot = pmu_pebs_reset_slot(p, &ds, ev->hw.idx);
+		if (!check(slot != NULL, "no DS reset slot for counter %#x", (unsigned)ev->hw.idx) ||
+		    !check(pmu_event_write_counter(ev, start) == PMU_OK, "presetting %s to -%lu: %s",
+			   ev->name, (unsigned long)multi.period[k], ev->reason)) {
+			pmu_events_disarm(multi.evp, multi.n);
+			return false;
+		}
+		*slot = start;
+		multi.mask |= pmu_idx_bit(ev->hw.idx);
+	}
+	pmu_hw_wrmsr(c->global_ovf, multi.mask);
+	f |= pmu_hw_wrmsr(MSR_IA32_DS_AREA, (uint64_t)&ds);
+	if (p->adaptive)
+		f |= pmu_hw_wrmsr(MSR_PEBS_DATA_CFG, 0);
+	if (!off_pebs_first)
+		f |= pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, multi.mask);
+	if (!check(f == 0, "programming PEBS faulted: DS_AREA, DATA_CFG, PEBS_ENABLE <- %#lx",
+		   (unsigned long)multi.mask)) {
+		pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+		pmu_events_disarm(multi.evp, multi.n);
+		return false;
+	}
+	was = irq_save();
+	if (!off_pebs_first) {
+		/* GLOBAL_CTRL off first (the path's last WRMSR), PEBS_ENABLE
+		 * still set: the tail branches must count nowhere. */
+		pebs_path(br.msr, br.on, br.off);
+		pmu_hw_rdmsr(pmu_ctr_msr(c, (unsigned)multi.evp[0]->hw.idx), &multi.tail_before);
+		branch_loop(100);
+		pmu_hw_rdmsr(pmu_ctr_msr(c, (unsigned)multi.evp[0]->hw.idx), &multi.tail_after);
+		pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	} else {
+		/* PEBS_ENABLE off first (the path's last WRMSR), the counters
+		 * still on: the tail branches count and overflow as a plain
+		 * counter does, with no record (kvm-unit-tests x86/pmu_pebs.c
+		 * pebs_disable tries both orders). */
+		pmu_hw_wrmsr(br.msr, br.on);
+		pebs_path(MSR_IA32_PEBS_ENABLE, multi.mask, 0);
+		pmu_hw_wrmsr(c->global_ovf, multi.mask);
+		pmu_hw_rdmsr(pmu_ctr_msr(c, (unsigned)multi.evp[0]->hw.idx), &multi.tail_before);
+		branch_loop(100);
+		pmu_hw_wrmsr(br.msr, br.off);
+		pmu_hw_rdmsr(pmu_ctr_msr(c, (unsigned)multi.evp[0]->hw.idx), &multi.tail_after);
+	}
+	irq_restore(was);
+	for (unsigned k = 0; k < multi.n; k++) {
+		const struct pmu_event *ev = multi.evp[k];
+		uint32_t msr = PMU_IDX_IS_FIXED(ev->hw.idx)
+				       ? pmu_fixed_msr(c, (unsigned)(ev->hw.idx - PMU_IDX_FIXED_BASE))
+				       : pmu_ctr_msr(c, (unsigned)ev->hw.idx);
+		pmu_hw_rdmsr(msr, &multi.counter[k]);
+	}
+	pmu_hw_rdmsr(c->global_status, &multi.status);
+	pmu_events_disarm(multi.evp, multi.n);
+	if (p->adaptive)
+		pmu_hw_wrmsr(MSR_PEBS_DATA_CFG, 0);
+	pmu_hw_wrmsr(MSR_IA32_DS_AREA, 0);
+	pmu_hw_wrmsr(c->global_ovf, multi.mask);
+	multi.index = ds.pebs_index;
+	return true;
+}
+
+/* Records of the multi run, and how many name counter k. */
+static unsigned multi_records(void)
+{
+	return (unsigned)((multi.index - ds.pebs_base) / multi.size);
+}
+
+/* The records the path makes counter k write: GP ones one per period of
+ * the 256 branches; fixed counter 0 one per period of the path's
+ * instructions (5 before the first block, 512 in them: the last overflow
+ * at 505 lies inside the blocks whether or not the enabling WRMSR counts). */
+static unsigned multi_expected(unsigned k)
+{
+	unsigned events = PMU_IDX_IS_FIXED(multi.evp[k]->hw.idx) ? 2 * PEBS_BLOCKS : PEBS_BLOCKS;
+
+	return events / (unsigned)multi.period[k];
+}
+
+static const char *needs_pebs_several(void)
+{
+	const char *why = needs_pebs();
+	uint64_t free;
+
+	if (why)
+		return why;
+	free = pebs_here()->counters & pmu_test_free_gp();
+	if (!(free & (free - 1)) && !((pebs_here()->counters >> PEBS_ENABLE_FIXED_SHIFT) & 1))
+		return ktest_reason("one free PEBS counter (PEBS counters %#lx, free GP %#x)",
+				    (unsigned long)pebs_here()->counters, pmu_test_free_gp());
+	return NULL;
+}
+
+KTEST("pmu.pebs", several_counters, needs_pebs_several, KTEST_PER_CPU,
+      "PEBS on every free PEBS counter at once, fixed 0 too: each its own records")
+{
+	const struct pmu_pebs_caps *p = pebs_here();
+	unsigned want_total = 0, n;
+	bool ok = true;
+
+	if (!pebs_multi_events(PEBS_MULTI_MAX - 1, true))
+		return;
+	if (pebs_multi_run(false)) {
+		n = multi_records();
+		for (unsigned k = 0; k < multi.n; k++)
+			want_total += multi_expected(k);
+		ok &= check(
+			n == want_total && multi.index - ds.pebs_base == (uint64_t)n * multi.size,
+			"%u counters with PEBS: expected %u records of %u bytes (one per overflow), the DS index "
+			"moved %lu bytes",
+			multi.n, want_total, multi.size, (unsigned long)(multi.index - ds.pebs_base));
+		for (unsigned k = 0; k < multi.n; k++) {
+			const struct pmu_event *ev = multi.evp[k];
+			uint64_t left = (0 - multi.counter[k]) & pmu_width_mask(ev->hw.width);
+			unsigned mine = 0, applicable = 0;
+			for (unsigned r = 0; r < n && r < 512; r++) {
+				struct pmu_pebs_record rec;
+				char why[PMU_REASON_LEN];
+				if (pmu_pebs_parse(p, pebs_buf + (size_t)r * multi.size,
+						   (size_t)(multi.index - ds.pebs_base) -
+							   (size_t)r * multi.size,
+						   &rec, why, sizeof(why)) != PMU_OK) {
+					ok &= check(false, "record %u: %s", r, why);
+					break;
+				}
+				applicable += rec.has_applicable;
+				if (rec.has_applicable && (rec.applicable & pmu_idx_bit(ev->hw.idx)))
+					mine++;
+				if (k == 0 && rec.has_applicable)
+					ok &= check(
+						rec.applicable & multi.mask,
+						"record %u: applicable counters %#lx, none of the PEBS ones %#lx",
+						r, (unsigned long)rec.applicable, (unsigned long)multi.mask);
+			}
+			if (applicable)
+				ok &= check(
+					mine >= multi_expected(k),
+					"%s on counter %#x, period %lu: %u records name it, expected at least %u",
+					ev->name, (unsigned)ev->hw.idx, (unsigned long)multi.period[k], mine,
+					multi_expected(k));
+			ok &= check(
+				left >= 1 && left <= multi.period[k],
+				"%s on counter %#x after the run: %#lx, expected -1..-%lu (reloaded after each record)",
+				ev->name, (unsigned)ev->hw.idx, (unsigned long)multi.counter[k],
+				(unsigned long)multi.period[k]);
+		}
+		diag("%u counters with PEBS (PEBS_ENABLE %#lx), %u records of %u bytes", multi.n,
+		     (unsigned long)multi.mask, n, multi.size);
+	}
+	pmu_events_del(multi.evp, multi.n);
+}
+
+KTEST("pmu.pebs", switch_off_order, needs_pebs, KTEST_PER_CPU,
+      "PEBS_ENABLE cleared before or after GLOBAL_CTRL: no record once it is clear")
+{
+	const struct pmu_caps *c = pmu_caps();
+
+	for (unsigned order = 0; order < 2; order++) {
+		bool pebs_first = order == 1;
+		const char *how = pebs_first ? "PEBS_ENABLE cleared first" : "GLOBAL_CTRL cleared first";
+		if (!pebs_multi_events(1, false))
+			return;
+		if (!pebs_multi_run(pebs_first)) {
+			pmu_events_del(multi.evp, multi.n);
+			return;
+		}
+		const struct pmu_event *ev = multi.evp[0];
+		uint64_t wmask = pmu_width_mask(ev->hw.width), bit = pmu_idx_bit(ev->hw.idx);
+		unsigned n = multi_records(), want = multi_expected(0);
+		/* The path's branches plus the few of the C code between the
+		 * WRMSRs (PEBS_ENABLE first): overflows at 41 .. 246 either way. */
+		check(n == want, "%s: expected %u records (256 branches, period %lu), found %u", how, want,
+		      (unsigned long)multi.period[0], n);
+		if (!pebs_first) {
+			check(multi.tail_after == multi.tail_before,
+			      "%s: 100 branches with PEBS_ENABLE still set moved the stopped counter %#lx -> %#lx",
+			      how, (unsigned long)multi.tail_before, (unsigned long)multi.tail_after);
+		} else {
+			/* Before the tail the counter was within one period below
+			 * zero; 100 branches later it has passed zero as a plain
+			 * counter: no reload, its status bit set. */
+			uint64_t v = multi.counter[0];
+			check(v >= 1 && v <= 200 && (multi.status & bit),
+			      "%s: after 100 more branches the counter is %#lx (from %#lx), status %#lx; expected it "
+			      "wrapped past zero without a PEBS reload (1..200) and status bit %d set",
+			      how, (unsigned long)v, (unsigned long)multi.tail_before,
+			      (unsigned long)multi.status, ev->hw.idx);
+			diag("%s: counter %#lx before the tail, %#lx after (width mask %#lx)", how,
+			     (unsigned long)multi.tail_before, (unsigned long)v, (unsigned long)wmask);
+		}
+		pmu_hw_wrmsr(c->global_ovf, bit);
+		pmu_events_del(multi.evp, multi.n);
+	}
+}
+
+KTEST("pmu.pebs", no_overflow_no_record, needs_pebs, KTEST_PER_CPU,
+      "no overflow, no PEBS record: several start values short of zero")
+{
+	const struct pmu_caps *c = pmu_caps();
+	struct pmu_event ev;
+	/* Start values the 256 branches do not carry past zero, and one
+	 * (-200) that they do, once: the same run must see that record. */
+	uint64_t starts[6] = { 0, 1, 0 - 257ull, 0 - 1000ull, 0 - 200ull, 0 };
+	unsigned nstarts = 5;
+
+	if (!pebs_event(&ev))
+		return;
+	/* With full-width writes: a start whose 256 branches carry across
+	 * bit 32, which is no overflow of a wider counter. */
+	if (c->full_width_write && ev.hw.width > 33)
+		starts[nstarts++] = 0xffffff80ull;
+	for (unsigned s = 0; s < nstarts; s++) {
+		uint64_t mask = pmu_width_mask(ev.hw.width), start = starts[s] & mask,
+			 bit = pmu_idx_bit(ev.hw.idx);
+		struct pebs_run r = { .period = (0 - start) & mask, .adaptive = false, .data_cfg = 0 };
+		bool crosses = start + PEBS_BLOCKS > mask;
+		unsigned want = crosses ? 1 : 0;
+
+		pmu_hw_wrmsr(c->global_ovf, bit);
+		if (!pebs_run(&ev, &r))
+			break;
+		unsigned n = records_in(&r);
+		check(n == want && r.index - ds.pebs_base == (uint64_t)n * r.size,
+		      "start %#lx, 256 branches: expected %u records, the DS index moved %lu bytes (%u bytes each)",
+		      (unsigned long)start, want, (unsigned long)(r.index - ds.pebs_base), r.size);
+		if (!crosses)
+			check(r.counter == ((start + PEBS_BLOCKS) & mask) && !(r.status & bit),
+			      "start %#lx, 256 branches: counter %#lx (expected %#lx), GLOBAL_STATUS %#lx (bit %d "
+			      "expected clear)",
+			      (unsigned long)start, (unsigned long)r.counter,
+			      (unsigned long)((start + PEBS_BLOCKS) & mask), (unsigned long)r.status,
+			      ev.hw.idx);
+		pmu_hw_wrmsr(c->global_ovf, bit);
+	}
+	pmu_event_del(&ev);
+}

@@ -298,17 +298,12 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
  * expected; KVM truncates instead (the known deviation
  * KVM-FIXED-CTR-WIDE-WRITE-TRUNCATED), and the counter may never hold a
  * bit past its width. */
-KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU,
-      "IA32_PMCx writes sign-extend; A_PMCx and fixed ones take every bit")
+/* One GP counter x: the writes of counter_writes. */
+static void gp_counter_writes(const struct pmu_caps *c, unsigned x)
 {
-	const struct pmu_caps *c = pmu_caps();
-	uint32_t gp = pmu_test_free_gp();
-	unsigned x = pmu_test_first_absent(~gp, PMU_MAX_GP);
 	uint64_t v;
 	int vec;
 
-	if (x >= PMU_MAX_GP)
-		ktest_skip("no free GP counter (mask %#x)", c->gp_mask);
 	if (c->ctr_write_full) {
 		/* No sign-extending path and no alias (AMD PerfCtrn, APM vol. 2,
 		 * 13.2): the counter register stores the whole width. */
@@ -318,7 +313,7 @@ KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU,
 		check(vec == 0 && v == want, "%s%u <- %#lx: expected it stored whole, read %#lx (vector %d)",
 		      pmu_ctr_name(c), x, want, v, vec);
 		pmu_hw_wrmsr(pmu_ctr_write_msr(c, x), 0);
-		goto fixed;
+		return;
 	}
 	uint32_t legacy = MSR_IA32_PMC0 + x, alias = MSR_IA32_A_PMC0 + x;
 
@@ -353,38 +348,56 @@ KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU,
 			      x, vec);
 	}
 	pmu_hw_wrmsr(c->ctr_write_base + x * c->ctr_stride, 0);
+}
 
-fixed:;
-	uint32_t fx = c->global_ctrl ? pmu_test_free_fixed() : 0;
-	unsigned i = pmu_test_first_absent(~fx, PMU_MAX_FIXED);
-	if (i < PMU_MAX_FIXED) {
-		uint64_t want = pmu_width_mask(c->fixed_width);
-		vec = pmu_hw_wrmsr(pmu_fixed_msr(c, i), want);
-		pmu_hw_rdmsr(pmu_fixed_msr(c, i), &v);
-		check(vec == 0 && v == want, "IA32_FIXED_CTR%u <- %#lx (full width): read %#lx (vector %d)",
-		      i, want, v, vec);
-		if (c->fixed_width < 64) {
-			struct wr_try t = { pmu_fixed_msr(c, i), want | BIT(c->fixed_width) };
-			struct dev_obs o = { .kind = DEV_OBS_WIDE_WRITE, .pc = pmu_this_cpu() };
-			pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
-			vec = expect_exception(try_wrmsr, &t);
-			int rv = pmu_hw_rdmsr(pmu_fixed_msr(c, i), &v);
-			o.wide_write.vector = vec;
-			o.wide_write.value = t.val;
-			o.wide_write.readback = v;
-			o.wide_write.width = c->fixed_width;
-			/* The SDM (vol. 2B, WRMSR: #GP(0) "if the value in EDX:EAX sets
-			 * bits that are reserved in the MSR"; vol. 3B: bits past a fixed
-			 * counter's width "must be written as zeros") expects #GP and
-			 * the counter unchanged; KVM truncates (deviation row). */
-			check_or_deviation(
-				rv == 0 && vec == X86_VEC_GP && v == 0, &o,
-				"IA32_FIXED_CTR%u <- %#lx (bit %u past the width): expected #GP leaving 0 (SDM, WRMSR: reserved bits), saw %s%.0d, read %#lx",
-				i, t.val, c->fixed_width, vec < 0 ? "no fault" : "vector ", vec < 0 ? 0 : vec,
-				v);
-		}
+/* One fixed counter i: full width stored, a bit past it #GP. */
+static void fixed_counter_writes(const struct pmu_caps *c, unsigned i)
+{
+	uint64_t want = pmu_width_mask(c->fixed_width), v;
+	int vec = pmu_hw_wrmsr(pmu_fixed_msr(c, i), want);
+
+	pmu_hw_rdmsr(pmu_fixed_msr(c, i), &v);
+	check(vec == 0 && v == want, "IA32_FIXED_CTR%u <- %#lx (full width): read %#lx (vector %d)", i, want,
+	      v, vec);
+	if (c->fixed_width < 64) {
+		struct wr_try t = { pmu_fixed_msr(c, i), want | BIT(c->fixed_width) };
+		struct dev_obs o = { .kind = DEV_OBS_WIDE_WRITE, .pc = pmu_this_cpu() };
 		pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
+		vec = expect_exception(try_wrmsr, &t);
+		int rv = pmu_hw_rdmsr(pmu_fixed_msr(c, i), &v);
+		o.wide_write.vector = vec;
+		o.wide_write.value = t.val;
+		o.wide_write.readback = v;
+		o.wide_write.width = c->fixed_width;
+		/* The SDM (vol. 2B, WRMSR: #GP(0) "if the value in EDX:EAX sets
+		 * bits that are reserved in the MSR"; vol. 3B: bits past a fixed
+		 * counter's width "must be written as zeros") expects #GP and
+		 * the counter unchanged; KVM truncates (deviation row). */
+		check_or_deviation(
+			rv == 0 && vec == X86_VEC_GP && v == 0, &o,
+			"IA32_FIXED_CTR%u <- %#lx (bit %u past the width): expected #GP leaving 0 (SDM, WRMSR: reserved bits), saw %s%.0d, read %#lx",
+			i, t.val, c->fixed_width, vec < 0 ? "no fault" : "vector ", vec < 0 ? 0 : vec, v);
 	}
+	pmu_hw_wrmsr(pmu_fixed_msr(c, i), 0);
+}
+
+/* Every free counter, not the first free one only: a width or an alias
+ * wrong on one counter is a counter the allocator may never hand out. */
+KTEST("pmu.regs", counter_writes, pmu_needs_counting, KTEST_PER_CPU,
+      "IA32_PMCx writes sign-extend; A_PMCx and fixed ones take every bit")
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t gp = pmu_test_free_gp();
+	uint32_t fx = c->global_ctrl ? pmu_test_free_fixed() : 0;
+
+	if (!gp)
+		ktest_skip("no free GP counter (mask %#x)", c->gp_mask);
+	for (unsigned x = 0; x < PMU_MAX_GP; x++)
+		if ((gp >> x) & 1)
+			gp_counter_writes(c, x);
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
+		if ((fx >> i) & 1)
+			fixed_counter_writes(c, i);
 }
 
 static const char *needs_inuse(void)

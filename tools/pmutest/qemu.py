@@ -203,8 +203,11 @@ def run_qemu(cmd, log_path, timeout, echo=False, stop_when=None):
                     result.timed_out = True
                     result.host_note = host_note(proc.pid, elapsed)
                     break
-                if stop_when is not None and stop_when(text, elapsed):
+                why = stop_when(text, elapsed) if stop_when is not None else None
+                if why:
                     result.stopped = True
+                    if isinstance(why, str):
+                        result.stop_reason = why
                     break
                 time.sleep(0.05)
         finally:

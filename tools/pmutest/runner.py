@@ -37,6 +37,7 @@ ran; tests that match no rule must not fail or time out.
 """
 import argparse
 import datetime
+import fnmatch
 import os
 import platform
 import re
@@ -47,7 +48,7 @@ import tempfile
 
 from . import REPO_ROOT
 from . import host as hostmod
-from .expect import ExpectError, Expectations, load_expect
+from .expect import ExpectError, Expectations, judge_all, load_expect
 from .junit import junit_xml
 from .ktap import parse_ktap
 from . import profiles
@@ -106,6 +107,12 @@ def parse_args(argv):
                    help='expected online CPUs (overrides the expect file; default --smp when booting)')
     p.add_argument('--no-cpu-check', action='store_true',
                    help='do not default the expected CPU count to --smp')
+    p.add_argument('--stop-at-first-failure', action='store_true',
+                   help='stop the boot at the first result the expect file does not allow: the verdict '
+                        'is FAIL from then on whatever follows (for mutation testing)')
+    p.add_argument('--stop-ignore', action='append', default=[], metavar='GLOB',
+                   help='with --stop-at-first-failure, a test (glob on its name) whose failure does not '
+                        'stop the boot (repeatable); it still counts in the verdict')
     args = p.parse_args(argv)
     if args.append is not None and not args.kernel:
         p.error('--append needs --kernel (an ISO takes its command line from grub.cfg)')
@@ -208,13 +215,38 @@ def machine_config(args, log_path, workdir):
     return cfg
 
 
-def boot(args, cfg):
+def stop_at_first_failure(exp, ignore=()):
+    """stop_when: a reason to stop once a complete result line is one the
+    expect file does not allow (a judged problem of a leaf, which no later
+    line can undo: the verdict is FAIL whatever follows), else None.  Tests
+    matching an ignore glob do not stop the run."""
+    seen = {'checked': 0}
+
+    def stop(text, elapsed):
+        end = text.rfind('\n') + 1
+        new, seen['checked'] = text[seen['checked']:end], end
+        if 'not ok' not in new and '# SKIP' not in new.upper():
+            return None
+        for j in judge_all(parse_ktap(text[:end]), exp):
+            if j.problem and not any(fnmatch.fnmatchcase(j.leaf.name, g) for g in ignore):
+                return 'stopped at the first failure the expect file does not allow: %s' % j.problem
+        return None
+    return stop
+
+
+def boot(args, cfg, exp=None):
     """Run QEMU once; returns the RunResult."""
     note('serial log: %s' % cfg.serial_log)
     cmd = build_qemu_command(cfg)
     print('+ ' + shlex.join(cmd), flush=True)
-    run = run_qemu(cmd, cfg.serial_log, args.timeout, echo=not args.quiet,
-                   stop_when=stop_after_end_grace())
+    end_grace = stop_after_end_grace()
+    stop_when = end_grace
+    if args.stop_at_first_failure and exp is not None:
+        first_failure = stop_at_first_failure(exp, args.stop_ignore)
+
+        def stop_when(text, elapsed):
+            return first_failure(text, elapsed) or end_grace(text, elapsed)
+    run = run_qemu(cmd, cfg.serial_log, args.timeout, echo=not args.quiet, stop_when=stop_when)
     for line in run.stderr.strip().splitlines():
         # QEMU announces the SIGTERM we sent it; that is ours, not news.
         if not ((run.timed_out or run.stopped) and 'terminating on signal' in line):
@@ -278,7 +310,7 @@ def main(argv=None):
                 log_path = cfg.serial_log
             exp = load_expect(expect) if expect else Expectations()
             if not args.log:
-                run = boot(args, cfg)
+                run = boot(args, cfg, exp)
     except (UsageError, ProfileError, ExpectError) as e:
         print('pmutest-run: %s' % e, file=sys.stderr)
         return EXIT_USAGE

@@ -31,6 +31,7 @@ class RunResult:
     stderr: str = ''
     elapsed: float = 0.0
     host_note: str = ''           # at a timeout: how busy the host was
+    stop_reason: str = ''         # stopped by stop_when() for a reason of its own
 
 
 def describe_status(status):
@@ -65,6 +66,8 @@ def check_status(log, run, exp, timeout=None):
             note.append(run.host_note)
         return ['timeout: QEMU was still running after %g s and was killed%s'
                 % (timeout, ' (%s)' % '; '.join(note) if note else '')]
+    if run is not None and run.stopped and run.stop_reason:
+        return [run.stop_reason]
     if run is not None and run.stopped:
         return ['QEMU kept running %d s after the end marker (is isa-debug-exit missing?)'
                 % END_GRACE_SECONDS]

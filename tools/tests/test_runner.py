@@ -110,6 +110,41 @@ class CommandLine(_TmpDirCase):
 
 # ------------------------------------------------------------ end to end
 
+class StopAtFirstFailure(unittest.TestCase):
+    """--stop-at-first-failure: the boot stops at the first complete result
+    line the expect file does not allow, not before, and not for an allowed
+    failure or an ignored test."""
+
+    def feed(self, stop, text):
+        """The reason stop gives after each prefix of text, line by line."""
+        reasons, upto = [], 0
+        for line in text.splitlines(keepends=True):
+            upto += len(line)
+            reasons.append(stop(text[:upto], 0.0))
+        return reasons
+
+    def test_stops_at_the_first_unexpected_fail(self):
+        reasons = self.feed(runner.stop_at_first_failure(parse_expect('cpus 2\n')), GOOD_LOG)
+        first = next(i for i, r in enumerate(reasons) if r)
+        self.assertIn('not ok 2 boot.memory_map', GOOD_LOG.splitlines()[first])
+        self.assertIn('unexpected fail: boot.memory_map', reasons[first])
+
+    def test_an_allowed_failure_or_an_ignored_test_does_not_stop(self):
+        allowed = parse_expect('boot.memory_map fail\npmu.count.gp_instructions skip|fail\nselftest.hang timeout\n')
+        self.assertFalse(any(self.feed(runner.stop_at_first_failure(allowed), GOOD_LOG)))
+        ignored = runner.stop_at_first_failure(parse_expect('pmu.* pass|skip\n'), ['boot.*', 'pmu.count.*', 'selftest.*'])
+        self.assertFalse(any(self.feed(ignored, GOOD_LOG)))
+
+    def test_an_unexpected_skip_stops(self):
+        reasons = self.feed(runner.stop_at_first_failure(parse_expect('boot.* any\npmu.count.fixed pass\n')), GOOD_LOG)
+        self.assertTrue(any(r and 'pmu.count.fixed' in r for r in reasons))
+
+    def test_a_half_written_line_is_not_judged(self):
+        stop = runner.stop_at_first_failure(parse_expect('cpus 2\n'))
+        head = GOOD_LOG[:GOOD_LOG.index('not ok 2 boot.memory_map') + len('not ok 2 boot.mem')]
+        self.assertIsNone(stop(head, 0.0))
+
+
 def fake_kernel(serial_text, exit_code=None):
     """A Multiboot 1 image (a.out kludge, spec section 3.1.3) whose 32-bit entry
     writes serial_text to COM1 and exit_code to isa-debug-exit, then halts."""

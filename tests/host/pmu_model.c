@@ -39,6 +39,7 @@ static unsigned cur_cpl;
 static bool cur_pce;
 static struct model_write trace[MODEL_TRACE_MAX];
 static size_t trace_len;
+static struct model_platform platform;
 static void (*rdpmc_hook)(void *);
 static void *rdpmc_hook_arg;
 static void (*pmi_handler)(void *);
@@ -268,6 +269,7 @@ void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
 	trace_len = 0;
 	rdpmc_hook = NULL;
 	pmi_handler = NULL;
+	platform = (struct model_platform){ 0 };
 }
 
 void model_init(enum model_profile p, bool full_width)
@@ -597,11 +599,18 @@ static int skx_pkg_of_bus(uint8_t bus)
 		       : -1;
 }
 
+void model_set_platform(const struct model_platform *p)
+{
+	platform = p ? *p : (struct model_platform){ 0 };
+}
+
 int pmu_hw_pci_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32_t *val)
 {
 	int p = skx_pkg_of_bus(bus);
 
 	*val = ~0u;
+	if (platform.pcie_read && platform.pcie_read(bus, dev, fn, off, val))
+		return 0;
 	if (bus == 0 && dev == 0 && fn == 0) {
 		*val = off == 0 ? 0x29c08086u : 0;
 		if (any_client_uncore() && off == 0x48)
@@ -636,6 +645,8 @@ int pmu_hw_pci_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32
 								   (uint32_t)dev << 11 | (uint32_t)fn << 8 |
 								   off,
 							   val, 0 };
+	if (platform.pcie_write && platform.pcie_write(bus, dev, fn, off, val))
+		return 0;
 	for (unsigned ch = 0; p >= 0 && ch < X86PMU_UNC_CHANNELS; ch++)
 		if (skx_chan_fn[ch].dev == dev && skx_chan_fn[ch].fn == fn)
 			x86pmu_uncore_chan_write(unc_pkgs[p], ch, off, val);
@@ -645,6 +656,8 @@ int pmu_hw_pci_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32
 int pmu_hw_mmio_read32(uint64_t phys, uint32_t *val)
 {
 	*val = ~0u;
+	if (platform.mmio_read32 && platform.mmio_read32(phys, val))
+		return 0;
 	if (!any_client_uncore() || phys < MODEL_MCHBAR || phys + 4 > MODEL_MCHBAR + MODEL_MCHBAR_SIZE)
 		return -1;
 	*val = 0;
@@ -664,6 +677,37 @@ int pmu_hw_mmio_read64(uint64_t phys, uint64_t *val)
 
 	*val = err ? ~0ull : lo | (uint64_t)hi << 32;
 	return err ? -1 : 0;
+}
+
+int pmu_hw_mmio_write32(uint64_t phys, uint32_t val)
+{
+	if (trace_len < MODEL_TRACE_MAX)
+		trace[trace_len++] = (struct model_write){ cur, MODEL_TRACE_MMIO, (uint64_t)phys << 32 | val,
+							   0 };
+	return platform.mmio_write32 && platform.mmio_write32(phys, val) ? 0 : -1;
+}
+
+int pmu_hw_pcie_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t *val)
+{
+	*val = ~0u;
+	if (platform.no_ecam || off >= 4096 || (off & 3))
+		return -1;
+	if (platform.pcie_read && platform.pcie_read(bus, dev, fn, off, val))
+		return 0;
+	if (off < 256)
+		return pmu_hw_pci_read32(bus, dev, fn, (uint8_t)off, val);
+	return 0;
+}
+
+int pmu_hw_pcie_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t val)
+{
+	if (platform.no_ecam || off >= 4096 || (off & 3))
+		return -1;
+	if (off < 256)
+		return pmu_hw_pci_write32(bus, dev, fn, (uint8_t)off, val);
+	if (platform.pcie_write)
+		platform.pcie_write(bus, dev, fn, off, val);
+	return 0;
 }
 
 uint64_t model_tsc(unsigned cpu)

@@ -37,6 +37,7 @@ site's rank among identical sites of that function.
   python3 -m harness.mutgen list                 # the catalogue (TSV) of the repository's sources
   python3 -m harness.mutgen instrument TREE OUT  # rewrite TREE (a QEMU tree), catalogue to OUT
 """
+import glob
 import hashlib
 import os
 import re
@@ -44,10 +45,11 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# (repository path, path inside the QEMU tree, functions or None = all)
-SOURCES = [('emu/model/' + f, 'target/i386/' + f, None) for f in (
-    'x86-pmu-amd.c', 'x86-pmu-config.c', 'x86-pmu-count.c', 'x86-pmu-lbr.c', 'x86-pmu-offcore.c',
-    'x86-pmu-pebs.c', 'x86-pmu-regs.c', 'x86-pmu-uncore.c', 'x86-pmu-v6.c')] + [
+# (repository path, path inside the QEMU tree, functions or None = all):
+# every file of emu/model, and its one private header with function bodies.
+SOURCES = [('emu/model/' + f, 'target/i386/' + f, None) for f in sorted(
+    [os.path.basename(p) for p in glob.glob(os.path.join(ROOT, 'emu', 'model', 'x86-pmu-*.c'))] +
+    ['x86-pmu-pebs.h'])] + [
     ('emu/qemu/files/target/i386/tcg/sysemu/pmu.c', 'target/i386/tcg/sysemu/pmu.c', None),
     # The PMI's delivery through the LVT (patch 0002), in QEMU's apic.c.
     ('emu/qemu/patches/0002-apic-deliver-pmi.patch:hw/intc/apic.c', 'hw/intc/apic.c', {'apic_deliver_pmi'}),

@@ -23,9 +23,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KTEST = re.compile(r'\bKTEST\(\s*"([a-z0-9_.]+)"\s*,\s*([a-z0-9_]+)\s*,')
 FUNC = re.compile(r'^[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{', re.M)
-SHORT = {'amd': 'x86-pmu-amd.c', 'config': 'x86-pmu-config.c', 'count': 'x86-pmu-count.c',
-         'lbr': 'x86-pmu-lbr.c', 'offcore': 'x86-pmu-offcore.c', 'pebs': 'x86-pmu-pebs.c',
-         'regs': 'x86-pmu-regs.c', 'uncore': 'x86-pmu-uncore.c', 'v6': 'x86-pmu-v6.c'}
+# The model column's file names: x86-pmu-NAME.c is NAME; the one private
+# header with function bodies (x86-pmu-pebs.h) is pebs.h.
+SHORT = {os.path.basename(p)[len('x86-pmu-'):-len('.c')]: os.path.basename(p)
+         for p in glob.glob(os.path.join(ROOT, 'emu', 'model', 'x86-pmu-*.c'))}
+SHORT['pebs.h'] = 'x86-pmu-pebs.h'
 COLUMNS = ['id', 'shape', 'model', 'manual', 'rule', 'checks']
 
 

@@ -251,6 +251,41 @@ void x86pmu_fixed_bitmap_default(X86PMUConfig *cfg)
                         (1u << cfg->num_fixed) - 1;
 }
 
+/*
+ * Offcore response (x86-pmu-offcore.c) of Skylake client and server (SDM
+ * vol. 3B, Skylake off-core response; valid bits as Linux
+ * arch/x86/events/intel/core.c intel_skl_extra_regs):
+ * requests [15:0], ANY_RESPONSE 16, L3 hit 18-21, L3_MISS_LOCAL_DRAM 26,
+ * snoop results 30-37 (SNOOP_NOT_NEEDED 32, SNOOP_MISS 33).
+ */
+static const X86PMUOffcoreConfig skl_offcore = {
+    .nmsrs = 2,
+    .event = { 0xb7, 0xbb },
+    .umask = { 0x01, 0x01 },
+    .valid = { 0x3fffff8fffull, 0x3fffff8fffull },
+    .any_response = BIT64(16),
+    .hit_supplier = BIT64(18),
+    .hit_snoop = BIT64(32),
+    .miss_supplier = BIT64(26),
+    .miss_snoop = BIT64(33),
+};
+
+void x86pmu_offcore_shape(uint32_t family, uint32_t model,
+                          X86PMUOffcoreConfig *oc)
+{
+    static const uint8_t skl_models[] = {
+        0x4e, 0x5e, 0x55, 0x8e, 0x9e, 0xa5, 0xa6,
+    };
+    unsigned i;
+
+    memset(oc, 0, sizeof(*oc));
+    for (i = 0; family == 6 && i < sizeof(skl_models); i++) {
+        if (model == skl_models[i]) {
+            *oc = skl_offcore;
+        }
+    }
+}
+
 const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
                          uint32_t family, uint32_t model, X86PMUConfig *cfg)
 {

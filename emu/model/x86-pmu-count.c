@@ -283,19 +283,6 @@ static X86PMUEvent fixed_event(const X86PMUState *s, unsigned i)
     return ev[i];
 }
 
-bool x86pmu_frozen(const X86PMUState *s)
-{
-    /*
-     * Version 4: CTR_Frz stops every counter until software clears it.
-     * AMD LbrAndPmcFreeze: LbrFreeze does (x86-pmu-amd.c).
-     */
-    if (x86pmu_is_amd(s)) {
-        return s->cfg.lbr_pmc_freeze &&
-               (s->global_status & X86PMU_STATUS_LBR_FRZ);
-    }
-    return s->cfg.version >= 4 && (s->global_status & X86PMU_STATUS_CTR_FRZ);
-}
-
 static bool global_enabled(const X86PMUState *s, unsigned idx)
 {
     if (x86pmu_defect(s, X86PMU_DEFECT_GLOBAL_CTRL_IGNORED)) {

@@ -73,26 +73,36 @@ static inline bool x86pmu_quirk(const X86PMUState *s, uint32_t q)
     return (s->cfg.quirks & q) != 0;
 }
 
+/*
+ * --- Shape predicates (x86-pmu-shape.c), the bottom of the model's
+ * layers: they call no other part. ---
+ */
 /* Core counters of an AMD CPU (APM vol. 2, 13.2). */
 unsigned x86pmu_amd_counters(const X86PMUConfig *cfg);
 bool x86pmu_gp_exists(const X86PMUState *s, unsigned x);
 bool x86pmu_fixed_exists(const X86PMUState *s, unsigned i);
 /* Bits of the existing counters, in GLOBAL_CTRL's layout. */
 uint64_t x86pmu_counter_bits(const X86PMUState *s);
+/* The width counters really have (a defect may make it differ). */
+unsigned x86pmu_gp_width(const X86PMUState *s);
+unsigned x86pmu_fixed_width(const X86PMUState *s);
+/* PERFEVTSEL and IA32_FIXED_CTR_CTRL bits CPUID.23H.0:EBX opens. */
+uint64_t x86pmu_v6_evtsel_bits(const X86PMUState *s);
+uint64_t x86pmu_v6_fixed_ctrl_bits(const X86PMUState *s);
+/* The offcore RSP MSR an event select names (-1: none). */
+int x86pmu_offcore_slot(const X86PMUState *s, uint64_t sel);
+/* Version 4 CTR_Frz (or AMD's LbrFreeze) holds every counter. */
+bool x86pmu_frozen(const X86PMUState *s);
+
 /*
  * A zeroed configuration with the counting conventions every shape starts
  * from (x86-pmu-config.c says why each is the default).
  */
 void x86pmu_config_defaults(X86PMUConfig *cfg, X86PMUVendor vendor);
-/* The width counters really have (a defect may make it differ). */
-unsigned x86pmu_gp_width(const X86PMUState *s);
-unsigned x86pmu_fixed_width(const X86PMUState *s);
 /* After the enables changed: which counter a busy host leaves out. */
 void x86pmu_sched_update(X86PMUState *s);
-/* Version 4 CTR_Frz (or AMD's LbrFreeze) holds every counter. */
-bool x86pmu_frozen(const X86PMUState *s);
 
-/* Register writes the two MSR maps share (x86-pmu-regs.c). */
+/* Register writes the two MSR maps share (x86-pmu-write.c). */
 X86PMUAccess x86pmu_write_evtsel(X86PMUState *s, unsigned x, uint64_t val);
 X86PMUAccess x86pmu_write_gp_full(X86PMUState *s, unsigned x, uint64_t val);
 X86PMUAccess x86pmu_write_fixed(X86PMUState *s, unsigned i, uint64_t val);
@@ -104,9 +114,6 @@ X86PMUAccess x86pmu_v6_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val);
 void x86pmu_v6_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
                      uint32_t *eax, uint32_t *ebx, uint32_t *ecx,
                      uint32_t *edx);
-/* PERFEVTSEL and IA32_FIXED_CTR_CTRL bits CPUID.23H.0:EBX opens. */
-uint64_t x86pmu_v6_evtsel_bits(const X86PMUState *s);
-uint64_t x86pmu_v6_fixed_ctrl_bits(const X86PMUState *s);
 /* RDPMC at CPL > 0 of this counter reads 0 (RDPMC user disable). */
 bool x86pmu_v6_user_disabled(const X86PMUState *s, bool fixed, unsigned i);
 /* RDPMC ECX[29]: PERF_METRICS; false when ecx is no metrics index. */
@@ -140,11 +147,7 @@ uint64_t x86pmu_amd_debugctl_valid(const X86PMUState *s);
 /* At a PMI: LbrAndPmcFreeze sets LbrFreeze. */
 void x86pmu_amd_pmi_freeze(X86PMUState *s);
 
-/*
- * Offcore response (x86-pmu-offcore.c): the RSP MSR an event select names
- * (-1: none), and the rules of a write to RSP MSR i.
- */
-int x86pmu_offcore_slot(const X86PMUState *s, uint64_t sel);
+/* Offcore response (x86-pmu-offcore.c): the rules of a write to RSP MSR i. */
 X86PMUAccess x86pmu_offcore_write(X86PMUState *s, unsigned i, uint64_t val);
 /*
  * A PMI was requested (counters `ovf` wrapped): freeze-on-PMI and the

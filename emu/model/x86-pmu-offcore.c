@@ -18,56 +18,7 @@
  * Copyright (c) 2025 The pmutest authors
  */
 
-#include <string.h>
-
 #include "x86-pmu-int.h"
-
-/*
- * Skylake client and server (SDM vol. 3B, Skylake off-core response;
- * valid bits as Linux arch/x86/events/intel/core.c intel_skl_extra_regs):
- * requests [15:0], ANY_RESPONSE 16, L3 hit 18-21, L3_MISS_LOCAL_DRAM 26,
- * snoop results 30-37 (SNOOP_NOT_NEEDED 32, SNOOP_MISS 33).
- */
-static const X86PMUOffcoreConfig skl_offcore = {
-    .nmsrs = 2,
-    .event = { 0xb7, 0xbb },
-    .umask = { 0x01, 0x01 },
-    .valid = { 0x3fffff8fffull, 0x3fffff8fffull },
-    .any_response = BIT64(16),
-    .hit_supplier = BIT64(18),
-    .hit_snoop = BIT64(32),
-    .miss_supplier = BIT64(26),
-    .miss_snoop = BIT64(33),
-};
-
-void x86pmu_offcore_shape(uint32_t family, uint32_t model,
-                          X86PMUOffcoreConfig *oc)
-{
-    static const uint8_t skl_models[] = {
-        0x4e, 0x5e, 0x55, 0x8e, 0x9e, 0xa5, 0xa6,
-    };
-    unsigned i;
-
-    memset(oc, 0, sizeof(*oc));
-    for (i = 0; family == 6 && i < sizeof(skl_models); i++) {
-        if (model == skl_models[i]) {
-            *oc = skl_offcore;
-        }
-    }
-}
-
-int x86pmu_offcore_slot(const X86PMUState *s, uint64_t sel)
-{
-    const X86PMUOffcoreConfig *oc = &s->cfg.offcore;
-    unsigned i;
-
-    for (i = 0; i < oc->nmsrs; i++) {
-        if (SEL_EVENT(sel) == oc->event[i] && SEL_UMASK(sel) == oc->umask[i]) {
-            return i;
-        }
-    }
-    return -1;
-}
 
 /* A reserved bit raises #GP (Linux fixed its masks against that #GP). */
 X86PMUAccess x86pmu_offcore_write(X86PMUState *s, unsigned i, uint64_t val)

@@ -10,83 +10,6 @@
 
 #include "x86-pmu-int.h"
 
-unsigned x86pmu_amd_counters(const X86PMUConfig *cfg)
-{
-    /*
-     * Four legacy counters on every AMD64 part; six with PerfCtrExtCore;
-     * with PerfMonV2, CPUID Fn8000_0022_EBX[3:0] says (APM vol. 2, 13.2).
-     */
-    if (cfg->perfmon_v2) {
-        return cfg->num_gp;
-    }
-    return cfg->perfctr_core ? 6 : 4;
-}
-
-bool x86pmu_gp_exists(const X86PMUState *s, unsigned x)
-{
-    if (x86pmu_is_amd(s)) {
-        return x < x86pmu_amd_counters(&s->cfg);
-    }
-    if (s->cfg.version == 0 || x >= X86PMU_MAX_GP) {
-        return false;
-    }
-    if (s->cfg.leaf23) {
-        return (s->cfg.leaf23_gp >> x) & 1;
-    }
-    return x < s->cfg.num_gp;
-}
-
-bool x86pmu_fixed_exists(const X86PMUState *s, unsigned i)
-{
-    const X86PMUConfig *c = &s->cfg;
-
-    /*
-     * Fixed counters come with version 2; from version 5 CPUID.0AH:ECX adds
-     * counters past EDX[4:0]: "fixed counter i is supported if ECX[i] ||
-     * (EDX[4:0] > i)" (SDM vol. 2A, CPUID leaf 0AH).
-     */
-    if (x86pmu_is_amd(s) || c->version < 2 || i >= X86PMU_MAX_FIXED) {
-        return false;
-    }
-    if (c->leaf23) {
-        return (c->leaf23_fixed >> i) & 1;
-    }
-    return i < c->num_fixed ||
-           (c->version >= 5 && ((c->fixed_bitmap >> i) & 1));
-}
-
-uint64_t x86pmu_counter_bits(const X86PMUState *s)
-{
-    uint64_t b = 0;
-    unsigned i;
-
-    for (i = 0; i < X86PMU_MAX_GP; i++) {
-        if (x86pmu_gp_exists(s, i)) {
-            b |= BIT64(i);
-        }
-    }
-    for (i = 0; i < X86PMU_MAX_FIXED; i++) {
-        if (x86pmu_fixed_exists(s, i)) {
-            b |= BIT64(X86PMU_FIXED_IDX(i));
-        }
-    }
-    return b;
-}
-
-unsigned x86pmu_gp_width(const X86PMUState *s)
-{
-    unsigned w = x86pmu_is_amd(s) ? X86PMU_AMD_WIDTH : s->cfg.gp_width;
-
-    return x86pmu_defect(s, X86PMU_DEFECT_WIDTH_OFF_BY_ONE) ? w - 1 : w;
-}
-
-unsigned x86pmu_fixed_width(const X86PMUState *s)
-{
-    unsigned w = s->cfg.fixed_width;
-
-    return x86pmu_defect(s, X86PMU_DEFECT_WIDTH_OFF_BY_ONE) ? w - 1 : w;
-}
-
 static bool fw_write(const X86PMUState *s)
 {
     return s->cfg.pdcm && (s->cfg.perf_caps & X86PMU_CAP_FW_WRITE);
@@ -372,26 +295,6 @@ static uint64_t status_bits(const X86PMUState *s)
     return b;
 }
 
-/*
- * PERFEVTSEL bits that raise #GP: 63:32 (the model has no TSX, whose
- * IN_TX/IN_TXCP are 32/33) but those CPUID.23H opens, and AnyThread (21)
- * before version 3.  Xen refuses AnyThread and pin control (19) at every
- * version (Xen xen/arch/x86/cpu/vpmu_intel.c, ARCH_CTRL_MASK).
- */
-static uint64_t evtsel_reserved(const X86PMUState *s)
-{
-    uint64_t r = ~0xffffffffull & ~x86pmu_v6_evtsel_bits(s);
-
-    if (s->cfg.version < 3) {
-        r |= SEL_ANY;
-    }
-    if (x86pmu_quirk(s, X86PMU_QUIRK_XEN_ANYTHREAD_PC_REJECTED)) {
-        r |= SEL_ANY | SEL_PC;
-    }
-    /* Adaptive PEBS's opt-in (x86-pmu-pebs.c). */
-    return r & ~x86pmu_pebs_ctrl_bits(s, false);
-}
-
 /* Xen refuses FIXED_CTR_CTRL's AnyThread bits too (fixed_ctrl_mask). */
 static uint64_t fixed_ctrl_valid(const X86PMUState *s)
 {
@@ -519,49 +422,6 @@ static void clear_status(X86PMUState *s, uint64_t bits, unsigned *pmis)
         s->pmi_owed_bits &= ~bits;
         (*pmis)++;
     }
-}
-
-/*
- * The full width, through IA32_A_PMCx or version 6's IA32_PMC_GPn_CTR;
- * bits past it #GP, as KVM and kvm-unit-tests'
- * check_gp_counters_write_width expect of hardware.
- */
-X86PMUAccess x86pmu_write_gp_full(X86PMUState *s, unsigned x, uint64_t val)
-{
-    if (val & ~x86pmu_mask(s->cfg.gp_width)) {
-        return X86PMU_GP;
-    }
-    s->gp_ctr[x] = val & x86pmu_mask(x86pmu_gp_width(s));
-    return X86PMU_OK;
-}
-
-/* IA32_PERFEVTSELx, or version 6's IA32_PMC_GPn_CFG_A. */
-X86PMUAccess x86pmu_write_evtsel(X86PMUState *s, unsigned x, uint64_t val)
-{
-    if ((val & evtsel_reserved(s)) &&
-        !x86pmu_defect(s, X86PMU_DEFECT_RESERVED_BITS_ACCEPTED)) {
-        return X86PMU_GP;
-    }
-    s->gp_sel[x] = val;
-    s->edge_prev &= ~BIT64(x);
-    return X86PMU_OK;
-}
-
-/*
- * IA32_FIXED_CTRi, or version 6's IA32_PMC_FXm_CTR: "Bits beyond the
- * width of the fixed-function counter are reserved and must be written
- * as zeros" (SDM vol. 3B, "Architectural Performance Monitoring Version
- * 2"): #GP.  KVM truncates instead.
- */
-X86PMUAccess x86pmu_write_fixed(X86PMUState *s, unsigned i, uint64_t val)
-{
-    if (val & ~x86pmu_mask(s->cfg.fixed_width)) {
-        if (!x86pmu_quirk(s, X86PMU_QUIRK_KVM_FIXED_CTR_WRITE_TRUNCATED)) {
-            return X86PMU_GP;
-        }
-    }
-    s->fixed_ctr[i] = val & x86pmu_mask(x86pmu_fixed_width(s));
-    return X86PMU_OK;
 }
 
 /*

@@ -168,45 +168,7 @@ void x86pmu_v6_cpuid(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
     }
 }
 
-/* --- Event-select extensions --- */
-
-uint64_t x86pmu_v6_evtsel_bits(const X86PMUState *s)
-{
-    uint32_t f = s->cfg.v6_features;
-    uint64_t b = 0;
-
-    if (x86pmu_defect(s, X86PMU_DEFECT_EVTSEL_EXTENSIONS_REFUSED)) {
-        return 0;
-    }
-    /* Linux commit dce0c74d2d18 (UMASK2, EQ), 59af95e028d4 (bit 37). */
-    if (f & X86PMU_V6_UMASK2) {
-        b |= SEL_UMASK2_MASK;
-    }
-    if (f & X86PMU_V6_EQ) {
-        b |= SEL_EQ;
-    }
-    if (f & X86PMU_V6_RDPMC_USER_DISABLE) {
-        b |= SEL_RDPMC_UD;
-    }
-    return b;
-}
-
-uint64_t x86pmu_v6_fixed_ctrl_bits(const X86PMUState *s)
-{
-    uint64_t b = 0;
-    unsigned i;
-
-    if (!(s->cfg.v6_features & X86PMU_V6_RDPMC_USER_DISABLE) ||
-        x86pmu_defect(s, X86PMU_DEFECT_EVTSEL_EXTENSIONS_REFUSED)) {
-        return 0;
-    }
-    for (i = 0; i < X86PMU_MAX_FIXED; i++) {
-        if (x86pmu_fixed_exists(s, i)) {
-            b |= FIXED_UD_BIT(i);
-        }
-    }
-    return b;
-}
+/* --- Event-select extensions (the bits they open: x86-pmu-shape.c) --- */
 
 /*
  * "If the counter's RDPMC_USER_DISABLE bit is set and CPL > 0, RDPMC

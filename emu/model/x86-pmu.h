@@ -232,7 +232,7 @@ typedef enum X86PMUDefect {
     X86PMU_DEFECT_OFFCORE_IGNORES_RESPONSE,
     X86PMU_DEFECT_UNCORE_IGNORES_ENABLE,
     X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES,
-    /* LBRs and PEBS (x86-pmu-lbr.c, x86-pmu-pebs.c) */
+    /* LBRs and PEBS (x86-pmu-lbr.c, x86-pmu-pebs*.c) */
     X86PMU_DEFECT_LBR_FROM_TO_SWAPPED,
     X86PMU_DEFECT_LBR_RECORDS_WHILE_DISABLED,
     X86PMU_DEFECT_LBR_FILTER_IGNORED,
@@ -297,10 +297,10 @@ typedef enum X86PMUBranch {
 } X86PMUBranch;
 
 /*
- * What a PEBS record saves (x86-pmu-pebs.c): the state at the instruction
- * boundary after the event, and the guest's memory by linear address
- * (the DS save area and the PEBS buffer).  read/write return false when
- * the address does not translate; nothing is written then.
+ * What a PEBS record saves (x86-pmu-pebs-record.c): the state at the
+ * instruction boundary after the event, and the guest's memory by linear
+ * address (the DS save area and the PEBS buffer).  read/write return
+ * false when the address does not translate; nothing is written then.
  */
 typedef struct X86PMUMachine {
     uint64_t rip;           /* the next instruction (trap-like PEBS) */
@@ -643,7 +643,10 @@ X86PMUActivity x86pmu_activity(const X86PMUState *s);
 
 /* --- Offcore response (x86-pmu-offcore.c) --- */
 
-/* The offcore layout of Intel family 6 `model` (nmsrs 0 if not emulated). */
+/*
+ * The offcore layout of Intel family 6 `model` (nmsrs 0 if not emulated;
+ * x86-pmu-config.c, with the other shapes).
+ */
 void x86pmu_offcore_shape(uint32_t family, uint32_t model,
                           X86PMUOffcoreConfig *oc);
 /*
@@ -689,7 +692,7 @@ void x86pmu_branch(X86PMUState *s, X86PMUBranch kind, uint64_t from,
 unsigned x86pmu_count_branch(X86PMUState *s, X86PMURing ring,
                              X86PMUBranch kind);
 
-/* --- PEBS (x86-pmu-pebs.c) --- */
+/* --- PEBS (x86-pmu-pebs.c, x86-pmu-pebs-record.c) --- */
 
 /*
  * PEBS counters that overflowed since the last assist: their record is

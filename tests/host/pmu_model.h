@@ -46,7 +46,10 @@ enum model_uncore {
 	MODEL_UNCORE_SNB,
 	MODEL_UNCORE_HSW,
 	MODEL_UNCORE_SKL,
-	MODEL_UNCORE_SKX
+	MODEL_UNCORE_SKX,
+	/* Sapphire Rapids: CHAs and MMIO memory channels, placed by each
+	 * package's discovery table (8086:09A7 at bus 2p + 1, device 3). */
+	MODEL_UNCORE_SPR
 };
 #define MODEL_MAX_PKGS 4
 

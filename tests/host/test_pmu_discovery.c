@@ -144,7 +144,8 @@ static void spr_table(unsigned p)
 	set_unit(p, 5, 2, 0x10, 48, 0x20, PMU_DISC_MSR, 0x3000, 42, 0);
 }
 
-/* Two Sapphire Rapids packages (family 6 model 0x8F) of two CPUs each,
+/* Two Sapphire Rapids packages (family 6 model 0x8F) of two CPUs each
+ * (the x2APIC ID's package field from bit 5: CPUID.0BH smt_bits 1 + 4),
  * package p's function on bus 0x7e p + 1 (buses rising with the package). */
 static struct model_cpu_config spr_cpu(unsigned pkg, unsigned core)
 {
@@ -394,6 +395,128 @@ HT_TEST(capability_loop_ends)
 	fns[0].cfg[0x100 / 4] = 0x10010001; /* next: itself */
 	HT_CHECK_EQ(pmu_discovery()->ntables, 1);
 	HT_CHECK_EQ(pmu_discovery()->table[0].bus, 0x7f);
+}
+
+/* --- emu/model's Sapphire Rapids: its tables, read by the parser --- */
+
+static struct model_cpu_config emu_spr_cpu(unsigned pkg, unsigned core, X86PMUDefect defect)
+{
+	struct model_cpu_config c = spr_cpu(pkg, core);
+
+	c.uncore = MODEL_UNCORE_SPR, c.uncore_cboxes = 2, c.uncore_defect = defect;
+	return c;
+}
+
+static void boot_emu_spr(X86PMUDefect defect)
+{
+	struct model_cpu_config cfg[4] = { emu_spr_cpu(0, 0, defect), emu_spr_cpu(0, 1, defect),
+					   emu_spr_cpu(1, 0, defect), emu_spr_cpu(1, 1, defect) };
+	static const struct pmu_init_opts opts = { .workload = tick_probe };
+
+	model_init_custom(cfg, 4);
+	pmu_init_all(&opts, model_run_on);
+	model_set_cpu(0);
+	model_trace_clear();
+	pmu_discovery_forget();
+}
+
+struct window {
+	struct unc_arg a;
+	uint64_t sum;
+	int err;
+};
+
+static void cha_begin(void *arg)
+{
+	struct window *w = arg;
+	const struct pmu_unc_layout *l;
+
+	detect_here(&w->a);
+	l = pmu_uncore_box(&w->a.u);
+	w->err = w->a.err ? w->a.err : pmu_uncore_prepare(&w->a.u);
+	for (unsigned b = 0; !w->err && b < w->a.u.nboxes; b++)
+		w->err = pmu_uncore_program(&w->a.u, l, b, 0, UNC_CHA_READS_EVENT, UNC_CHA_READS_LOCAL_UMASK,
+					    true, w->a.u.why, sizeof(w->a.u.why));
+	if (!w->err)
+		w->err = pmu_uncore_start(&w->a.u);
+	if (!w->err && !w->a.imc_err)
+		w->err = pmu_imc_begin(&w->a.m, &w->a.k);
+}
+
+static void cha_end(void *arg)
+{
+	struct window *w = arg;
+	const struct pmu_unc_layout *l = pmu_uncore_box(&w->a.u);
+
+	pmu_uncore_stop(&w->a.u);
+	w->sum = 0;
+	for (unsigned b = 0; b < w->a.u.nboxes; b++) {
+		uint64_t v = 0;
+		pmu_uncore_read(&w->a.u, l, b, 0, &v);
+		w->sum += v;
+	}
+	if (!w->a.imc_err)
+		w->err = pmu_imc_end(&w->a.m, &w->a.k);
+}
+
+static void work(void *arg)
+{
+	(void)arg;
+	model_tick(&(struct model_work){
+		.cycles = 10, .llc_lookups = 5000, .cas_reads = 8000, .cas_writes = 800 });
+}
+
+/* Two packages of emu/model's Sapphire Rapids: each finds its own table,
+ * its CHAs and channels, and counts only its own package's work. */
+HT_TEST(emulated_tables_place_each_package)
+{
+	struct window w[2] = { 0 };
+	const struct pmu_disc_table *t;
+	const struct pmu_disc_unit *imc[8];
+
+	boot_emu_spr(X86PMU_DEFECT_NONE);
+	HT_CHECK_EQ(pmu_discovery()->ntables, 2);
+	t = &pmu_discovery()->table[1];
+	HT_CHECK(t->bus == 3 && t->why[0] == 0, "table 1 at bus %u: %s", t->bus, t->why);
+	HT_CHECK_EQ(t->nunits, 10);
+	HT_CHECK_EQ(t->stride, 4);
+	HT_CHECK_EQ(t->global_ctl, 0x2ff0);
+	HT_CHECK_EQ(pmu_discovery_units(t, 6, imc, 8), 8);
+	HT_CHECK_EQ(imc[7]->ctl, 0xd8000000ull + 0x100000 + 7 * 0x1000);
+	model_run_on(0, cha_begin, &w[0]);
+	model_run_on(2, cha_begin, &w[1]);
+	HT_CHECK(w[0].err == PMU_OK && w[1].err == PMU_OK, "begin: %d %d (%s / %s)", w[0].err, w[1].err,
+		 w[0].a.u.why, w[1].a.m.why);
+	HT_CHECK(w[1].a.u.from_table && w[1].a.u.nboxes == 2, "package 1's CHAs from its table");
+	model_run_on(3, work, NULL);
+	model_run_on(0, cha_end, &w[0]);
+	model_run_on(2, cha_end, &w[1]);
+	HT_CHECK_EQ(w[1].sum, 5000);
+	HT_CHECK_EQ(w[1].a.k.reads, 8000);
+	HT_CHECK_EQ(w[1].a.k.writes, 800);
+	HT_CHECK_EQ(w[0].sum, 0);
+	HT_CHECK_EQ(w[0].a.k.reads, 0);
+}
+
+/* The profiles' defects, seen by the same windows. */
+HT_TEST(emulated_table_defects)
+{
+	struct window w = { 0 };
+	const struct pmu_disc_unit *imc[8];
+
+	boot_emu_spr(X86PMU_DEFECT_DISCOVERY_COUNTER_OFFSET_WRONG);
+	model_run_on(2, cha_begin, &w);
+	HT_CHECK_EQ(w.err, PMU_OK);
+	HT_CHECK_EQ(pmu_uncore_box(&w.a.u)->ctr, 9);
+	model_run_on(3, work, NULL);
+	model_run_on(2, cha_end, &w);
+	HT_CHECK_EQ(w.sum, 0); /* counter 1 of each CHA, which nothing programmed */
+
+	boot_emu_spr(X86PMU_DEFECT_DISCOVERY_UNIT_ON_WRONG_PACKAGE);
+	HT_CHECK_EQ(pmu_discovery_units(&pmu_discovery()->table[0], 6, imc, 8), 8);
+	HT_CHECK_EQ(imc[0]->ctl, 0xd8000000ull + 0x100000); /* package 1's */
+	HT_CHECK_EQ(pmu_discovery_units(&pmu_discovery()->table[1], 6, imc, 8), 8);
+	HT_CHECK_EQ(imc[0]->ctl, 0xd8000000ull);
 }
 
 HT_MAIN("pmu_discovery")

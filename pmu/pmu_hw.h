@@ -35,5 +35,12 @@ int pmu_hw_pci_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32_
 int pmu_hw_pci_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32_t val);
 int pmu_hw_mmio_read32(uint64_t phys, uint32_t *val);
 int pmu_hw_mmio_read64(uint64_t phys, uint64_t *val);
+int pmu_hw_mmio_write32(uint64_t phys, uint32_t val);
+/* The whole 4 KiB configuration space of a PCI Express function (offset
+ * below 4096, the extended capabilities from 100H), through the platform's
+ * enhanced configuration mechanism: -1 where the platform has none for
+ * the bus (then *val is all-ones). */
+int pmu_hw_pcie_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t *val);
+int pmu_hw_pcie_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t val);
 
 #endif

@@ -734,6 +734,10 @@ static const char *const defect_names[X86PMU_DEFECT_NUM] = {
     [X86PMU_DEFECT_UNCORE_IGNORES_ENABLE] = "uncore-ignores-enable",
     [X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES] =
         "uncore-leaks-across-packages",
+    [X86PMU_DEFECT_DISCOVERY_COUNTER_OFFSET_WRONG] =
+        "discovery-counter-offset-wrong",
+    [X86PMU_DEFECT_DISCOVERY_UNIT_ON_WRONG_PACKAGE] =
+        "discovery-unit-on-wrong-package",
     [X86PMU_DEFECT_LBR_FROM_TO_SWAPPED] = "lbr-from-to-swapped",
     [X86PMU_DEFECT_LBR_RECORDS_WHILE_DISABLED] = "lbr-records-while-disabled",
     [X86PMU_DEFECT_LBR_FILTER_IGNORED] = "lbr-filter-ignored",

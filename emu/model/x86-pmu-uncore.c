@@ -39,6 +39,25 @@
  * and writes to read-only registers (the CHA counters: Linux never writes
  * them, and whether silicon takes writes is not published).
  *
+ * Sapphire Rapids (Linux uncore_snbep.c spr_uncore_chabox, spr_uncore_imc
+ * and the generic discovery ops of uncore_discovery.c, which take the
+ * addresses from the discovery table the model publishes: see
+ * x86pmu_discovery_word): CHA n's box control at 2000H + 10H n, counter
+ * controls +2..+5, counters +8..+B (48 bits, read-only as Skylake-SP's),
+ * filter +EH; MSR 2FFEH reads the number of CHAs (Linux
+ * SPR_MSR_UNC_CBO_CONFIG); 2FF0H is the global control, bit 0 freezing
+ * every box (Intel PCM).  A box control's bit 0 freezes the box, bit 8
+ * resets its controls, bit 9 its counters (Linux GENERIC_PMON_BOX_CTL_*).
+ * There is no enable bit: a control counts its event while neither its
+ * box nor the global control is frozen (Linux writes the event alone).
+ * The memory channels, eight a package (Sapphire Rapids' eight DDR5
+ * channels), are MMIO units of a 4 KiB page each: box control +0, counter
+ * controls +40H + 4i (dwords), 48-bit counters +08H + 8i, the fixed
+ * counter +38H and its control +54H (Linux SNR_IMC_MMIO_PMON_*, which
+ * spr_uncore_imc reuses).  UNC_M_CAS_COUNT is event 05H: a read counts
+ * with a unit-mask bit in [3:0], a write with one in [5:4] (perfmon
+ * sapphirerapids_uncore_memory.json: .RD CFH, .WR F0H).
+ *
  * Copyright (c) 2025 The pmutest authors
  */
 
@@ -69,6 +88,14 @@
 #define MSR_UNC_ARB_PERFCTR0        0x3b0
 #define MSR_SKX_NCU_PMON_CONFIG     0x702
 #define MSR_SKX_CHA_0               0xe00
+
+#define MSR_SPR_CHA_0               0x2000
+#define MSR_SPR_UNC_PMON_GLOBAL_CTL 0x2ff0
+#define MSR_SPR_UNC_CBO_CONFIG      0x2ffe
+#define SPR_FRZ                     BIT64(0)
+#define SPR_RST_CTRL                BIT64(8)
+#define SPR_RST_CTRS                BIT64(9)
+#define SPR_BOX_CTL_VALID           (SPR_FRZ | SPR_RST_CTRL | SPR_RST_CTRS)
 
 #define MCHBAR_DRAM_READS   0x5050
 #define MCHBAR_DRAM_WRITES  0x5054
@@ -112,6 +139,10 @@ void x86pmu_uncore_shape(uint32_t family, uint32_t model, unsigned cores,
         cfg->layout = X86PMU_UNCORE_SKX;
         cap = X86PMU_UNC_MAX_BOXES;
         break;
+    case 0x8f: case 0xcf:
+        cfg->layout = X86PMU_UNCORE_SPR;
+        cap = X86PMU_UNC_MAX_BOXES;
+        break;
     default:
         return;
     }
@@ -133,6 +164,45 @@ typedef enum UncReg {
     U_GLOBAL, U_CBO_CONFIG, U_NCU_CONFIG, U_SEL, U_CTR, U_BOX_CTL, U_FILTER,
     U_STATUS,
 } UncReg;
+
+/* Sapphire Rapids' CHA MSRs (the layout above). */
+static X86PMUAccess decode_spr(const X86PMUUncoreState *s, uint32_t msr,
+                               UncReg *reg, int *box, unsigned *i)
+{
+    unsigned off;
+
+    if (msr == MSR_SPR_UNC_PMON_GLOBAL_CTL) {
+        *reg = U_GLOBAL;
+        return X86PMU_OK;
+    }
+    if (msr == MSR_SPR_UNC_CBO_CONFIG) {
+        *reg = U_NCU_CONFIG;
+        return X86PMU_OK;
+    }
+    if (msr < MSR_SPR_CHA_0 ||
+        msr >= MSR_SPR_CHA_0 + 0x10 * X86PMU_UNC_MAX_BOXES) {
+        return X86PMU_NOT_MINE;
+    }
+    *box = (msr - MSR_SPR_CHA_0) / 0x10;
+    off = (msr - MSR_SPR_CHA_0) % 0x10;
+    if (*box >= s->cfg.nboxes) {
+        return X86PMU_GP;
+    }
+    if (off == 0) {
+        *reg = U_BOX_CTL;
+    } else if (off == 1) {
+        *reg = U_STATUS;
+    } else if (off >= 2 && off <= 5) {
+        *reg = U_SEL, *i = off - 2;
+    } else if (off >= 8 && off <= 0xb) {
+        *reg = U_CTR, *i = off - 8;
+    } else if (off == 0xe) {
+        *reg = U_FILTER, *i = 0;
+    } else {
+        return X86PMU_GP;
+    }
+    return X86PMU_OK;
+}
 
 /* Which register `msr` is, and of which box (-1: the ARB) and counter. */
 static X86PMUAccess decode(const X86PMUUncoreState *s, uint32_t msr,
@@ -171,6 +241,9 @@ static X86PMUAccess decode(const X86PMUUncoreState *s, uint32_t msr,
             return X86PMU_GP;
         }
         return X86PMU_NOT_MINE;
+    }
+    if (s->cfg.layout == X86PMU_UNCORE_SPR) {
+        return decode_spr(s, msr, reg, box, i);
     }
     if (s->cfg.layout == X86PMU_UNCORE_SKX) {
         if (msr == MSR_SKX_NCU_PMON_CONFIG) {
@@ -250,6 +323,23 @@ X86PMUAccess x86pmu_uncore_rdmsr(X86PMUUncoreState *s, uint32_t msr,
     return X86PMU_OK;
 }
 
+/* A discovery-era box control (MSR or MMIO): reset, then the freeze. */
+static X86PMUAccess spr_box_ctl(X86PMUUncoreBox *b, uint64_t val,
+                                bool reserved_ok)
+{
+    if ((val & ~SPR_BOX_CTL_VALID) && !reserved_ok) {
+        return X86PMU_GP;
+    }
+    if (val & SPR_RST_CTRL) {
+        memset(b->sel, 0, sizeof(b->sel));
+    }
+    if (val & SPR_RST_CTRS) {
+        memset(b->ctr, 0, sizeof(b->ctr));
+    }
+    b->box_ctl = val & SPR_FRZ;
+    return X86PMU_OK;
+}
+
 X86PMUAccess x86pmu_uncore_wrmsr(X86PMUUncoreState *s, uint32_t msr,
                                  uint64_t val)
 {
@@ -269,6 +359,14 @@ X86PMUAccess x86pmu_uncore_wrmsr(X86PMUUncoreState *s, uint32_t msr,
     case U_GLOBAL: {
         uint64_t pmi_sel = s->cfg.layout == X86PMU_UNCORE_SKL_CLIENT ?
                            0x1f : 0xf;
+
+        if (s->cfg.layout == X86PMU_UNCORE_SPR) {
+            if ((val & ~SPR_FRZ) && !reserved_ok) {
+                return X86PMU_GP;
+            }
+            s->global_ctrl = val;
+            break;
+        }
 
         if ((val & ~(CLIENT_GLOBAL_VALID | pmi_sel)) && !reserved_ok) {
             return X86PMU_GP;
@@ -294,6 +392,9 @@ X86PMUAccess x86pmu_uncore_wrmsr(X86PMUUncoreState *s, uint32_t msr,
         b->ctr[i] = val & MASK(CLIENT_WIDTH);
         break;
     case U_BOX_CTL:
+        if (s->cfg.layout == X86PMU_UNCORE_SPR) {
+            return spr_box_ctl(b, val, reserved_ok);
+        }
         if ((val & ~BOX_CTL_VALID) && !reserved_ok) {
             return X86PMU_GP;
         }
@@ -386,6 +487,126 @@ bool x86pmu_uncore_chan_write(X86PMUUncoreState *s, unsigned ch, uint32_t off,
     return true;
 }
 
+/* --- Sapphire Rapids: memory channels in MMIO, the discovery table --- */
+
+#define SPR_IMC_CTR0        0x08
+#define SPR_IMC_FIXED_CTR   0x38
+#define SPR_IMC_CTL0        0x40
+#define SPR_IMC_FIXED_CTL   0x54
+
+bool x86pmu_uncore_imc_read(const X86PMUUncoreState *s, unsigned ch,
+                            uint32_t off, unsigned size, uint64_t *val)
+{
+    const X86PMUUncoreBox *b;
+    uint64_t v;
+
+    *val = 0;
+    if (s->cfg.layout != X86PMU_UNCORE_SPR || ch >= X86PMU_UNC_SPR_CHANNELS ||
+        (size != 4 && size != 8) || (off & (size - 1))) {
+        return false;
+    }
+    b = &s->imc[ch];
+    if (off >= SPR_IMC_CTR0 && off < SPR_IMC_CTR0 + 8 * X86PMU_UNC_MAX_CTRS) {
+        v = b->ctr[(off - SPR_IMC_CTR0) / 8];
+        *val = size == 8 ? v : (off & 4) ? v >> 32 : (uint32_t)v;
+    } else if (size == 4 && off >= SPR_IMC_CTL0 &&
+               off < SPR_IMC_CTL0 + 4 * X86PMU_UNC_MAX_CTRS) {
+        *val = (uint32_t)b->sel[(off - SPR_IMC_CTL0) / 4];
+    } else if (size == 4 && off == 0) {
+        *val = (uint32_t)b->box_ctl;
+    } else if (size == 4 && off == SPR_IMC_FIXED_CTL) {
+        *val = (uint32_t)b->filter[0];
+    } else if (off == SPR_IMC_FIXED_CTR || off == SPR_IMC_FIXED_CTR + 4) {
+        *val = 0;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool x86pmu_uncore_imc_write(X86PMUUncoreState *s, unsigned ch, uint32_t off,
+                             unsigned size, uint64_t val)
+{
+    X86PMUUncoreBox *b;
+
+    if (s->cfg.layout != X86PMU_UNCORE_SPR || ch >= X86PMU_UNC_SPR_CHANNELS ||
+        size != 4 || (off & 3)) {
+        return false;
+    }
+    b = &s->imc[ch];
+    if (off >= SPR_IMC_CTL0 && off < SPR_IMC_CTL0 + 4 * X86PMU_UNC_MAX_CTRS) {
+        b->sel[(off - SPR_IMC_CTL0) / 4] = (uint32_t)val;
+    } else if (off == 0) {
+        spr_box_ctl(b, (uint32_t)val, true);
+    } else if (off == SPR_IMC_FIXED_CTL) {
+        b->filter[0] = (uint32_t)val;
+    } else if (off >= SPR_IMC_CTR0 && off < SPR_IMC_CTR0 + 8 * X86PMU_UNC_MAX_CTRS) {
+        /* The counters are read-only: writes are dropped. */
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/*
+ * The table (Linux uncore_discovery.h): the global discovery state (type
+ * [7:0], entry stride in qwords [15:8], entries [25:16], access type
+ * [63:62]; the global control's address; status words), then a unit an
+ * entry of DISC_STRIDE qwords: counters [7:0], control offset [15:8],
+ * width [23:16], counter offset [31:24], access type [63:62]; the unit's
+ * box control; type [15:0] and box ID [31:16].  Units: the CHAs (type 0,
+ * MSR), then the memory channels (type 6, MMIO): Linux uncore_snbep.c
+ * spr_uncores[] gives the types.
+ */
+#define DISC_STRIDE     4
+#define DISC_MSR        0ull
+#define DISC_MMIO       1ull
+#define DISC_TYPE_CHA   0
+#define DISC_TYPE_IMC   6
+
+static uint64_t disc_entry(uint8_t nregs, uint8_t ctl_off, uint8_t ctr_off,
+                           uint64_t access)
+{
+    return nregs | (uint64_t)ctl_off << 8 | (uint64_t)SERVER_WIDTH << 16 |
+           (uint64_t)ctr_off << 24 | access << 62;
+}
+
+uint64_t x86pmu_discovery_word(const X86PMUUncoreState *s,
+                               const uint64_t imc_base[2], unsigned idx)
+{
+    unsigned nunits = s->cfg.nboxes + X86PMU_UNC_SPR_CHANNELS;
+    unsigned unit = idx / DISC_STRIDE, w = idx % DISC_STRIDE, k;
+    uint64_t base;
+
+    if (s->cfg.layout != X86PMU_UNCORE_SPR || unit > nunits || w > 2) {
+        return 0;
+    }
+    if (unit == 0) {
+        return w == 0 ? (uint64_t)DISC_STRIDE << 8 | (uint64_t)nunits << 16 :
+               w == 1 ? MSR_SPR_UNC_PMON_GLOBAL_CTL : 0;
+    }
+    k = unit - 1;
+    if (k < s->cfg.nboxes) {
+        /* The defect: the counters listed one register too far. */
+        uint8_t ctr = s->cfg.defect == X86PMU_DEFECT_DISCOVERY_COUNTER_OFFSET_WRONG ?
+                      9 : 8;
+
+        return w == 0 ? disc_entry(X86PMU_UNC_MAX_CTRS, 2, ctr, DISC_MSR) :
+               w == 1 ? MSR_SPR_CHA_0 + 0x10 * k :
+               DISC_TYPE_CHA | (uint64_t)k << 16;
+    }
+    k -= s->cfg.nboxes;
+    /* The defect: the next package's channels listed as this one's. */
+    base = imc_base[s->cfg.defect ==
+                    X86PMU_DEFECT_DISCOVERY_UNIT_ON_WRONG_PACKAGE ? 1 : 0];
+    if (w == 1) {
+        return base ? base + X86PMU_SPR_IMC_STRIDE * k : 0;
+    }
+    return w == 0 ? disc_entry(X86PMU_UNC_MAX_CTRS, SPR_IMC_CTL0, SPR_IMC_CTR0,
+                               DISC_MMIO) :
+           DISC_TYPE_IMC | (uint64_t)k << 16;
+}
+
 bool x86pmu_uncore_mchbar_read(const X86PMUUncoreState *s, uint32_t off,
                                uint32_t *val)
 {
@@ -430,6 +651,24 @@ static void add(const X86PMUUncoreState *s, X86PMUUncoreBox *b, unsigned ev,
     }
 }
 
+/* The discovery-era boxes: no enable bit, the box's freeze bit 0. */
+static void add_spr(X86PMUUncoreBox *b, unsigned ev, unsigned umask_bits,
+                    uint64_t n)
+{
+    unsigned i;
+
+    if (b->box_ctl & SPR_FRZ) {
+        return;
+    }
+    for (i = 0; i < X86PMU_UNC_MAX_CTRS; i++) {
+        uint64_t sel = b->sel[i];
+
+        if ((sel & 0xff) == ev && ((sel >> 8) & umask_bits)) {
+            b->ctr[i] = (b->ctr[i] + n) & MASK(SERVER_WIDTH);
+        }
+    }
+}
+
 static void count_one(X86PMUUncoreState *s, X86PMUUncoreEvent ev,
                       uint64_t line, uint64_t n)
 {
@@ -456,6 +695,18 @@ static void count_one(X86PMUUncoreState *s, X86PMUUncoreEvent ev,
         } else if (ev == X86PMU_UNC_CAS_WRITE) {
             add(s, &s->chan[line % X86PMU_UNC_CHANNELS], 0x04, 0x0c,
                 SERVER_WIDTH, n);
+        }
+        break;
+    case X86PMU_UNCORE_SPR:
+        if (s->global_ctrl & SPR_FRZ) {
+            break;
+        }
+        if (ev == X86PMU_UNC_LLC_REQUEST && s->cfg.nboxes) {
+            add_spr(&s->box[line % s->cfg.nboxes], 0x50, 0x01, n);
+        } else if (ev == X86PMU_UNC_CAS_READ) {
+            add_spr(&s->imc[line % X86PMU_UNC_SPR_CHANNELS], 0x05, 0x0f, n);
+        } else if (ev == X86PMU_UNC_CAS_WRITE) {
+            add_spr(&s->imc[line % X86PMU_UNC_SPR_CHANNELS], 0x05, 0x30, n);
         }
         break;
     case X86PMU_UNCORE_NONE:
@@ -490,6 +741,24 @@ bool x86pmu_uncore_watching(const X86PMUUncoreState *s)
 
     if (client(s)) {
         return true;    /* the free-running DRAM counters */
+    }
+    if (s->cfg.layout == X86PMU_UNCORE_SPR) {
+        /* No enable bit: any programmed control may count. */
+        for (b = 0; b < X86PMU_UNC_MAX_BOXES; b++) {
+            for (i = 0; i < X86PMU_UNC_MAX_CTRS; i++) {
+                if (s->box[b].sel[i]) {
+                    return true;
+                }
+            }
+        }
+        for (b = 0; b < X86PMU_UNC_SPR_CHANNELS; b++) {
+            for (i = 0; i < X86PMU_UNC_MAX_CTRS; i++) {
+                if (s->imc[b].sel[i]) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
     for (b = 0; b < X86PMU_UNC_MAX_BOXES; b++) {
         for (i = 0; i < X86PMU_UNC_MAX_CTRS; i++) {

@@ -29,11 +29,15 @@ typedef enum X86PMUUncoreLayout {
     X86PMU_UNCORE_HSW_CLIENT,   /* Haswell/Broadwell: CBO_CONFIG = count + 1 */
     X86PMU_UNCORE_SKL_CLIENT,   /* Skylake .. Comet Lake: global E01H */
     X86PMU_UNCORE_SKX,          /* Skylake-SP: CHAs, memory channels in PCI */
+    X86PMU_UNCORE_SPR,          /* Sapphire Rapids: the discovery table's CHAs, MMIO channels */
 } X86PMUUncoreLayout;
 
 #define X86PMU_UNC_MAX_BOXES    28  /* Skylake-SP's CHAs at most */
 #define X86PMU_UNC_MAX_CTRS     4
 #define X86PMU_UNC_CHANNELS     6   /* Skylake-SP: two controllers x 3 */
+#define X86PMU_UNC_SPR_CHANNELS 8   /* Sapphire Rapids: eight DDR5 channels */
+#define X86PMU_SPR_IMC_STRIDE   0x1000  /* a channel's MMIO page */
+#define X86PMU_DISCOVERY_DEVICE_ID 0x09a7  /* Linux UNCORE_DISCOVERY_TABLE_DEVICE */
 
 typedef struct X86PMUUncoreConfig {
     X86PMUUncoreLayout layout;
@@ -55,6 +59,7 @@ typedef struct X86PMUUncoreState {
     X86PMUUncoreBox box[X86PMU_UNC_MAX_BOXES];
     X86PMUUncoreBox arb;
     X86PMUUncoreBox chan[X86PMU_UNC_CHANNELS];
+    X86PMUUncoreBox imc[X86PMU_UNC_SPR_CHANNELS];   /* Sapphire Rapids */
     /*
      * Client: the memory controller's free-running DRAM read and write
      * counters (64-byte lines), which count all the time.
@@ -94,6 +99,26 @@ bool x86pmu_uncore_chan_write(X86PMUUncoreState *s, unsigned ch,
                               uint32_t off, uint32_t val);
 /* The PCI device IDs of the channels (vendor 8086). */
 uint16_t x86pmu_uncore_chan_device(unsigned ch);
+
+/*
+ * Sapphire Rapids' memory channel `ch` (an MMIO unit of the discovery
+ * table): `size` (4 or 8) bytes at `off` of its page; false for an offset
+ * the model does not have (reads 0, writes dropped).
+ */
+bool x86pmu_uncore_imc_read(const X86PMUUncoreState *s, unsigned ch,
+                            uint32_t off, unsigned size, uint64_t *val);
+bool x86pmu_uncore_imc_write(X86PMUUncoreState *s, unsigned ch, uint32_t off,
+                             unsigned size, uint64_t val);
+
+/*
+ * Sapphire Rapids' uncore discovery table (Linux
+ * arch/x86/events/intel/uncore_discovery.h): qword `idx` of the package's
+ * table, the global discovery state then one entry a unit, 0 past the
+ * end.  imc_base[0] is where this package's memory channels are mapped,
+ * imc_base[1] the next package's (a defect lists those).
+ */
+uint64_t x86pmu_discovery_word(const X86PMUUncoreState *s,
+                               const uint64_t imc_base[2], unsigned idx);
 
 /*
  * The client memory controller's registers in MCHBAR: a dword at `off`;

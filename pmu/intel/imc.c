@@ -19,6 +19,10 @@
 #define CHAN_BOX_FRZ BIT(8)
 #define CHAN_BOX_FRZ_EN BIT(16)
 #define CHAN_SEL_EN BIT(22)
+/* The discovery-era box control (Linux uncore_discovery.h
+ * GENERIC_PMON_BOX_CTL_FRZ/RST_CTRL/RST_CTRS). */
+#define DISC_BOX_FRZ BIT(0)
+#define DISC_BOX_RST (BIT(8) | BIT(9))
 
 #define SNB_TO_CML                                                                                       \
 	(INTEL_UARCHS(INTEL_SANDYBRIDGE) | INTEL_UARCHS(INTEL_IVYBRIDGE) | INTEL_UARCHS(INTEL_HASWELL) | \
@@ -112,6 +116,23 @@ static const struct pmu_imc_model imc_models[] = {
 	  .cas_event = 0x04,
 	  .rd_umask = 0x03,
 	  .wr_umask = 0x0c,
+	  .bytes_min = 64,
+	  .bytes_max = 64,
+	  .what = "UNC_M_CAS_COUNT.RD/.WR" },
+	/* The memory channels are unit type 6 of the discovery table (Linux
+	 * uncore_snbep.c spr_uncores[6], spr_uncore_imc: MMIO units), driven
+	 * as the generic discovery units (uncore_discovery.c: no enable bit,
+	 * box control freeze/reset); CAS reads 05H/CFH, writes 05H/F0H (Linux
+	 * "perf/x86/intel/uncore: Add events for Intel SPR IMC PMU",
+	 * spr_uncore_imc_events; perfmon sapphirerapids_uncore_memory.json
+	 * UNC_M_CAS_COUNT.RD/.WR), 64 bytes a count (Linux's scale). */
+	{ .name = "Sapphire/Emerald Rapids",
+	  .server = INTEL_UARCHS(INTEL_SAPPHIRERAPIDS),
+	  .kind = PMU_IMC_DISCOVERY,
+	  .disc_type = 6,
+	  .cas_event = 0x05,
+	  .rd_umask = 0xcf,
+	  .wr_umask = 0xf0,
 	  .bytes_min = 64,
 	  .bytes_max = 64,
 	  .what = "UNC_M_CAS_COUNT.RD/.WR" },
@@ -209,6 +230,38 @@ static int detect_channels(struct pmu_imc *m, const struct pmu_caps *c)
 	return PMU_OK;
 }
 
+/* The package's memory channels from its discovery table. */
+static int detect_discovery(struct pmu_imc *m)
+{
+	const struct pmu_disc_unit *list[PMU_IMC_MAX_UNITS];
+	const struct pmu_disc_table *t = pmu_discovery_of_package(m->package, m->why, sizeof(m->why));
+
+	if (!t)
+		return PMU_E_UNSUPPORTED;
+	m->table_bus = t->bus, m->table_dev = t->dev, m->table_fn = t->fn;
+	m->table_base = t->base;
+	m->nunits = pmu_discovery_units(t, m->model->disc_type, list, PMU_IMC_MAX_UNITS);
+	if (!m->nunits)
+		return kerrf(
+			m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+			"discovery table of package %u (%02x:%02x.%x, at %#llx) lists no memory channel (unit "
+			"type %u) among its %u units",
+			m->package, t->bus, t->dev, t->fn, (unsigned long long)t->base, m->model->disc_type,
+			t->nunits);
+	if (m->nunits > PMU_IMC_MAX_UNITS)
+		m->nunits = PMU_IMC_MAX_UNITS;
+	for (unsigned k = 0; k < m->nunits; k++) {
+		m->unit[k] = *list[k];
+		if (m->unit[k].nctrs < 2)
+			return kerrf(
+				m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
+				"discovery table of package %u: memory channel %u has %u counter(s); the CAS "
+				"reads and writes need 2",
+				m->package, m->unit[k].id, m->unit[k].nctrs);
+	}
+	return PMU_OK;
+}
+
 int pmu_imc_detect(struct pmu_imc *m, const struct pmu_caps *c)
 {
 	const struct intel_model *im = intel_model_of(c);
@@ -228,6 +281,8 @@ int pmu_imc_detect(struct pmu_imc *m, const struct pmu_caps *c)
 		return kerrf(m->why, sizeof(m->why), PMU_E_UNSUPPORTED,
 			     "no memory-controller table for family %u model %#x", c->family, c->model);
 	}
+	if (m->model->kind == PMU_IMC_DISCOVERY)
+		return detect_discovery(m);
 	return m->model->kind == PMU_IMC_MCHBAR ? detect_mchbar(m, c) : detect_channels(m, c);
 }
 
@@ -256,6 +311,90 @@ static uint64_t chan_read64(const struct pmu_imc *m, unsigned c, uint8_t off)
 	       (uint64_t)cfg_read(m->chan[c].bus, m->chan[c].dev, m->chan[c].fn, off + 4) << 32;
 }
 
+/*
+ * A discovery unit's registers (pmu/intel/discovery.h): reg -1 is the box
+ * control, reg i counter control i; written as the unit's access type
+ * says (MMIO and PCI dwords, as Linux's generic discovery ops write them).
+ */
+static int unit_write(const struct pmu_disc_unit *u, int reg, uint32_t v)
+{
+	uint64_t a = u->ctl;
+	uint16_t off = (uint16_t)(u->ctl & 0xfff);
+
+	switch (u->access) {
+	case PMU_DISC_MMIO: return pmu_hw_mmio_write32(reg < 0 ? a : a + u->ctl_off + 4 * (unsigned)reg, v);
+	case PMU_DISC_PCI:
+		return pmu_hw_pcie_write32(
+			(uint8_t)BITS(a, 27, 20), (uint8_t)BITS(a, 19, 15), (uint8_t)BITS(a, 14, 12),
+			(uint16_t)(reg < 0 ? off : off + u->ctl_off + 8 * (unsigned)reg), v);
+	case PMU_DISC_MSR:
+		return pmu_hw_wrmsr((uint32_t)(reg < 0 ? a : a + u->ctl_off + (unsigned)reg), v) ? PMU_E_FAULT
+												 : PMU_OK;
+	}
+	return PMU_E_INVAL;
+}
+
+static int unit_read_ctr(const struct pmu_disc_unit *u, unsigned i, uint64_t *v)
+{
+	uint64_t a = u->ctl;
+	uint16_t off = (uint16_t)((u->ctl & 0xfff) + u->ctr_off + 8 * i);
+	uint32_t lo, hi;
+	int err = PMU_E_INVAL;
+
+	*v = 0;
+	switch (u->access) {
+	case PMU_DISC_MMIO: err = pmu_hw_mmio_read64(a + u->ctr_off + 8 * i, v); break;
+	case PMU_DISC_PCI: {
+		uint8_t bus = (uint8_t)BITS(a, 27, 20), dev = (uint8_t)BITS(a, 19, 15),
+			fn = (uint8_t)BITS(a, 14, 12);
+		err = pmu_hw_pcie_read32(bus, dev, fn, off, &lo) |
+		      pmu_hw_pcie_read32(bus, dev, fn, off + 4, &hi);
+		*v = lo | (uint64_t)hi << 32;
+		break;
+	}
+	case PMU_DISC_MSR:
+		err = pmu_hw_rdmsr((uint32_t)(a + u->ctr_off + i), v) ? PMU_E_FAULT : PMU_OK;
+		break;
+	}
+	*v &= pmu_width_mask(u->width);
+	return err ? PMU_E_FAULT : PMU_OK;
+}
+
+/* Freeze and reset every unit, program the CAS events (no enable bit:
+ * Linux spr_uncore_mmio_enable_event writes the event alone), unfreeze. */
+static int discovery_begin(const struct pmu_imc *m)
+{
+	const struct pmu_imc_model *r = m->model;
+
+	for (unsigned u = 0; u < m->nunits; u++)
+		if (unit_write(&m->unit[u], -1, DISC_BOX_RST | DISC_BOX_FRZ) ||
+		    unit_write(&m->unit[u], 0, (uint32_t)r->rd_umask << 8 | r->cas_event) ||
+		    unit_write(&m->unit[u], 1, (uint32_t)r->wr_umask << 8 | r->cas_event))
+			return PMU_E_FAULT;
+	for (unsigned u = 0; u < m->nunits; u++)
+		if (unit_write(&m->unit[u], -1, 0))
+			return PMU_E_FAULT;
+	return PMU_OK;
+}
+
+static int discovery_end(const struct pmu_imc *m, struct pmu_imc_counts *k)
+{
+	for (unsigned u = 0; u < m->nunits; u++)
+		if (unit_write(&m->unit[u], -1, DISC_BOX_FRZ))
+			return PMU_E_FAULT;
+	for (unsigned u = 0; u < m->nunits; u++) {
+		uint64_t rd, wr;
+
+		if (unit_read_ctr(&m->unit[u], 0, &rd) || unit_read_ctr(&m->unit[u], 1, &wr))
+			return PMU_E_FAULT;
+		k->reads += rd;
+		k->writes += wr;
+		unit_write(&m->unit[u], 0, 0);
+		unit_write(&m->unit[u], 1, 0);
+	}
+	return PMU_OK;
+}
+
 int pmu_imc_begin(const struct pmu_imc *m, struct pmu_imc_counts *k)
 {
 	const struct pmu_imc_model *r = m->model;
@@ -263,6 +402,8 @@ int pmu_imc_begin(const struct pmu_imc *m, struct pmu_imc_counts *k)
 	*k = (struct pmu_imc_counts){ 0 };
 	if (!r)
 		return PMU_E_INVAL;
+	if (r->kind == PMU_IMC_DISCOVERY)
+		return discovery_begin(m);
 	if (r->kind == PMU_IMC_MCHBAR) {
 		for (unsigned mc = 0; mc < r->nmc; mc++)
 			if (free_running(m, mc, r->rd, &k->rd0[mc]) ||
@@ -290,6 +431,8 @@ int pmu_imc_end(const struct pmu_imc *m, struct pmu_imc_counts *k)
 	if (!r)
 		return PMU_E_INVAL;
 	k->reads = k->writes = 0;
+	if (r->kind == PMU_IMC_DISCOVERY)
+		return discovery_end(m, k);
 	if (r->kind == PMU_IMC_MCHBAR) {
 		for (unsigned mc = 0; mc < r->nmc; mc++) {
 			uint64_t rd, wr;

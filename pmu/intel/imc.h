@@ -9,11 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pmu/intel/discovery.h"
 #include "pmu/pmu.h"
 
 enum pmu_imc_kind {
-	PMU_IMC_MCHBAR,   /* free-running counters at offsets of MCHBAR (client) */
-	PMU_IMC_CHANNELS, /* programmable channels in PCI configuration space (server) */
+	PMU_IMC_MCHBAR,    /* free-running counters at offsets of MCHBAR (client) */
+	PMU_IMC_CHANNELS,  /* programmable channels in PCI configuration space (server) */
+	PMU_IMC_DISCOVERY, /* channels the package's discovery table places (MMIO, PCI or MSR) */
 };
 
 /* A channel function: device, function and device ID (vendor 8086). */
@@ -24,6 +26,7 @@ struct pmu_imc_fn {
 
 #define PMU_IMC_MAX_CHANNELS 8
 #define PMU_IMC_MAX_MCS 2
+#define PMU_IMC_MAX_UNITS 16
 
 /* A generation's memory controller; its sources are beside it in
  * pmu/intel/imc.c. */
@@ -47,7 +50,8 @@ struct pmu_imc_model {
 	/* Bytes one count stands for: 64, or 32 to 64 where a CAS may move
 	 * half a line (Meteor Lake on, perfmon's descriptions). */
 	uint8_t bytes_min, bytes_max;
-	const char *what; /* "UNC_M_CAS_COUNT.RD/.WR" or the free-running counters' names */
+	const char *what;   /* "UNC_M_CAS_COUNT.RD/.WR" or the free-running counters' names */
+	uint16_t disc_type; /* discovery: the channels' unit type */
 };
 
 /* What detection found on one package. */
@@ -61,6 +65,11 @@ struct pmu_imc {
 	} chan[PMU_IMC_MAX_CHANNELS];
 	unsigned buses_scanned, uboxes;
 	char why[PMU_REASON_LEN];
+	/* Discovery: the package's table and its memory-channel units. */
+	uint8_t table_bus, table_dev, table_fn;
+	uint64_t table_base;
+	unsigned nunits; /* the units of the type the table lists (at most PMU_IMC_MAX_UNITS kept) */
+	struct pmu_disc_unit unit[PMU_IMC_MAX_UNITS];
 };
 
 /* CAS reads and writes (the counts; x bytes_min..bytes_max in bytes). */

@@ -6,6 +6,7 @@
 #include "arch/x86/cpuid.h"
 #include "lib/bits.h"
 #include "lib/printf.h"
+#include "pmu/intel/discovery.h"
 #include "pmu/intel/models.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
@@ -85,7 +86,7 @@ static const struct pmu_unc_layout skx_cha = LAYOUT("CHA", PMU_UNC_CHA, MSR_SKX_
 /* Ice Lake-SP: the CHA units Linux lists (icx_cha_msr_offsets from its
  * ICX_C34_MSR_PMON_BOX_CTL, 0xB60): 0xE00 + 0xE n for CHAs 0-17,
  * 0xF0A + 0xE (n - 18) for 18-33, 0xB60 + 0xE (n - 34) for 34-39. */
-static const uint16_t icx_cha_units[] = {
+static const uint32_t icx_cha_units[] = {
 	0xe00, 0xe0e, 0xe1c, 0xe2a, 0xe38, 0xe46, 0xe54, 0xe62, 0xe70, 0xe7e, 0xe8c, 0xe9a, 0xea8, 0xeb6,
 	0xec4, 0xed2, 0xee0, 0xeee, 0xf0a, 0xf18, 0xf26, 0xf34, 0xf42, 0xf50, 0xf5e, 0xf6c, 0xf7a, 0xf88,
 	0xf96, 0xfa4, 0xfb2, 0xfc0, 0xfce, 0xfdc, 0xb60, 0xb6e, 0xb7c, 0xb8a, 0xb98, 0xba6,
@@ -114,6 +115,10 @@ static const struct pmu_unc_layout spr_cha = LAYOUT("CHA", PMU_UNC_CHA, MSR_SPR_
 #define CHA_READS                                                                 \
 	.req_event = UNC_CHA_READS_EVENT, .req_umask = UNC_CHA_READS_LOCAL_UMASK, \
 	.req_name = "UNC_CHA_REQUESTS.READS_LOCAL"
+
+/* Their discovery tables list the CHAs as unit type 0 (Linux
+ * uncore_snbep.c: spr_uncores[0] and gnr_uncores[0] are the CHA box). */
+#define DISCOVERY_CHA .discovery = true, .disc_box = 0
 
 static const struct pmu_uncore_model uncore_models[] = {
 	/* SDM vol. 4, MSRs of 2nd/3rd generation Core processors (391H: EN 29,
@@ -254,7 +259,8 @@ static const struct pmu_uncore_model uncore_models[] = {
 	  .max_boxes = 60,
 	  .start = PMU_UNC_BOX_FREEZE0,
 	  .global = { GLOBAL(MSR_SPR_UNC_PMON_GLOBAL_CTL, 0, 1) },
-	  CHA_READS },
+	  CHA_READS,
+	  DISCOVERY_CHA },
 	/* Linux places these CHAs through the discovery table (gnr_uncore_init);
 	 * Intel's PCM (src/cpucounters.cpp, CX_MSR_PMON_CTLY/CTRY) addresses
 	 * them as Sapphire Rapids' and reads their count from MSR 3FEDH[8:0]:
@@ -266,7 +272,8 @@ static const struct pmu_uncore_model uncore_models[] = {
 	  .count = PMU_UNC_COUNT_GNR_CONFIG,
 	  .max_boxes = PMU_UNCORE_MAX_BOXES,
 	  .start = PMU_UNC_BOX_FREEZE0,
-	  CHA_READS },
+	  CHA_READS,
+	  DISCOVERY_CHA },
 };
 
 /* Box control bits (Linux uncore_snbep.c SNBEP_PMON_BOX_CTL_*, IVBEP
@@ -300,7 +307,7 @@ unsigned pmu_uncore_nboxes(const struct pmu_uncore *u, const struct pmu_unc_layo
 {
 	if (!u->model || !l)
 		return 0;
-	return l == u->model->box ? u->nboxes : l->fixed_nbox;
+	return l == pmu_uncore_box(u) ? u->nboxes : l->fixed_nbox;
 }
 
 /* Cores per package: CPUID.04H:EAX[31:26] + 1 (SDM vol. 2A, CPUID leaf 04H,
@@ -350,6 +357,73 @@ static const char *hv_note(const struct pmu_caps *c)
 	return c->hypervisor ? " (under a hypervisor, which does not expose the uncore)" : "";
 }
 
+/*
+ * The boxes of this package's discovery table, when it has one: every unit
+ * of the row's type, in box ID order, reached through MSRs, all with one
+ * layout (the unit's address is its box control; counter controls at + the
+ * control offset, counters at + the counter offset: Linux
+ * uncore_discovery.c, uncore_update_uncore_type for MSR units). No table:
+ * PMU_OK with the row's fixed layout (table_why says why); a table whose
+ * units cannot be driven: PMU_E_UNSUPPORTED with the value in u->why.
+ */
+static int place_from_table(struct pmu_uncore *u)
+{
+	const struct pmu_disc_unit *list[PMU_UNCORE_MAX_BOXES];
+	const struct pmu_unc_layout *row = u->model->box;
+	const struct pmu_disc_table *t = pmu_discovery_of_package(u->package, u->table_why,
+								  sizeof(u->table_why));
+	const char *name = row ? row->name : "box";
+	unsigned n;
+
+	if (!t)
+		return PMU_OK;
+	u->table_bus = t->bus, u->table_dev = t->dev, u->table_fn = t->fn;
+	u->table_base = t->base;
+	n = pmu_discovery_units(t, u->model->disc_box, list, PMU_UNCORE_MAX_BOXES);
+	u->table_boxes = n;
+	if (!n)
+		return kerrf(
+			u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
+			"discovery table of package %u (%02x:%02x.%x, at %#llx) lists no %s (unit type %u) among "
+			"its %u units",
+			u->package, t->bus, t->dev, t->fn, (unsigned long long)t->base, name,
+			u->model->disc_box, t->nunits);
+	for (unsigned b = 0; b < n && b < PMU_UNCORE_MAX_BOXES; b++) {
+		const struct pmu_disc_unit *d = list[b];
+
+		if (d->access != PMU_DISC_MSR || d->ctl > 0xffffffffull)
+			return kerrf(
+				u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
+				"discovery table of package %u: %s %u is reached through %s at %#llx, not an MSR",
+				u->package, name, d->id, pmu_disc_access_name(d->access),
+				(unsigned long long)d->ctl);
+		if (d->ctl_off != list[0]->ctl_off || d->ctr_off != list[0]->ctr_off ||
+		    d->nctrs != list[0]->nctrs || d->width != list[0]->width)
+			return kerrf(
+				u->why, sizeof(u->why), PMU_E_UNSUPPORTED,
+				"discovery table of package %u: %s %u has controls +%#x, counters +%#x, %u x %u "
+				"bits; %s %u +%#x, +%#x, %u x %u",
+				u->package, name, d->id, d->ctl_off, d->ctr_off, d->nctrs, d->width, name,
+				list[0]->id, list[0]->ctl_off, list[0]->ctr_off, list[0]->nctrs,
+				list[0]->width);
+		u->table_units[b] = (uint32_t)d->ctl;
+	}
+	u->table_box = (struct pmu_unc_layout){
+		.name = name,
+		.kind = row ? row->kind : PMU_UNC_CHA,
+		.units = u->table_units,
+		.nunits = n < PMU_UNCORE_MAX_BOXES ? n : PMU_UNCORE_MAX_BOXES,
+		.has_box_ctl = true,
+		.sel = list[0]->ctl_off,
+		.ctr = list[0]->ctr_off,
+		.nctrs = list[0]->nctrs,
+		.width = list[0]->width,
+		.sel_valid = row ? row->sel_valid : SPR_CHA_SEL_VALID,
+	};
+	u->from_table = true;
+	return PMU_OK;
+}
+
 int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 {
 	const struct intel_model *m;
@@ -382,6 +456,19 @@ int pmu_uncore_detect(struct pmu_uncore *u, const struct pmu_caps *c)
 			     "no uncore table for family %u model %#x", c->family, c->model);
 	}
 	u->cores = cores_per_package(c);
+	if (u->model->discovery && place_from_table(u) != PMU_OK)
+		return PMU_E_UNSUPPORTED;
+	if (u->from_table) {
+		/* The table says how many; the count register is read for the
+		 * log (it reads 0 on Emerald Rapids XCC). */
+		u->count_msr = count_msr(u->model->count);
+		if (u->count_msr && !pmu_hw_rdmsr(u->count_msr, &v)) {
+			u->count_val = v;
+			u->boxes_reported = count_decode(u->model->count, v);
+		}
+		u->nboxes = u->table_boxes > PMU_UNCORE_MAX_BOXES ? PMU_UNCORE_MAX_BOXES : u->table_boxes;
+		return PMU_OK;
+	}
 	if (u->model->count == PMU_UNC_COUNT_FIXED) {
 		u->boxes_reported = u->model->box->fixed_nbox;
 	} else {
@@ -418,7 +505,7 @@ static bool in_range(const struct pmu_uncore *u, const struct pmu_unc_layout *l,
 
 const char *pmu_uncore_probe(struct pmu_uncore *u)
 {
-	const struct pmu_unc_layout *l = u->model ? u->model->box : NULL;
+	const struct pmu_unc_layout *l = pmu_uncore_box(u);
 	uint64_t pattern, back = 0;
 	uint32_t msr;
 	int vec;
@@ -446,7 +533,7 @@ const char *pmu_uncore_probe(struct pmu_uncore *u)
 /* Every box with a box control: write v to it. */
 static int box_ctl_all(const struct pmu_uncore *u, uint64_t v)
 {
-	const struct pmu_unc_layout *l = u->model->box;
+	const struct pmu_unc_layout *l = pmu_uncore_box(u);
 
 	if (!l->has_box_ctl)
 		return PMU_OK;
@@ -531,7 +618,7 @@ int pmu_uncore_stop(const struct pmu_uncore *u)
 	case PMU_UNC_GLOBAL: return globals(u, false);
 	case PMU_UNC_EN_ONLY: {
 		/* Nothing but the enables stops them: clear every select. */
-		const struct pmu_unc_layout *ls[] = { u->model->box, u->model->arb };
+		const struct pmu_unc_layout *ls[] = { pmu_uncore_box(u), u->model->arb };
 		for (unsigned k = 0; k < ARRAY_LEN(ls); k++)
 			for (unsigned b = 0; ls[k] && b < pmu_uncore_nboxes(u, ls[k]); b++)
 				for (unsigned i = ls[k]->first_ctr; i < ls[k]->nctrs; i++)

@@ -66,7 +66,7 @@ struct pmu_unc_layout {
 	const char *name; /* "C-box" */
 	enum pmu_unc_kind kind;
 	uint32_t unit0, stride;
-	const uint16_t *units; /* irregular units (Ice Lake-SP CHAs), or NULL */
+	const uint32_t *units; /* irregular units (Ice Lake-SP CHAs, a discovery table), or NULL */
 	unsigned nunits;       /* entries of units[] */
 	bool has_box_ctl;      /* a box control at unit + box_ctl */
 	uint8_t box_ctl;
@@ -109,6 +109,11 @@ struct pmu_uncore_model {
 	uint8_t req_event, req_umask;
 	const char *req_name;
 	const char *no_req_why;
+	/* Where a discovery table places the boxes (pmu/intel/discovery.h):
+	 * the unit type of the C-boxes/CHAs in it (disc_box), used when a
+	 * table is found; otherwise the layout above. */
+	bool discovery;
+	uint16_t disc_box;
 };
 
 /* What detection found on one package. */
@@ -122,7 +127,23 @@ struct pmu_uncore {
 	unsigned cores;           /* cores per package from CPUID.04H (0: unknown) */
 	unsigned nboxes;          /* C-boxes/CHAs driven: reported, bounded by the table */
 	char why[PMU_REASON_LEN]; /* why detection failed: the SKIP reason */
+	/* The boxes as this package's discovery table places them (when
+	 * from_table): layout table_box, box b's unit at table_units[b];
+	 * where the table is; or why none was used (table_why). */
+	bool from_table;
+	struct pmu_unc_layout table_box;
+	uint32_t table_units[PMU_UNCORE_MAX_BOXES];
+	uint8_t table_bus, table_dev, table_fn;
+	uint64_t table_base;
+	unsigned table_boxes; /* the units of the type the table lists */
+	char table_why[PMU_REASON_LEN];
 };
+
+/* The C-boxes'/CHAs' layout detection chose: the table's or the row's. */
+static inline const struct pmu_unc_layout *pmu_uncore_box(const struct pmu_uncore *u)
+{
+	return u->from_table ? &u->table_box : u->model ? u->model->box : NULL;
+}
 
 /* The table row for caps' model, or NULL (detection says why, naming it). */
 const struct pmu_uncore_model *pmu_uncore_model(const struct pmu_caps *c);

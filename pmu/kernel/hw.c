@@ -2,6 +2,7 @@
  * CPUID on the calling CPU, with faults recovered by the fixup table. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/pc/ecam.h"
 #include "arch/x86/pc/pci.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
@@ -81,4 +82,22 @@ int pmu_hw_mmio_read64(uint64_t phys, uint64_t *val)
 	}
 	*val = *(volatile uint64_t *)(uintptr_t)phys;
 	return 0;
+}
+
+int pmu_hw_mmio_write32(uint64_t phys, uint32_t val)
+{
+	if ((phys & 3) || phys + 4 > paging_mapped_end())
+		return -1;
+	*(volatile uint32_t *)(uintptr_t)phys = val;
+	return 0;
+}
+
+int pmu_hw_pcie_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t *val)
+{
+	return pci_ecam_read32(bus, dev, fn, off, val);
+}
+
+int pmu_hw_pcie_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t val)
+{
+	return pci_ecam_write32(bus, dev, fn, off, val);
 }

@@ -3,8 +3,8 @@
 # HOST_BENCH_SRCS_<name> for tests/host/bench_<name>.c. Recursive '=' where
 # a list uses PMU_HOST_SRCS, so the order of the lines does not matter.
 
-# Host test for lib/acpi.c (RSDP/RSDT/XSDT discovery, MADT, FADT, \_S5).
-HOST_SRCS_acpi := lib/acpi.c
+# Host test for lib/acpi.c (RSDP/RSDT/XSDT discovery, MADT, FADT, \_S5) and lib/acpi_mcfg.c.
+HOST_SRCS_acpi := lib/acpi.c lib/acpi_mcfg.c
 
 # Host test for boot/handover.c, boot/multiboot.c and boot/pvh.c (Multiboot1/2 and PVH parsing, memory-map helpers).
 HOST_SRCS_bootinfo := boot/handover.c boot/multiboot.c boot/pvh.c
@@ -65,6 +65,10 @@ HOST_SRCS_intel_topdown := pmu/intel/topdown.c pmu/intel/models.c lib/printf.c l
 # MCHBAR and the UBOX bus map, the exact PCI sequences, per package
 #.
 HOST_SRCS_pmu_imc = $(PMU_HOST_SRCS)
+
+# Host tests of the uncore discovery tables (pmu/intel/discovery.c) and the
+# CHAs and memory channels placed from them, on synthetic tables.
+HOST_SRCS_pmu_discovery = $(PMU_HOST_SRCS)
 
 # Host tests of the LBR and PEBS driver (pmu/lbr.c, pmu/*/lbr.c, pmu/intel/pebs.c) on CPUs whose
 # PMU registers are emu/model's.

@@ -39,6 +39,7 @@ static unsigned cur_cpl;
 static bool cur_pce;
 static struct model_write trace[MODEL_TRACE_MAX];
 static size_t trace_len;
+static struct model_platform platform;
 static void (*rdpmc_hook)(void *);
 static void *rdpmc_hook_arg;
 static void (*pmi_handler)(void *);
@@ -268,6 +269,7 @@ void model_init_custom(const struct model_cpu_config *cfgs, unsigned n)
 	trace_len = 0;
 	rdpmc_hook = NULL;
 	pmi_handler = NULL;
+	platform = (struct model_platform){ 0 };
 }
 
 void model_init(enum model_profile p, bool full_width)
@@ -334,6 +336,7 @@ static X86PMUUncoreLayout unc_layout(enum model_uncore u)
 	case MODEL_UNCORE_HSW: return X86PMU_UNCORE_HSW_CLIENT;
 	case MODEL_UNCORE_SKL: return X86PMU_UNCORE_SKL_CLIENT;
 	case MODEL_UNCORE_SKX: return X86PMU_UNCORE_SKX;
+	case MODEL_UNCORE_SPR: return X86PMU_UNCORE_SPR;
 	case MODEL_UNCORE_NONE: break;
 	}
 	return X86PMU_UNCORE_NONE;
@@ -598,11 +601,93 @@ static int skx_pkg_of_bus(uint8_t bus)
 		       : -1;
 }
 
+/* Each Sapphire Rapids package p's discovery table function (8086:09A7 at
+ * bus 2p + 1, device 3; the PMON DVSEC at 100H naming BAR0), its table
+ * (BAR0, emu/model's x86pmu_discovery_word) and its memory channels
+ * (BAR2, a page each). */
+#define MODEL_SPR_TABLE 0xd0000000ull
+#define MODEL_SPR_IMC 0xd8000000ull
+#define MODEL_SPR_STRIDE 0x100000ull
+
+static int spr_pkg_of_fn(uint8_t bus, uint8_t dev, uint8_t fn)
+{
+	unsigned p = bus / 2u;
+	return (bus % 2 == 1 && dev == 3 && fn == 0 && p < MODEL_MAX_PKGS && unc_pkgs[p] &&
+		unc_pkgs[p]->cfg.layout == X86PMU_UNCORE_SPR)
+		       ? (int)p
+		       : -1;
+}
+
+static uint32_t spr_config(unsigned p, uint16_t off)
+{
+	switch (off) {
+	case 0x00: return 0x09a78086u;
+	case 0x04: return 0x00100002u; /* memory decoding on */
+	case 0x10: return (uint32_t)(MODEL_SPR_TABLE + p * MODEL_SPR_STRIDE);
+	case 0x18: return (uint32_t)(MODEL_SPR_IMC + p * MODEL_SPR_STRIDE);
+	case 0x100: return 0x00010023u; /* DVSEC, version 1, the last */
+	case 0x104: return 0x01008086u;
+	case 0x108: return 1; /* PMON discovery */
+	}
+	return 0;
+}
+
+/* The package whose table or channels phys is in, -1 if none; *imc says which. */
+static int spr_pkg_of_mmio(uint64_t phys, bool *imc, uint64_t *off)
+{
+	for (unsigned p = 0; p < MODEL_MAX_PKGS; p++) {
+		if (!unc_pkgs[p] || unc_pkgs[p]->cfg.layout != X86PMU_UNCORE_SPR)
+			continue;
+		for (unsigned k = 0; k < 2; k++) {
+			uint64_t base = (k ? MODEL_SPR_IMC : MODEL_SPR_TABLE) + p * MODEL_SPR_STRIDE;
+			if (phys >= base && phys < base + MODEL_SPR_STRIDE) {
+				*imc = k;
+				*off = phys - base;
+				return (int)p;
+			}
+		}
+	}
+	return -1;
+}
+
+static bool spr_mmio_read32(uint64_t phys, uint32_t *val)
+{
+	uint64_t off, v = 0;
+	bool imc;
+	int p = spr_pkg_of_mmio(phys, &imc, &off);
+
+	if (p < 0)
+		return false;
+	if (imc) {
+		x86pmu_uncore_imc_read(unc_pkgs[p], (unsigned)(off / X86PMU_SPR_IMC_STRIDE),
+				       (uint32_t)(off % X86PMU_SPR_IMC_STRIDE), 4, &v);
+	} else {
+		/* The next package's channels, for the table's defect. */
+		unsigned q = (unsigned)p + 1 < MODEL_MAX_PKGS && unc_pkgs[p + 1] ? (unsigned)p + 1 : 0;
+		uint64_t bases[2] = { MODEL_SPR_IMC + (unsigned)p * MODEL_SPR_STRIDE,
+				      MODEL_SPR_IMC + q * MODEL_SPR_STRIDE };
+		v = x86pmu_discovery_word(unc_pkgs[p], bases, (unsigned)(off / 8)) >> (off % 8 * 8);
+	}
+	*val = (uint32_t)v;
+	return true;
+}
+
+void model_set_platform(const struct model_platform *p)
+{
+	platform = p ? *p : (struct model_platform){ 0 };
+}
+
 int pmu_hw_pci_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32_t *val)
 {
 	int p = skx_pkg_of_bus(bus);
 
 	*val = ~0u;
+	if (platform.pcie_read && platform.pcie_read(bus, dev, fn, off, val))
+		return 0;
+	if (spr_pkg_of_fn(bus, dev, fn) >= 0) {
+		*val = spr_config((unsigned)spr_pkg_of_fn(bus, dev, fn), off);
+		return 0;
+	}
 	if (bus == 0 && dev == 0 && fn == 0) {
 		*val = off == 0 ? 0x29c08086u : 0;
 		if (any_client_uncore() && off == 0x48)
@@ -637,6 +722,8 @@ int pmu_hw_pci_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32
 								   (uint32_t)dev << 11 | (uint32_t)fn << 8 |
 								   off,
 							   val, 0 };
+	if (platform.pcie_write && platform.pcie_write(bus, dev, fn, off, val))
+		return 0;
 	for (unsigned ch = 0; p >= 0 && ch < X86PMU_UNC_CHANNELS; ch++)
 		if (skx_chan_fn[ch].dev == dev && skx_chan_fn[ch].fn == fn)
 			x86pmu_uncore_chan_write(unc_pkgs[p], ch, off, val);
@@ -646,6 +733,10 @@ int pmu_hw_pci_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off, uint32
 int pmu_hw_mmio_read32(uint64_t phys, uint32_t *val)
 {
 	*val = ~0u;
+	if (platform.mmio_read32 && platform.mmio_read32(phys, val))
+		return 0;
+	if (spr_mmio_read32(phys, val))
+		return 0;
 	if (!any_client_uncore() || phys < MODEL_MCHBAR || phys + 4 > MODEL_MCHBAR + MODEL_MCHBAR_SIZE)
 		return -1;
 	*val = 0;
@@ -665,6 +756,52 @@ int pmu_hw_mmio_read64(uint64_t phys, uint64_t *val)
 
 	*val = err ? ~0ull : lo | (uint64_t)hi << 32;
 	return err ? -1 : 0;
+}
+
+int pmu_hw_mmio_write32(uint64_t phys, uint32_t val)
+{
+	if (trace_len < MODEL_TRACE_MAX)
+		trace[trace_len++] = (struct model_write){ cur, MODEL_TRACE_MMIO, (uint64_t)phys << 32 | val,
+							   0 };
+	if (platform.mmio_write32 && platform.mmio_write32(phys, val))
+		return 0;
+	{
+		uint64_t off;
+		bool imc;
+		int p = spr_pkg_of_mmio(phys, &imc, &off);
+
+		if (p >= 0 && imc) {
+			x86pmu_uncore_imc_write(unc_pkgs[p], (unsigned)(off / X86PMU_SPR_IMC_STRIDE),
+						(uint32_t)(off % X86PMU_SPR_IMC_STRIDE), 4, val);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int pmu_hw_pcie_read32(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t *val)
+{
+	*val = ~0u;
+	if (platform.no_ecam || off >= 4096 || (off & 3))
+		return -1;
+	if (platform.pcie_read && platform.pcie_read(bus, dev, fn, off, val))
+		return 0;
+	if (off < 256)
+		return pmu_hw_pci_read32(bus, dev, fn, (uint8_t)off, val);
+	if (spr_pkg_of_fn(bus, dev, fn) >= 0)
+		*val = spr_config((unsigned)spr_pkg_of_fn(bus, dev, fn), off);
+	return 0;
+}
+
+int pmu_hw_pcie_write32(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t val)
+{
+	if (platform.no_ecam || off >= 4096 || (off & 3))
+		return -1;
+	if (off < 256)
+		return pmu_hw_pci_write32(bus, dev, fn, (uint8_t)off, val);
+	if (platform.pcie_write)
+		platform.pcie_write(bus, dev, fn, off, val);
+	return 0;
 }
 
 uint64_t model_tsc(unsigned cpu)
@@ -880,9 +1017,11 @@ static void uncore_tick(unsigned pkg, const struct model_work *w)
 	const X86PMUUncoreState *u = unc_pkgs[pkg];
 	unsigned boxes = u->cfg.nboxes ? u->cfg.nboxes : 1;
 
+	unsigned chans = u->cfg.layout == X86PMU_UNCORE_SPR ? X86PMU_UNC_SPR_CHANNELS : X86PMU_UNC_CHANNELS;
+
 	spread(pkg, X86PMU_UNC_LLC_REQUEST, w->llc_lookups, boxes);
-	spread(pkg, X86PMU_UNC_CAS_READ, w->cas_reads, X86PMU_UNC_CHANNELS);
-	spread(pkg, X86PMU_UNC_CAS_WRITE, w->cas_writes, X86PMU_UNC_CHANNELS);
+	spread(pkg, X86PMU_UNC_CAS_READ, w->cas_reads, chans);
+	spread(pkg, X86PMU_UNC_CAS_WRITE, w->cas_writes, chans);
 }
 
 void model_tick(const struct model_work *w)

@@ -46,7 +46,10 @@ enum model_uncore {
 	MODEL_UNCORE_SNB,
 	MODEL_UNCORE_HSW,
 	MODEL_UNCORE_SKL,
-	MODEL_UNCORE_SKX
+	MODEL_UNCORE_SKX,
+	/* Sapphire Rapids: CHAs and MMIO memory channels, placed by each
+	 * package's discovery table (8086:09A7 at bus 2p + 1, device 3). */
+	MODEL_UNCORE_SPR
 };
 #define MODEL_MAX_PKGS 4
 
@@ -174,6 +177,8 @@ void model_poke(unsigned cpu, uint32_t msr, uint64_t val);
  * writes too, their msr field MODEL_TRACE_PCI | bus << 16 | dev << 11 |
  * fn << 8 | offset. */
 #define MODEL_TRACE_PCI 0x80000000u
+/* MMIO writes: msr MODEL_TRACE_MMIO, val the address << 32 | the dword. */
+#define MODEL_TRACE_MMIO 0x40000000u
 struct model_write {
 	unsigned cpu;
 	uint32_t msr;
@@ -204,5 +209,20 @@ void model_set_pmi_handler(void (*fn)(void *), void *arg);
  * by every model_tick by the work's cycles. */
 uint64_t model_tsc(unsigned cpu);
 void model_set_tsc(unsigned cpu, uint64_t tsc);
+
+/* Devices a test adds to the platform: each hook returns true when the
+ * access is its own (NULL hooks: none). PCI Express configuration space
+ * (pmu_hw_pcie_*) reaches the conventional 256 bytes of the model's own
+ * functions below them and all-ones above, unless `no_ecam` says the
+ * platform has no enhanced configuration mechanism (then it fails). Reset
+ * by model_init. */
+struct model_platform {
+	bool no_ecam;
+	bool (*pcie_read)(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t *val);
+	bool (*pcie_write)(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off, uint32_t val);
+	bool (*mmio_read32)(uint64_t phys, uint32_t *val);
+	bool (*mmio_write32)(uint64_t phys, uint32_t val);
+};
+void model_set_platform(const struct model_platform *p);
 
 #endif

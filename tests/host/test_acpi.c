@@ -1,6 +1,7 @@
 /* Host tests for lib/acpi.c: synthetic RSDP/RSDT/XSDT/MADT/FADT/DSDT
  * images built byte by byte from ACPI 6.5 §5.2, checksums included. */
 #include "lib/acpi.h"
+#include "lib/acpi_mcfg.h"
 #include "tests/host/fakemem.h"
 #include "tests/host/hosttest.h"
 
@@ -449,6 +450,48 @@ HT_TEST(find_table_instances_and_checksums)
 	HT_CHECK(acpi_find_table("BGRT", 0) == NULL, "20-byte table returned");
 	set32(huge + 4, 0x40000000u);
 	HT_CHECK(acpi_find_table("BGRT", 0) == NULL, "1 GiB table returned");
+}
+
+/* MCFG (PCI Firmware Specification 3.0, 4.1.2): 8 reserved bytes, then
+ * 16-byte entries; q35's window first, one with its buses reversed
+ * (left out), a second segment. */
+HT_TEST(mcfg_windows)
+{
+	uint64_t tables[] = { PHYS_SSDT };
+	struct acpi_mcfg_entry e[4];
+	struct buf b = { 0 };
+	uint8_t *t;
+
+	fake_reset();
+	put64(&b, 0);
+	put64(&b, 0xb0000000ull), put32(&b, 0 | 0 << 16 | 0xffu << 24), put32(&b, 0);
+	put64(&b, 0xc0000000ull), put32(&b, 0 | 9u << 16 | 3u << 24), put32(&b, 0);
+	put64(&b, 0x4000000000ull), put32(&b, 1 | 0x80u << 16 | 0x8fu << 24), put32(&b, 0);
+	t = place_table(PHYS_SSDT, "MCFG", 1, b.b, b.len);
+	place_xsdt(PHYS_XSDT, tables, 1);
+	rsdp_len = make_rsdp(rsdp, 2, 0, PHYS_XSDT);
+	HT_CHECK_EQ(acpi_init(rsdp, rsdp_len), 0);
+	HT_CHECK_EQ(acpi_mcfg(e, 4), 2);
+	HT_CHECK(e[0].base == 0xb0000000ull && e[0].segment == 0 && e[0].start_bus == 0 &&
+			 e[0].end_bus == 0xff,
+		 "q35's window: %#llx %u %u-%u", (unsigned long long)e[0].base, e[0].segment, e[0].start_bus,
+		 e[0].end_bus);
+	HT_CHECK(e[1].base == 0x4000000000ull && e[1].segment == 1 && e[1].start_bus == 0x80 &&
+			 e[1].end_bus == 0x8f,
+		 "segment 1's window");
+	/* More entries than room: the count, the first ones kept. */
+	HT_CHECK_EQ(acpi_mcfg(e, 1), 2);
+	/* A length that is not the header plus whole entries. */
+	set32(t + 4, 36 + (uint32_t)b.len - 4);
+	fix_checksum(t);
+	HT_CHECK_EQ(acpi_mcfg(e, 4), ACPI_EINVAL);
+	free(b.b);
+	/* No MCFG at all. */
+	fake_reset();
+	place_table(PHYS_SSDT, "SSDT", 2, NULL, 0);
+	place_xsdt(PHYS_XSDT, tables, 1);
+	HT_CHECK_EQ(acpi_init(rsdp, rsdp_len), 0);
+	HT_CHECK_EQ(acpi_mcfg(e, 4), ACPI_ENOTFOUND);
 }
 
 HT_TEST(dsdt_through_fadt)

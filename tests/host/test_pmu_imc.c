@@ -78,7 +78,7 @@ HT_TEST(rows_per_generation)
 		{ 0x55, "Skylake-SP/Cascade Lake", PMU_IMC_CHANNELS, 0, 0, 0, 0, 0, 64 },
 		{ .model = 0xcc }, /* Panther Lake: the discovery table places it */
 		{ .model = 0x6a }, /* Ice Lake-SP: MMIO through 8086:3451 */
-		{ .model = 0x8f },
+		{ 0x8f, "Sapphire/Emerald Rapids", PMU_IMC_DISCOVERY, 0, 0, 0, 0, 0, 64 },
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct pmu_caps c = { .vendor = PMU_VENDOR_INTEL, .family = 6, .model = cases[i].model };

@@ -204,6 +204,12 @@ KTEST("pmu.imc", cas_reads_writes_of_a_stream, imc_needs, 0,
 			continue;
 		diag("package %u (CPU %u): %s, %s; %s", p->pk.id, p->pk.lead, p->m.model->name,
 		     p->m.model->what, platform_imc(p) ? "MCHBAR" : "channels");
+		for (unsigned u = 0; p->m.model->kind == PMU_IMC_DISCOVERY && u < p->m.nunits; u++)
+			diag("package %u: channel %u from the discovery table of %02x:%02x.%x: %s %#llx, controls +%#x, "
+			     "counters +%#x",
+			     p->pk.id, p->m.unit[u].id, p->m.table_bus, p->m.table_dev, p->m.table_fn,
+			     pmu_disc_access_name(p->m.unit[u].access), (unsigned long long)p->m.unit[u].ctl,
+			     p->m.unit[u].ctl_off, p->m.unit[u].ctr_off);
 		diag("package %u: read %u lines: CAS reads %lu writes %lu (idle window: %lu / %lu; %lu TSC ticks)",
 		     p->pk.id, IMC_LINES, p->rd.reads, p->rd.writes, p->rd_idle.reads, p->rd_idle.writes,
 		     p->rd_tsc);

@@ -8,6 +8,7 @@
 #include "arch/x86/smp.h"
 #include "lib/printf.h"
 #include "modes/workloads.h"
+#include "pmu/intel/discovery.h"
 #include "pmu/intel/imc.h"
 #include "pmu/intel/uncore.h"
 #include "pmu/pmu.h"
@@ -132,7 +133,7 @@ static void regs_one(struct regs_result *r, uint32_t msr, uint64_t pattern)
 static void regs_here(void *arg)
 {
 	struct regs_result *r = arg;
-	const struct pmu_unc_layout *ls[] = { r->u->model->box, r->u->model->arb };
+	const struct pmu_unc_layout *ls[] = { pmu_uncore_box(r->u), r->u->model->arb };
 
 	for (unsigned k = 0; k < ARRAY_LEN(ls); k++) {
 		const struct pmu_unc_layout *l = ls[k];
@@ -164,8 +165,19 @@ KTEST("pmu.uncore", registers_hold_writes, uncore_needs, 0,
 		diag("package %u (CPU %u, %u CPUs): %s, %u %s(s) (count MSR %#x = %#llx, %u cores) x %u counters%s: "
 		     "%u registers",
 		     pkgs[p].pk.id, pkgs[p].pk.lead, pkgs[p].pk.ncpus, m->name, pkgs[p].u.nboxes,
-		     m->box->name, pkgs[p].u.count_msr, (unsigned long long)pkgs[p].u.count_val,
-		     pkgs[p].u.cores, m->box->nctrs, m->arb ? ", the ARB" : "", r.checked);
+		     pmu_uncore_box(&pkgs[p].u)->name, pkgs[p].u.count_msr,
+		     (unsigned long long)pkgs[p].u.count_val, pkgs[p].u.cores,
+		     pmu_uncore_box(&pkgs[p].u)->nctrs, m->arb ? ", the ARB" : "", r.checked);
+		if (pkgs[p].u.from_table)
+			diag("package %u: %ss placed by the discovery table of %02x:%02x.%x (at %#llx): box 0 at MSR "
+			     "%#x, controls +%#x, counters +%#x",
+			     pkgs[p].pk.id, pmu_uncore_box(&pkgs[p].u)->name, pkgs[p].u.table_bus,
+			     pkgs[p].u.table_dev, pkgs[p].u.table_fn,
+			     (unsigned long long)pkgs[p].u.table_base, pkgs[p].u.table_units[0],
+			     pmu_uncore_box(&pkgs[p].u)->sel, pmu_uncore_box(&pkgs[p].u)->ctr);
+		else if (m->discovery)
+			diag("package %u: %ss at the row's addresses: %s", pkgs[p].pk.id, m->box->name,
+			     pkgs[p].u.table_why);
 		check(r.bad == 0, "package %u: %u of %u registers did not hold a write; first: %s",
 		      pkgs[p].pk.id, r.bad, r.checked, r.first_bad);
 	}
@@ -223,7 +235,7 @@ static void requests_here(void *arg)
 {
 	struct pkg *p = arg;
 	const struct pmu_uncore *u = &p->u;
-	const struct pmu_unc_layout *l = u->model->box;
+	const struct pmu_unc_layout *l = pmu_uncore_box(u);
 	struct pmu_event ref;
 	const void *buf;
 	bool irq;
@@ -281,7 +293,7 @@ KTEST("pmu.uncore", requests_vs_llc_references, requests_needs, 0,
 		on_cpu(k->pk.lead, requests_here, k);
 		if (!check(!k->why[0], "package %u (CPU %u): %s", k->pk.id, k->pk.lead, k->why))
 			continue;
-		box = k->u.model->box->name;
+		box = pmu_uncore_box(&k->u)->name;
 		diag("package %u (CPU %u): %s %s x %u, %s; buffer %lu KiB, %lu hops: LLC references (core) %lu, "
 		     "%s requests (sum) %lu",
 		     k->pk.id, k->pk.lead, k->u.model->name, box, k->u.nboxes, k->u.model->req_name,
@@ -310,7 +322,7 @@ static void disabled_here(void *arg)
 {
 	struct pkg *p = arg;
 	const struct pmu_uncore *u = &p->u;
-	const struct pmu_unc_layout *l = u->model->box;
+	const struct pmu_unc_layout *l = pmu_uncore_box(u);
 	const void *buf;
 	bool irq;
 	int err;
@@ -366,10 +378,10 @@ KTEST("pmu.uncore", disabled_counters_count_nothing, disabled_needs, 0,
 		if (!check(!k->why[0], "package %u (CPU %u): %s", k->pk.id, k->pk.lead, k->why))
 			continue;
 		diag("package %u (CPU %u): %u %s(s) without enable over %lu hops: %lu", k->pk.id, k->pk.lead,
-		     k->u.nboxes, k->u.model->box->name, k->hops, k->sum);
+		     k->u.nboxes, pmu_uncore_box(&k->u)->name, k->hops, k->sum);
 		check(k->sum == 0,
 		      "package %u: %s counters without their enable bit expected 0, saw %lu in all", k->pk.id,
-		      k->u.model->box->name, k->sum);
+		      pmu_uncore_box(&k->u)->name, k->sum);
 	}
 }
 
@@ -383,8 +395,9 @@ static void start_here(void *arg)
 
 	p->why[0] = '\0';
 	for (unsigned b = 0; err == PMU_OK && b < u->nboxes; b++)
-		err = pmu_uncore_program(u, u->model->box, b, u->model->box->first_ctr, u->model->req_event,
-					 u->model->req_umask, true, p->why, sizeof(p->why));
+		err = pmu_uncore_program(u, pmu_uncore_box(u), b, pmu_uncore_box(u)->first_ctr,
+					 u->model->req_event, u->model->req_umask, true, p->why,
+					 sizeof(p->why));
 	if (err == PMU_OK)
 		err = pmu_uncore_start(u);
 	if (err != PMU_OK && !p->why[0])
@@ -395,7 +408,7 @@ static void stop_read_here(void *arg)
 {
 	struct pkg *p = arg;
 	const struct pmu_uncore *u = &p->u;
-	const struct pmu_unc_layout *l = u->model->box;
+	const struct pmu_unc_layout *l = pmu_uncore_box(u);
 
 	pmu_uncore_stop(u);
 	p->sum = 0;
@@ -466,7 +479,8 @@ KTEST("pmu.uncore", packages_count_apart, apart_needs, 0,
 			on_cpu(pkgs[p].pk.lead, stop_read_here, &pkgs[p]);
 		for (unsigned p = 0; p < npkgs; p++) {
 			diag("chase on package %u (CPU %u), %lu hops: package %u's %s requests %lu", w->pk.id,
-			     w->pk.lead, w->hops, pkgs[p].pk.id, pkgs[p].u.model->box->name, pkgs[p].sum);
+			     w->pk.lead, w->hops, pkgs[p].pk.id, pmu_uncore_box(&pkgs[p].u)->name,
+			     pkgs[p].sum);
 			if (p == wp)
 				check(pkgs[p].sum >= w->hops / 2,
 				      "package %u ran the chase: expected >= %lu requests in its boxes, saw %lu",
@@ -476,6 +490,157 @@ KTEST("pmu.uncore", packages_count_apart, apart_needs, 0,
 				      "package %u idle while package %u ran %lu hops: expected <= %u requests in "
 				      "its boxes, saw %lu",
 				      pkgs[p].pk.id, w->pk.id, w->hops, UNCORE_SLACK, pkgs[p].sum);
+		}
+	}
+}
+
+/* --- The discovery table --- */
+
+static const char *discovery_needs(void)
+{
+	const char *why = detect_packages();
+	const struct pmu_uncore *u = &pkgs[0].u;
+
+	if (why)
+		return why;
+	if (!u->model->discovery)
+		return ktest_reason("%s: its %ss sit at the row's addresses, no discovery table",
+				    u->model->name, u->model->box->name);
+	if (!u->from_table)
+		return ktest_reason("%s", u->table_why);
+	return NULL;
+}
+
+/* Linux uncore_snbep.c spr_uncores[]: the unit types it names. */
+static const char *const spr_type_names[] = {
+	[0] = "CHA", [1] = "IIO", [2] = "IRP", [3] = "M2PCIe", [4] = "PCU",
+	[6] = "IMC", [7] = "M2M", [8] = "UPI", [9] = "M3UPI",  [11] = "MDF",
+};
+
+static const char *type_name(unsigned type)
+{
+	return type < ARRAY_LEN(spr_type_names) && spr_type_names[type] ? spr_type_names[type] : "?";
+}
+
+/* Whether a unit's box control answers: an MSR that reads, a mapped
+ * address, a PCI function that is there. */
+static bool unit_reachable(const struct pmu_disc_unit *d)
+{
+	uint64_t v;
+	uint32_t w;
+
+	switch (d->access) {
+	case PMU_DISC_MSR: return d->ctl <= 0xffffffffull && pmu_hw_rdmsr((uint32_t)d->ctl, &v) == 0;
+	case PMU_DISC_MMIO: return pmu_hw_mmio_read32(d->ctl, &w) == 0;
+	case PMU_DISC_PCI:
+		return pmu_hw_pcie_read32((uint8_t)BITS(d->ctl, 27, 20), (uint8_t)BITS(d->ctl, 19, 15),
+					  (uint8_t)BITS(d->ctl, 14, 12), 0, &w) == 0 &&
+		       (w & 0xffff) != 0xffff;
+	}
+	return false;
+}
+
+struct reach {
+	const struct pmu_disc_table *t;
+	unsigned bad;
+	char first[PMU_REASON_LEN];
+};
+
+static void reach_here(void *arg)
+{
+	struct reach *r = arg;
+
+	for (unsigned k = 0; k < r->t->nunits; k++) {
+		const struct pmu_disc_unit *d = &r->t->unit[k];
+		if (!unit_reachable(d) && !r->bad++)
+			ksnprintf(r->first, sizeof(r->first), "type %u (%s) box %u: %s %#llx", d->type,
+				  type_name(d->type), d->id, pmu_disc_access_name(d->access),
+				  (unsigned long long)d->ctl);
+	}
+}
+
+/* One line a unit type: how many, how reached, box 0's layout. */
+static void list_units(unsigned pkg, const struct pmu_disc_table *t)
+{
+	diag("package %u: discovery table of %02x:%02x.%x (8086:%04x, DVSEC at %#x, BAR%u) at %#llx: %u entries "
+	     "of %u bytes, %u units, %u empty, %u malformed; global control %s %#llx",
+	     pkg, t->bus, t->dev, t->fn, t->device, t->dvsec, t->bir, (unsigned long long)t->base,
+	     t->max_units, t->stride * 8, t->nunits, t->empty, t->malformed,
+	     pmu_disc_access_name(t->global_access), (unsigned long long)t->global_ctl);
+	for (unsigned k = 0; k < t->nunits; k++) {
+		const struct pmu_disc_unit *d = &t->unit[k];
+		const struct pmu_disc_unit *first[1];
+		unsigned n;
+
+		n = pmu_discovery_units(t, d->type, first, 1);
+		if (first[0] != d)
+			continue; /* listed with its type's lowest box ID */
+		diag("package %u: type %u (%s) x %u: %s, box %u at %#llx, controls +%#x, counters +%#x, %u x %u bits",
+		     pkg, d->type, type_name(d->type), n, pmu_disc_access_name(d->access), d->id,
+		     (unsigned long long)d->ctl, d->ctl_off, d->ctr_off, d->nctrs, d->width);
+	}
+}
+
+/*
+ * Per package: its table (the k-th in bus order for the k-th package) is
+ * listed, has no malformed entry, lists as many CHAs as the box count
+ * register says (where it reads one), and every unit's box control
+ * answers from a CPU of the package; no MMIO or PCI unit is listed by two
+ * packages (those addresses are the machine's, so a unit listed twice is
+ * on the wrong package in one table); every package lists the same
+ * number of units of each type as package 0.
+ */
+KTEST("pmu.uncore", discovery_table, discovery_needs, 0,
+      "each package's discovery table is well formed, reachable and its own")
+{
+	for (unsigned p = 0; p < npkgs; p++) {
+		struct pkg *k = &pkgs[p];
+		char why[PMU_REASON_LEN];
+		const struct pmu_disc_table *t = pmu_discovery_of_package(k->pk.id, why, sizeof(why));
+		struct reach r = { .t = t };
+
+		if (!check(t != NULL, "package %u (CPU %u): %s", k->pk.id, k->pk.lead, why))
+			continue;
+		list_units(k->pk.id, t);
+		check(t->malformed == 0, "package %u: %u malformed entries in its discovery table; first: %s",
+		      k->pk.id, t->malformed, t->first_malformed);
+		check(t->dropped == 0, "package %u: %u units past the %u pmutest keeps", k->pk.id, t->dropped,
+		      PMU_DISC_MAX_UNITS);
+		if (k->u.boxes_reported)
+			check(k->u.table_boxes == k->u.boxes_reported,
+			      "package %u: the table lists %u %ss, MSR %#x = %#llx says %u", k->pk.id,
+			      k->u.table_boxes, pmu_uncore_box(&k->u)->name, k->u.count_msr,
+			      (unsigned long long)k->u.count_val, k->u.boxes_reported);
+		on_cpu(k->pk.lead, reach_here, &r);
+		check(r.bad == 0, "package %u: %u units do not answer at their box control; first: %s",
+		      k->pk.id, r.bad, r.first);
+		for (unsigned q = 0; q < p; q++) {
+			const struct pmu_disc_table *o = pmu_discovery_of_package(pkgs[q].pk.id, why,
+										  sizeof(why));
+			unsigned twice = 0;
+
+			for (unsigned a = 0; o && a < t->nunits; a++) {
+				const struct pmu_disc_unit *d = &t->unit[a];
+				const struct pmu_disc_unit *one[1];
+				unsigned mine = pmu_discovery_units(t, d->type, one, 1), theirs;
+
+				for (unsigned b = 0; d->access != PMU_DISC_MSR && b < o->nunits; b++)
+					if (o->unit[b].access == d->access && o->unit[b].ctl == d->ctl &&
+					    !twice++)
+						check(false,
+						      "package %u's type %u (%s) box %u at %s %#llx is also package %u's "
+						      "type %u box %u",
+						      k->pk.id, d->type, type_name(d->type), d->id,
+						      pmu_disc_access_name(d->access),
+						      (unsigned long long)d->ctl, pkgs[q].pk.id,
+						      o->unit[b].type, o->unit[b].id);
+				if (q != 0 || one[0] != d)
+					continue; /* each type once, against package 0 */
+				theirs = pmu_discovery_units(o, d->type, one, 1);
+				check(mine == theirs,
+				      "package %u lists %u units of type %u (%s), package %u %u", k->pk.id,
+				      mine, d->type, type_name(d->type), pkgs[q].pk.id, theirs);
+			}
 		}
 	}
 }

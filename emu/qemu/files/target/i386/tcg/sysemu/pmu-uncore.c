@@ -6,8 +6,10 @@
  * what the cache model (pmu-sim.c) sees, and gives the memory controller's
  * other registers a home: the client layouts' MCHBAR on q35's host bridge,
  * and Skylake-SP's UBOX and memory channels as PCI functions
- * (-device x86-pmu-skx-ubox / x86-pmu-skx-imc).  pmutest's
- * emu/qemu/README.md says what is emulated and why.
+ * (-device x86-pmu-skx-ubox / x86-pmu-skx-imc), and Sapphire Rapids'
+ * uncore discovery table with the memory channels it places
+ * (-device x86-pmu-spr-discovery).  pmutest's emu/qemu/README.md says what
+ * is emulated and why.
  *
  * Copyright (c) 2025 The pmutest authors
  *
@@ -24,6 +26,7 @@
 #include "hw/boards.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/pci_host.h"
+#include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "sysemu/sysemu.h"
 
@@ -149,7 +152,8 @@ bool x86_pmu_uncore_realize(X86CPU *cpu, Error **errp)
         p->lead = cpu;
         pkgs[socket] = p;
         states[socket] = &p->st;
-        if (cfg.layout != X86PMU_UNCORE_SKX && !client_imc) {
+        if (cfg.layout != X86PMU_UNCORE_SKX &&
+            cfg.layout != X86PMU_UNCORE_SPR && !client_imc) {
             client_imc = true;
             mchbar_init();
         }
@@ -412,3 +416,175 @@ static const TypeInfo skx_fn_types[] = {
 };
 
 DEFINE_TYPES(skx_fn_types)
+
+/*
+ * --- Sapphire Rapids: the discovery table and the memory channels ---
+ *
+ * One PCI Express function a socket (8086:09A7, the generic discovery
+ * table device of Linux's uncore_discovery.h), with the PMON DVSEC at
+ * 100H (extended capability 23H, DVSEC ID 1, BIR 0), BAR0 the table the
+ * model writes (x86-pmu-discovery.c) and BAR2 the socket's memory
+ * channels, one 4 KiB page each, the MMIO units the table lists.  Both
+ * BARs are 32-bit, so the firmware places them below 4 GiB.
+ */
+
+#define TYPE_X86_PMU_SPR_DISCOVERY "x86-pmu-spr-discovery"
+#define SPR_DVSEC_OFFSET    0x100
+#define SPR_DVSEC_SIZE      0x10
+#define SPR_TABLE_SIZE      0x1000
+#define SPR_IMC_SIZE        (X86PMU_UNC_SPR_CHANNELS * X86PMU_SPR_IMC_STRIDE)
+
+typedef struct X86PMUSprDiscovery {
+    PCIDevice parent;
+    uint32_t socket;
+    MemoryRegion table, imc;
+} X86PMUSprDiscovery;
+
+OBJECT_DECLARE_SIMPLE_TYPE(X86PMUSprDiscovery, X86_PMU_SPR_DISCOVERY)
+
+static X86PMUSprDiscovery *spr_devs[PMU_MAX_PKGS];
+
+/* Where socket p's channels are: BAR2 as the firmware placed it, or 0. */
+static uint64_t spr_imc_base(unsigned p)
+{
+    X86PMUSprDiscovery *f = p < PMU_MAX_PKGS ? spr_devs[p] : NULL;
+    pcibus_t a = f ? pci_get_bar_addr(&f->parent, 2) : PCI_BAR_UNMAPPED;
+
+    return a == PCI_BAR_UNMAPPED ? 0 : a;
+}
+
+static uint64_t spr_table_read(void *opaque, hwaddr off, unsigned size)
+{
+    X86PMUSprDiscovery *f = opaque;
+    uint64_t bases[2], w;
+    unsigned next = f->socket + 1;
+
+    /* The socket after this one (the first after the last): a table
+     * with the defect lists its channels. */
+    while (next != f->socket && (next >= PMU_MAX_PKGS || !spr_devs[next])) {
+        next = next >= PMU_MAX_PKGS ? 0 : next + 1;
+    }
+    bases[0] = spr_imc_base(f->socket);
+    bases[1] = spr_imc_base(next);
+    qemu_mutex_lock(&uncore_lock);
+    w = x86pmu_discovery_word(states[f->socket], bases, off / 8);
+    qemu_mutex_unlock(&uncore_lock);
+    return size == 8 ? w : extract64(w, (off & 7) * 8, size * 8);
+}
+
+static void spr_table_write(void *opaque, hwaddr off, uint64_t val,
+                            unsigned size)
+{
+}
+
+static const MemoryRegionOps spr_table_ops = {
+    .read = spr_table_read,
+    .write = spr_table_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 8 },
+};
+
+static uint64_t spr_imc_read(void *opaque, hwaddr off, unsigned size)
+{
+    X86PMUSprDiscovery *f = opaque;
+    uint64_t v = 0;
+
+    qemu_mutex_lock(&uncore_lock);
+    x86pmu_uncore_imc_read(states[f->socket], off / X86PMU_SPR_IMC_STRIDE,
+                           off % X86PMU_SPR_IMC_STRIDE, size, &v);
+    qemu_mutex_unlock(&uncore_lock);
+    return v;
+}
+
+static void spr_imc_write(void *opaque, hwaddr off, uint64_t val,
+                          unsigned size)
+{
+    X86PMUSprDiscovery *f = opaque;
+    X86PMUPackage *p = pkgs[f->socket];
+
+    qemu_mutex_lock(&uncore_lock);
+    x86pmu_uncore_imc_write(&p->st, off / X86PMU_SPR_IMC_STRIDE,
+                            off % X86PMU_SPR_IMC_STRIDE, size, val);
+    qatomic_set(&p->watching, x86pmu_uncore_watching(&p->st));
+    qemu_mutex_unlock(&uncore_lock);
+    kick_package(p);
+}
+
+static const MemoryRegionOps spr_imc_ops = {
+    .read = spr_imc_read,
+    .write = spr_imc_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 8 },
+};
+
+static void spr_discovery_realize(PCIDevice *d, Error **errp)
+{
+    X86PMUSprDiscovery *f = X86_PMU_SPR_DISCOVERY(d);
+
+    if (f->socket >= PMU_MAX_PKGS || !states[f->socket] ||
+        states[f->socket]->cfg.layout != X86PMU_UNCORE_SPR) {
+        error_setg(errp, "socket %u has no Sapphire Rapids uncore (its CPUs "
+                   "need -cpu Icelake-Server,model=143,pmu=on,pmu-uncore=on)",
+                   f->socket);
+        return;
+    }
+    if (spr_devs[f->socket]) {
+        error_setg(errp, "socket %u has a discovery table already",
+                   f->socket);
+        return;
+    }
+    /* DVSEC header 1: vendor 8086, revision 0, length; header 2: the
+     * PMON discovery ID; then the BIR dword naming BAR0. */
+    pcie_add_capability(d, PCI_EXT_CAP_ID_DVSEC, 1, SPR_DVSEC_OFFSET,
+                        SPR_DVSEC_SIZE);
+    pci_set_long(d->config + SPR_DVSEC_OFFSET + 4,
+                 PCI_VENDOR_ID_INTEL | SPR_DVSEC_SIZE << 20);
+    pci_set_long(d->config + SPR_DVSEC_OFFSET + 8, 1);
+    pci_set_long(d->config + SPR_DVSEC_OFFSET + 12, 0);
+    memory_region_init_io(&f->table, OBJECT(d), &spr_table_ops, f,
+                          "pmu-spr-discovery-table", SPR_TABLE_SIZE);
+    memory_region_init_io(&f->imc, OBJECT(d), &spr_imc_ops, f,
+                          "pmu-spr-imc", SPR_IMC_SIZE);
+    pci_register_bar(d, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &f->table);
+    pci_register_bar(d, 2, PCI_BASE_ADDRESS_SPACE_MEMORY, &f->imc);
+    spr_devs[f->socket] = f;
+}
+
+static Property spr_discovery_properties[] = {
+    DEFINE_PROP_UINT32("socket", X86PMUSprDiscovery, socket, 0),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static void spr_discovery_class_init(ObjectClass *oc, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(oc);
+
+    k->vendor_id = PCI_VENDOR_ID_INTEL;
+    k->device_id = X86PMU_DISCOVERY_DEVICE_ID;
+    k->class_id = PCI_CLASS_SYSTEM_OTHER;
+    k->realize = spr_discovery_realize;
+    device_class_set_props(dc, spr_discovery_properties);
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+    dc->desc = "Sapphire Rapids uncore discovery table (emulated PMU)";
+}
+
+static const TypeInfo spr_discovery_type = {
+    .name = TYPE_X86_PMU_SPR_DISCOVERY,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(X86PMUSprDiscovery),
+    .class_init = spr_discovery_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { },
+    },
+};
+
+static void spr_discovery_register(void)
+{
+    type_register_static(&spr_discovery_type);
+}
+
+type_init(spr_discovery_register)

@@ -247,10 +247,12 @@ class ExpectFiles(unittest.TestCase):
                         ('pmu.overflow.lvt_masked_at_pmi', 'skip'),
                         ('pmu.parity.forced_branch_misses', 'pass|skip'),
                         ('pmu.count.overflow_at_exactly_p', 'pass|skip')]
+        # Architectural PEBS: KVM exposes none (CPUID.23H's PEBS sub-leaves).
+        arch_pebs = [('pmu.arch_pebs.*', 'skip')]
         want = {'kvm-intel': [('pmu.*', 'pass|xfail')] + v4_only + intel_newest + no_offcore_uncore
-                + intel_lbr_pebs,
+                + intel_lbr_pebs + arch_pebs,
                 'kvm-amd': [('pmu.*', 'pass|xfail')] + amd_fixed + amd_newest + no_offcore_uncore
-                + amd_lbr_pebs,
+                + amd_lbr_pebs + arch_pebs,
                 # What a part's CPUID may leave out SKIPs; the rest must
                 # pass (tools/tests/test_expect.py: every silicon shape fits).
                 'bare-metal': [('pmu.*', 'pass|xfail'), ('pmu.amd.*', 'skip'),
@@ -261,6 +263,7 @@ class ExpectFiles(unittest.TestCase):
                                ('pmu.overflow.status_set', 'pass|xfail|skip'),
                                ('pmu.regs.inuse_follows_selects', 'pass|xfail|skip'),
                                ('pmu.lbr.*', 'pass|xfail|skip'), ('pmu.pebs.*', 'pass|xfail|skip'),
+                               ('pmu.arch_pebs.*', 'pass|xfail|skip'), ('pmu.topdown.*', 'pass|xfail|skip'),
                                ('pmu.v6.*', 'pass|xfail|skip'), ('pmu.parity.tsx_cycles', 'pass|skip'),
                                ('pmu.parity.forced_branch_misses', 'pass|skip'),
                                ('pmu.offcore.*', 'pass|xfail|skip'), ('pmu.uncore.*', 'pass|xfail|skip'),

@@ -71,6 +71,14 @@ struct pmu_cpu *mode_test_last_cpu(unsigned *cpu, char *list, size_t len)
 	return pc;
 }
 
+void mode_test_needs_counters(struct pmu_cpu *pc, unsigned cpu, unsigned n)
+{
+	const char *few = pmu_cpu_counts(pc) ? pmu_test_few_counters(pc, n) : NULL;
+
+	if (few)
+		ktest_skip("cpu %u: %s", cpu, few);
+}
+
 void mode_test_no_pmu(enum mode_kind kind, const char *prefix, unsigned cpu, int st,
 		      const struct mode_result *res, const char *line)
 {

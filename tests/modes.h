@@ -39,6 +39,9 @@ void mode_cap_dump(void);
 /* The last CPU, where the mode tests run: its number, and as a CPU list
  * in list; SKIPs when the driver holds no state for it. */
 struct pmu_cpu *mode_test_last_cpu(unsigned *cpu, char *list, size_t len);
+/* SKIPs, naming the counters, when cpu's PMU has fewer than n counters
+ * for n events at once (a VMM may give one): the mode rightly refuses. */
+void mode_test_needs_counters(struct pmu_cpu *pc, unsigned cpu, unsigned n);
 /* The probe found no PMU on cpu: the run (status st) must have refused
  * with MODE_E_NOPMU, printed "<prefix>no PMU on cpu N: <the probe's
  * reason>" as line (NULL: no such line) and ended with that reason. */

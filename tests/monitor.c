@@ -69,11 +69,7 @@ KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of coun
 	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list));
 	struct mode_result res;
 
-	/* Two events: a PMU with a single counter (a VMM's choice) cannot
-	 * count them at once, and the mode rightly refuses. */
-	const char *few = pmu_cpu_counts(pc) ? pmu_test_few_counters(pc, 2) : NULL;
-	if (few)
-		ktest_skip("cpu %u: %s", last, few);
+	mode_test_needs_counters(pc, last, 2); /* two events at once */
 	struct mode_opts o = {
 		.events = "instructions,cycles",
 		.interval_ms = 50,

@@ -173,11 +173,7 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0,
 	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list));
 	struct mode_result res;
 
-	/* Two events: a PMU with a single counter (a VMM's choice) cannot
-	 * sample them at once, and the mode rightly refuses. */
-	const char *few = pmu_cpu_counts(pc) ? pmu_test_few_counters(pc, 2) : NULL;
-	if (few)
-		ktest_skip("cpu %u: %s", last, few);
+	mode_test_needs_counters(pc, last, 2); /* two events at once */
 	struct mode_opts o = {
 		.events = "cycles/period=1000000/,instructions",
 		.duration_ms = 200,

@@ -259,6 +259,7 @@ class ExpectFiles(unittest.TestCase):
                                ('pmu.aliases.amd_legacy_msrs', 'skip'),
                                ('pmu.parity.emulated_instructions', 'skip'),
                                ('pmu.count.cmask_inv_edge', 'pass|xfail|skip'),
+                               ('pmu.count.branch_kinds', 'pass|xfail|skip'),
                                ('pmu.overflow.freeze_on_pmi', 'pass|xfail|skip'),
                                ('pmu.overflow.status_set', 'pass|xfail|skip'),
                                ('pmu.regs.inuse_follows_selects', 'pass|xfail|skip'),

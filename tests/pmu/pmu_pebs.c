@@ -779,7 +779,6 @@ KTEST("pmu.pebs", several_counters, needs_pebs_several, KTEST_PER_CPU,
 {
 	const struct pmu_pebs_caps *p = pebs_here();
 	unsigned want_total = 0, n;
-	bool ok = true;
 
 	if (!pebs_multi_events(PEBS_MULTI_MAX - 1, true))
 		return;
@@ -787,11 +786,10 @@ KTEST("pmu.pebs", several_counters, needs_pebs_several, KTEST_PER_CPU,
 		n = multi_records();
 		for (unsigned k = 0; k < multi.n; k++)
 			want_total += multi_expected(k);
-		ok &= check(
-			n == want_total && multi.index - ds.pebs_base == (uint64_t)n * multi.size,
-			"%u counters with PEBS: expected %u records of %u bytes (one per overflow), the DS index "
-			"moved %lu bytes",
-			multi.n, want_total, multi.size, (unsigned long)(multi.index - ds.pebs_base));
+		check(n == want_total && multi.index - ds.pebs_base == (uint64_t)n * multi.size,
+		      "%u counters with PEBS: expected %u records of %u bytes (one per overflow), the DS index "
+		      "moved %lu bytes",
+		      multi.n, want_total, multi.size, (unsigned long)(multi.index - ds.pebs_base));
 		for (unsigned k = 0; k < multi.n; k++) {
 			const struct pmu_event *ev = multi.evp[k];
 			uint64_t left = (0 - multi.counter[k]) & pmu_width_mask(ev->hw.width);
@@ -803,29 +801,26 @@ KTEST("pmu.pebs", several_counters, needs_pebs_several, KTEST_PER_CPU,
 						   (size_t)(multi.index - ds.pebs_base) -
 							   (size_t)r * multi.size,
 						   &rec, why, sizeof(why)) != PMU_OK) {
-					ok &= check(false, "record %u: %s", r, why);
+					check(false, "record %u: %s", r, why);
 					break;
 				}
 				applicable += rec.has_applicable;
 				if (rec.has_applicable && (rec.applicable & pmu_idx_bit(ev->hw.idx)))
 					mine++;
 				if (k == 0 && rec.has_applicable)
-					ok &= check(
-						rec.applicable & multi.mask,
-						"record %u: applicable counters %#lx, none of the PEBS ones %#lx",
-						r, (unsigned long)rec.applicable, (unsigned long)multi.mask);
+					check(rec.applicable & multi.mask,
+					      "record %u: applicable counters %#lx, none of the PEBS ones %#lx",
+					      r, (unsigned long)rec.applicable, (unsigned long)multi.mask);
 			}
 			if (applicable)
-				ok &= check(
-					mine >= multi_expected(k),
-					"%s on counter %#x, period %lu: %u records name it, expected at least %u",
-					ev->name, (unsigned)ev->hw.idx, (unsigned long)multi.period[k], mine,
-					multi_expected(k));
-			ok &= check(
-				left >= 1 && left <= multi.period[k],
-				"%s on counter %#x after the run: %#lx, expected -1..-%lu (reloaded after each record)",
-				ev->name, (unsigned)ev->hw.idx, (unsigned long)multi.counter[k],
-				(unsigned long)multi.period[k]);
+				check(mine >= multi_expected(k),
+				      "%s on counter %#x, period %lu: %u records name it, expected at least %u",
+				      ev->name, (unsigned)ev->hw.idx, (unsigned long)multi.period[k], mine,
+				      multi_expected(k));
+			check(left >= 1 && left <= multi.period[k],
+			      "%s on counter %#x after the run: %#lx, expected -1..-%lu (reloaded after each record)",
+			      ev->name, (unsigned)ev->hw.idx, (unsigned long)multi.counter[k],
+			      (unsigned long)multi.period[k]);
 		}
 		diag("%u counters with PEBS (PEBS_ENABLE %#lx), %u records of %u bytes", multi.n,
 		     (unsigned long)multi.mask, n, multi.size);

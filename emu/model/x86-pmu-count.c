@@ -167,7 +167,12 @@ static bool branch_row_applies(const X86PMUState *s, unsigned i)
            ((branch_events[i].uarchs >> s->cfg.uarch) & 1);
 }
 
-/* Whether a GP counter's select names one of the branch events. */
+/*
+ * Whether a GP counter's select names one of the branch events.  Bits
+ * 47:40 are Intel's UMASK2 (SDM vol. 3B, version 6 event select), but
+ * AMD's HostOnly (41) and GuestOnly (40) (APM vol. 2, 13.2.1): KVM's
+ * GuestOnly select names the same event.
+ */
 static bool is_branch_event(const X86PMUState *s, uint64_t sel)
 {
     unsigned ev = SEL_EVENT(sel), i;
@@ -177,7 +182,8 @@ static bool is_branch_event(const X86PMUState *s, uint64_t sel)
     }
     for (i = 0; i < sizeof(branch_events) / sizeof(branch_events[0]); i++) {
         if (branch_row_applies(s, i) && branch_events[i].event == ev &&
-            branch_events[i].umask == SEL_UMASK(sel) && !SEL_UMASK2(sel)) {
+            branch_events[i].umask == SEL_UMASK(sel) &&
+            (x86pmu_is_amd(s) || !SEL_UMASK2(sel))) {
             return true;
         }
     }

@@ -279,7 +279,7 @@ $(EMU_SELFTEST): emu/qemu/selftest/selftest.c emu/qemu/selftest/selftest.ld Make
 # that make test's total counts it.
 emu-selftest: $(EMU_SELFTEST)
 	@q=$$(emu/qemu/build.sh | tail -n 1) && for v in "" delivery-retires; do rc=0; \
-		timeout 300 $$q -machine q35 -accel tcg -cpu Skylake-Client,pmu=on,hv-sig=KVMKVMKVM$${v:+,pmu-$$v=on} \
+		PYTHONPATH=tools $(PYTHON) -m pmutest.cpu_budget --wall-factor 10 120 $$q -machine q35 -accel tcg -cpu Skylake-Client,pmu=on,hv-sig=KVMKVMKVM$${v:+,pmu-$$v=on} \
 		-m 128M -display none -nodefaults -no-reboot -serial stdio \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel $(EMU_SELFTEST) $${v:+-append $$v} 2>/dev/null \
 		| tee $(BUILD)/emu/selftest$${v:+-$$v}.out || rc=$$?; \

@@ -620,6 +620,16 @@ void main32(uint32_t magic, uint32_t mbi)
              "architectural PMU version 2)\n");
         outb(DEBUG_EXIT, 0x10);
     }
+    /*
+     * The firmware leaves the 8259 PICs' timer IRQ unmasked at vectors
+     * 08h-0Fh, through the local APIC's LINT0 (ExtINT).  IF is set only in
+     * pmi_before_interrupt's window, where a timer tick made pending since
+     * boot would be delivered through gate 8, which is empty: a triple fault
+     * whose odds grow with the host's load.  Mask every legacy IRQ (OCW1,
+     * IMR = FFh on both PICs).
+     */
+    outb(0x21, 0xff);
+    outb(0xa1, 0xff);
     load_gdt();
     load_idt();
     hypervisor_leaves();

@@ -19,7 +19,8 @@ static void wr(uint32_t msr, uint64_t v)
 {
 	unsigned pmis;
 
-	HT_CHECK(x86pmu_wrmsr(&st, msr, v, &pmis) == X86PMU_OK, "WRMSR %#x <- %#llx", msr, (unsigned long long)v);
+	HT_CHECK(x86pmu_wrmsr(&st, msr, v, &pmis) == X86PMU_OK, "WRMSR %#x <- %#llx", msr,
+		 (unsigned long long)v);
 }
 
 static uint64_t rd(uint32_t msr)
@@ -66,8 +67,9 @@ static void expect(const char *what, unsigned n, const uint64_t *from, const uin
 {
 	HT_CHECK(n == want_n, "%s: %u records, expected %u", what, n, want_n);
 	for (unsigned k = 0; k < n && k < want_n; k++)
-		HT_CHECK(from[k] == want_from[k] && to[k] == want_to[k], "%s: record %u %#llx -> %#llx, expected %#llx -> %#llx",
-			 what, k, (unsigned long long)from[k], (unsigned long long)to[k],
+		HT_CHECK(from[k] == want_from[k] && to[k] == want_to[k],
+			 "%s: record %u %#llx -> %#llx, expected %#llx -> %#llx", what, k,
+			 (unsigned long long)from[k], (unsigned long long)to[k],
 			 (unsigned long long)want_from[k], (unsigned long long)want_to[k]);
 }
 
@@ -129,7 +131,7 @@ HT_TEST(amd_lbr_select_filters_by_the_ring_a_branch_ends_in)
 	HT_CHECK(x86pmu_shape(NULL, X86PMU_VENDOR_AMD, 0x19, 0x11, &c) != NULL, "Zen 4 shape");
 	x86pmu_reset(&st, &c);
 	wr(0xc000010f, 1 << 6); /* DBG_EXTN_CFG.LBRV2EN */
-	wr(0xc000010e, 1); /* LBR_SELECT bit 0: no branch ending in CPL 0 */
+	wr(0xc000010e, 1);      /* LBR_SELECT bit 0: no branch ending in CPL 0 */
 	expect("AMD CPL 0 suppressed", run(from, to, 8), from, to, 3, user_from, user_to);
 }
 

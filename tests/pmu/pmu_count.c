@@ -289,6 +289,127 @@ KTEST("pmu.count", cmask_inv_edge, pmu_needs_global_ctrl, KTEST_PER_CPU,
 		}
 		pmu_events_del(g2, 3);
 	}
+
+	/* EDGE counts the cycles where the condition turns true: each such
+	 * cycle after the first follows a cycle where it was false, which
+	 * CMASK=1,INV counts, so in one window the edges are at most those
+	 * cycles + 1 (+ 1 for a counter that latches the start a cycle
+	 * apart). */
+	pmu_test_event(&edge, PMU_ARCH_INSTRUCTIONS);
+	edge.attr.cmask = 1;
+	edge.attr.edge = true;
+	edge.name = "instructions cmask=1,edge";
+	pmu_test_event(&inv, PMU_ARCH_INSTRUCTIONS);
+	inv.attr.cmask = 1;
+	inv.attr.inv = true;
+	inv.name = "instructions cmask=1,inv";
+	struct pmu_event *g3[] = { &edge, &inv };
+	if (check(pmu_events_add(g3, 2) == PMU_OK, "edge/inv group: %s", edge.reason)) {
+		if (pmu_test_measure(g3, 2, NULL, m))
+			for (unsigned l = 0; l < 2; l++)
+				check(m->last[0][l] <= m->last[1][l] + 2,
+				      "edge: %lu rising edges in a window with %lu cycles retiring nothing; expected at most %lu",
+				      m->last[0][l], m->last[1][l], m->last[1][l] + 2);
+		pmu_events_del(g3, 2);
+	}
+}
+
+/* Counters count independently (SDM vol. 3B, "Architectural Performance
+ * Monitoring Version 1 Facilities"; APM vol. 2, 13.2): one counter's
+ * CMASK changes no other counter's count, and each counter's USR/OS
+ * flags alone decide the rings it counts at (USR: CPL > 0, OS: CPL 0).
+ * In one window, beside an instructions counter with CMASK=1: a USR-only
+ * instructions counter counts nothing (the window runs at CPL 0), an
+ * OS-only one exactly the window's instructions, every other free
+ * counter its event exactly or within its bounds. Then an OS-only
+ * counter alone, exact. */
+KTEST("pmu.count", beside_cmask, pmu_needs_global_ctrl, KTEST_PER_CPU,
+      "beside a CMASK counter every counter exact; USR-only at CPL 0 counts 0")
+{
+	static struct pmu_event *all_evs[MAX_CPUS];
+	unsigned cpu = this_cpu()->cpu;
+	if (!all_evs[cpu])
+		all_evs[cpu] = bootmem_alloc(PMU_IDX_NR * sizeof(*all_evs[cpu]));
+	struct pmu_event *evs = all_evs[cpu];
+	struct pmu_event *g[PMU_IDX_NR];
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
+	struct pmu_test_counts *m = pmu_test_counts_here();
+	unsigned n = 0, k = 0, ngp = 0, x_cm = PMU_MAX_GP, x_usr = PMU_MAX_GP;
+	enum pmu_arch_event pick[2] = { PMU_ARCH_INSTRUCTIONS, PMU_ARCH_BRANCHES };
+	unsigned np = pmu_test_gp_event_missing(PMU_ARCH_BRANCHES) ? 1 : 2;
+
+	for (uint32_t v = gp; v; v &= v - 1)
+		ngp++;
+	if (ngp < 2)
+		ktest_skip("needs 2 free GP counters, has %u (mask %#x)", ngp, gp);
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		if (!((gp >> x) & 1))
+			continue;
+		if (x_cm == PMU_MAX_GP) {
+			x_cm = x;
+			pmu_test_event(&evs[n], PMU_ARCH_INSTRUCTIONS);
+			evs[n].attr.cmask = 1;
+			evs[n].name = "instructions cmask=1";
+		} else if (x_usr == PMU_MAX_GP) {
+			x_usr = x;
+			pmu_test_event(&evs[n], PMU_ARCH_INSTRUCTIONS);
+			evs[n].attr.os = false;
+			evs[n].name = "instructions USR only";
+		} else if (k == 0) {
+			pmu_test_event(&evs[n], PMU_ARCH_INSTRUCTIONS);
+			evs[n].attr.usr = false;
+			evs[n].name = "instructions OS only";
+			k++;
+		} else {
+			pmu_test_event(&evs[n], pick[k++ % np]);
+		}
+		if (!check(pmu_event_add_idx(&evs[n], (int)x) == PMU_OK, "IA32_PMC%u: %s", x,
+			   evs[n].reason)) {
+			pmu_events_del(g, n);
+			return;
+		}
+		g[n] = &evs[n], n++;
+	}
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
+		enum pmu_arch_event e = pmu_arch_event_of_fixed(i);
+		if (!((fx >> i) & 1) || e == PMU_ARCH_NONE)
+			continue;
+		pmu_test_event(&evs[n], e);
+		if (check(pmu_event_add_idx(&evs[n], PMU_IDX_FIXED(i)) == PMU_OK, "IA32_FIXED_CTR%u: %s", i,
+			  evs[n].reason))
+			g[n] = &evs[n], n++;
+	}
+	diag("%u counters in one window, CMASK=1 on IA32_PMC%u, USR only on IA32_PMC%u", n, x_cm, x_usr);
+	const char *why = NULL;
+	if (pmu_test_measure_exact(g, n, NULL, m)) {
+		uint64_t insns = pmu_test_workload(PMU_ARCH_INSTRUCTIONS, false, m->len[1]);
+		/* No core retires more than 16 instructions a cycle. */
+		check(m->last[0][1] >= insns / 16,
+		      "instructions cmask=1 on IA32_PMC%u: expected at least %lu cycles retiring (%lu instructions / 16), saw %lu",
+		      x_cm, insns / 16, insns, m->last[0][1]);
+		for (unsigned l = 0; l < 2; l++)
+			check(m->last[1][l] == 0,
+			      "instructions USR only on IA32_PMC%u over a window at CPL 0 of %lu iterations: expected 0, saw %lu",
+			      x_usr, m->len[l], m->last[1][l]);
+		for (unsigned i = 2; i < n && !why; i++)
+			why = pmu_test_check_count(g[i], i, m);
+	}
+	pmu_events_del(g, n);
+	if (why)
+		ktest_skip("%s", why);
+
+	/* An OS-only counter, the only one counting. */
+	pmu_test_event(&evs[0], PMU_ARCH_INSTRUCTIONS);
+	evs[0].attr.usr = false;
+	evs[0].name = "instructions OS only, alone";
+	g[0] = &evs[0];
+	if (!check(pmu_event_add_idx(&evs[0], (int)x_usr) == PMU_OK, "IA32_PMC%u: %s", x_usr, evs[0].reason))
+		return;
+	why = pmu_test_measure_exact(g, 1, NULL, m) ? pmu_test_check_count(g[0], 0, m) : NULL;
+	pmu_event_del(&evs[0]);
+	if (why)
+		ktest_skip("%s", why);
 }
 
 /* A counter preloaded with -P overflows after P events: its GLOBAL_STATUS
@@ -648,5 +769,95 @@ KTEST("pmu.count", branch_kinds, needs_kinds, KTEST_PER_CPU,
 			      (unsigned long)got, KINDS_ITERS, 3 * KINDS_ITERS, (unsigned long)want);
 			pmu_event_del(&ev);
 		}
+	}
+}
+
+/* AMD's EventSelect is 12 bits from family 10h: [7:0] in PerfEvtSel bits
+ * 7:0 and [11:8] in bits 35:32 (APM vol. 2, 13.2.1, "PerfEvtSel"; K8's
+ * is 8 bits). Event F_C0H is not C0H (retired instructions), nor F_C4H
+ * C4H (retired taken branches): a PMU that drops bits 35:32 counts them
+ * as those. Each pair runs over the branch-kind window, the high one
+ * beside the plain one where GLOBAL_CTRL can start both (the taken
+ * branches are then counted as they retire), else alone after it. */
+static const char *needs_amd_12bit(void)
+{
+	const char *why = pmu_needs_counting();
+	uint32_t gp = pmu_test_free_gp();
+
+	if (why)
+		return why;
+	if (pmu_caps()->vendor != PMU_VENDOR_AMD)
+		return ktest_reason("12-bit event selects are AMD's (vendor %s)", pmu_caps()->vendor_id);
+	if (pmu_caps()->family < 0x10)
+		return ktest_reason("family %#x: EventSelect has 8 bits before family 10h",
+				    pmu_caps()->family);
+	if (!gp || !(gp & (gp - 1)))
+		return ktest_reason("needs 2 free GP counters (mask %#x)", gp);
+	return NULL;
+}
+
+static bool kinds_count(struct pmu_event *const *evp, unsigned n)
+{
+	struct pmu_bracket_regs br;
+	bool was;
+
+	if (!check(pmu_events_arm(evp, n, &br) == PMU_OK, "arming %s: %s", evp[0]->name, evp[0]->reason))
+		return false;
+	was = irq_save();
+	kinds_window(&br, KINDS_ITERS);
+	irq_restore(was);
+	pmu_events_disarm(evp, n);
+	return true;
+}
+
+KTEST("pmu.count", amd_event_bits_11_8, needs_amd_12bit, KTEST_PER_CPU,
+      "AMD EventSelect[11:8]: F_C0H and F_C4H count not as C0H and C4H")
+{
+	static const struct {
+		uint16_t event;
+		const char *name;
+	} plain[] = { { 0x0c0, "retired instructions (C0H)" }, { 0x0c4, "retired taken branches (C4H)" } };
+	uint32_t gp = pmu_test_free_gp();
+	unsigned x0 = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	unsigned x1 = pmu_test_first_absent(~(gp & ~(1u << x0)), PMU_MAX_GP);
+	bool together = pmu_caps()->global_ctrl;
+
+	for (unsigned i = 0; i < 2; i++) {
+		struct pmu_event_attr a;
+		struct pmu_event lo, hi, *both[] = { &lo, &hi };
+		uint64_t want = i ? 3 * KINDS_ITERS : 0;
+
+		pmu_attr_raw(&a, plain[i].event, 0);
+		pmu_event_init(&lo, &a, plain[i].name);
+		pmu_attr_raw(&a, (uint16_t)(0xf00 | plain[i].event), 0);
+		pmu_event_init(&hi, &a, "EventSelect F_xxH");
+		if (!check(pmu_event_add_idx(&lo, (int)x0) == PMU_OK, "%s on counter %u: %s", lo.name, x0,
+			   lo.reason))
+			continue;
+		if (!check(pmu_event_add_idx(&hi, (int)x1) == PMU_OK, "event %#x on counter %u: %s",
+			   hi.attr.event, x1, hi.reason)) {
+			pmu_event_del(&lo);
+			continue;
+		}
+		bool ok = together ? kinds_count(both, 2)
+				   : kinds_count(&both[0], 1) && kinds_count(&both[1], 1);
+		if (ok) {
+			uint64_t l = pmu_event_count(&lo), h = pmu_event_count(&hi);
+			if (want)
+				check(l == want, "%s on counter %u: %lu over %u taken branches", lo.name, x0,
+				      (unsigned long)l, (unsigned)want);
+			else
+				check(l >= 4 * KINDS_ITERS,
+				      "%s on counter %u: %lu over a window of at least %u instructions",
+				      lo.name, x0, (unsigned long)l, 4 * KINDS_ITERS);
+			check(h != l,
+			      "event %#x on counter %u counted %lu, as %s did (%lu)%s: EventSelect[11:8] (PerfEvtSel bits 35:32) ignored",
+			      hi.attr.event, x1, (unsigned long)h, lo.name, (unsigned long)l,
+			      together ? " beside it" : " after it");
+			diag("%s %lu, event %#x %lu", lo.name, (unsigned long)l, hi.attr.event,
+			     (unsigned long)h);
+		}
+		pmu_event_del(&hi);
+		pmu_event_del(&lo);
 	}
 }

@@ -719,6 +719,81 @@ static void all_at_once(const struct branch_kind *k, unsigned nk, uint32_t free)
 	pmu_events_del(evp, n);
 }
 
+/* AMD's EventSelect is 12 bits from family 10h: [7:0] in PerfEvtSel bits
+ * 7:0 and [11:8] in bits 35:32 (APM vol. 2, 13.2.1, "PerfEvtSel"; K8's
+ * is 8 bits). Event F_C0H is not C0H (retired instructions), nor F_C4H
+ * C4H (retired taken branches): a PMU that drops bits 35:32 counts them
+ * as those. Each pair runs over the branch-kind window, the high one
+ * beside the plain one where GLOBAL_CTRL can start both (the taken
+ * branches are then counted as they retire), else alone after it. */
+static bool kinds_count(struct pmu_event *const *evp, unsigned n)
+{
+	struct pmu_bracket_regs br;
+	bool was;
+
+	if (!check(pmu_events_arm(evp, n, &br) == PMU_OK, "arming %s: %s", evp[0]->name, evp[0]->reason))
+		return false;
+	was = irq_save();
+	kinds_window(&br, KINDS_ITERS);
+	irq_restore(was);
+	pmu_events_disarm(evp, n);
+	return true;
+}
+
+static void amd_event_bits_11_8(uint32_t gp)
+{
+	static const struct {
+		uint16_t event;
+		const char *name;
+	} plain[] = { { 0x0c0, "retired instructions (C0H)" }, { 0x0c4, "retired taken branches (C4H)" } };
+	unsigned x0 = pmu_test_first_absent(~gp, PMU_MAX_GP);
+	unsigned x1 = pmu_test_first_absent(~(gp & ~(1u << x0)), PMU_MAX_GP);
+	bool together = pmu_caps()->global_ctrl;
+
+	if (x1 >= PMU_MAX_GP) {
+		diag("EventSelect[11:8] not checked: needs 2 free GP counters (mask %#x)", gp);
+		return;
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		struct pmu_event_attr a;
+		struct pmu_event lo, hi, *both[] = { &lo, &hi };
+		uint64_t want = i ? 3 * KINDS_ITERS : 0;
+
+		pmu_attr_raw(&a, plain[i].event, 0);
+		pmu_event_init(&lo, &a, plain[i].name);
+		pmu_attr_raw(&a, (uint16_t)(0xf00 | plain[i].event), 0);
+		pmu_event_init(&hi, &a, "EventSelect F_xxH");
+		if (!check(pmu_event_add_idx(&lo, (int)x0) == PMU_OK, "%s on counter %u: %s", lo.name, x0,
+			   lo.reason))
+			continue;
+		if (!check(pmu_event_add_idx(&hi, (int)x1) == PMU_OK, "event %#x on counter %u: %s",
+			   hi.attr.event, x1, hi.reason)) {
+			pmu_event_del(&lo);
+			continue;
+		}
+		bool ok = together ? kinds_count(both, 2)
+				   : kinds_count(&both[0], 1) && kinds_count(&both[1], 1);
+		if (ok) {
+			uint64_t l = pmu_event_count(&lo), h = pmu_event_count(&hi);
+			if (want)
+				check(l == want, "%s on counter %u: %lu over %u taken branches", lo.name, x0,
+				      (unsigned long)l, (unsigned)want);
+			else
+				check(l >= 4 * KINDS_ITERS,
+				      "%s on counter %u: %lu over a window of at least %u instructions",
+				      lo.name, x0, (unsigned long)l, 4 * KINDS_ITERS);
+			check(h != l,
+			      "event %#x on counter %u counted %lu, as %s did (%lu)%s: EventSelect[11:8] (PerfEvtSel bits 35:32) ignored",
+			      hi.attr.event, x1, (unsigned long)h, lo.name, (unsigned long)l,
+			      together ? " beside it" : " after it");
+			diag("%s %lu, event %#x %lu", lo.name, (unsigned long)l, hi.attr.event,
+			     (unsigned long)h);
+		}
+		pmu_event_del(&hi);
+		pmu_event_del(&lo);
+	}
+}
+
 KTEST("pmu.count", branch_kinds, needs_kinds, KTEST_PER_CPU,
       "near calls, returns, taken branches: exact counts on every free GP counter")
 {
@@ -729,6 +804,8 @@ KTEST("pmu.count", branch_kinds, needs_kinds, KTEST_PER_CPU,
 
 	if (c->global_ctrl)
 		all_at_once(k, nk, free);
+	if (c->vendor == PMU_VENDOR_AMD && c->family >= 0x10)
+		amd_event_bits_11_8(free);
 
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		if (!((free >> x) & 1))
@@ -769,95 +846,5 @@ KTEST("pmu.count", branch_kinds, needs_kinds, KTEST_PER_CPU,
 			      (unsigned long)got, KINDS_ITERS, 3 * KINDS_ITERS, (unsigned long)want);
 			pmu_event_del(&ev);
 		}
-	}
-}
-
-/* AMD's EventSelect is 12 bits from family 10h: [7:0] in PerfEvtSel bits
- * 7:0 and [11:8] in bits 35:32 (APM vol. 2, 13.2.1, "PerfEvtSel"; K8's
- * is 8 bits). Event F_C0H is not C0H (retired instructions), nor F_C4H
- * C4H (retired taken branches): a PMU that drops bits 35:32 counts them
- * as those. Each pair runs over the branch-kind window, the high one
- * beside the plain one where GLOBAL_CTRL can start both (the taken
- * branches are then counted as they retire), else alone after it. */
-static const char *needs_amd_12bit(void)
-{
-	const char *why = pmu_needs_counting();
-	uint32_t gp = pmu_test_free_gp();
-
-	if (why)
-		return why;
-	if (pmu_caps()->vendor != PMU_VENDOR_AMD)
-		return ktest_reason("12-bit event selects are AMD's (vendor %s)", pmu_caps()->vendor_id);
-	if (pmu_caps()->family < 0x10)
-		return ktest_reason("family %#x: EventSelect has 8 bits before family 10h",
-				    pmu_caps()->family);
-	if (!gp || !(gp & (gp - 1)))
-		return ktest_reason("needs 2 free GP counters (mask %#x)", gp);
-	return NULL;
-}
-
-static bool kinds_count(struct pmu_event *const *evp, unsigned n)
-{
-	struct pmu_bracket_regs br;
-	bool was;
-
-	if (!check(pmu_events_arm(evp, n, &br) == PMU_OK, "arming %s: %s", evp[0]->name, evp[0]->reason))
-		return false;
-	was = irq_save();
-	kinds_window(&br, KINDS_ITERS);
-	irq_restore(was);
-	pmu_events_disarm(evp, n);
-	return true;
-}
-
-KTEST("pmu.count", amd_event_bits_11_8, needs_amd_12bit, KTEST_PER_CPU,
-      "AMD EventSelect[11:8]: F_C0H and F_C4H count not as C0H and C4H")
-{
-	static const struct {
-		uint16_t event;
-		const char *name;
-	} plain[] = { { 0x0c0, "retired instructions (C0H)" }, { 0x0c4, "retired taken branches (C4H)" } };
-	uint32_t gp = pmu_test_free_gp();
-	unsigned x0 = pmu_test_first_absent(~gp, PMU_MAX_GP);
-	unsigned x1 = pmu_test_first_absent(~(gp & ~(1u << x0)), PMU_MAX_GP);
-	bool together = pmu_caps()->global_ctrl;
-
-	for (unsigned i = 0; i < 2; i++) {
-		struct pmu_event_attr a;
-		struct pmu_event lo, hi, *both[] = { &lo, &hi };
-		uint64_t want = i ? 3 * KINDS_ITERS : 0;
-
-		pmu_attr_raw(&a, plain[i].event, 0);
-		pmu_event_init(&lo, &a, plain[i].name);
-		pmu_attr_raw(&a, (uint16_t)(0xf00 | plain[i].event), 0);
-		pmu_event_init(&hi, &a, "EventSelect F_xxH");
-		if (!check(pmu_event_add_idx(&lo, (int)x0) == PMU_OK, "%s on counter %u: %s", lo.name, x0,
-			   lo.reason))
-			continue;
-		if (!check(pmu_event_add_idx(&hi, (int)x1) == PMU_OK, "event %#x on counter %u: %s",
-			   hi.attr.event, x1, hi.reason)) {
-			pmu_event_del(&lo);
-			continue;
-		}
-		bool ok = together ? kinds_count(both, 2)
-				   : kinds_count(&both[0], 1) && kinds_count(&both[1], 1);
-		if (ok) {
-			uint64_t l = pmu_event_count(&lo), h = pmu_event_count(&hi);
-			if (want)
-				check(l == want, "%s on counter %u: %lu over %u taken branches", lo.name, x0,
-				      (unsigned long)l, (unsigned)want);
-			else
-				check(l >= 4 * KINDS_ITERS,
-				      "%s on counter %u: %lu over a window of at least %u instructions",
-				      lo.name, x0, (unsigned long)l, 4 * KINDS_ITERS);
-			check(h != l,
-			      "event %#x on counter %u counted %lu, as %s did (%lu)%s: EventSelect[11:8] (PerfEvtSel bits 35:32) ignored",
-			      hi.attr.event, x1, (unsigned long)h, lo.name, (unsigned long)l,
-			      together ? " beside it" : " after it");
-			diag("%s %lu, event %#x %lu", lo.name, (unsigned long)l, hi.attr.event,
-			     (unsigned long)h);
-		}
-		pmu_event_del(&hi);
-		pmu_event_del(&lo);
 	}
 }

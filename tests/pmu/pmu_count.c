@@ -848,3 +848,103 @@ KTEST("pmu.count", branch_kinds, needs_kinds, KTEST_PER_CPU,
 		}
 	}
 }
+
+/* Reading a counter does not disturb it (SDM vol. 2B, RDPMC; vol. 3B,
+ * "Architectural Performance Monitoring Version 2": a GLOBAL_STATUS bit
+ * is set by that counter's overflow). Every free counter counts from 0
+ * while the window reads one of them with RDPMC once per iteration:
+ *   1: mov idx, %ecx ; rdpmc ; dec n ; jnz 1b
+ * then three MOVs and the closing WRMSR. Instructions: 4n + 3, plus 0..2
+ * for the WRMSRs as far as they count; cycles at least n (each DEC waits
+ * for the last). No counter comes near its wrap, so none of their status
+ * bits may be set. */
+#define READ_ITERS 2000
+
+static void read_window(const struct pmu_bracket_regs *br, uint32_t idx, uint64_t n)
+{
+	uint32_t lo = (uint32_t)br->on, hi = (uint32_t)(br->on >> 32), cx = br->msr;
+
+	__asm__ volatile("wrmsr\n"
+			 "1:\n\t"
+			 "mov %k[idx], %%ecx\n\t"
+			 "rdpmc\n\t"
+			 "dec %[n]\n\t"
+			 "jnz 1b\n\t"
+			 "mov %k[off_lo], %%eax\n\t"
+			 "mov %k[off_hi], %%edx\n\t"
+			 "mov %k[msr], %%ecx\n\t"
+			 "wrmsr\n\t"
+			 : [n] "+&r"(n), "+&a"(lo), "+&d"(hi), "+&c"(cx)
+			 : [idx] "r"(idx), [msr] "r"(br->msr), [off_lo] "r"((uint32_t)br->off),
+			   [off_hi] "r"((uint32_t)(br->off >> 32))
+			 : "cc", "memory");
+}
+
+KTEST("pmu.count", read_while_counting, pmu_needs_global_ctrl, KTEST_PER_CPU,
+      "RDPMC of running counters: counts in bounds, no status bit set")
+{
+	const struct pmu_caps *c = pmu_caps();
+	static struct pmu_event *all_evs[MAX_CPUS];
+	unsigned cpu = this_cpu()->cpu;
+	if (!all_evs[cpu])
+		all_evs[cpu] = bootmem_alloc(PMU_IDX_NR * sizeof(*all_evs[cpu]));
+	struct pmu_event *evs = all_evs[cpu], *g[PMU_IDX_NR];
+	uint32_t gp = pmu_test_free_gp(), fx = pmu_test_free_fixed();
+	unsigned n = 0, k = 0;
+	struct pmu_bracket_regs br;
+	uint64_t status = 0, bits = 0;
+	bool was;
+
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
+	pmu_test_need_gp_event(PMU_ARCH_CYCLES);
+	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
+		if (!((gp >> x) & 1))
+			continue;
+		pmu_test_event(&evs[n], k++ % 2 ? PMU_ARCH_CYCLES : PMU_ARCH_INSTRUCTIONS);
+		if (check(pmu_event_add_idx(&evs[n], (int)x) == PMU_OK, "IA32_PMC%u: %s", x, evs[n].reason))
+			g[n] = &evs[n], n++;
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		if (!((fx >> i) & 1) || pmu_arch_event_of_fixed(i) == PMU_ARCH_NONE)
+			continue;
+		pmu_test_event(&evs[n], pmu_arch_event_of_fixed(i));
+		if (check(pmu_event_add_idx(&evs[n], PMU_IDX_FIXED(i)) == PMU_OK, "IA32_FIXED_CTR%u: %s", i,
+			  evs[n].reason))
+			g[n] = &evs[n], n++;
+	}
+	if (n == 0)
+		ktest_skip("no free counter (GP %#x, fixed %#x)", gp, fx);
+	for (unsigned i = 0; i < n; i++)
+		bits |= pmu_idx_bit(g[i]->hw.idx);
+	if (c->global_ovf)
+		pmu_hw_wrmsr(c->global_ovf, bits);
+	if (!check(pmu_events_arm(g, n, &br) == PMU_OK, "arming %u counters: %s", n, g[0]->reason)) {
+		pmu_events_del(g, n);
+		return;
+	}
+	was = irq_save();
+	read_window(&br, g[0]->hw.rdpmc_idx, READ_ITERS);
+	if (c->global_status)
+		pmu_hw_rdmsr(c->global_status, &status);
+	irq_restore(was);
+	pmu_events_disarm(g, n);
+	check(!(status & bits),
+	      "GLOBAL_STATUS %#lx after a window of %u RDPMCs of running counters (%#lx), none near its wrap: expected none of their bits",
+	      status, READ_ITERS, bits);
+	for (unsigned i = 0; i < n; i++) {
+		char where[24];
+		uint64_t v = pmu_event_count(g[i]);
+
+		pmu_idx_name(c, g[i]->hw.idx, where, sizeof(where));
+		if (g[i]->attr.arch == PMU_ARCH_INSTRUCTIONS)
+			check(v >= 4 * READ_ITERS + 3 && v <= 4 * READ_ITERS + 5,
+			      "instructions on %s: %lu over %u iterations of MOV, RDPMC, DEC, JNZ; expected %u..%u",
+			      where, v, READ_ITERS, 4 * READ_ITERS + 3, 4 * READ_ITERS + 5);
+		else
+			check(v >= READ_ITERS && v <= 400 * READ_ITERS + 100000,
+			      "cycles on %s: %lu over %u dependent iterations; expected %u..%u", where, v,
+			      READ_ITERS, READ_ITERS, 400 * READ_ITERS + 100000);
+		diag("%s on %s: %lu", g[i]->name, where, v);
+	}
+	pmu_events_del(g, n);
+}

@@ -794,6 +794,45 @@ static void amd_event_bits_11_8(uint32_t gp)
 	}
 }
 
+/* C0H umask 01H: INST_RETIRED.ANY_P on Nehalem and Westmere (any GP
+ * counter), INST_RETIRED.PREC_DIST from Sandy Bridge to Skylake (IA32_PMC1
+ * only; SDM vol. 3B, the event tables of those microarchitectures):
+ * instructions retired, over the branch-kind window 4n + 1 for the loop
+ * and the JMP, 2 MOVs, and 0..2 for the bracket's WRMSRs. Ice Lake moved
+ * PREC_DIST to fixed counter 0. */
+static void inst_retired_umask1(const struct pmu_caps *c, uint32_t gp)
+{
+	unsigned x;
+	struct pmu_event_attr a;
+	struct pmu_event ev, *evp = &ev;
+
+	switch (intel_core_uarch_of(c)) {
+	case INTEL_NEHALEM:
+	case INTEL_WESTMERE: x = pmu_test_first_absent(~gp, PMU_MAX_GP); break;
+	case INTEL_SANDYBRIDGE:
+	case INTEL_IVYBRIDGE:
+	case INTEL_HASWELL:
+	case INTEL_BROADWELL:
+	case INTEL_SKYLAKE: x = (gp >> 1) & 1 ? 1 : PMU_MAX_GP; break;
+	default: return;
+	}
+	if (x >= PMU_MAX_GP) {
+		diag("C0H/01H not checked: its counter is not free (GP mask %#x)", gp);
+		return;
+	}
+	pmu_attr_raw(&a, 0xc0, 0x01);
+	pmu_event_init(&ev, &a, "INST_RETIRED (C0H umask 01H)");
+	if (!check(pmu_event_add_idx(&ev, (int)x) == PMU_OK, "%s on counter %u: %s", ev.name, x, ev.reason))
+		return;
+	if (kinds_count(&evp, 1)) {
+		uint64_t v = pmu_event_count(&ev), lo = 4 * KINDS_ITERS + 3;
+		check(v >= lo && v <= lo + 2, "%s on IA32_PMC%u: %lu over a window of %lu..%lu instructions",
+		      ev.name, x, (unsigned long)v, (unsigned long)lo, (unsigned long)(lo + 2));
+		diag("%s on IA32_PMC%u: %lu", ev.name, x, (unsigned long)v);
+	}
+	pmu_event_del(&ev);
+}
+
 KTEST("pmu.count", branch_kinds, needs_kinds, KTEST_PER_CPU,
       "near calls, returns, taken branches: exact counts on every free GP counter")
 {
@@ -806,6 +845,8 @@ KTEST("pmu.count", branch_kinds, needs_kinds, KTEST_PER_CPU,
 		all_at_once(k, nk, free);
 	if (c->vendor == PMU_VENDOR_AMD && c->family >= 0x10)
 		amd_event_bits_11_8(free);
+	if (c->vendor == PMU_VENDOR_INTEL)
+		inst_retired_umask1(c, free);
 
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		if (!((free >> x) & 1))

@@ -85,6 +85,20 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU,
 	}
 	vec = pmu_hw_rdpmc(0x3fffffff, &v);
 	check(vec == X86_VEC_GP, "RDPMC(0x3fffffff): expected #GP, saw vector %d", vec);
+	/* Indices 32 and 64 of either type name no counter (ECX[29:0] is
+	 * the index; nothing past 31 is enumerated): #GP, not the counter
+	 * the index modulo 32 would be. */
+	for (unsigned far = 32; far <= 64; far += 32) {
+		vec = pmu_hw_rdpmc(far, &v);
+		check(vec == X86_VEC_GP,
+		      "RDPMC(%u), past every GP counter: expected #GP, saw vector %d (%#lx)", far, vec, v);
+		if (c->version < 2)
+			continue;
+		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | far, &v);
+		check(vec == X86_VEC_GP,
+		      "RDPMC(fixed %u), past every fixed counter: expected #GP, saw vector %d (%#lx)", far,
+		      vec, v);
+	}
 }
 
 /* GLOBAL_CTRL comes out of RESET with the GP enables set and the fixed
@@ -441,6 +455,29 @@ KTEST("pmu.regs", inuse_follows_selects, needs_inuse, KTEST_PER_CPU,
 	uint64_t base = inuse_now(), v, fixed_ctrl = 0;
 
 	diag("IA32_PERF_GLOBAL_INUSE = %#lx before the check", base);
+	/* The state the check starts from, asserted too: bit 63 is set
+	 * exactly when an existing select's INT or a fixed field's PMI bit
+	 * is (a PEBS_ENABLE left non-zero by a hypervisor or firmware is not
+	 * in that list: then bit 63 is only reported). */
+	bool want_pmi = false;
+	uint64_t sel_now = 0, ctrl_now = 0;
+	for (unsigned x = 0; x < PMU_MAX_GP; x++)
+		if (((c->gp_mask >> x) & 1) && pmu_hw_rdmsr(pmu_evtsel_msr(c, x), &sel_now) == 0 &&
+		    (sel_now & BIT(PERFEVTSEL_INT_BIT)))
+			want_pmi = true;
+	if (c->fixed_mask && pmu_hw_rdmsr(c->fixed_ctrl, &ctrl_now) == 0)
+		for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
+			if (((c->fixed_mask >> i) & 1) &&
+			    (ctrl_now & BIT(FIXED_CTR_CTRL_PMI_BIT) << FIXED_CTR_CTRL_SHIFT(i)))
+				want_pmi = true;
+	uint64_t pebs_en = 0;
+	if (c->pebs_format && pmu_hw_rdmsr(MSR_IA32_PEBS_ENABLE, &pebs_en) == 0 && pebs_en)
+		diag("PEBS_ENABLE = %#lx: INUSE bit 63 (%u) not checked against the selects", pebs_en,
+		     (unsigned)(base >> PERF_GLOBAL_INUSE_PMI_BIT) & 1);
+	else
+		check(!!(base & pmi_bit) == want_pmi,
+		      "IA32_PERF_GLOBAL_INUSE = %#lx: bit 63 %s, but %s select's INT or fixed field's PMI bit is set",
+		      base, base & pmi_bit ? "set" : "clear", want_pmi ? "a" : "no");
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		uint64_t sel = (uint64_t)ins->event | (uint64_t)ins->umask << PERFEVTSEL_UMASK_SHIFT |
 			       BIT(PERFEVTSEL_OS_BIT);

@@ -247,6 +247,19 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 					   "PERFEVTSEL bit 63");
 		else
 			expect_gp(pmu_evtsel_msr(c, x), BIT(63) | 0xc0, 0, "PERFEVTSEL bit 63");
+		/* The bits version 6 may open (EQ 36, RDPMC user disable 37,
+		 * UMASK2 47:40) and the rest of 62:36 are reserved unless
+		 * CPUID.23H:EBX enumerates them (SDM vol. 3B, "Architectural
+		 * Performance Monitoring Version 6"): each alone #GPs. 32-35
+		 * are model-specific (TSX, adaptive PEBS, branch counters). */
+		static const unsigned hi[] = { 36, 37, 40, 43, 47, 48, 55, 62 };
+		for (unsigned k = 0; !c->reserved_gp_unchecked_why && k < sizeof(hi) / sizeof(hi[0]); k++) {
+			char what[40];
+			if (!((c->evtsel_reserved >> hi[k]) & 1))
+				continue;
+			ksnprintf(what, sizeof(what), "PERFEVTSEL bit %u (reserved)", hi[k]);
+			expect_gp(pmu_evtsel_msr(c, x), BIT(hi[k]) | 0xc0, 0, what);
+		}
 		/* AnyThread: Intel's before version 3; reserved on AMD. */
 		if (c->reserved_gp_unchecked_why)
 			expect_gp_or_taken(c, pmu_evtsel_msr(c, x), BIT(PERFEVTSEL_ANY_BIT) | 0xc0,

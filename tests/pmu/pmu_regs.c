@@ -306,6 +306,20 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 		if (c->version < 3 && (c->fixed_mask & 1))
 			expect_gp(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_ANY_BIT),
 				  pmu_cpu_fixed_ctrl(pc), "FIXED_CTR_CTRL AnyThread before version 3");
+		/* A fixed counter's RDPMC user-disable bit (33 + 4i) exists
+		 * only where CPUID.23H:EBX[2] enumerates it (version 6);
+		 * elsewhere it is reserved and #GPs. */
+		for (unsigned i = 0; i < 7; i++) {
+			unsigned b = FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i);
+			char what[64];
+			if (!pmu_has_fixed(c, i) || !((c->fixed_ctrl_reserved >> b) & 1) ||
+			    c->reserved_gp_unchecked_why)
+				continue;
+			ksnprintf(what, sizeof(what),
+				  "FIXED_CTR_CTRL bit %u (fixed %u user disable, reserved)", b, i);
+			expect_gp(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc) | BIT(b), pmu_cpu_fixed_ctrl(pc),
+				  what);
+		}
 	}
 	if (c->perf_caps_valid)
 		expect_gp(MSR_IA32_PERF_CAPABILITIES, c->perf_caps, c->perf_caps,

@@ -182,7 +182,9 @@ static void check_lines(const struct imc_pkg *p, const char *phase, const char *
  * writes no more than that background. Write phase:
  * each line stored once (an RFO read) and flushed (a write back): reads as
  * above, writes at least IMC_LINES - IMC_SLACK (a write queue may still
- * hold some when the window closes) and at most as reads.
+ * hold some when the window closes) and at most as reads. Counters 2 and
+ * 3 of every channel count the reads and writes too: within IMC_SLACK of
+ * counters 0 and 1.
  */
 KTEST("pmu.imc", cas_reads_writes_of_a_stream, imc_needs, 0,
       "CAS reads/writes cover a flushed stream's lines, bounded, per package")
@@ -225,5 +227,22 @@ KTEST("pmu.imc", cas_reads_writes_of_a_stream, imc_needs, 0,
 		check_lines(p, "write phase", "CAS reads (RFO)", p->wr.reads, p->wr_idle.reads, IMC_LINES);
 		check_lines(p, "write phase", "CAS writes", p->wr.writes, p->wr_idle.writes,
 			    IMC_LINES - IMC_SLACK);
+		/* Counters 2 and 3 counted the same events over the same
+		 * windows as 0 and 1 (one box freeze starts and stops them). */
+		const struct pmu_imc_counts *ph[] = { &p->rd, &p->wr };
+		for (unsigned k = 0; k < 2; k++) {
+			const struct pmu_imc_counts *c = ph[k];
+			if (!c->second)
+				continue;
+			diag("package %u %s phase: counters 2/3: CAS reads %lu writes %lu", p->pk.id,
+			     k ? "write" : "read", c->reads2, c->writes2);
+			check((c->reads2 > c->reads ? c->reads2 - c->reads : c->reads - c->reads2) <=
+					      IMC_SLACK &&
+				      (c->writes2 > c->writes ? c->writes2 - c->writes
+							      : c->writes - c->writes2) <= IMC_SLACK,
+			      "package %u %s phase: counters 2/3 read %lu/%lu CAS reads/writes, counters 0/1 %lu/%lu (expected within %u)",
+			      p->pk.id, k ? "write" : "read", c->reads2, c->writes2, c->reads, c->writes,
+			      IMC_SLACK);
+		}
 	}
 }

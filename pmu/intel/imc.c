@@ -473,3 +473,55 @@ int pmu_imc_end(const struct pmu_imc *m, struct pmu_imc_counts *k)
 	}
 	return PMU_OK;
 }
+
+unsigned pmu_imc_nchan(const struct pmu_imc *m)
+{
+	if (!m->model || m->model->kind == PMU_IMC_MCHBAR)
+		return 0;
+	return m->model->kind == PMU_IMC_DISCOVERY ? m->nunits : m->nchan;
+}
+
+static int unit_read_ctl(const struct pmu_disc_unit *u, unsigned i, uint32_t *v)
+{
+	uint64_t a = u->ctl, q = 0;
+	uint16_t off = (uint16_t)((u->ctl & 0xfff) + u->ctl_off + 8 * i);
+	int err = PMU_E_INVAL;
+
+	switch (u->access) {
+	case PMU_DISC_MMIO: return pmu_hw_mmio_read32(a + u->ctl_off + 4 * i, v) ? PMU_E_FAULT : PMU_OK;
+	case PMU_DISC_PCI:
+		return pmu_hw_pcie_read32((uint8_t)BITS(a, 27, 20), (uint8_t)BITS(a, 19, 15),
+					  (uint8_t)BITS(a, 14, 12), off, v)
+			       ? PMU_E_FAULT
+			       : PMU_OK;
+	case PMU_DISC_MSR:
+		err = pmu_hw_rdmsr((uint32_t)(a + u->ctl_off + i), &q) ? PMU_E_FAULT : PMU_OK;
+		*v = (uint32_t)q;
+		break;
+	}
+	return err;
+}
+
+int pmu_imc_ctl_roundtrip(const struct pmu_imc *m, unsigned c, unsigned i, uint32_t v, uint32_t *back)
+{
+	int err;
+
+	*back = 0;
+	if (c >= pmu_imc_nchan(m) || i >= 4)
+		return PMU_E_INVAL;
+	if (m->model->kind == PMU_IMC_DISCOVERY) {
+		if (i >= m->unit[c].nctrs)
+			return PMU_E_INVAL;
+		err = unit_write(&m->unit[c], (int)i, v);
+		if (!err)
+			err = unit_read_ctl(&m->unit[c], i, back);
+		unit_write(&m->unit[c], (int)i, 0);
+		return err ? PMU_E_FAULT : PMU_OK;
+	}
+	err = chan_write(m, c, (uint8_t)(m->model->sel0 + 4 * i), v);
+	if (!err)
+		*back = cfg_read(m->chan[c].bus, m->chan[c].dev, m->chan[c].fn,
+				 (uint8_t)(m->model->sel0 + 4 * i));
+	chan_write(m, c, (uint8_t)(m->model->sel0 + 4 * i), 0);
+	return err ? PMU_E_FAULT : PMU_OK;
+}

@@ -99,5 +99,11 @@ int pmu_imc_begin(const struct pmu_imc *m, struct pmu_imc_counts *k);
 /* End it: the CAS reads and writes since pmu_imc_begin (free-running
  * counters modulo their width); channels are frozen and cleared. */
 int pmu_imc_end(const struct pmu_imc *m, struct pmu_imc_counts *k);
+/* Counter control i of channel (or discovery unit) c: write v, read it
+ * back into *back, write 0. PMU_E_INVAL where there is none (the client
+ * free-running counters, c or i out of range), PMU_E_FAULT on a fault. */
+int pmu_imc_ctl_roundtrip(const struct pmu_imc *m, unsigned c, unsigned i, uint32_t v, uint32_t *back);
+/* Channels (or units) and counters per channel the window can program. */
+unsigned pmu_imc_nchan(const struct pmu_imc *m);
 
 #endif

@@ -113,43 +113,62 @@ struct regs_result {
 	char first_bad[PMU_REASON_LEN];
 };
 
-static void regs_one(struct regs_result *r, uint32_t msr, uint64_t pattern)
+/* The pattern register `msr` of box b, counter i gets: distinct for every
+ * register, so that two addresses reaching one register show. */
+static uint64_t regs_pattern(const struct pmu_unc_layout *l, unsigned b, unsigned i, bool ctr)
 {
-	uint64_t back = 0;
-	int vec = pmu_hw_wrmsr(msr, pattern);
-
-	if (!vec)
-		vec = pmu_hw_rdmsr(msr, &back);
-	pmu_hw_wrmsr(msr, 0);
-	r->checked++;
-	if (vec || back != pattern) {
-		if (!r->bad++)
-			ksnprintf(r->first_bad, sizeof(r->first_bad), "MSR %#x: wrote %#llx, %s %#llx", msr,
-				  (unsigned long long)pattern, vec ? "vector" : "read back",
-				  vec ? (unsigned long long)vec : (unsigned long long)back);
-	}
+	if (ctr)
+		return (0x123456789abull ^ (uint64_t)b << 8 ^ i) & pmu_width_mask(l->width);
+	/* An event and unit mask without the enable bit. */
+	return ((0x5a ^ b) | (uint64_t)(0xa5 ^ i) << 8) & l->sel_valid;
 }
 
-static void regs_here(void *arg)
+/* pass 0: write every register; 1: read each back; 2: write 0. */
+static void regs_pass(struct regs_result *r, unsigned pass)
 {
-	struct regs_result *r = arg;
 	const struct pmu_unc_layout *ls[] = { pmu_uncore_box(r->u), r->u->model->arb };
 
 	for (unsigned k = 0; k < ARRAY_LEN(ls); k++) {
 		const struct pmu_unc_layout *l = ls[k];
 		for (unsigned b = 0; l && b < pmu_uncore_nboxes(r->u, l); b++) {
 			for (unsigned i = l->first_ctr; i < l->nctrs; i++) {
-				/* An event and unit mask without the enable bit; a
-				 * counter (where software may write it) the same. */
-				uint64_t sel = ((0x5a ^ b) | (uint64_t)(0xa5 ^ i) << 8) & l->sel_valid;
-				regs_one(r, pmu_uncore_sel_msr(l, b, i), sel);
-				if (!l->has_box_ctl)
-					regs_one(r, pmu_uncore_ctr_msr(l, b, i),
-						 (0x123456789abull ^ (uint64_t)b << 8 ^ i) &
-							 pmu_width_mask(l->width));
+				/* The event selects; a counter where software may
+				 * write it (no box control). */
+				for (unsigned ctr = 0; ctr < (l->has_box_ctl ? 1u : 2u); ctr++) {
+					uint32_t msr = ctr ? pmu_uncore_ctr_msr(l, b, i)
+							   : pmu_uncore_sel_msr(l, b, i);
+					uint64_t want = regs_pattern(l, b, i, ctr), back = 0;
+					int vec;
+
+					if (pass != 1) {
+						vec = pmu_hw_wrmsr(msr, pass ? 0 : want);
+						back = want;
+					} else {
+						vec = pmu_hw_rdmsr(msr, &back);
+						r->checked++;
+					}
+					if ((vec || back != want) && !r->bad++)
+						ksnprintf(r->first_bad, sizeof(r->first_bad),
+							  "MSR %#x: wrote %#llx, %s %#llx", msr,
+							  (unsigned long long)want,
+							  vec ? (pass == 1 ? "read: vector" : "write: vector")
+							      : "read back",
+							  vec ? (unsigned long long)vec
+							      : (unsigned long long)back);
+				}
 			}
 		}
 	}
+}
+
+/* Every register written first, then every one read: each holds its own
+ * value (two addresses reaching one register would show), then 0. */
+static void regs_here(void *arg)
+{
+	struct regs_result *r = arg;
+
+	for (unsigned pass = 0; pass < 3; pass++)
+		regs_pass(r, pass);
 }
 
 KTEST("pmu.uncore", registers_hold_writes, uncore_needs, 0,

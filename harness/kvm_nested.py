@@ -180,8 +180,10 @@ def vmm_trees(vmm):
 
 def build_initramfs(kernel_trees_, release, vmm, pmutest):
     """The leg's L1 initramfs (harness/initramfs.py), rebuilt each time:
-    pmutest.elf changes with the tree and the rest is cached already."""
-    out = os.path.join(WORK, "initrd-%s-%s.cpio.gz" % (release, vmm))
+    pmutest.elf changes with the tree and the rest is cached already. It is
+    written in the clone's build/ (not the shared cache), so two clones
+    running a leg at once cannot boot each other's pmutest.elf."""
+    out = os.path.join(OUT, "initrd-%s-%s.cpio.gz" % (release, vmm))
     _, bb = debian.extracted("busybox-static", "bookworm")
     image = initramfs.busybox_root(os.path.join(bb, "bin", "busybox"), open(INIT).read())
     modules = initramfs.add_modules(image, _module_root(kernel_trees_, release), release,

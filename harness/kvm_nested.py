@@ -225,7 +225,8 @@ def boot_l1(qemu, vmlinuz, initrd, leg, append, console, budget=L1_TIMEOUT):
     # ("IO-APIC + timer doesn't work!", docs/kvm-nested.md).
     cmdline = ["console=ttyS0", "loglevel=4", "panic=-1", "no_timer_check",
                "nmi_watchdog=%d" % leg.watchdog,
-               "l2append=" + append.replace(" ", ","),
+               # '+' for ' ': pmutest's tests= takes ','-separated globs.
+               "l2append=" + append.replace(" ", "+"),
                "kvmparams=" + leg.kvmparams.replace(" ", ","), "l2smp=2",
                "l2timeout=%d" % (budget - 120)]
     cmd = [qemu, "-machine", "q35", "-accel", L0_ACCEL, "-cpu", L0_CPU,

@@ -24,11 +24,8 @@
  * counts as stalled. */
 #define RUN_SETUP_TIMEOUT_US (120ull * 1000000)
 /* How late a CPU may be with a snapshot or with stopping: a workload step
- * is well under a millisecond, but a guest's vCPU may not run for seconds
- * on a loaded host (2 s ran out for pmutest nested in KVM on TCG with the
- * host's load at 30, harness/kvm_nested.py): a CPU that is later than
- * this has stopped. */
-#define RUN_LATE_US (30ull * 1000000)
+ * is well under a millisecond, so this is generous. */
+#define RUN_LATE_US (2ull * 1000000)
 /* Waiting for a CPU to take the cross-CPU call, and to leave it. */
 #define RUN_CALL_TIMEOUT_US (1ull * 1000000)
 /* "pmutest": the same chase permutation and branchy bits every run. */

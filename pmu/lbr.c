@@ -23,7 +23,8 @@ void pmu_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 
 	*l = (struct pmu_lbr_caps){ .kind = PMU_LBR_NONE, .why = "" };
 	if (!ops || !ops->lbr) {
-		ksnprintf(l->why, sizeof(l->why), "neither an Intel nor an AMD CPU");
+		ksnprintf(l->why, sizeof(l->why), "no pmutest backend decodes the LBRs of vendor \"%s\"",
+			  c->vendor_id);
 		return;
 	}
 	ops->lbr->decode(c, l);

@@ -110,7 +110,8 @@ struct pmu_lbr_ops {
 	 * kinds), a filter pmu_lbr_encode found l can keep. */
 	uint64_t (*encode_ctl)(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f, uint32_t kinds);
 	/* One record's raw FROM, TO and INFO as this kind lays them out. */
-	struct pmu_lbr_entry (*entry)(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to, uint64_t info);
+	struct pmu_lbr_entry (*entry)(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to,
+				      uint64_t info);
 };
 
 /* Precise sampling (Intel's PEBS: pmu/intel/precise.c), on the session's

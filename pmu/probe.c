@@ -233,9 +233,8 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 		return;
 	}
 	if (c->gp_width < PMU_MIN_COUNTER_WIDTH) {
-		reason(pc,
-		       "GP counters %u-bit (%s): narrower than the %u bits a legacy write fills", c->gp_width,
-		       pc->ops->src_gp_width, PMU_MIN_COUNTER_WIDTH);
+		reason(pc, "GP counters %u-bit (%s): narrower than the %u bits a legacy write fills",
+		       c->gp_width, pc->ops->src_gp_width, PMU_MIN_COUNTER_WIDTH);
 		return;
 	}
 	if (pc->inuse.read_fault) {

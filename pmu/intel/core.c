@@ -423,9 +423,10 @@ static bool intel_foreign_why(const struct pmu_caps *c, char *why, size_t whylen
 	if (c->max_leaf >= 0x0a)
 		pmu_hw_cpuid(0x0a, 0, &r);
 	if (BITS(r.eax, 7, 0) == 0)
-		ksnprintf(why, whylen,
-			  "no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"%s\" yet",
-			  c->vendor_id);
+		ksnprintf(
+			why, whylen,
+			"no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"%s\" yet",
+			c->vendor_id);
 	else
 		ksnprintf(why, whylen, "no pmutest backend for vendor \"%s\" yet (CPUID.0AH.EAX[7:0]=%u)",
 			  c->vendor_id, (unsigned)BITS(r.eax, 7, 0));

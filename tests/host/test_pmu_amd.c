@@ -14,18 +14,10 @@
 #define SEL_USR_OS 0x30000ull
 #define SEL_EN 0x400000ull
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-
 static void boot(enum model_amd_profile p)
 {
 	model_amd_init(p, 4);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	model_set_cpu(0);
 	model_trace_clear();
 }
@@ -33,7 +25,7 @@ static void boot(enum model_amd_profile p)
 static void boot_cfg(const struct model_amd_config *cfg)
 {
 	model_amd_init_custom(cfg, 1);
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	model_trace_clear();
 }
 
@@ -206,7 +198,7 @@ HT_TEST(probe_kvm_here_skips_with_reason)
 {
 	model_amd_init(MODEL_AMD_KVM_HERE, 2);
 	model_trace_clear();
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	for (unsigned cpu = 0; cpu < 2; cpu++) {
 		model_set_cpu(cpu);
 		HT_CHECK_STR(
@@ -229,7 +221,7 @@ HT_TEST(probe_v2_trace_uses_global_ctl)
 {
 	model_amd_init(MODEL_AMD_PERFMON_V2, 1);
 	model_trace_clear();
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	/* Quiesce our GlobalCtl bits, pattern write/restore, then count on
 	 * counter 0 with GlobalCtl bit 0 around the workload. */
 	check_write(0, 0xc0000301, 0);
@@ -301,7 +293,7 @@ HT_TEST(event_names_stay_intel_on_intel)
 	struct pmu_event_attr a;
 
 	model_init(MODEL_V4, false);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	model_set_cpu(0);
 	pmu_attr_arch(&a, PMU_ARCH_CYCLES);
 	HT_CHECK_EQ(a.event, 0x3c);
@@ -572,7 +564,7 @@ HT_TEST(host_only_guest_only_encoded_and_counted)
 	pmu_events_del(g, 2);
 	/* Intel has no such bits: refused with the reason, nothing written. */
 	model_init(MODEL_V4, true);
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc0,guest_only/", &a, err, sizeof(err)), PMU_OK);
 	pmu_event_init(&go, &a, "guest-only");
@@ -669,7 +661,7 @@ static void collect(void *ctx, const char *line)
 HT_TEST(boot_report_names_amd_layout_and_verdict)
 {
 	model_amd_init(MODEL_AMD_KVM_HERE, 2);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	printed[0] = '\0';
 	pmu_boot_report(collect, NULL);
 	HT_CHECK(strstr(printed, "pmu: cpu 0-1:\n") != NULL, "%s", printed);
@@ -694,7 +686,7 @@ HT_TEST(boot_report_names_amd_layout_and_verdict)
 		"%s", printed);
 
 	model_amd_init(MODEL_AMD_PERFMON_V2, 1);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	printed[0] = '\0';
 	pmu_boot_report(collect, NULL);
 	HT_CHECK(strstr(printed, "AMD PMU PerfMonV2: 6 counters x 48 bits (mask 0x3f, CPUID 0x80000022)") !=

@@ -90,9 +90,11 @@ struct pmu_ops {
 	/* Precise sampling for pmu/sampling_hw.c; NULL: the PMU has none the
 	 * driver drives. */
 	const struct pmu_precise_ops *precise;
-	/* Where the probe's reasons (pmu/probe.c) say the caps' shape comes
-	 * from: the GP counters' number and width, the events' availability. */
-	const char *src_gp_number, *src_gp_width, *src_events;
+	/* Where the probe's and the allocator's reasons (pmu/probe.c,
+	 * pmu/event.c) say the caps' shape comes from: the GP counters'
+	 * number and width, the events' availability, the fixed counters'
+	 * width. */
+	const char *src_gp_number, *src_gp_width, *src_events, *src_fixed_width;
 	/* For a CPU no backend's match() takes: the probe's reason, when this
 	 * backend's PMU (one other vendors implement too) tells something. */
 	bool (*foreign_why)(const struct pmu_caps *caps, char *why, size_t whylen);

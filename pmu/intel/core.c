@@ -449,6 +449,7 @@ static const struct pmu_ops pmu_intel_ops = {
 	.src_gp_number = "CPUID.0AH.EAX[15:8]",
 	.src_gp_width = "CPUID.0AH.EAX[23:16]",
 	.src_events = "CPUID.0AH:EBX",
+	.src_fixed_width = "CPUID.0AH:EDX[12:5]",
 	.foreign_why = intel_foreign_why,
 	.core_type_name = intel_core_type_name,
 	.print_caps = intel_caps_print,

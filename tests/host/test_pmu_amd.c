@@ -462,7 +462,7 @@ HT_TEST(counter_48_bit_delta_and_v2_overflow_status)
 	/* StatusClr clears it; GlobalStatus itself is read-only. */
 	HT_CHECK_EQ(pmu_hw_wrmsr(pmu_caps()->global_ovf, 1), 0);
 	HT_CHECK_EQ(model_peek(0, 0xc0000300), 0);
-	HT_CHECK_EQ(pmu_hw_wrmsr(pmu_caps()->global_status, 0), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(pmu_caps()->global_status, 0), X86_VEC_GP);
 	/* Any value of the width can be written and read back. */
 	HT_CHECK_EQ(pmu_event_write_counter(&ev, 0x923456789abcull), PMU_OK);
 	HT_CHECK_EQ(model_peek(0, 0xc0010201), 0x923456789abcull);
@@ -512,7 +512,7 @@ HT_TEST(reserved_bits_refused_before_the_write)
 		 "reason: %s", ev.reason);
 	HT_CHECK_EQ(model_trace_len(), 0);
 	/* ... and the model would have raised #GP on that write. */
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 0x1004300c0ull), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 0x1004300c0ull), X86_VEC_GP);
 
 	/* AnyThread (bit 21) is reserved on every AMD part. */
 	boot(MODEL_AMD_EXTCORE);
@@ -522,14 +522,14 @@ HT_TEST(reserved_bits_refused_before_the_write)
 	HT_CHECK_EQ(pmu_event_add(&ev), PMU_E_UNSUPPORTED);
 	HT_CHECK(strstr(ev.reason, "bit 21 is reserved") != NULL, "reason: %s", ev.reason);
 	HT_CHECK_EQ(model_trace_len(), 0);
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, 0x2000c0ull), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, 0x2000c0ull), X86_VEC_GP);
 	/* GuestOnly/HostOnly (40/41) are no reserved bits (APM vol. 2, 13.2):
 	 * the driver encodes them, the model takes them. The old reading
 	 * (refused like KVM's reserved mask) is gone. */
 	HT_CHECK(!(pmu_caps()->evtsel_reserved >> 40 & 3), "bits 40/41 are not in the reserved mask");
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 40) | 0xc0), 0);
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 41) | 0xc0), 0);
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 42) | 0xc0), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 42) | 0xc0), X86_VEC_GP);
 	pmu_hw_wrmsr(0xc0010200, 0);
 }
 
@@ -626,26 +626,26 @@ HT_TEST(model_layouts_and_kvm_here)
 	HT_CHECK_EQ(v, 0x1234);
 	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 0);
 	HT_CHECK_EQ(v, 0x1234);
-	HT_CHECK_EQ(pmu_hw_rdpmc(6, &v), 13);                  /* past the core counters */
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010201, 1ull << 48), 13); /* past 48 bits */
-	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0000301, &v), 13);         /* no PerfMonV2 */
+	HT_CHECK_EQ(pmu_hw_rdpmc(6, &v), X86_VEC_GP);                  /* past the core counters */
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010201, 1ull << 48), X86_VEC_GP); /* past 48 bits */
+	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0000301, &v), X86_VEC_GP);         /* no PerfMonV2 */
 	model_set_cpl(3);
-	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 13); /* CPL 3 without CR4.PCE */
+	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), X86_VEC_GP); /* CPL 3 without CR4.PCE */
 	model_set_cr4_pce(true);
 	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 0);
 	model_set_cpl(0);
 
 	model_amd_init(MODEL_AMD_LEGACY, 1);
-	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), 13); /* no ExtCore */
-	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), X86_VEC_GP); /* no ExtCore */
+	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), X86_VEC_GP);
 
 	model_amd_init(MODEL_AMD_KVM_HERE, 1);
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010004, 0x2a5b3c4d), 0);
 	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010004, &v), 0);
 	HT_CHECK_EQ(v, 0);
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 1ull << 63), 0); /* no reserved-bit check either */
-	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), X86_VEC_GP);
+	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), X86_VEC_GP);
 }
 
 /* --- Reports --- */

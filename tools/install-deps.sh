@@ -62,6 +62,7 @@ for what in "$@"; do
 		need rsync rsync
 		need strip binutils
 		need xz xz-utils
+		need /usr/lib/ccache/gcc ccache
 		need /usr/include/glib-2.0/glib.h libglib2.0-dev
 		need /usr/include/pixman-1/pixman.h libpixman-1-dev
 		need /usr/include/libfdt.h libfdt-dev

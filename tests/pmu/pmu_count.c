@@ -995,10 +995,14 @@ KTEST("pmu.count", read_while_counting, pmu_needs_global_ctrl, KTEST_PER_CPU,
 				diag("instructions on %s: %lu, not 4n + 3..5: the %u RDPMCs the VMM emulates %s",
 				     where, v, READ_ITERS,
 				     v < 4 * READ_ITERS + 3 ? "not counted" : "counted twice");
-		} else
+		} else if (!c->hypervisor || c->hv == PMU_HV_TCG)
 			check(v >= READ_ITERS && v <= 400 * READ_ITERS + 100000,
 			      "cycles on %s: %lu over %u dependent iterations; expected %u..%u", where, v,
 			      READ_ITERS, READ_ITERS, 400 * READ_ITERS + 100000);
+		/* Under a VMM a guest's cycles may hold the VMM's own time, or
+		 * the host may hold the counter: the counting checks judge
+		 * cycles there with their deviation rows and the unscheduled-
+		 * counter rule; here they are reported. */
 		diag("%s on %s: %lu", g[i]->name, where, v);
 	}
 	pmu_events_del(g, n);

@@ -27,7 +27,9 @@ the same for a seeded random sample of N mutants.
   python3 -m harness.mutants --check-sample   # make test's fixed sample
 """
 import argparse
+import bisect
 import concurrent.futures
+import fnmatch
 import hashlib
 import json
 import os
@@ -61,8 +63,9 @@ GUEST_BUDGET_S = 60
 # so only a guest that stopped printing is cut at the timeout itself.
 MIN_TIMEOUT = 150
 TIMEOUT_FACTOR = 3
-# The profiles whose shapes execute the model's paths, most general first:
-# a mutant runs on the first one that executed its site.
+# The profiles whose shapes execute the model's paths, most general first.
+# A mutant runs on every one that executed its site (cheapest first) until
+# one kills it.
 COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-v6-lnl-e', 'intel-arch-lbr-pebs5',
                   'skx-2s', 'intel-v2', 'amd-k8', 'intel-v1', 'intel-lbr-pebs-nehalem', 'amd-zen4-freeze',
                   'kvm-intel', 'kvm-amd', 'xen',
@@ -71,7 +74,19 @@ COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-v6-lnl-
                   # v3, no full-width writes, a fixed-counter gap, the v6
                   # user-disable bits.
                   'skl-client-2s', 'intel-v5', 'amd-legacy', 'amd-extcore', 'intel-v3', 'intel-v4-no-fw-writes',
-                  'intel-v5-fixed-gap', 'intel-v6-user-disable']
+                  'intel-v5-fixed-gap', 'intel-v6-user-disable',
+                  # Architectural PEBS (Clearwater Forest), Diamond Rapids'
+                  # OMR and level-2 topdown, the SPR uncore found by
+                  # discovery tables.
+                  'intel-arch-pebs', 'intel-dmr', 'spr-2s-discovery']
+# Profiles whose coverage was measured and which ran no site the list above
+# misses (docs/mutants.md): not in the list, so a survivor does not pay for
+# their runs.  --coverage-only --extra-profiles measures them again.
+EXTRA_PROFILES = ['intel-v4-w0', 'intel-v4-w2', 'intel-v4-w1-disabling', 'intel-v4-delivery', 'intel-v4-ibpb',
+                  'kvm-busy-host', 'kvm-old-pmi', 'kvm-sierra-forest', 'vmware-hybrid',
+                  'kvm-pebs-fmt4-no-baseline', 'vmm-events-unavail', 'vmm-events-len2-gp32', 'vmm-events-none',
+                  'vmm-fixed-width-1', 'vmm-fixed-none', 'vmm-gp-none', 'vmm-pebs-fmt5-no-baseline',
+                  'vmm-amd-one-counter']
 # A stratified sample's least share of each file (sample_of).
 MIN_PER_FILE = 5
 # make test's fixed sample: CHECK_SAMPLE kills of a measured sample (record).
@@ -134,8 +149,9 @@ def expect_file(profile):
                                   emumatrix.hypervisor_rules(prof), 'no failure, its deviations as XFAIL')
 
 
-def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=None):
-    """The default suite on one profile with one mutant. Returns (rc, seconds, tail).
+def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=None, tests=None, expect=None):
+    """The default suite (or the tests of `tests`, a tests= selector) on one
+    profile with one mutant. Returns (rc, seconds, tail).
 
     A mutant's run stops at the first result the expect file does not allow
     (tools/pmutest-run --stop-at-first-failure): from that line on the
@@ -147,10 +163,10 @@ def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=Non
     env.pop('X86PMU_COVERAGE', None)
     if coverage:
         env['X86PMU_COVERAGE'] = coverage
+    append = 'timeout=%d' % GUEST_BUDGET_S + (' tests=%s' % tests if tests else '')
     cmd = [sys.executable, RUNNER, '--quiet', '--kernel', kernel, '--profile', profile, '--qemu', qemu,
            '--smp', str(SMP), '--timeout', str(int(timeout)), '--log-file', logf,
-           '--append', 'timeout=%d' % GUEST_BUDGET_S,
-           '--expect', expect_file(profile)]
+           '--append', append, '--expect', expect or expect_file(profile)]
     if mutant and not coverage:
         cmd.append('--stop-at-first-failure')
         cmd += ['--stop-ignore=%s*' % p for p in LOAD_SENSITIVE]
@@ -161,8 +177,164 @@ def run_suite(qemu, kernel, profile, mutant, logdir, name, timeout, coverage=Non
     return proc.returncode, time.monotonic() - t0, out[-6:]
 
 
+# The lines of a serial log that belong to no test's own output: KTAP's
+# frame (version, subtest, plan lines) and the results of blocks.
+FRAME = re.compile(r'^(KTAP version \d+|# Subtest: .*|1\.\.\d+|(not )?ok \d+.*|)$')
+# A tests= selector longer than this does not fit the kernel's option
+# (boot/options.h: char tests[1024]): suites' globs, else the whole suite.
+TESTS_ARG_MAX = 1000
+
+
+class Cover:
+    """One profile's unmutated run with coverage: which mutant sites ran,
+    and in which tests.
+
+    sites[id] is the set of tests (names without @cpu) during whose output
+    the site ran, or None for the whole suite: a site that ran before the
+    first test's result (QEMU start-up, the kernel's boot and PMU probe),
+    after the last one, or in a run whose epochs could not be matched to
+    its log (then every site is None, as before per-test coverage)."""
+
+    def __init__(self, d):
+        self.secs = d['secs']
+        self.tests = d['tests']
+        self.test_secs = d.get('test_secs', {})
+        self.overhead = d.get('overhead', self.secs)
+        self.exact = d.get('exact', False)
+        self.sites = {int(k): (None if v is None else {self.tests[i] for i in v}) for k, v in d['sites'].items()}
+        self.ids = set(self.sites)
+
+    def cost(self, sel):
+        """Estimated wall seconds of a run of the selection (None: all)."""
+        if sel is None:
+            return self.secs
+        return self.overhead + sum(self.test_secs.get(t, 0) for t in sel)
+
+
+def per_test_coverage(ids_path, log_path, secs):
+    """The Cover dict of a coverage run: its X86PMU_COVERAGE pairs
+    ("id epoch": site id ran while the guest wrote serial line epoch,
+    0-based) against its serial log.  A site that ran while line e was
+    written belongs to the test whose result is the first at or after line
+    e, and also to the test before when only KTAP's frame lies between that
+    one's result and line e (its clean-up, and the next test's set-up)."""
+    from pmutest import ktap
+    with open(log_path, 'rb') as f:
+        raw = f.read()
+    text = raw.decode('utf-8', 'replace')
+    lines = text.split('\n')
+    leaves = sorted((leaf.lineno, leaf.name) for leaf in ktap.parse_ktap(text).leaves)
+    tests = sorted({n for _, n in leaves})
+    index = {t: i for i, t in enumerate(tests)}
+    linenos = [l for l, _ in leaves]
+    names = [n for _, n in leaves]
+    pairs, times, epochs = [], {}, None
+    with open(ids_path) as f:
+        for line in f:
+            w = line.split()
+            if not w:
+                continue
+            if w[0] == '#':
+                epochs = int(w[2])
+            elif w[0] == 't':
+                times[int(w[1])] = float(w[2])
+            else:
+                pairs.append((int(w[0]), int(w[1]) if len(w) > 1 else None))
+    exact = epochs is not None and epochs == raw.count(b'\n') and bool(leaves)
+    frame = [bool(FRAME.match(ktap.clean_line(l).strip())) for l in lines]
+    # The first test's suite opens with the first nested KTAP block: the
+    # lines before it are the boot (its PMU probe), which every test needs.
+    tests_start = next((k for k, l in enumerate(lines)
+                        if l[:1] in (' ', '\t') and ktap.clean_line(l).strip().startswith('KTAP version')), None)
+
+    memo = {}
+
+    def tests_of(e):
+        if e in memo:
+            return memo[e]
+        i = bisect.bisect_left(linenos, e + 1)
+        if not exact or e is None or i == len(linenos) or tests_start is None or e < tests_start:
+            sel = None
+        elif i == 0:
+            sel = {index[names[0]]}
+        else:
+            sel = {index[names[i]]}
+            if all(frame[k - 1] for k in range(linenos[i - 1] + 1, e + 1)):
+                sel.add(index[names[i - 1]])
+        memo[e] = sel
+        return sel
+    sites = {}
+    for n, e in pairs:
+        sel = tests_of(e)
+        if sel is None:
+            sites[n] = None
+        elif n not in sites:
+            sites[n] = set(sel)
+        elif sites[n] is not None:
+            sites[n] |= sel
+    test_secs = {}
+    if exact and all(l in times for l in linenos):
+        for i in range(1, len(linenos)):
+            test_secs[names[i]] = test_secs.get(names[i], 0) + times[linenos[i]] - times[linenos[i - 1]]
+    overhead = max(5.0, secs - sum(test_secs.values()))
+    return {'secs': secs, 'tests': tests, 'test_secs': {k: round(v, 2) for k, v in test_secs.items()},
+            'overhead': round(overhead, 1), 'exact': exact,
+            'sites': {str(k): (None if v is None else sorted(v)) for k, v in sites.items()}}
+
+
+def tests_arg(sel, cover):
+    """(tests= selector, the set of tests it runs) for a selection, or
+    (None, None) for the whole suite."""
+    if sel is None:
+        return None, None
+    names = sorted(sel)
+    arg = ','.join(names)
+    if len(arg) <= TESTS_ARG_MAX:
+        return arg, set(names)
+    suites = {}
+    for t in names:
+        suites.setdefault(t.rsplit('.', 1)[0], []).append(t)
+    parts = sorted((s + '.*') if len(ts) > 1 else ts[0] for s, ts in suites.items())
+    arg = ','.join(parts)
+    if len(arg) <= TESTS_ARG_MAX:
+        return arg, {t for t in cover.tests if any(fnmatch.fnmatchcase(t, p) for p in parts)}
+    return None, None
+
+
+def selected_expect(profile, runs):
+    """The profile's expect file for a run of the tests `runs` only: its
+    rules for tests that do not run are dropped (the runner fails a rule
+    that matched nothing), and so are the exact summary and deviations
+    lines, which count the whole suite.  Every rule for a test that runs
+    is kept as it is."""
+    path = expect_file(profile)
+    if runs is None:
+        return path
+    key = hashlib.sha256(('%s\n%s' % (open(path).read(), '\n'.join(sorted(runs)))).encode()).hexdigest()[:16]
+    d = os.path.join(OUT, 'expect-selected')
+    os.makedirs(d, exist_ok=True)
+    out = os.path.join(d, '%s-%s.expect' % (profile, key))
+    if os.path.exists(out):
+        return out
+    kept = ['# %s for the tests that execute a mutant\'s site only (harness/mutants.py)\n' % path]
+    with open(path) as f:
+        for line in f:
+            body = line.split('#', 1)[0].split()
+            if not body or body[0] in ('cpus', 'exit'):
+                kept.append(line)
+            elif body[0] in ('summary', 'deviations'):
+                continue
+            elif any(fnmatch.fnmatchcase(t, body[0]) or fnmatch.fnmatchcase(t, body[0].split('@', 1)[0])
+                     for t in runs):
+                kept.append(line)
+    with open(out + '.tmp', 'w') as f:
+        f.writelines(kept)
+    os.replace(out + '.tmp', out)
+    return out
+
+
 def coverage(qemu, kernel, profiles, jobs):
-    """{profile: (set of ids, wall seconds)} for the profiles whose baseline passes.
+    """{profile: Cover} for the profiles whose baseline passes.
 
     Kept per binary and kernel (another kernel, with other checks, runs
     other sites) in build/mutants/coverage-<binary>-<kernel>.json.
@@ -180,7 +352,7 @@ def coverage(qemu, kernel, profiles, jobs):
     except (OSError, ValueError):
         cst = {}
     broken = cst.setdefault('broken', {})
-    got = cst.setdefault('coverage', {})
+    got = cst.setdefault('per_test', {})
     todo = [p for p in profiles if p not in got and (broken.get(p) or {}).get('tries', 0) < 2]
 
     def save():
@@ -193,28 +365,31 @@ def coverage(qemu, kernel, profiles, jobs):
         if os.path.exists(ids_path):
             os.unlink(ids_path)
         rc, secs, tail = run_suite(qemu, kernel, p, 0, covdir, p, 3600, coverage=ids_path)
-        ids = set()
+        cov = None
         checks = failed_checks_log(os.path.join(covdir, p + '.log'), p) if rc == 1 else set()
         if (rc == 0 or load_only(checks)) and os.path.exists(ids_path):
-            with open(ids_path) as f:
-                ids = {int(x) for x in f.read().split()}
-        return p, rc, secs, ids, tail, checks
+            cov = per_test_coverage(ids_path, os.path.join(covdir, p + '.log'), secs)
+        return p, rc, secs, cov, tail, checks
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        for p, rc, secs, ids, tail, checks in ex.map(one, todo):
-            if not ids:
+        for p, rc, secs, cov, tail, checks in ex.map(one, todo):
+            if not cov or not cov['sites']:
                 log('baseline %s FAILED unmutated (rc %d, %.0f s): not used; %s' % (p, rc, secs, ' | '.join(tail)))
                 broken[p] = {'tail': tail, 'tries': (broken.get(p) or {}).get('tries', 0) + 1}
                 save()
                 continue
             broken.pop(p, None)
-            log('baseline %s passed in %.0f s%s, %d mutant sites executed' % (
-                p, secs, (' but for the timing checks %s' % ','.join(sorted(checks))) if rc else '', len(ids)))
-            got[p] = [sorted(ids), secs]
+            whole = sum(1 for v in cov['sites'].values() if v is None)
+            log('baseline %s passed in %.0f s%s, %d mutant sites executed (%d of them before the first test or '
+                'after the last: the whole suite)%s' % (
+                    p, secs, (' but for the timing checks %s' % ','.join(sorted(checks))) if rc else '',
+                    len(cov['sites']), whole, '' if cov['exact'] else
+                    '; its coverage epochs do not match its log: every site runs the whole suite'))
+            got[p] = cov
             save()
     for p in profiles:
         if p in broken:
             log('baseline %s failed unmutated: not used (%s)' % (p, ' | '.join(broken[p]['tail'])[-200:]))
-    return {p: (set(v[0]), v[1]) for p, v in got.items() if p in profiles}
+    return {p: Cover(v) for p, v in got.items() if p in profiles}
 
 
 def state_path(qemu):
@@ -248,16 +423,17 @@ LOAD_SENSITIVE = ('monitor.', 'sample.')
 PROBLEM = re.compile(r'^\s*(?:unexpected \w+: )?([a-z0-9_]+(?:\.[a-z0-9_]+)+)(?:@\S+)?(?::| \(| expected|$)')
 
 
-def failed_checks(m, prof):
+def failed_checks(m, prof, expect=None):
     """The checks the verdict names against the stored log of mutant m on prof."""
-    return failed_checks_log(os.path.join(OUT, 'logs', 'm%d-%s.log' % (m['id'], prof)), prof)
+    return failed_checks_log(os.path.join(OUT, 'logs', 'm%d-%s.log' % (m['id'], prof)), prof, expect)
 
 
-def failed_checks_log(logf, prof):
+def failed_checks_log(logf, prof, expect=None):
     """The checks the verdict on a stored log names."""
     if not os.path.exists(logf):
         return set()
-    proc = subprocess.run([sys.executable, RUNNER, '--log', logf, '--expect', expect_file(prof), '--cpus', str(SMP)],
+    proc = subprocess.run([sys.executable, RUNNER, '--log', logf, '--expect', expect or expect_file(prof),
+                           '--cpus', str(SMP)],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
     names = set()
     for line in proc.stdout.splitlines():
@@ -315,11 +491,25 @@ def kernel_id(kernel):
 
 
 def profiles_of(m, cov):
-    """The covered profiles whose unmutated run executed m's site, in COVER_PROFILES' order."""
-    return [p for p in COVER_PROFILES if p in cov and m['id'] in cov[p][0]]
+    """The covered profiles whose unmutated run executed m's site, the
+    cheapest run of the tests that execute it first (then COVER_PROFILES'
+    order)."""
+    ps = [p for p in COVER_PROFILES if p in cov and m['id'] in cov[p].ids]
+    return sorted(ps, key=lambda p: (round(cov[p].cost(tests_arg(cov[p].sites[m['id']], cov[p])[1])),
+                                     COVER_PROFILES.index(p)))
 
 
-def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=True, rerun_survivors=False):
+def selection(m, prof, cov):
+    """(tests= selector or None, the tests it runs or None, expect file,
+    timeout) of mutant m's run on prof: only the tests that executed its
+    site there (Cover)."""
+    c = cov[prof]
+    arg, runs = tests_arg(c.sites.get(m['id']), c)
+    return arg, runs, selected_expect(prof, runs), max(MIN_TIMEOUT, TIMEOUT_FACTOR * c.cost(runs))
+
+
+def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=True, rerun_survivors=False,
+                progress=None):
     """Run each selected mutant; results in state['results'][identity].
 
     A mutant runs first on the first covered profile that executed its
@@ -367,15 +557,16 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
     os.makedirs(logdir, exist_ok=True)
     count = [0]
 
-    def record(m, prof, rc, secs, tail, timeout, rerun):
+    def record(m, prof, rc, secs, tail, timeout, rerun, runs, expect):
         r = dict(results.get(m['identity']) or {'tried': []})
         r.setdefault('tried', [])
         r['seconds'] = r.get('seconds', 0) + round(secs)
         r['kernel'] = kid
         r['profile'] = prof
+        r.setdefault('runs', []).append([prof, len(runs) if runs is not None else 'all', round(secs), rc])
         again = None
         if rc == 1:
-            checks = sorted(failed_checks(m, prof))
+            checks = sorted(failed_checks(m, prof, expect))
             if load_only(checks) and not rerun:
                 r.update(outcome='survived', why='killed on %s only by timing checks %s: run again'
                          % (prof, ','.join(checks)))
@@ -396,8 +587,10 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
                 r['why'] = START_CHECK_WHY + ' (started on %s%s)' % (', '.join(r['tried']), (
                     '; not yet tried on %s' % ', '.join(left)) if left else '')
             else:
-                r['why'] = 'missing check: the default suite passed on %s%s' % (
-                    ', '.join(r['tried']), ('; not yet run on %s' % ', '.join(left)) if left
+                r['why'] = 'missing check: the tests that execute the site passed on %s%s' % (
+                    ', '.join('%s (%s)' % (x[0], 'the whole suite' if x[1] == 'all' else '%s tests' % x[1])
+                              for x in r['runs'] if x[3] == 0),
+                    ('; not yet run on %s' % ', '.join(left)) if left
                     else ' (every covered profile that executes the site)')
             if rerun:
                 r['why'] += '; the first run failed only timing checks, the re-run passed'
@@ -407,6 +600,8 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
             r.update(outcome='error', why='runner error %d: %s' % (rc, ' | '.join(tail)))
         results[m['identity']] = r
         save_state(state)
+        if progress:
+            progress()
         return r, again
 
     def worker():
@@ -415,18 +610,19 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
                 rank, _, _, m, prof, rerun = work.get_nowait()
             except queue.Empty:
                 return
-            timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof][1])
+            arg, runs, expect, timeout = selection(m, prof, cov)
             t0 = time.monotonic()
             if m['function'] in START_CHECKS and qemu_starts(qemu, prof, m['id']):
                 rc, secs, tail = 0, time.monotonic() - t0, ['QEMU started: the check accepts this configuration']
             else:
                 rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d-%s' % (m['id'], prof),
-                                           timeout)
+                                           timeout, tests=arg, expect=expect)
             with lock:
-                r, again = record(m, prof, rc, secs, tail, timeout, rerun)
+                r, again = record(m, prof, rc, secs, tail, timeout, rerun, runs, expect)
                 count[0] += 1
-                log('[%d, %d queued] #%d %s %s (%s) on %s: %s in %.0f s' % (
-                    count[0], work.qsize(), m['id'], where(m), m['change'], m['function'], prof, r['outcome'], secs))
+                log('[%d, %d queued] #%d %s %s (%s) on %s (%s): %s in %.0f s' % (
+                    count[0], work.qsize(), m['id'], where(m), m['change'], m['function'], prof,
+                    'the whole suite' if runs is None else '%d tests' % len(runs), r['outcome'], secs))
                 if again:
                     push(rank + (0 if again[2] else 1), *again)
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, jobs))]
@@ -499,6 +695,24 @@ def summary(selected, results, equivalent):
     return lines
 
 
+def unique_sites(cov):
+    """Print, per profile, the sites it runs that no other measured profile
+    does (and how many of them only it and the main list's miss)."""
+    main = set().union(*(c.ids for p, c in cov.items() if p in COVER_PROFILES))
+    for p, c in sorted(cov.items()):
+        others = set().union(*(o.ids for q, o in cov.items() if q != p))
+        whole = sum(1 for v in c.sites.values() if v is None)
+        log('coverage %s: %d sites (%d run the whole suite), %d no other profile runs%s; %.0f s' % (
+            p, len(c.ids), whole, len(c.ids - others),
+            '' if p in COVER_PROFILES else ', %d not in COVER_PROFILES\' union' % len(c.ids - main), c.secs))
+
+
+def write_summary(path, lines):
+    with open(path + '.tmp', 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    os.replace(path + '.tmp', path)
+
+
 def kernel_path():
     """A copy of build/pmutest.elf named by its hash: a rebuild of the
     kernel while mutants run changes neither their kernel nor coverage."""
@@ -558,13 +772,21 @@ def main(argv=None):
                     help='run these survivors (catalogue ids) again with the current kernel on --profile, '
                          'the whole default suite: a check written from a survivor, measured')
     ap.add_argument('--profile', metavar='NAME', help='with --rerun: the profile to run them on')
+    ap.add_argument('--selected', action='store_true',
+                    help='with --rerun: only the tests that execute each site (per-test coverage), '
+                         'not the whole suite')
     ap.add_argument('--fresh', action='store_true', help='forget the stored results of this binary')
     ap.add_argument('--first-profile-only', action='store_true',
                     help='run a survivor only on the first profile that executes its site, not on every one')
     ap.add_argument('--coverage-only', action='store_true',
                     help='run the unmutated baselines (coverage) of every covered profile, nothing else')
+    ap.add_argument('--extra-profiles', action='store_true',
+                    help='with --coverage-only: also the profiles of EXTRA_PROFILES, and which sites each '
+                         'runs that no other does')
     ap.add_argument('--rerun-survivors', action='store_true',
                     help='run again the survivors whose runs were with another kernel (the checks changed)')
+    ap.add_argument('--progress-summary', metavar='FILE',
+                    help='also write the summary to FILE after each result (a survivors list while it runs)')
     ap.add_argument('--summarize', action='store_true',
                     help='run nothing: the summary (and with --record-sample the record) from the stored results')
     a = ap.parse_args(argv)
@@ -581,21 +803,28 @@ def main(argv=None):
     if a.check_sample:
         return check_sample(qemu, kernel, cat, a.jobs, state, equivalent)
     if a.rerun:
-        return rerun(qemu, kernel, cat, state, [int(x) for x in a.rerun.split(',')], a.profile)
+        return rerun(qemu, kernel, cat, state, [int(x) for x in a.rerun.split(',')], a.profile, a.selected)
     if a.record_sample:
         a.summarize = True
     selected = sample_of(cat, a.sample, a.seed)
     log('%d mutants in the build, %d selected (sample %s, seed %d); binary %s'
         % (len(cat), len(selected), a.sample or 'all', a.seed, qemu))
     if not a.summarize:
-        cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs)
         if a.coverage_only:
+            cov = coverage(qemu, kernel, COVER_PROFILES + (EXTRA_PROFILES if a.extra_profiles else []), a.jobs)
+            unique_sites(cov)
             return 0
+        cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs)
+        def progress():
+            if a.progress_summary:
+                write_summary(a.progress_summary, summary(selected, state['results'], equivalent))
         run_mutants(qemu, kernel, cat, [m for m in selected if m['identity'] not in equivalent], cov, a.jobs,
-                    state, every_profile=not a.first_profile_only, rerun_survivors=a.rerun_survivors)
+                    state, every_profile=not a.first_profile_only, rerun_survivors=a.rerun_survivors,
+                    progress=progress)
     lines = summary(selected, state.setdefault('results', {}), equivalent)
-    with open(os.path.join(OUT, 'summary.txt'), 'w') as f:
-        f.write('\n'.join(lines) + '\n')
+    write_summary(os.path.join(OUT, 'summary.txt'), lines)
+    if a.progress_summary:
+        write_summary(a.progress_summary, lines)
     print('\n'.join(lines))
     if a.record_sample:
         record(selected, state['results'], a.sample, a.seed)
@@ -638,28 +867,38 @@ def record(selected, results, sample, seed):
     log('recorded %d kills in %s' % (len(picked), os.path.relpath(EXPECTED_KILLS, ROOT)))
 
 
-def rerun(qemu, kernel, cat, state, ids, profile):
+def rerun(qemu, kernel, cat, state, ids, profile, selected=False):
     """Survivors run again on one profile with the current kernel (new
-    checks).  The timeout is the runner's generous default for a suite
-    whose baseline this kernel has not measured: MIN_TIMEOUT * 2.  A kill
-    replaces the survival in the stored results, saying which kernel."""
+    checks): the whole default suite, or with selected only the tests that
+    execute each one's site there (the profile's coverage with this kernel,
+    measured first if need be).  The timeout is the runner's generous
+    default for a suite whose baseline this kernel has not measured:
+    MIN_TIMEOUT * 2.  A kill replaces the survival in the stored results,
+    saying which kernel."""
     by_id = {m['id']: m for m in cat}
     results = state.setdefault('results', {})
     logdir = os.path.join(OUT, 'logs')
     os.makedirs(logdir, exist_ok=True)
     kid = kernel_id(kernel)
+    cov = coverage(qemu, kernel, [profile], 1) if selected else {}
     for i in ids:
         m = by_id[i]
-        rc, secs, tail = run_suite(qemu, kernel, profile, i, logdir, 'm%d-%s' % (i, profile), 2 * MIN_TIMEOUT)
-        checks = sorted(failed_checks(m, profile)) if rc == 1 else []
+        arg, runs, expect = None, None, None
+        if profile in cov and i in cov[profile].ids:
+            arg, runs, expect, _ = selection(m, profile, cov)
+        rc, secs, tail = run_suite(qemu, kernel, profile, i, logdir, 'm%d-%s' % (i, profile), 2 * MIN_TIMEOUT,
+                                   tests=arg, expect=expect)
+        checks = sorted(failed_checks(m, profile, expect)) if rc == 1 else []
         prev = results.get(m['identity'], {})
         if rc == 1 and not load_only(checks) and secs < 2 * MIN_TIMEOUT:
             results[m['identity']] = {'outcome': 'killed', 'profile': profile, 'checks': checks,
                                       'seconds': prev.get('seconds', 0) + round(secs), 'kernel': kid,
                                       'why': 'with kernel %s (after it survived with %s): %s' % (
                                           kid, prev.get('kernel', '?'), ' | '.join(tail)[-200:])}
-        log('rerun #%d %s %s (%s) on %s with kernel %s: %s in %.0f s%s' % (
-            i, where(m), m['change'], m['function'], profile, kid, 'killed' if rc == 1 else 'survived', secs,
+        log('rerun #%d %s %s (%s) on %s (%s) with kernel %s: %s in %.0f s%s' % (
+            i, where(m), m['change'], m['function'], profile,
+            'the whole suite' if runs is None else '%d tests' % len(runs), kid,
+            'killed' if rc == 1 else 'survived', secs,
             (' by ' + ','.join(checks)) if checks else ''))
         save_state(state)
     return 0
@@ -701,8 +940,12 @@ def check_sample(qemu, kernel, cat, jobs, state, equivalent):
         m, prof = item
         if prof not in cov:
             return m, prof, None, 0
-        timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof][1])
-        rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d' % m['id'], timeout)
+        if m['id'] in cov[prof].ids:        # only the tests that execute its site
+            arg, runs, expect, timeout = selection(m, prof, cov)
+        else:
+            arg, runs, expect, timeout = None, None, None, max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof].secs)
+        rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d' % m['id'], timeout, tests=arg,
+                                   expect=expect)
         return m, prof, rc, secs
     killed = 0
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:

@@ -190,10 +190,11 @@ class Cover:
     and in which tests.
 
     sites[id] is the set of tests (names without @cpu) during whose output
-    the site ran, or None for the whole suite: a site that ran before the
-    first test's result (QEMU start-up, the kernel's boot and PMU probe),
-    after the last one, or in a run whose epochs could not be matched to
-    its log (then every site is None, as before per-test coverage)."""
+    the site ran (empty: at boot only), or None for the whole suite: a site
+    that ran after the last result, or in a run whose epochs could not be
+    matched to its log (then every site is None, as before per-test
+    coverage).  boot holds the sites that ran before the first test's
+    block opened (QEMU start-up, the kernel's boot and PMU probe)."""
 
     def __init__(self, d):
         self.secs = d['secs']
@@ -202,6 +203,7 @@ class Cover:
         self.overhead = d.get('overhead', self.secs)
         self.exact = d.get('exact', False)
         self.sites = {int(k): (None if v is None else {self.tests[i] for i in v}) for k, v in d['sites'].items()}
+        self.boot = {int(k) for k in d.get('boot', [])}
         self.ids = set(self.sites)
 
     def cost(self, sel):
@@ -253,7 +255,9 @@ def per_test_coverage(ids_path, log_path, secs):
         if e in memo:
             return memo[e]
         i = bisect.bisect_left(linenos, e + 1)
-        if not exact or e is None or i == len(linenos) or tests_start is None or e < tests_start:
+        if exact and e is not None and tests_start is not None and e < tests_start:
+            sel = 'boot'
+        elif not exact or e is None or i == len(linenos) or tests_start is None:
             sel = None
         elif i == 0:
             sel = {index[names[0]]}
@@ -263,10 +267,13 @@ def per_test_coverage(ids_path, log_path, secs):
                 sel.add(index[names[i - 1]])
         memo[e] = sel
         return sel
-    sites = {}
+    sites, boot = {}, set()
     for n, e in pairs:
         sel = tests_of(e)
-        if sel is None:
+        if sel == 'boot':
+            boot.add(n)
+            sites.setdefault(n, set())
+        elif sel is None:
             sites[n] = None
         elif n not in sites:
             sites[n] = set(sel)
@@ -278,7 +285,7 @@ def per_test_coverage(ids_path, log_path, secs):
             test_secs[names[i]] = test_secs.get(names[i], 0) + times[linenos[i]] - times[linenos[i - 1]]
     overhead = max(5.0, secs - sum(test_secs.values()))
     return {'secs': secs, 'tests': tests, 'test_secs': {k: round(v, 2) for k, v in test_secs.items()},
-            'overhead': round(overhead, 1), 'exact': exact,
+            'overhead': round(overhead, 1), 'exact': exact, 'format': 2, 'boot': sorted(boot),
             'sites': {str(k): (None if v is None else sorted(v)) for k, v in sites.items()}}
 
 
@@ -353,6 +360,10 @@ def coverage(qemu, kernel, profiles, jobs):
         cst = {}
     broken = cst.setdefault('broken', {})
     got = cst.setdefault('per_test', {})
+    for p, v in list(got.items()):
+        if v.get('format') != 2 and os.path.exists(os.path.join(covdir, p + '.ids')):
+            got[p] = per_test_coverage(os.path.join(covdir, p + '.ids'), os.path.join(covdir, p + '.log'),
+                                       v['secs'])
     todo = [p for p in profiles if p not in got and (broken.get(p) or {}).get('tries', 0) < 2]
 
     def save():
@@ -379,10 +390,9 @@ def coverage(qemu, kernel, profiles, jobs):
                 continue
             broken.pop(p, None)
             whole = sum(1 for v in cov['sites'].values() if v is None)
-            log('baseline %s passed in %.0f s%s, %d mutant sites executed (%d of them before the first test or '
-                'after the last: the whole suite)%s' % (
+            log('baseline %s passed in %.0f s%s, %d mutant sites executed (%d at boot, %d after the last test)%s' % (
                     p, secs, (' but for the timing checks %s' % ','.join(sorted(checks))) if rc else '',
-                    len(cov['sites']), whole, '' if cov['exact'] else
+                    len(cov['sites']), len(cov['boot']), whole, '' if cov['exact'] else
                     '; its coverage epochs do not match its log: every site runs the whole suite'))
             got[p] = cov
             save()
@@ -491,21 +501,42 @@ def kernel_id(kernel):
 
 
 def profiles_of(m, cov):
-    """The covered profiles whose unmutated run executed m's site, the
-    cheapest run of the tests that execute it first (then COVER_PROFILES'
-    order)."""
-    ps = [p for p in COVER_PROFILES if p in cov and m['id'] in cov[p].ids]
-    return sorted(ps, key=lambda p: (round(cov[p].cost(tests_arg(cov[p].sites[m['id']], cov[p])[1])),
-                                     COVER_PROFILES.index(p)))
+    """The covered profiles whose unmutated run executed m's site."""
+    return [p for p in COVER_PROFILES if p in cov and m['id'] in cov[p].ids]
 
 
-def selection(m, prof, cov):
+WHOLE = ':whole'
+
+
+def plan(m, cov):
+    """Mutant m's runs, in the order they are tried while it survives: on
+    every profile that executed its site, the tests that executed it there
+    (cheapest profile first); then, for a site that also ran at boot (whose
+    effect on the boot's PMU probe any test may see), the whole suite on
+    those profiles.  Keys: the profile, or profile + WHOLE."""
+    first, then = [], []
+    for p in profiles_of(m, cov):
+        c = cov[p]
+        sel = c.sites[m['id']]
+        runs = tests_arg(sel or None, c)[1]
+        first.append((round(c.cost(runs)), COVER_PROFILES.index(p), p))
+        if runs is not None and m['id'] in c.boot:
+            then.append((round(c.secs), COVER_PROFILES.index(p), p + WHOLE))
+    return [k for _, _, k in sorted(first)] + [k for _, _, k in sorted(then)]
+
+
+def selection(m, key, cov):
     """(tests= selector or None, the tests it runs or None, expect file,
-    timeout) of mutant m's run on prof: only the tests that executed its
-    site there (Cover)."""
+    timeout) of mutant m's run `key` (plan): only the tests that executed
+    its site there (Cover), or the whole suite."""
+    prof, whole = key[:-len(WHOLE)] if key.endswith(WHOLE) else key, key.endswith(WHOLE)
     c = cov[prof]
-    arg, runs = tests_arg(c.sites.get(m['id']), c)
+    arg, runs = tests_arg(None if whole else (c.sites.get(m['id']) or None), c)
     return arg, runs, selected_expect(prof, runs), max(MIN_TIMEOUT, TIMEOUT_FACTOR * c.cost(runs))
+
+
+def profile_of(key):
+    return key[:-len(WHOLE)] if key.endswith(WHOLE) else key
 
 
 def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=True, rerun_survivors=False,
@@ -530,7 +561,7 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
         work.put((rank, seq[0], m['id'], m, prof, rerun))
 
     def next_profile(m, r):
-        left = [p for p in profiles_of(m, cov) if p not in r.get('tried', [])]
+        left = [k for k in plan(m, cov) if k not in r.get('tried', [])]
         return left[0] if left else None
     # In a seeded random order: a run cut short has results for a random
     # part of the sample, spread over its files, not for its first files.
@@ -557,20 +588,21 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
     os.makedirs(logdir, exist_ok=True)
     count = [0]
 
-    def record(m, prof, rc, secs, tail, timeout, rerun, runs, expect):
+    def record(m, key, rc, secs, tail, timeout, rerun, runs, expect):
+        prof = profile_of(key)
         r = dict(results.get(m['identity']) or {'tried': []})
         r.setdefault('tried', [])
         r['seconds'] = r.get('seconds', 0) + round(secs)
         r['kernel'] = kid
         r['profile'] = prof
-        r.setdefault('runs', []).append([prof, len(runs) if runs is not None else 'all', round(secs), rc])
+        r['runs'] = r.get('runs', []) + [[prof, len(runs) if runs is not None else 'all', round(secs), rc]]
         again = None
         if rc == 1:
             checks = sorted(failed_checks(m, prof, expect))
             if load_only(checks) and not rerun:
                 r.update(outcome='survived', why='killed on %s only by timing checks %s: run again'
                          % (prof, ','.join(checks)))
-                again = (m, prof, True)
+                again = (m, key, True)
             else:
                 timed = secs >= timeout
                 r.update(outcome='killed', checks=checks,
@@ -579,19 +611,20 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
                 if rerun:
                     r['rerun'] = True
         elif rc == 0:
-            r['tried'] = r['tried'] + [prof]
+            r['tried'] = r['tried'] + [key]
             r['outcome'] = 'survived'
             nxt = next_profile(m, r) if every_profile else None
-            left = [p for p in profiles_of(m, cov) if p not in r['tried']]
+            left = [k for k in plan(m, cov) if k not in r['tried']]
             if m['function'] in START_CHECKS:
                 r['why'] = START_CHECK_WHY + ' (started on %s%s)' % (', '.join(r['tried']), (
                     '; not yet tried on %s' % ', '.join(left)) if left else '')
             else:
-                r['why'] = 'missing check: the tests that execute the site passed on %s%s' % (
-                    ', '.join('%s (%s)' % (x[0], 'the whole suite' if x[1] == 'all' else '%s tests' % x[1])
+                r['why'] = 'missing check: passed %s%s' % (
+                    ', '.join('on %s (%s)' % (x[0], 'the whole suite' if x[1] == 'all' else
+                                              'the %s tests that execute the site' % x[1])
                               for x in r['runs'] if x[3] == 0),
-                    ('; not yet run on %s' % ', '.join(left)) if left
-                    else ' (every covered profile that executes the site)')
+                    ('; not yet run: %s' % ', '.join(k.replace(WHOLE, ' (the whole suite)') for k in left))
+                    if left else ' (every covered profile that executes the site)')
             if rerun:
                 r['why'] += '; the first run failed only timing checks, the re-run passed'
             if nxt:
@@ -610,7 +643,9 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
                 rank, _, _, m, prof, rerun = work.get_nowait()
             except queue.Empty:
                 return
-            arg, runs, expect, timeout = selection(m, prof, cov)
+            key = prof
+            prof = profile_of(key)
+            arg, runs, expect, timeout = selection(m, key, cov)
             t0 = time.monotonic()
             if m['function'] in START_CHECKS and qemu_starts(qemu, prof, m['id']):
                 rc, secs, tail = 0, time.monotonic() - t0, ['QEMU started: the check accepts this configuration']
@@ -618,7 +653,7 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
                 rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d-%s' % (m['id'], prof),
                                            timeout, tests=arg, expect=expect)
             with lock:
-                r, again = record(m, prof, rc, secs, tail, timeout, rerun, runs, expect)
+                r, again = record(m, key, rc, secs, tail, timeout, rerun, runs, expect)
                 count[0] += 1
                 log('[%d, %d queued] #%d %s %s (%s) on %s (%s): %s in %.0f s' % (
                     count[0], work.qsize(), m['id'], where(m), m['change'], m['function'], prof,
@@ -940,13 +975,18 @@ def check_sample(qemu, kernel, cat, jobs, state, equivalent):
         m, prof = item
         if prof not in cov:
             return m, prof, None, 0
-        if m['id'] in cov[prof].ids:        # only the tests that execute its site
-            arg, runs, expect, timeout = selection(m, prof, cov)
-        else:
-            arg, runs, expect, timeout = None, None, None, max(MIN_TIMEOUT, TIMEOUT_FACTOR * cov[prof].secs)
-        rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d' % m['id'], timeout, tests=arg,
-                                   expect=expect)
-        return m, prof, rc, secs
+        # The tests that execute its site, then (a site that runs at boot
+        # too) the whole suite; a site the profile does not run: the whole suite.
+        keys = [k for k in plan(m, {prof: cov[prof]}) if profile_of(k) == prof] or [prof + WHOLE]
+        total = 0
+        for k in keys:
+            arg, runs, expect, timeout = selection(m, k, cov)
+            rc, secs, tail = run_suite(qemu, kernel, prof, m['id'], logdir, 'm%d' % m['id'], timeout, tests=arg,
+                                       expect=expect)
+            total += secs
+            if rc != 0:
+                break
+        return m, prof, rc, total
     killed = 0
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
         for m, prof, rc, secs in ex.map(one, todo):

@@ -59,11 +59,14 @@ class PerTestCoverage(unittest.TestCase):
         # While pmu.b.one's first line was written: it, or before any of it.
         self.assertEqual(c.sites[6], {'pmu.a.two', 'pmu.b.one'})
 
-    def test_boot_and_end_mean_the_whole_suite(self):
+    def test_boot_and_end(self):
         c = self.cover([(1, 2), (1, 6), (2, 16), (3, 0), (4, 3)])
-        self.assertIsNone(c.sites[1])
+        # At boot (before the first block) and in a test: that test first,
+        # then the whole suite (plan); at boot only: the whole suite.
+        self.assertEqual(c.sites[1], {'pmu.a.one'})
+        self.assertEqual(c.sites[3], set())
+        self.assertEqual(c.boot, {1, 3})
         self.assertIsNone(c.sites[2])
-        self.assertIsNone(c.sites[3])
         # The first suite's block is open: the first test (and its set-up).
         self.assertEqual(c.sites[4], {'pmu.a.one'})
         self.assertEqual(c.cost(None), 100.0)
@@ -77,6 +80,27 @@ class PerTestCoverage(unittest.TestCase):
         c = self.cover([(1, 6)], times=[(8, 10.0), (9, 12.5), (15, 20.0)])
         self.assertEqual(c.test_secs, {'pmu.a.two': 2.5, 'pmu.b.one': 7.5})
         self.assertEqual(c.cost({'pmu.b.one'}), 90.0 + 7.5)
+
+
+class Plan(unittest.TestCase):
+    def test_tests_first_then_the_whole_suite_of_a_boot_site(self):
+        def cover(sites, boot, secs, test_secs):
+            tests = sorted({t for v in sites.values() if v for t in v})
+            return mutants.Cover({'secs': secs, 'tests': tests, 'test_secs': test_secs, 'overhead': 5,
+                                  'exact': True, 'boot': boot,
+                                  'sites': {str(k): (None if v is None else [tests.index(t) for t in v])
+                                            for k, v in sites.items()}})
+        cov = {'intel-v4': cover({1: ['a'], 2: [], 3: None}, [1, 2], 100, {'a': 20}),
+               'amd-k8': cover({1: ['b'], 3: ['b']}, [], 50, {'b': 2})}
+        m = lambda i: {'id': i}  # noqa: E731
+        self.assertEqual(mutants.plan(m(1), cov), ['amd-k8', 'intel-v4', 'intel-v4:whole'])
+        self.assertEqual(mutants.plan(m(2), cov), ['intel-v4'])
+        self.assertEqual(mutants.plan(m(3), cov), ['amd-k8', 'intel-v4'])
+        self.assertEqual(mutants.plan(m(4), cov), [])
+        with mock.patch.object(mutants, 'selected_expect', side_effect=lambda p, runs: p + '.expect'):
+            self.assertEqual(mutants.selection(m(1), 'intel-v4', cov), ('a', {'a'}, 'intel-v4.expect', 150))
+            self.assertEqual(mutants.selection(m(1), 'intel-v4:whole', cov)[:2], (None, None))
+            self.assertEqual(mutants.selection(m(2), 'intel-v4', cov)[:2], (None, None))
 
 
 class Selection(unittest.TestCase):

@@ -190,10 +190,10 @@ class Cover:
     and in which tests.
 
     sites[id] is the set of tests (names without @cpu) during whose output
-    the site ran (empty: at boot only), or None for the whole suite: a site
-    that ran after the last result, or in a run whose epochs could not be
-    matched to its log (then every site is None, as before per-test
-    coverage).  boot holds the sites that ran before the first test's
+    the site ran (empty: only at boot or after the last result, which every
+    run has too: the whole suite), or None for the whole suite: a run whose
+    epochs could not be matched to its log (then every site is None, as
+    before per-test coverage).  boot holds the sites that ran before the first test's
     block opened (QEMU start-up, the kernel's boot and PMU probe)."""
 
     def __init__(self, d):
@@ -219,7 +219,9 @@ def per_test_coverage(ids_path, log_path, secs):
     0-based) against its serial log.  A site that ran while line e was
     written belongs to the test whose result is the first at or after line
     e, and also to the test before when only KTAP's frame lies between that
-    one's result and line e (its clean-up, and the next test's set-up)."""
+    one's result and line e (its clean-up, and the next test's set-up).  A
+    site that ran before the first test's block opened (the boot, its PMU
+    probe) is in boot; after the last result, in no test."""
     from pmutest import ktap
     with open(log_path, 'rb') as f:
         raw = f.read()
@@ -257,7 +259,9 @@ def per_test_coverage(ids_path, log_path, secs):
         i = bisect.bisect_left(linenos, e + 1)
         if exact and e is not None and tests_start is not None and e < tests_start:
             sel = 'boot'
-        elif not exact or e is None or i == len(linenos) or tests_start is None:
+        elif exact and e is not None and tests_start is not None and i == len(linenos):
+            sel = 'end'
+        elif not exact or e is None or tests_start is None:
             sel = None
         elif i == 0:
             sel = {index[names[0]]}
@@ -272,6 +276,11 @@ def per_test_coverage(ids_path, log_path, secs):
         sel = tests_of(e)
         if sel == 'boot':
             boot.add(n)
+            sites.setdefault(n, set())
+        elif sel == 'end':
+            # After the last result (the summary, the exit): every run,
+            # whatever its tests, ends so; a site that runs only there
+            # runs the whole suite (an empty set, as at boot only).
             sites.setdefault(n, set())
         elif sel is None:
             sites[n] = None

@@ -66,7 +66,8 @@ class PerTestCoverage(unittest.TestCase):
         self.assertEqual(c.sites[1], {'pmu.a.one'})
         self.assertEqual(c.sites[3], set())
         self.assertEqual(c.boot, {1, 3})
-        self.assertIsNone(c.sites[2])
+        # After the last result only: no test of its own (the whole suite).
+        self.assertEqual(c.sites[2], set())
         # The first suite's block is open: the first test (and its set-up).
         self.assertEqual(c.sites[4], {'pmu.a.one'})
         self.assertEqual(c.cost(None), 100.0)

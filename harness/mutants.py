@@ -593,6 +593,8 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
             push(len(r.get('tried', [])), m, prof)
     with lock:
         save_state(state)
+        if progress:
+            progress()
     logdir = os.path.join(OUT, 'logs')
     os.makedirs(logdir, exist_ok=True)
     count = [0]

@@ -369,16 +369,18 @@ def coverage(qemu, kernel, profiles, jobs):
         cst = {}
     broken = cst.setdefault('broken', {})
     got = cst.setdefault('per_test', {})
-    for p, v in list(got.items()):
-        if v.get('format') != 2 and os.path.exists(os.path.join(covdir, p + '.ids')):
-            got[p] = per_test_coverage(os.path.join(covdir, p + '.ids'), os.path.join(covdir, p + '.log'),
-                                       v['secs'])
-    todo = [p for p in profiles if p not in got and (broken.get(p) or {}).get('tries', 0) < 2]
 
     def save():
         with open(path + '.tmp', 'w') as f:
             json.dump(cst, f)
         os.replace(path + '.tmp', path)
+
+    for p, v in list(got.items()):
+        if v.get('format') != 2 and os.path.exists(os.path.join(covdir, p + '.ids')):
+            got[p] = per_test_coverage(os.path.join(covdir, p + '.ids'), os.path.join(covdir, p + '.log'),
+                                       v['secs'])
+            save()
+    todo = [p for p in profiles if p not in got and (broken.get(p) or {}).get('tries', 0) < 2]
 
     def one(p):
         ids_path = os.path.join(covdir, p + '.ids')

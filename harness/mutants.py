@@ -5,16 +5,20 @@ X86PMU_MUTANT=id picks one at run time.  For each mutant run here:
 
 1. coverage: the default suite once per profile of COVER_PROFILES on the
    unmutated binary (id 0), which must pass its expect file (else the
-   profile is not used: the baseline is broken), recording the ids of the
-   mutants whose site ran (X86PMU_COVERAGE) and the run's wall time;
-2. each mutant runs on the first profile, in COVER_PROFILES' order, whose
-   coverage run executed its site; one executed by none is a survivor
+   profile is not used: the baseline is broken), recording per test which
+   mutant sites ran (X86PMU_COVERAGE pairs each site with the serial lines
+   it ran in: Cover, per_test_coverage) and the run's wall time;
+2. each mutant runs, on every profile whose coverage run executed its site
+   (cheapest first, plan), only the tests that executed it there (tests=,
+   the expect file cut to them); a site that also ran at boot gets the
+   whole suite after that; one executed by none is a survivor
    "not executed" without a run (the suite cannot see what never runs);
 3. a run is tools/pmutest-run on that profile with its expect file, at
-   -smp 2: a FAIL verdict (a failed or missing check, a crash, a hang, a
-   timeout) kills the mutant; a pass lets it survive.  The timeout is
-   generous: TIMEOUT_FACTOR times the profile's baseline wall time, and at
-   least MIN_TIMEOUT seconds;
+   -smp 2, stopped at the first result the expect file rejects: a FAIL
+   verdict (a failed or missing check, a crash, a hang, a timeout) kills
+   the mutant; a pass lets it survive there.  The timeout is generous:
+   TIMEOUT_FACTOR times the selection's unmutated wall time, and at least
+   MIN_TIMEOUT seconds;
 4. harness/mutants-equivalent.tsv marks equivalent mutants (by identity,
    with the argument); they are not run.
 

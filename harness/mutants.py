@@ -585,7 +585,7 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
     for m in order:
         r = results.get(m['identity'])
         if r and r['outcome'] == 'survived' and rerun_survivors and r.get('kernel') != kid and r.get('tried'):
-            r['tried'], r['kernel'] = [], kid           # the suite changed: survivors run again
+            r['tried'], r['runs'], r['kernel'] = [], [], kid    # the suite changed: survivors run again
         if r and r['outcome'] == 'killed':
             continue
         if not profiles_of(m, cov):

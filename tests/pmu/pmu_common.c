@@ -608,6 +608,17 @@ const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const s
 			check(v <= 4 * iters + 1000, "%s: expected at most %lu, saw %lu", what,
 			      4 * iters + 1000, v);
 		break;
+	case PMU_ARCH_TOPDOWN_RETIRING: {
+		/* A slot for each uop that retires (SDM vol. 3B, "Top-down
+		 * Microarchitecture Analysis"): at least the instructions
+		 * less the branches, which a JNZ may fuse with its DEC, and
+		 * the bracket's MOVs (pmu/bracket.h). */
+		uint64_t uops = pmu_test_workload(PMU_ARCH_INSTRUCTIONS, mem, iters) -
+				pmu_test_workload(PMU_ARCH_BRANCHES, mem, iters) + PMU_BRACKET_EXTRA_INSNS;
+		check(v >= uops, "%s: expected a slot for each of at least %lu uops retired, saw %lu slots",
+		      what, uops, v);
+		break;
+	}
 	default:
 		/* No bound is known: report the figure, claim nothing. */
 		diag("%s: %lu (no bound derived for this event)", what, v);

@@ -310,6 +310,88 @@ static bool check_stack(const struct pmu_lbr_snapshot *s, const struct want *wan
 	return ok;
 }
 
+/* Entry i as written before recording: FROM and TO addresses of the
+ * chain (canonical, distinct), INFO's MISPRED and CYC_CNT_VALID with the
+ * index as cycle count (SDM vol. 3B, IA32_LBR_x_INFO). */
+static void written_entry(unsigned i, uint64_t e[3])
+{
+	e[0] = (uint64_t)lbr_chain_start + 2 * i;
+	e[1] = (uint64_t)lbr_chain_start + 2 * i + 1;
+	e[2] = BIT(63) | BIT(60) | i;
+}
+
+/* As run_path, with every entry written (written_entry) after the stack
+ * was emptied and before recording starts. */
+static bool run_path_over(void (*fn)(uint32_t, uint64_t, uint64_t), const struct pmu_lbr_filter *f,
+			  struct pmu_lbr_snapshot *s)
+{
+	const struct pmu_lbr_caps *l = lbr_here();
+	struct pmu_lbr_regs r;
+	char why[PMU_REASON_LEN];
+	bool was;
+
+	if (!check(pmu_lbr_encode(l, f, 0, &r, why, sizeof(why)) == PMU_OK, "encoding the LBR filter: %s",
+		   why))
+		return false;
+	if (!check(pmu_lbr_clear(l) == 0, "emptying the architectural LBR stack faulted"))
+		return false;
+	for (unsigned i = 0; i < l->depth; i++) {
+		uint64_t e[3];
+		written_entry(i, e);
+		if (!check(pmu_hw_wrmsr(l->from_msr + i, e[0]) == 0 &&
+				   pmu_hw_wrmsr(l->to_msr + i, e[1]) == 0 &&
+				   pmu_hw_wrmsr(l->info_msr + i, e[2]) == 0,
+			   "writing IA32_LBR_%u_FROM/TO/INFO faulted", i))
+			return false;
+	}
+	was = irq_save();
+	fn(r.ctl_msr, r.ctl_on, r.ctl_off);
+	irq_restore(was);
+	return check(pmu_lbr_snapshot(l, s) == 0, "reading the architectural LBR stack faulted");
+}
+
+/* Architectural LBRs keep the newest record in entry 0: each new record
+ * moves the older ones down one and drops the oldest, a return in
+ * call-stack mode moves them up one and empties the last (SDM vol. 3B,
+ * "Architectural Last Branch Records"; "Call Stack Profiling"); the
+ * entries' MSRs are read/write. Entries written before recording (FROM,
+ * TO and INFO) move as wholes: after lbr_path's 7 records entry k holds
+ * what entry k - 7 was written with; after the call-stack path's three
+ * calls and one return, what entry k - 2 was. Nothing on other LBRs
+ * (legacy: a ring under TOS; AMD: not stated). */
+static void arch_moves_whole(bool call_stack)
+{
+	const struct pmu_lbr_caps *l = lbr_here();
+	struct pmu_lbr_filter all = { .os = true, .usr = true, .kinds = PMU_LBR_BR_ALL };
+	struct pmu_lbr_filter cs = { .os = true,
+				     .usr = true,
+				     .kinds = 1u << PMU_LBR_BR_NEAR_REL_CALL |
+					      1u << PMU_LBR_BR_NEAR_IND_CALL | 1u << PMU_LBR_BR_NEAR_RET,
+				     .call_stack = true };
+	struct pmu_lbr_snapshot s;
+	unsigned n = call_stack ? 2 : PATH_N;
+	bool ok = true;
+
+	if (l->kind != PMU_LBR_ARCH || l->depth <= n)
+		return;
+	if (!run_path_over(call_stack ? lbr_cs_path : lbr_path, call_stack ? &cs : &all, &s))
+		return;
+	for (unsigned k = n; k < l->depth && ok; k++) {
+		struct pmu_lbr_entry got = pmu_lbr_recent(l, &s, k);
+		uint64_t e[3];
+
+		written_entry(k - n, e);
+		ok = check(
+			got.from == e[0] && got.to == e[1] && got.info == e[2],
+			"%s over written entries: entry %u is %#lx -> %#lx info %#lx; expected what entry %u was written with, %#lx -> %#lx info %#lx",
+			call_stack ? "call-stack path (3 calls, 1 return)" : "lbr_path (7 branches)", k,
+			(unsigned long)got.from, (unsigned long)got.to, (unsigned long)got.info, k - n,
+			(unsigned long)e[0], (unsigned long)e[1], (unsigned long)e[2]);
+	}
+	if (!ok)
+		diag_stack(&s, l->depth);
+}
+
 KTEST("pmu.lbr", records_match_path, needs_lbr, KTEST_PER_CPU,
       "LBRs hold exactly a crafted path's 7 branches, newest first")
 {
@@ -332,6 +414,7 @@ KTEST("pmu.lbr", records_match_path, needs_lbr, KTEST_PER_CPU,
 			      "entry %u: MSR_LBR_INFO %#lx sets reserved bits 60:16", k,
 			      (unsigned long)e.info);
 		}
+	arch_moves_whole(false);
 }
 
 KTEST("pmu.lbr", nothing_while_disabled, needs_lbr, KTEST_PER_CPU,
@@ -421,6 +504,7 @@ KTEST("pmu.lbr", call_stack, needs_lbr_call_stack, KTEST_PER_CPU,
 			    (unsigned long)s.tos);
 	if (!ok)
 		diag_stack(&s, 4);
+	arch_moves_whole(true);
 }
 
 /* --- Freeze on PMI --- */

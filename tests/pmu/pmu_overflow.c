@@ -45,19 +45,6 @@ __asm__(".pushsection .text\n"
 	".size pmu_ovf_loop, pmu_ovf_loop_end - pmu_ovf_loop\n"
 	".popsection\n");
 
-static const char *needs_pmi_v4(void)
-{
-	const char *why = pmu_needs_pmi();
-
-	if (why)
-		return why;
-	if (pmu_caps()->vendor != PMU_VENDOR_INTEL || pmu_caps()->version < 4)
-		return ktest_reason("%s PMU v%u: the CTR_FRZ status bit needs Intel v4",
-				    pmu_caps()->vendor == PMU_VENDOR_AMD ? "AMD" : "architectural",
-				    pmu_caps()->version);
-	return NULL;
-}
-
 /* Intel v4 IA32_PERF_GLOBAL_STATUS_SET, AMD PerfMonV2 PerfCntrGlobalStatusSet. */
 static const char *needs_status_set(void)
 {
@@ -457,7 +444,7 @@ KTEST("pmu.overflow", fixed_and_nmi_delivery, pmu_needs_pmi, KTEST_PER_CPU,
 
 struct frozen_view {
 	unsigned calls;
-	uint64_t status;
+	uint64_t status, ctrl;
 	uint64_t first[PMU_IDX_NR], second[PMU_IDX_NR];
 	struct pmu_event *const *evs;
 	unsigned n;
@@ -472,6 +459,7 @@ static void observe_frozen(void *ctx, uint64_t status)
 	if (v->calls++)
 		return;
 	v->status = status;
+	pmu_hw_rdmsr(MSR_IA32_PERF_GLOBAL_CTRL, &v->ctrl);
 	for (unsigned i = 0; i < v->n; i++)
 		pmu_hw_rdmsr(v->evs[i]->hw.event_base, &v->first[i]);
 	pmu_workload_loop(10000);
@@ -487,7 +475,26 @@ static void forget_frozen(void *ctx)
 	v->status = 0;
 }
 
-KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU,
+/* Intel v2 and later: IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI. */
+static const char *needs_pmi_freeze(void)
+{
+	const char *why = pmu_needs_pmi();
+
+	if (why)
+		return why;
+	if (pmu_caps()->vendor != PMU_VENDOR_INTEL || pmu_caps()->version < 2)
+		return ktest_reason("%s PMU v%u: FREEZE_PERFMON_ON_PMI is Intel's, from v2",
+				    pmu_caps()->vendor == PMU_VENDOR_AMD ? "AMD" : "architectural",
+				    pmu_caps()->version);
+	return NULL;
+}
+
+/* From v4 the PMI sets CTR_FRZ (bit 59) in GLOBAL_STATUS and leaves
+ * GLOBAL_CTRL; before v4 it clears GLOBAL_CTRL's enables (SDM vol. 3B,
+ * "IA32_DEBUGCTL MSR" and "Architectural Performance Monitoring Version
+ * 4", legacy freeze). Either way every counter holds still in the
+ * handler, and counts again once the handler lifted the freeze. */
+KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_freeze, KTEST_PER_CPU,
       "FREEZE_PERFMON_ON_PMI stops every counter until the status clears")
 {
 	struct pmu_event a, c, f;
@@ -528,21 +535,32 @@ KTEST("pmu.overflow", freeze_on_pmi, needs_pmi_v4, KTEST_PER_CPU,
 	if (n && g[0] == &a && ovf_window(g, n, 1u, &oc)) {
 		uint64_t st = status_now();
 		check(v.calls == 1, "expected the handler once, it ran %u times", v.calls);
-		check((v.status >> PERF_GLOBAL_STATUS_CTR_FRZ_BIT) & 1,
-		      "expected CTR_FRZ (bit 59) in GLOBAL_STATUS at the PMI, read %#lx", v.status);
+		if (pmu_caps()->version >= 4)
+			check((v.status >> PERF_GLOBAL_STATUS_CTR_FRZ_BIT) & 1,
+			      "expected CTR_FRZ (bit 59) in GLOBAL_STATUS at the PMI, read %#lx", v.status);
+		else
+			check(v.calls == 0 || v.ctrl == 0,
+			      "v%u: expected the PMI to clear IA32_PERF_GLOBAL_CTRL (legacy freeze), it reads %#lx in the handler",
+			      pmu_caps()->version, v.ctrl);
 		for (unsigned i = 0; i < n && v.calls; i++) {
 			check(v.first[i] == v.second[i],
 			      "%s kept counting while frozen: %#lx then %#lx across 10000 loop iterations",
 			      g[i]->name, v.first[i], v.second[i]);
-			/* Unfrozen by the handler: the rest of the window counted. */
+			/* Unfrozen by the handler (v4: its status clear): the rest
+			 * of the window counted. Before v4 only a write of
+			 * GLOBAL_CTRL restarts them, which the bracket's window
+			 * leaves to its own closing write. */
+			if (pmu_caps()->version < 4)
+				continue;
 			uint64_t start = g[i] == &a ? (0 - OVF_N) & pmu_width_mask(a.hw.width) : 0;
 			uint64_t at_pmi = pmu_delta(start, v.first[i], g[i]->hw.width);
 			check(pmu_event_count(g[i]) > at_pmi + PMU_TEST_LOOPS / 2,
 			      "%s: %lu at the PMI, %lu at the end: expected it to count the rest of the window after unfreezing",
 			      g[i]->name, at_pmi, pmu_event_count(g[i]));
 		}
-		check(!((st >> PERF_GLOBAL_STATUS_CTR_FRZ_BIT) & 1),
-		      "CTR_FRZ still set after the handler: %#lx", st);
+		if (pmu_caps()->version >= 4)
+			check(!((st >> PERF_GLOBAL_STATUS_CTR_FRZ_BIT) & 1),
+			      "CTR_FRZ still set after the handler: %#lx", st);
 	}
 	pmu_pmi_set_observer(NULL, NULL);
 	check(pmu_pmi_set_freeze(false) == PMU_OK, "clearing FREEZE_PERFMON_ON_PMI failed");

@@ -152,6 +152,7 @@ struct pebs_run {
 	uint64_t index;   /* DS PEBS index after the run */
 	uint64_t counter; /* the counter after the run */
 	uint64_t status;  /* GLOBAL_STATUS after the run, before clearing */
+	uint64_t tsc[2];  /* the TSC right before and right after the path */
 };
 
 /* Program PEBS on ev's counter (INT clear, as Linux ds.c and
@@ -202,7 +203,9 @@ static bool pebs_run(struct pmu_event *ev, struct pebs_run *r)
 		return false;
 	}
 	was = irq_save();
+	r->tsc[0] = rdtsc();
 	pebs_path(c->global_ctrl, pmu_idx_bit(x), 0);
+	r->tsc[1] = rdtsc();
 	irq_restore(was);
 	/* Disable in kvm-unit-tests' order: PEBS_ENABLE first. */
 	pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
@@ -238,6 +241,27 @@ static bool record_at(const struct pebs_run *r, unsigned k, struct pmu_pebs_reco
 	return check(pmu_pebs_parse(pebs_here(), pebs_buf + off, (size_t)(r->index - ds.pebs_base) - off, rec,
 				    why, sizeof(why)) == PMU_OK,
 		     "record %u: %s", k, why);
+}
+
+/* A record's TSC (format 3's 0xC0, the adaptive basic group's): the
+ * time stamp counter when the record was written (SDM vol. 3B, "PEBS
+ * Record Format" and "Adaptive PEBS"), so within the TSC read right
+ * before and right after the path. Under a hypervisor, whose TSC offset
+ * or scaling the record need not follow, reported only. */
+static bool check_record_tsc(const struct pebs_run *r, unsigned k, const struct pmu_pebs_record *rec)
+{
+	if (!rec->has_tsc)
+		return true;
+	/* QEMU's TCG is an emulator, not a VMM: its TSC is the guest's. */
+	if (pmu_caps()->hypervisor && pmu_caps()->hv != PMU_HV_TCG) {
+		if (rec->tsc < r->tsc[0] || rec->tsc > r->tsc[1])
+			diag("record %u: TSC %#lx outside the path's %#lx..%#lx (under a hypervisor)", k,
+			     (unsigned long)rec->tsc, (unsigned long)r->tsc[0], (unsigned long)r->tsc[1]);
+		return true;
+	}
+	return check(rec->tsc >= r->tsc[0] && rec->tsc <= r->tsc[1],
+		     "record %u: TSC %#lx, expected the path's %#lx..%#lx (the TSC when it was written)", k,
+		     (unsigned long)rec->tsc, (unsigned long)r->tsc[0], (unsigned long)r->tsc[1]);
 }
 
 static unsigned records_in(const struct pebs_run *r)
@@ -329,11 +353,11 @@ KTEST("pmu.pebs", record_per_overflow, needs_pebs, KTEST_PER_CPU,
 			if (!record_at(&r, k, &rec))
 				ok = false;
 			else
-				ok &= check(
-					rec.size == r.size && (!rec.has_applicable ||
-							       (rec.applicable & pmu_idx_bit(ev.hw.idx))),
-					"record %u: size %u (expected %u), applicable counters %#lx (expected bit %d)",
-					k, rec.size, r.size, (unsigned long)rec.applicable, ev.hw.idx);
+				ok &= check(rec.size == r.size && (!rec.has_applicable ||
+								   (rec.applicable & pmu_idx_bit(ev.hw.idx))),
+					    "record %u: size %u (expected %u), applicable counters %#lx (expected bit %d)",
+					    k, rec.size, r.size, (unsigned long)rec.applicable, ev.hw.idx) &&
+				      check_record_tsc(&r, k, &rec);
 		}
 		/* Reloaded from the DS reset value after each record: the
 		 * counter ends within one period below zero. */
@@ -538,7 +562,8 @@ KTEST("pmu.pebs", adaptive_groups, needs_adaptive, KTEST_PER_CPU,
 			      check(rec.format_field == want && rec.size == r.size,
 				    "DATA_CFG %#lx%s, record %u: format field %#lx size %u, expected %#lx and %u",
 				    (unsigned long)cfg, adaptive ? "" : " (adaptive bit clear)", k,
-				    (unsigned long)rec.format_field, rec.size, (unsigned long)want, r.size);
+				    (unsigned long)rec.format_field, rec.size, (unsigned long)want, r.size) &&
+			      check_record_tsc(&r, k, &rec);
 		}
 		if (!ok)
 			diag_records(&r);

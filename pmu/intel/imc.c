@@ -369,7 +369,10 @@ static int discovery_begin(const struct pmu_imc *m)
 	for (unsigned u = 0; u < m->nunits; u++)
 		if (unit_write(&m->unit[u], -1, DISC_BOX_RST | DISC_BOX_FRZ) ||
 		    unit_write(&m->unit[u], 0, (uint32_t)r->rd_umask << 8 | r->cas_event) ||
-		    unit_write(&m->unit[u], 1, (uint32_t)r->wr_umask << 8 | r->cas_event))
+		    unit_write(&m->unit[u], 1, (uint32_t)r->wr_umask << 8 | r->cas_event) ||
+		    (m->unit[u].nctrs >= 4 &&
+		     (unit_write(&m->unit[u], 2, (uint32_t)r->rd_umask << 8 | r->cas_event) ||
+		      unit_write(&m->unit[u], 3, (uint32_t)r->wr_umask << 8 | r->cas_event))))
 			return PMU_E_FAULT;
 	for (unsigned u = 0; u < m->nunits; u++)
 		if (unit_write(&m->unit[u], -1, 0))
@@ -391,6 +394,16 @@ static int discovery_end(const struct pmu_imc *m, struct pmu_imc_counts *k)
 		k->writes += wr;
 		unit_write(&m->unit[u], 0, 0);
 		unit_write(&m->unit[u], 1, 0);
+		if (m->unit[u].nctrs < 4) {
+			k->second = false;
+			continue;
+		}
+		if (unit_read_ctr(&m->unit[u], 2, &rd) || unit_read_ctr(&m->unit[u], 3, &wr))
+			return PMU_E_FAULT;
+		k->reads2 += rd;
+		k->writes2 += wr;
+		unit_write(&m->unit[u], 2, 0);
+		unit_write(&m->unit[u], 3, 0);
 	}
 	return PMU_OK;
 }
@@ -416,7 +429,9 @@ int pmu_imc_begin(const struct pmu_imc *m, struct pmu_imc_counts *k)
 	for (unsigned c = 0; c < m->nchan; c++)
 		if (chan_write(m, c, r->box_ctl, CHAN_BOX_RST | CHAN_BOX_FRZ_EN | CHAN_BOX_FRZ) ||
 		    chan_write(m, c, r->sel0, CHAN_SEL_EN | (uint32_t)r->rd_umask << 8 | r->cas_event) ||
-		    chan_write(m, c, r->sel0 + 4, CHAN_SEL_EN | (uint32_t)r->wr_umask << 8 | r->cas_event))
+		    chan_write(m, c, r->sel0 + 4, CHAN_SEL_EN | (uint32_t)r->wr_umask << 8 | r->cas_event) ||
+		    chan_write(m, c, r->sel0 + 8, CHAN_SEL_EN | (uint32_t)r->rd_umask << 8 | r->cas_event) ||
+		    chan_write(m, c, r->sel0 + 12, CHAN_SEL_EN | (uint32_t)r->wr_umask << 8 | r->cas_event))
 			return PMU_E_FAULT;
 	for (unsigned c = 0; c < m->nchan; c++)
 		if (chan_write(m, c, r->box_ctl, CHAN_BOX_FRZ_EN))
@@ -431,6 +446,8 @@ int pmu_imc_end(const struct pmu_imc *m, struct pmu_imc_counts *k)
 	if (!r)
 		return PMU_E_INVAL;
 	k->reads = k->writes = 0;
+	k->reads2 = k->writes2 = 0;
+	k->second = r->kind != PMU_IMC_MCHBAR;
 	if (r->kind == PMU_IMC_DISCOVERY)
 		return discovery_end(m, k);
 	if (r->kind == PMU_IMC_MCHBAR) {
@@ -449,8 +466,62 @@ int pmu_imc_end(const struct pmu_imc *m, struct pmu_imc_counts *k)
 	for (unsigned c = 0; c < m->nchan; c++) {
 		k->reads += chan_read64(m, c, r->ctr0) & pmu_width_mask(48);
 		k->writes += chan_read64(m, c, r->ctr0 + 8) & pmu_width_mask(48);
-		chan_write(m, c, r->sel0, 0);
-		chan_write(m, c, r->sel0 + 4, 0);
+		k->reads2 += chan_read64(m, c, r->ctr0 + 16) & pmu_width_mask(48);
+		k->writes2 += chan_read64(m, c, r->ctr0 + 24) & pmu_width_mask(48);
+		for (uint8_t i = 0; i < 4; i++)
+			chan_write(m, c, (uint8_t)(r->sel0 + 4 * i), 0);
 	}
 	return PMU_OK;
+}
+
+unsigned pmu_imc_nchan(const struct pmu_imc *m)
+{
+	if (!m->model || m->model->kind == PMU_IMC_MCHBAR)
+		return 0;
+	return m->model->kind == PMU_IMC_DISCOVERY ? m->nunits : m->nchan;
+}
+
+static int unit_read_ctl(const struct pmu_disc_unit *u, unsigned i, uint32_t *v)
+{
+	uint64_t a = u->ctl, q = 0;
+	uint16_t off = (uint16_t)((u->ctl & 0xfff) + u->ctl_off + 8 * i);
+	int err = PMU_E_INVAL;
+
+	switch (u->access) {
+	case PMU_DISC_MMIO: return pmu_hw_mmio_read32(a + u->ctl_off + 4 * i, v) ? PMU_E_FAULT : PMU_OK;
+	case PMU_DISC_PCI:
+		return pmu_hw_pcie_read32((uint8_t)BITS(a, 27, 20), (uint8_t)BITS(a, 19, 15),
+					  (uint8_t)BITS(a, 14, 12), off, v)
+			       ? PMU_E_FAULT
+			       : PMU_OK;
+	case PMU_DISC_MSR:
+		err = pmu_hw_rdmsr((uint32_t)(a + u->ctl_off + i), &q) ? PMU_E_FAULT : PMU_OK;
+		*v = (uint32_t)q;
+		break;
+	}
+	return err;
+}
+
+int pmu_imc_ctl_roundtrip(const struct pmu_imc *m, unsigned c, unsigned i, uint32_t v, uint32_t *back)
+{
+	int err;
+
+	*back = 0;
+	if (c >= pmu_imc_nchan(m) || i >= 4)
+		return PMU_E_INVAL;
+	if (m->model->kind == PMU_IMC_DISCOVERY) {
+		if (i >= m->unit[c].nctrs)
+			return PMU_E_INVAL;
+		err = unit_write(&m->unit[c], (int)i, v);
+		if (!err)
+			err = unit_read_ctl(&m->unit[c], i, back);
+		unit_write(&m->unit[c], (int)i, 0);
+		return err ? PMU_E_FAULT : PMU_OK;
+	}
+	err = chan_write(m, c, (uint8_t)(m->model->sel0 + 4 * i), v);
+	if (!err)
+		*back = cfg_read(m->chan[c].bus, m->chan[c].dev, m->chan[c].fn,
+				 (uint8_t)(m->model->sel0 + 4 * i));
+	chan_write(m, c, (uint8_t)(m->model->sel0 + 4 * i), 0);
+	return err ? PMU_E_FAULT : PMU_OK;
 }

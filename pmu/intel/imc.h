@@ -75,6 +75,10 @@ struct pmu_imc {
 /* CAS reads and writes (the counts; x bytes_min..bytes_max in bytes). */
 struct pmu_imc_counts {
 	uint64_t reads, writes;
+	/* The same two events on counters 2 and 3 of the same channels, in
+	 * the same window (programmed counters only: `second`). */
+	bool second;
+	uint64_t reads2, writes2;
 	/* Free-running counters: the raw values at pmu_imc_begin. */
 	uint64_t rd0[PMU_IMC_MAX_MCS], wr0[PMU_IMC_MAX_MCS];
 };
@@ -89,10 +93,17 @@ const struct pmu_imc_model *pmu_imc_model(const struct pmu_caps *c);
 int pmu_imc_detect(struct pmu_imc *m, const struct pmu_caps *c);
 
 /* Begin a window: free-running counters are read; channels are frozen,
- * reset, programmed with the CAS events (counters 0 and 1) and started. */
+ * reset, programmed with the CAS events (reads on counters 0 and 2,
+ * writes on 1 and 3: every counter of a channel) and started. */
 int pmu_imc_begin(const struct pmu_imc *m, struct pmu_imc_counts *k);
 /* End it: the CAS reads and writes since pmu_imc_begin (free-running
  * counters modulo their width); channels are frozen and cleared. */
 int pmu_imc_end(const struct pmu_imc *m, struct pmu_imc_counts *k);
+/* Counter control i of channel (or discovery unit) c: write v, read it
+ * back into *back, write 0. PMU_E_INVAL where there is none (the client
+ * free-running counters, c or i out of range), PMU_E_FAULT on a fault. */
+int pmu_imc_ctl_roundtrip(const struct pmu_imc *m, unsigned c, unsigned i, uint32_t v, uint32_t *back);
+/* Channels (or units) and counters per channel the window can program. */
+unsigned pmu_imc_nchan(const struct pmu_imc *m);
 
 #endif

@@ -650,3 +650,20 @@ int pmu_uncore_clear(const struct pmu_uncore *u, const struct pmu_unc_layout *l,
 		return PMU_E_INVAL;
 	return pmu_hw_wrmsr(pmu_uncore_sel_msr(l, box, ctr), 0) ? PMU_E_FAULT : PMU_OK;
 }
+
+int pmu_uncore_reset(const struct pmu_uncore *u, bool ctrl, bool ctrs)
+{
+	if (!u->model || !pmu_uncore_box(u)->has_box_ctl)
+		return PMU_E_UNSUPPORTED;
+	switch (u->model->start) {
+	case PMU_UNC_BOX_FREEZE:
+		return box_ctl_all(u, (ctrl ? SNBEP_BOX_RST_CTRL : 0) | (ctrs ? SNBEP_BOX_RST_CTRS : 0) |
+					      IVBEP_BOX_FRZ_EN | SNBEP_BOX_FRZ);
+	case PMU_UNC_BOX_FREEZE0:
+		return box_ctl_all(u, (ctrl ? GENERIC_BOX_RST_CTRL : 0) | (ctrs ? GENERIC_BOX_RST_CTRS : 0) |
+					      GENERIC_BOX_FRZ);
+	case PMU_UNC_GLOBAL:
+	case PMU_UNC_EN_ONLY: break;
+	}
+	return PMU_E_UNSUPPORTED;
+}

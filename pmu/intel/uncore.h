@@ -186,5 +186,9 @@ int pmu_uncore_read(const struct pmu_uncore *u, const struct pmu_unc_layout *l, 
 		    uint64_t *val);
 /* Clear the event select (the counter stops and keeps its value). */
 int pmu_uncore_clear(const struct pmu_uncore *u, const struct pmu_unc_layout *l, unsigned box, unsigned ctr);
+/* Through every box control, the boxes left frozen: reset the event
+ * selects (ctrl) and/or the counters (ctrs). PMU_E_UNSUPPORTED where the
+ * boxes have no box control. */
+int pmu_uncore_reset(const struct pmu_uncore *u, bool ctrl, bool ctrs);
 
 #endif

@@ -174,6 +174,32 @@ static void check_lines(const struct imc_pkg *p, const char *phase, const char *
 	      IMC_SLACK);
 }
 
+struct ctl_result {
+	const struct pmu_imc *m;
+	unsigned checked, bad;
+	char first_bad[PMU_REASON_LEN];
+};
+
+static void ctl_here(void *arg)
+{
+	struct ctl_result *r = arg;
+
+	for (unsigned c = 0; c < pmu_imc_nchan(r->m); c++)
+		for (unsigned i = 0; i < 4; i++) {
+			/* An event and unit mask, no enable bit: nothing counts. */
+			uint32_t v = (0x5au ^ c) | (0xa5u ^ i) << 8, back = 0;
+			int err = pmu_imc_ctl_roundtrip(r->m, c, i, v, &back);
+
+			if (err == PMU_E_INVAL)
+				continue;
+			r->checked++;
+			if ((err || back != v) && !r->bad++)
+				ksnprintf(r->first_bad, sizeof(r->first_bad),
+					  "channel %u counter control %u: wrote %#x, %s %#x", c, i, v,
+					  err ? "faulted" : "read back", back);
+		}
+}
+
 /*
  * Read phase: every line of a flushed 16 MiB buffer loaded once, in order,
  * interrupts off: each line must come from DRAM, so the CAS reads cover at
@@ -182,7 +208,11 @@ static void check_lines(const struct imc_pkg *p, const char *phase, const char *
  * writes no more than that background. Write phase:
  * each line stored once (an RFO read) and flushed (a write back): reads as
  * above, writes at least IMC_LINES - IMC_SLACK (a write queue may still
- * hold some when the window closes) and at most as reads.
+ * hold some when the window closes) and at most as reads. Counters 2 and
+ * 3 of every channel count the reads and writes too: within IMC_SLACK of
+ * counters 0 and 1. Every channel's four counter controls (Linux
+ * skx_uncore_imc and the discovery IMC units: 4 counters a channel) hold
+ * an event and unit mask written without the enable bit.
  */
 KTEST("pmu.imc", cas_reads_writes_of_a_stream, imc_needs, 0,
       "CAS reads/writes cover a flushed stream's lines, bounded, per package")
@@ -225,5 +255,29 @@ KTEST("pmu.imc", cas_reads_writes_of_a_stream, imc_needs, 0,
 		check_lines(p, "write phase", "CAS reads (RFO)", p->wr.reads, p->wr_idle.reads, IMC_LINES);
 		check_lines(p, "write phase", "CAS writes", p->wr.writes, p->wr_idle.writes,
 			    IMC_LINES - IMC_SLACK);
+		if (pmu_imc_nchan(&p->m)) {
+			struct ctl_result r = { .m = &p->m };
+			on_cpu(p->pk.lead, ctl_here, &r);
+			check(r.checked > 0 && r.bad == 0,
+			      "package %u: %u of %u channel counter controls did not hold a write; first: %s",
+			      p->pk.id, r.bad, r.checked, r.first_bad);
+		}
+		/* Counters 2 and 3 counted the same events over the same
+		 * windows as 0 and 1 (one box freeze starts and stops them). */
+		const struct pmu_imc_counts *ph[] = { &p->rd, &p->wr };
+		for (unsigned k = 0; k < 2; k++) {
+			const struct pmu_imc_counts *c = ph[k];
+			if (!c->second)
+				continue;
+			diag("package %u %s phase: counters 2/3: CAS reads %lu writes %lu", p->pk.id,
+			     k ? "write" : "read", c->reads2, c->writes2);
+			check((c->reads2 > c->reads ? c->reads2 - c->reads : c->reads - c->reads2) <=
+					      IMC_SLACK &&
+				      (c->writes2 > c->writes ? c->writes2 - c->writes
+							      : c->writes - c->writes2) <= IMC_SLACK,
+			      "package %u %s phase: counters 2/3 read %lu/%lu CAS reads/writes, counters 0/1 %lu/%lu (expected within %u)",
+			      p->pk.id, k ? "write" : "read", c->reads2, c->writes2, c->reads, c->writes,
+			      IMC_SLACK);
+		}
 	}
 }

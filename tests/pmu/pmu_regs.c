@@ -85,6 +85,20 @@ KTEST("pmu.regs", rdpmc_vs_rdmsr, pmu_needs_counting, KTEST_PER_CPU,
 	}
 	vec = pmu_hw_rdpmc(0x3fffffff, &v);
 	check(vec == X86_VEC_GP, "RDPMC(0x3fffffff): expected #GP, saw vector %d", vec);
+	/* Indices 32 and 64 of either type name no counter (ECX[29:0] is
+	 * the index; nothing past 31 is enumerated): #GP, not the counter
+	 * the index modulo 32 would be. */
+	for (unsigned far = 32; far <= 64; far += 32) {
+		vec = pmu_hw_rdpmc(far, &v);
+		check(vec == X86_VEC_GP,
+		      "RDPMC(%u), past every GP counter: expected #GP, saw vector %d (%#lx)", far, vec, v);
+		if (c->version < 2)
+			continue;
+		vec = pmu_hw_rdpmc(PMU_RDPMC_FIXED | far, &v);
+		check(vec == X86_VEC_GP,
+		      "RDPMC(fixed %u), past every fixed counter: expected #GP, saw vector %d (%#lx)", far,
+		      vec, v);
+	}
 }
 
 /* GLOBAL_CTRL comes out of RESET with the GP enables set and the fixed
@@ -233,6 +247,19 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 					   "PERFEVTSEL bit 63");
 		else
 			expect_gp(pmu_evtsel_msr(c, x), BIT(63) | 0xc0, 0, "PERFEVTSEL bit 63");
+		/* The bits version 6 may open (EQ 36, RDPMC user disable 37,
+		 * UMASK2 47:40) and the rest of 62:36 are reserved unless
+		 * CPUID.23H:EBX enumerates them (SDM vol. 3B, "Architectural
+		 * Performance Monitoring Version 6"): each alone #GPs. 32-35
+		 * are model-specific (TSX, adaptive PEBS, branch counters). */
+		static const unsigned hi[] = { 36, 37, 40, 43, 47, 48, 55, 62 };
+		for (unsigned k = 0; !c->reserved_gp_unchecked_why && k < sizeof(hi) / sizeof(hi[0]); k++) {
+			char what[40];
+			if (!((c->evtsel_reserved >> hi[k]) & 1))
+				continue;
+			ksnprintf(what, sizeof(what), "PERFEVTSEL bit %u (reserved)", hi[k]);
+			expect_gp(pmu_evtsel_msr(c, x), BIT(hi[k]) | 0xc0, 0, what);
+		}
 		/* AnyThread: Intel's before version 3; reserved on AMD. */
 		if (c->reserved_gp_unchecked_why)
 			expect_gp_or_taken(c, pmu_evtsel_msr(c, x), BIT(PERFEVTSEL_ANY_BIT) | 0xc0,
@@ -279,6 +306,20 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 		if (c->version < 3 && (c->fixed_mask & 1))
 			expect_gp(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_ANY_BIT),
 				  pmu_cpu_fixed_ctrl(pc), "FIXED_CTR_CTRL AnyThread before version 3");
+		/* A fixed counter's RDPMC user-disable bit (33 + 4i) exists
+		 * only where CPUID.23H:EBX[2] enumerates it (version 6);
+		 * elsewhere it is reserved and #GPs. */
+		for (unsigned i = 0; i < 7; i++) {
+			unsigned b = FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i);
+			char what[64];
+			if (!pmu_has_fixed(c, i) || !((c->fixed_ctrl_reserved >> b) & 1) ||
+			    c->reserved_gp_unchecked_why)
+				continue;
+			ksnprintf(what, sizeof(what),
+				  "FIXED_CTR_CTRL bit %u (fixed %u user disable, reserved)", b, i);
+			expect_gp(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc) | BIT(b), pmu_cpu_fixed_ctrl(pc),
+				  what);
+		}
 	}
 	if (c->perf_caps_valid)
 		expect_gp(MSR_IA32_PERF_CAPABILITIES, c->perf_caps, c->perf_caps,
@@ -441,6 +482,29 @@ KTEST("pmu.regs", inuse_follows_selects, needs_inuse, KTEST_PER_CPU,
 	uint64_t base = inuse_now(), v, fixed_ctrl = 0;
 
 	diag("IA32_PERF_GLOBAL_INUSE = %#lx before the check", base);
+	/* The state the check starts from, asserted too: bit 63 is set
+	 * exactly when an existing select's INT or a fixed field's PMI bit
+	 * is (a PEBS_ENABLE left non-zero by a hypervisor or firmware is not
+	 * in that list: then bit 63 is only reported). */
+	bool want_pmi = false;
+	uint64_t sel_now = 0, ctrl_now = 0;
+	for (unsigned x = 0; x < PMU_MAX_GP; x++)
+		if (((c->gp_mask >> x) & 1) && pmu_hw_rdmsr(pmu_evtsel_msr(c, x), &sel_now) == 0 &&
+		    (sel_now & BIT(PERFEVTSEL_INT_BIT)))
+			want_pmi = true;
+	if (c->fixed_mask && pmu_hw_rdmsr(c->fixed_ctrl, &ctrl_now) == 0)
+		for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
+			if (((c->fixed_mask >> i) & 1) &&
+			    (ctrl_now & BIT(FIXED_CTR_CTRL_PMI_BIT) << FIXED_CTR_CTRL_SHIFT(i)))
+				want_pmi = true;
+	uint64_t pebs_en = 0;
+	if (c->pebs_format && pmu_hw_rdmsr(MSR_IA32_PEBS_ENABLE, &pebs_en) == 0 && pebs_en)
+		diag("PEBS_ENABLE = %#lx: INUSE bit 63 (%u) not checked against the selects", pebs_en,
+		     (unsigned)(base >> PERF_GLOBAL_INUSE_PMI_BIT) & 1);
+	else
+		check(!!(base & pmi_bit) == want_pmi,
+		      "IA32_PERF_GLOBAL_INUSE = %#lx: bit 63 %s, but %s select's INT or fixed field's PMI bit is set",
+		      base, base & pmi_bit ? "set" : "clear", want_pmi ? "a" : "no");
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		uint64_t sel = (uint64_t)ins->event | (uint64_t)ins->umask << PERFEVTSEL_UMASK_SHIFT |
 			       BIT(PERFEVTSEL_OS_BIT);

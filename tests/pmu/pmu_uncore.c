@@ -113,43 +113,62 @@ struct regs_result {
 	char first_bad[PMU_REASON_LEN];
 };
 
-static void regs_one(struct regs_result *r, uint32_t msr, uint64_t pattern)
+/* The pattern register `msr` of box b, counter i gets: distinct for every
+ * register, so that two addresses reaching one register show. */
+static uint64_t regs_pattern(const struct pmu_unc_layout *l, unsigned b, unsigned i, bool ctr)
 {
-	uint64_t back = 0;
-	int vec = pmu_hw_wrmsr(msr, pattern);
-
-	if (!vec)
-		vec = pmu_hw_rdmsr(msr, &back);
-	pmu_hw_wrmsr(msr, 0);
-	r->checked++;
-	if (vec || back != pattern) {
-		if (!r->bad++)
-			ksnprintf(r->first_bad, sizeof(r->first_bad), "MSR %#x: wrote %#llx, %s %#llx", msr,
-				  (unsigned long long)pattern, vec ? "vector" : "read back",
-				  vec ? (unsigned long long)vec : (unsigned long long)back);
-	}
+	if (ctr)
+		return (0x123456789abull ^ (uint64_t)b << 8 ^ i) & pmu_width_mask(l->width);
+	/* An event and unit mask without the enable bit. */
+	return ((0x5a ^ b) | (uint64_t)(0xa5 ^ i) << 8) & l->sel_valid;
 }
 
-static void regs_here(void *arg)
+/* pass 0: write every register; 1: read each back; 2: write 0. */
+static void regs_pass(struct regs_result *r, unsigned pass)
 {
-	struct regs_result *r = arg;
 	const struct pmu_unc_layout *ls[] = { pmu_uncore_box(r->u), r->u->model->arb };
 
 	for (unsigned k = 0; k < ARRAY_LEN(ls); k++) {
 		const struct pmu_unc_layout *l = ls[k];
 		for (unsigned b = 0; l && b < pmu_uncore_nboxes(r->u, l); b++) {
 			for (unsigned i = l->first_ctr; i < l->nctrs; i++) {
-				/* An event and unit mask without the enable bit; a
-				 * counter (where software may write it) the same. */
-				uint64_t sel = ((0x5a ^ b) | (uint64_t)(0xa5 ^ i) << 8) & l->sel_valid;
-				regs_one(r, pmu_uncore_sel_msr(l, b, i), sel);
-				if (!l->has_box_ctl)
-					regs_one(r, pmu_uncore_ctr_msr(l, b, i),
-						 (0x123456789abull ^ (uint64_t)b << 8 ^ i) &
-							 pmu_width_mask(l->width));
+				/* The event selects; a counter where software may
+				 * write it (no box control). */
+				for (unsigned ctr = 0; ctr < (l->has_box_ctl ? 1u : 2u); ctr++) {
+					uint32_t msr = ctr ? pmu_uncore_ctr_msr(l, b, i)
+							   : pmu_uncore_sel_msr(l, b, i);
+					uint64_t want = regs_pattern(l, b, i, ctr), back = 0;
+					int vec;
+
+					if (pass != 1) {
+						vec = pmu_hw_wrmsr(msr, pass ? 0 : want);
+						back = want;
+					} else {
+						vec = pmu_hw_rdmsr(msr, &back);
+						r->checked++;
+					}
+					if ((vec || back != want) && !r->bad++)
+						ksnprintf(r->first_bad, sizeof(r->first_bad),
+							  "MSR %#x: wrote %#llx, %s %#llx", msr,
+							  (unsigned long long)want,
+							  vec ? (pass == 1 ? "read: vector" : "write: vector")
+							      : "read back",
+							  vec ? (unsigned long long)vec
+							      : (unsigned long long)back);
+				}
 			}
 		}
 	}
+}
+
+/* Every register written first, then every one read: each holds its own
+ * value (two addresses reaching one register would show), then 0. */
+static void regs_here(void *arg)
+{
+	struct regs_result *r = arg;
+
+	for (unsigned pass = 0; pass < 3; pass++)
+		regs_pass(r, pass);
 }
 
 KTEST("pmu.uncore", registers_hold_writes, uncore_needs, 0,
@@ -382,6 +401,124 @@ KTEST("pmu.uncore", disabled_counters_count_nothing, disabled_needs, 0,
 		check(k->sum == 0,
 		      "package %u: %s counters without their enable bit expected 0, saw %lu in all", k->pk.id,
 		      pmu_uncore_box(&k->u)->name, k->sum);
+	}
+}
+
+/* --- Every counter of every box, and the box resets --- */
+
+static struct every {
+	uint64_t c[PMU_UNCORE_MAX_BOXES][PMU_UNCORE_MAX_CTRS];
+	unsigned left_ctrs, left_ctrl; /* registers not 0 after a reset */
+	char first_left[PMU_REASON_LEN];
+	bool reset; /* the boxes have a box control */
+} every;
+
+static void every_left(uint32_t msr, uint64_t v, unsigned *n, const char *what)
+{
+	if (v && !(*n)++ && !every.first_left[0])
+		ksnprintf(every.first_left, sizeof(every.first_left), "%s MSR %#x reads %#llx", what, msr,
+			  (unsigned long long)v);
+}
+
+static void every_here(void *arg)
+{
+	struct pkg *p = arg;
+	const struct pmu_uncore *u = &p->u;
+	const struct pmu_unc_layout *l = pmu_uncore_box(u);
+	const void *buf;
+	uint64_t v;
+	int err;
+
+	p->why[0] = '\0';
+	every.left_ctrs = every.left_ctrl = 0;
+	every.first_left[0] = '\0';
+	if (!chase_size(p))
+		return;
+	buf = pmu_cache_chase_buffer(2, p->bytes, 0x65766572ull + p->pk.id);
+	pmu_cache_chase(buf, p->bytes / PMU_CHASE_NODE);
+	err = pmu_uncore_prepare(u);
+	for (unsigned b = 0; err == PMU_OK && b < u->nboxes; b++)
+		for (unsigned i = l->first_ctr; err == PMU_OK && i < l->nctrs; i++)
+			err = pmu_uncore_program(u, l, b, i, u->model->req_event, u->model->req_umask, true,
+						 p->why, sizeof(p->why));
+	if (err == PMU_OK) {
+		bool irq = irq_save();
+		err = pmu_uncore_start(u);
+		pmu_cache_chase(buf, p->hops);
+		pmu_uncore_stop(u);
+		irq_restore(irq);
+	}
+	for (unsigned b = 0; b < u->nboxes; b++)
+		for (unsigned i = l->first_ctr; i < l->nctrs; i++) {
+			every.c[b][i] = 0;
+			if (err == PMU_OK)
+				pmu_uncore_read(u, l, b, i, &every.c[b][i]);
+		}
+	every.reset = err == PMU_OK && pmu_uncore_reset(u, false, true) == PMU_OK;
+	if (every.reset) {
+		for (unsigned b = 0; b < u->nboxes; b++)
+			for (unsigned i = l->first_ctr; i < l->nctrs; i++)
+				if (pmu_uncore_read(u, l, b, i, &v) == PMU_OK)
+					every_left(pmu_uncore_ctr_msr(l, b, i), v, &every.left_ctrs,
+						   "counter");
+		pmu_uncore_reset(u, true, false);
+		for (unsigned b = 0; b < u->nboxes; b++)
+			for (unsigned i = l->first_ctr; i < l->nctrs; i++)
+				if (pmu_hw_rdmsr(pmu_uncore_sel_msr(l, b, i), &v) == 0)
+					every_left(pmu_uncore_sel_msr(l, b, i), v, &every.left_ctrl,
+						   "event select");
+	}
+	for (unsigned b = 0; b < u->nboxes; b++)
+		for (unsigned i = l->first_ctr; i < l->nctrs; i++)
+			pmu_uncore_clear(u, l, b, i);
+	if (err != PMU_OK && !p->why[0])
+		ksnprintf(p->why, sizeof(p->why), "programming or starting the boxes failed (%d)", err);
+}
+
+/* Every counter of every box programmed with the request event at once,
+ * one window of the chase (the requests check uses counter 0 only): each
+ * counter index summed over the boxes sees at least a quarter of the hops
+ * (half miss L2 and the boxes see at least half of those, as there), and
+ * within a box every counter reads what its first one does, within
+ * UNCORE_SLACK (they count one event over one window). Where the boxes
+ * have a box control, its counter reset then its control reset, the box
+ * kept frozen, leave every counter and every event select 0 (Linux
+ * uncore_snbep.c SNBEP_PMON_BOX_CTL_RST_CTRS/RST_CTRL; uncore_discovery.h
+ * GENERIC_PMON_BOX_CTL_RST_CTRS/RST_CTRL). */
+KTEST("pmu.uncore", every_counter_and_box_reset, requests_needs, 0,
+      "every box's counters count the requests; a box reset zeroes counters, selects")
+{
+	for (unsigned p = 0; p < npkgs; p++) {
+		struct pkg *k = &pkgs[p];
+		const struct pmu_unc_layout *l = pmu_uncore_box(&k->u);
+
+		if (!package_ok(k) || !check(chase_size(k), "%s", k->why))
+			continue;
+		on_cpu(k->pk.lead, every_here, k);
+		if (!check(!k->why[0], "package %u (CPU %u): %s", k->pk.id, k->pk.lead, k->why))
+			continue;
+		for (unsigned i = l->first_ctr; i < l->nctrs; i++) {
+			uint64_t sum = 0;
+			for (unsigned b = 0; b < k->u.nboxes; b++) {
+				uint64_t a = every.c[b][l->first_ctr], c = every.c[b][i];
+				sum += c;
+				check((c > a ? c - a : a - c) <= UNCORE_SLACK,
+				      "package %u %s %u: counter %u read %lu, counter %u %lu (expected within %u)",
+				      k->pk.id, l->name, b, i, c, l->first_ctr, a, UNCORE_SLACK);
+			}
+			diag("package %u: counter %u of the %u %ss: %lu requests over %lu hops", k->pk.id, i,
+			     k->u.nboxes, l->name, sum, k->hops);
+			check(sum >= k->hops / 4,
+			      "package %u: counter %u of the %ss: expected >= %lu, saw %lu", k->pk.id, i,
+			      l->name, k->hops / 4, sum);
+		}
+		if (!every.reset) {
+			diag("package %u: %ss without a box control: no reset to check", k->pk.id, l->name);
+			continue;
+		}
+		check(every.left_ctrs == 0 && every.left_ctrl == 0,
+		      "package %u: after the box resets %u counters and %u event selects not 0; first: %s",
+		      k->pk.id, every.left_ctrs, every.left_ctrl, every.first_left);
 	}
 }
 

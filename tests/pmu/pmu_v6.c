@@ -639,7 +639,8 @@ KTEST("pmu.v6", arch_events_8_12, needs_events_8_12, KTEST_PER_CPU,
  * fractions of FIXED_CTR3's slots, each scaled to 0xFF; software clears
  * FIXED_CTR3, then PERF_METRICS, before it counts, and GLOBAL_CTRL bit 48
  * lets the metrics count; RDPMC with ECX = 1 << 29 reads them (Linux
- * commit 59a854e2f3b9). So: RDMSR = RDPMC(1 << 29), the four level-1
+ * commit 59a854e2f3b9). So: with bit 48 clear the slots count and the
+ * metrics stay 0; RDMSR = RDPMC(1 << 29), the four level-1
  * bytes add up to 0xFF (each rounded: within 4), and retiring's share of
  * the slots is at least the uops surely retired (uops_at_least). */
 KTEST("pmu.v6", perf_metrics, needs_perf_metrics, KTEST_PER_CPU,
@@ -662,8 +663,20 @@ KTEST("pmu.v6", perf_metrics, needs_perf_metrics, KTEST_PER_CPU,
 		/* FIXED_CTR3 was zeroed by the arm; then PERF_METRICS. */
 		vec = pmu_hw_wrmsr(MSR_PERF_METRICS, 0);
 		check(vec == 0, "PERF_METRICS <- 0 raised vector %d", vec);
-		br.on |= BIT(PERF_GLOBAL_CTRL_PERF_METRICS_BIT);
+		/* First a window with bit 48 clear: the slots count, the
+		 * metrics do not (bit 48 is their enable). */
 		bool irq = irq_save();
+		pmu_bracket_loop(&br, PMU_TEST_LOOPS);
+		irq_restore(irq);
+		pmu_hw_rdmsr(pmu_fixed_msr(c, 3), &sl);
+		pmu_hw_rdmsr(MSR_PERF_METRICS, &m);
+		check(sl > 0 && m == 0,
+		      "GLOBAL_CTRL bit 48 clear: FIXED_CTR3 counted %lu slots, PERF_METRICS %#lx (expected slots, metrics 0)",
+		      sl, m);
+		pmu_hw_wrmsr(pmu_fixed_msr(c, 3), 0);
+		pmu_hw_wrmsr(MSR_PERF_METRICS, 0);
+		br.on |= BIT(PERF_GLOBAL_CTRL_PERF_METRICS_BIT);
+		irq = irq_save();
 		pmu_bracket_loop(&br, PMU_TEST_LOOPS);
 		irq_restore(irq);
 		pmu_hw_rdmsr(pmu_fixed_msr(c, 3), &sl);

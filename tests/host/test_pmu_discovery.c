@@ -284,11 +284,14 @@ HT_TEST(memory_channels_counted_through_mmio)
 	HT_CHECK_EQ(a.m.unit[1].ctl, IMC0 + 0x11000);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_imc_begin(&a.m, &a.k), PMU_OK);
-	/* Freeze and reset (box control 301H), CAS.RD 05H/CFH on control 0
-	 * (+40H), CAS.WR 05H/F0H on control 1 (+44H), then unfreeze each. */
+	/* Freeze and reset (box control 301H), CAS.RD 05H/CFH on controls 0
+	 * and 2 (+40H, +48H), CAS.WR 05H/F0H on 1 and 3 (+44H, +4CH), then
+	 * unfreeze each. */
 	HT_CHECK_STR(trace(), "0x40000000<-0xe001000000000301 0x40000000<-0xe00100400000cf05 "
-			      "0x40000000<-0xe00100440000f005 0x40000000<-0xe001100000000301 "
+			      "0x40000000<-0xe00100440000f005 0x40000000<-0xe00100480000cf05 "
+			      "0x40000000<-0xe001004c0000f005 0x40000000<-0xe001100000000301 "
 			      "0x40000000<-0xe00110400000cf05 0x40000000<-0xe00110440000f005 "
+			      "0x40000000<-0xe00110480000cf05 0x40000000<-0xe001104c0000f005 "
 			      "0x40000000<-0xe001000000000000 0x40000000<-0xe001100000000000");
 	/* The counters (+8, +10H) as the hardware would leave them, above
 	 * the width's 48 bits too. */

@@ -194,12 +194,13 @@ HT_TEST(server_channels_per_package)
 	HT_CHECK_EQ(a[1].m.chan[0].bus, 2);
 	HT_CHECK(a[1].m.chan[5].dev == 13 && a[1].m.chan[5].fn == 2, "channel 5 at %u.%u", a[1].m.chan[5].dev,
 		 a[1].m.chan[5].fn);
-	/* Freeze and reset, CAS.RD on counter 0 and CAS.WR on 1, unfreeze. */
+	/* Freeze and reset, CAS.RD on counters 0 and 2, CAS.WR on 1 and 3,
+	 * unfreeze. */
 	HT_CHECK(strncmp(trace(),
 			 "02:0a.2+0xf4<-0x10103 02:0a.2+0xd8<-0x400304 02:0a.2+0xdc<-0x400c04 "
-			 "02:0a.6+0xf4<-0x10103",
+			 "02:0a.2+0xe0<-0x400304 02:0a.2+0xe4<-0x400c04 02:0a.6+0xf4<-0x10103",
 			 strlen("02:0a.2+0xf4<-0x10103 02:0a.2+0xd8<-0x400304 02:0a.2+0xdc<-0x400c04 "
-				"02:0a.6+0xf4<-0x10103")) == 0,
+				"02:0a.2+0xe0<-0x400304 02:0a.2+0xe4<-0x400c04 02:0a.6+0xf4<-0x10103")) == 0,
 		 "%s", trace());
 	model_run_on(0, detect_begin, &a[0]);
 	HT_CHECK_EQ(a[0].err, PMU_OK);

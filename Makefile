@@ -361,8 +361,9 @@ clean:
 
 # --- Mutation testing of the emulated PMU (harness/mutants.py, docs/mutants.md):
 # every mutant of emu/model and the PMI glue in one QEMU (build.sh --mutants),
-# the default suite on each on the profile that executes it; summary in
-# build/mutants/summary.txt.  SAMPLE=N SEED=S: a seeded sample; JOBS: QEMUs at once.
+# on each profile that executes a mutant's site the tests that execute it;
+# summary in build/mutants/summary.txt.  SAMPLE=N SEED=S: a seeded sample;
+# MUTANT_JOBS: QEMUs at once; MUTANT_FLAGS: more options of harness/mutants.py.
 # mutants-test (a part of make test): the generator's own test, then the fixed
 # sample's recorded kills must still be killed ("mutants-sample: N passed, M
 # failed, K skipped").
@@ -371,8 +372,9 @@ clean:
 SAMPLE ?= 0
 SEED ?= 1
 MUTANT_JOBS ?= 2
+MUTANT_FLAGS ?=
 mutants: $(BUILD)/pmutest.elf
-	$(PYTHON) -m harness.mutants --sample $(SAMPLE) --seed $(SEED) --jobs $(MUTANT_JOBS)
+	$(PYTHON) -m harness.mutants --sample $(SAMPLE) --seed $(SEED) --jobs $(MUTANT_JOBS) $(MUTANT_FLAGS)
 mutants-test: $(BUILD)/pmutest.elf
 	@$(PYTHON) -m harness.test_mutgen
 	@$(PYTHON) -m harness.mutants --check-sample --jobs $(MUTANT_JOBS)

@@ -9,10 +9,12 @@ run-time choices:
 
 X86PMU_M(n) is spelled out (no macro: the copies keep their line numbers,
 the declarations go on line 1) as `x86pmu_mutant == n` plus a coverage
-mark (a byte store while X86PMU_COVERAGE is set).  The mutant id comes from the environment variable X86PMU_MUTANT,
-read once when QEMU starts; 0, or no variable, is the unmutated emulator.
-X86PMU_COVERAGE=FILE makes the binary write, at exit, the ids of the
-mutants whose site ran (harness/mutants.py maps mutants to profiles so).
+mark (a load and compare while X86PMU_COVERAGE is set).  The mutant id comes from the environment variable
+X86PMU_MUTANT, read once when QEMU starts; 0, or no variable, is the
+unmutated emulator.  X86PMU_COVERAGE=FILE makes the binary write, at exit,
+"id epoch" pairs: the mutants whose site ran, each with every serial line
+(the count of newlines the guest had written, hw/char/serial.c hooked)
+during which it ran; harness/mutants.py maps them to profiles and tests.
 
 It only ever writes into the QEMU build tree (emu/qemu/build.sh
 --mutants calls `instrument`); the repository's sources are read.
@@ -542,34 +544,107 @@ def catalogue(tree=None):
 
 
 def selector(n):
-    # The coverage mark is a byte store, not a call: the mutant build runs
-    # the suite's tight windows (step mode folds every instruction) within
-    # their guest-time budgets even under load.
-    return '(x86pmu_mutant == %d || (x86pmu_cov_on && (x86pmu_cov_map[%d] = 1) == 0))' % (n, n)
+    # The coverage mark is a load and a compare, not a call, but on the
+    # first run of a site in each serial line (x86pmu_cov_hit): the mutant
+    # build runs the suite's tight windows (step mode folds every
+    # instruction) within their guest-time budgets even under load.
+    return ('(x86pmu_mutant == %d || (x86pmu_cov_on && x86pmu_cov_map[%d] != x86pmu_cov_epoch'
+            ' && x86pmu_cov_hit(%d)))' % (n, n, n))
 
 
-DECL = ('extern int x86pmu_mutant; extern int x86pmu_cov_on; extern unsigned char x86pmu_cov_map[]; ')
+DECL = ('extern int x86pmu_mutant; extern int x86pmu_cov_on; extern unsigned int x86pmu_cov_map[]; '
+        'extern volatile unsigned int x86pmu_cov_epoch; int x86pmu_cov_hit(int n); ')
+# Per-test coverage: the epoch is the number of newlines the guest has
+# written to a serial port (hw/char/serial.c calls x86pmu_cov_serial, a
+# line the instrumented tree adds), so "site n ran while serial line e was
+# being written" maps each site to the tests whose output surrounds it
+# (harness/mutants.py reads the pairs against the run's serial log).
 DEFINE = r'''
 
 /* --- Mutant selection (harness/mutgen.py, emu/qemu/build.sh --mutants) --- */
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
 int x86pmu_mutant;
 int x86pmu_cov_on;
-unsigned char x86pmu_cov_map[%(n)d];
+unsigned int x86pmu_cov_map[%(n)d];
+volatile unsigned int x86pmu_cov_epoch;
 static const char *x86pmu_cov_path;
+static pthread_mutex_t x86pmu_cov_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int *x86pmu_cov_pairs;
+static size_t x86pmu_cov_len, x86pmu_cov_cap;
+
+static double *x86pmu_cov_times;
+static size_t x86pmu_cov_ntimes;
+
+/* A newline on the serial port: the next epoch, and when it began (the
+ * host's seconds since start, for the cost of each test). */
+void x86pmu_cov_serial(unsigned char c);
+void x86pmu_cov_serial(unsigned char c)
+{
+    struct timespec ts;
+    unsigned int e;
+
+    if (c != '\n' || !x86pmu_cov_on) {
+        return;
+    }
+    e = __atomic_add_fetch(&x86pmu_cov_epoch, 1, __ATOMIC_SEQ_CST);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    pthread_mutex_lock(&x86pmu_cov_lock);
+    if (e >= x86pmu_cov_ntimes) {
+        size_t n = x86pmu_cov_ntimes ? 2 * x86pmu_cov_ntimes : 4096;
+        double *t = realloc(x86pmu_cov_times, n * sizeof(double));
+
+        if (t) {
+            memset(t + x86pmu_cov_ntimes, 0, (n - x86pmu_cov_ntimes) * sizeof(double));
+            x86pmu_cov_times = t;
+            x86pmu_cov_ntimes = n;
+        }
+    }
+    if (e < x86pmu_cov_ntimes) {
+        x86pmu_cov_times[e] = ts.tv_sec + ts.tv_nsec * 1e-9;
+    }
+    pthread_mutex_unlock(&x86pmu_cov_lock);
+}
+
+/* Site n ran in this epoch for the first time: one pair (n, epoch). */
+int x86pmu_cov_hit(int n)
+{
+    unsigned int e = x86pmu_cov_epoch;
+
+    pthread_mutex_lock(&x86pmu_cov_lock);
+    if (x86pmu_cov_map[n] != e) {
+        x86pmu_cov_map[n] = e;
+        if (x86pmu_cov_len + 2 > x86pmu_cov_cap) {
+            x86pmu_cov_cap = x86pmu_cov_cap ? 2 * x86pmu_cov_cap : 1 << 16;
+            x86pmu_cov_pairs = realloc(x86pmu_cov_pairs, x86pmu_cov_cap * sizeof(unsigned int));
+        }
+        if (x86pmu_cov_pairs) {
+            x86pmu_cov_pairs[x86pmu_cov_len++] = n;
+            x86pmu_cov_pairs[x86pmu_cov_len++] = e;
+        }
+    }
+    pthread_mutex_unlock(&x86pmu_cov_lock);
+    return 0;
+}
 
 static void x86pmu_cov_dump(void)
 {
     FILE *f = fopen(x86pmu_cov_path, "w");
-    int i;
+    size_t i;
 
     if (!f) {
         return;
     }
-    for (i = 1; i < %(n)d; i++) {
-        if (x86pmu_cov_map[i]) {
-            fprintf(f, "%%d\n", i);
-        }
+    pthread_mutex_lock(&x86pmu_cov_lock);
+    fprintf(f, "# epochs %%u\n", x86pmu_cov_epoch);
+    for (i = 0; x86pmu_cov_pairs && i + 1 < x86pmu_cov_len; i += 2) {
+        fprintf(f, "%%u %%u\n", x86pmu_cov_pairs[i], x86pmu_cov_pairs[i + 1]);
     }
+    for (i = 1; i < x86pmu_cov_ntimes && i <= x86pmu_cov_epoch; i++) {
+        fprintf(f, "t %%zu %%.3f\n", i, x86pmu_cov_times[i]);
+    }
+    pthread_mutex_unlock(&x86pmu_cov_lock);
     fclose(f);
 }
 
@@ -579,12 +654,21 @@ static void __attribute__((constructor)) x86pmu_mutant_init(void)
 
     x86pmu_mutant = id ? atoi(id) : 0;
     x86pmu_cov_path = getenv("X86PMU_COVERAGE");
+    memset(x86pmu_cov_map, 0xff, sizeof(x86pmu_cov_map));
     if (x86pmu_cov_path && *x86pmu_cov_path) {
         x86pmu_cov_on = 1;
         atexit(x86pmu_cov_dump);
     }
 }
 '''
+
+# The serial port's transmit register: each byte the guest writes goes to
+# x86pmu_cov_serial (the coverage epochs above).
+SERIAL_C = 'hw/char/serial.c'
+SERIAL_AT = '            s->thr = (uint8_t) val;\n'
+SERIAL_HOOK = '            x86pmu_cov_serial(s->thr);\n'
+SERIAL_DECL = 'void x86pmu_cov_serial(unsigned char c); '
+
 
 HEADER = 'id\tidentity\tfile\tline\tfunction\tkind\tchange\tsite\n'
 
@@ -617,6 +701,15 @@ def instrument(tree, out):
         if tree_path == DEFINER:
             text += DEFINE % {'n': n}
         write_if_changed(os.path.join(tree, tree_path), text)
+    serial = os.path.join(tree, SERIAL_C)
+    with open(serial) as f:
+        text = f.read()
+    if SERIAL_HOOK not in text:
+        if text.count(SERIAL_AT) != 1:
+            raise SystemExit('mutgen: %s: no single "%s" to hook the coverage epochs to'
+                             % (SERIAL_C, SERIAL_AT.strip()))
+        text = SERIAL_DECL + text.replace(SERIAL_AT, SERIAL_AT + SERIAL_HOOK)
+        write_if_changed(serial, text)
     write_catalogue(out, cat)
     print('mutgen: %d mutants in %d files' % (n - 1, len(cat)))
 

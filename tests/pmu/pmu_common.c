@@ -346,8 +346,8 @@ bool pmu_test_measure(struct pmu_event *const *evs, unsigned n, const struct pmu
 	m->mem = w->mem;
 	m->n = n;
 	m->evs = evs;
-	m->len[0] = w->mem ? PMU_TEST_MEM_LINES_SHORT : PMU_TEST_LOOPS_SHORT;
-	m->len[1] = w->mem ? PMU_TEST_MEM_LINES : PMU_TEST_LOOPS;
+	m->len[0] = w->len[0] ? w->len[0] : w->mem ? PMU_TEST_MEM_LINES_SHORT : PMU_TEST_LOOPS_SHORT;
+	m->len[1] = w->len[1] ? w->len[1] : w->mem ? PMU_TEST_MEM_LINES : PMU_TEST_LOOPS;
 	return measure_trials(evs, n, w, m, true);
 }
 
@@ -387,13 +387,16 @@ uint64_t pmu_test_workload(enum pmu_arch_event e, bool mem, uint64_t len)
  * workload's, for an exact event (instructions, branches) that counted
  * at least the workload at both lengths: what a VM exit in a window
  * would leave (it only adds). 0 otherwise: a counter short of the
- * workload (dead, unscheduled) is not measured again. */
+ * workload (dead, unscheduled) is not measured again, nor one with
+ * CMASK, INV or EDGE, which counts cycles, not the event. */
 static int64_t slope_error(const struct pmu_test_counts *m, unsigned i)
 {
-	enum pmu_arch_event e = m->evs[i]->attr.arch;
+	const struct pmu_event_attr *a = &m->evs[i]->attr;
+	enum pmu_arch_event e = a->arch;
 	uint64_t w0 = pmu_test_workload(e, m->mem, m->len[0]), w1 = pmu_test_workload(e, m->mem, m->len[1]);
 
-	if ((e != PMU_ARCH_INSTRUCTIONS && e != PMU_ARCH_BRANCHES) || m->min[i][0] < w0 || m->min[i][1] < w1)
+	if ((e != PMU_ARCH_INSTRUCTIONS && e != PMU_ARCH_BRANCHES) || a->cmask || a->inv || a->edge ||
+	    m->min[i][0] < w0 || m->min[i][1] < w1)
 		return 0;
 	return (int64_t)(m->min[i][1] - m->min[i][0]) - (int64_t)(w1 - w0);
 }
@@ -429,9 +432,17 @@ bool pmu_test_measure_exact(struct pmu_event *const *evs, unsigned n, const stru
 bool pmu_test_check_exact(const struct pmu_cpu *pc, const char *what, enum pmu_arch_event e, bool mem,
 			  const uint64_t count[2])
 {
+	const uint64_t len[2] = { mem ? PMU_TEST_MEM_LINES_SHORT : PMU_TEST_LOOPS_SHORT,
+				  mem ? PMU_TEST_MEM_LINES : PMU_TEST_LOOPS };
+
+	return pmu_test_check_exact_at(pc, what, e, mem, len, count);
+}
+
+bool pmu_test_check_exact_at(const struct pmu_cpu *pc, const char *what, enum pmu_arch_event e, bool mem,
+			     const uint64_t len[2], const uint64_t count[2])
+{
 	bool branches = e == PMU_ARCH_BRANCHES;
-	uint64_t len0 = mem ? PMU_TEST_MEM_LINES_SHORT : PMU_TEST_LOOPS_SHORT;
-	uint64_t len1 = mem ? PMU_TEST_MEM_LINES : PMU_TEST_LOOPS;
+	uint64_t len0 = len[0], len1 = len[1];
 	uint64_t want = pmu_test_workload(e, mem, len1) - pmu_test_workload(e, mem, len0);
 	int64_t moves = branches ? PMU_BRACKET_OVERHEAD_BRANCHES : PMU_BRACKET_EXTRA_INSNS;
 	int64_t most = branches ? 0 : PMU_BRACKET_WRMSRS;
@@ -576,7 +587,7 @@ const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const s
 	switch (ev->attr.arch) {
 	case PMU_ARCH_INSTRUCTIONS:
 	case PMU_ARCH_BRANCHES:
-		pmu_test_check_exact(pmu_this_cpu(), what, ev->attr.arch, mem, m->min[i]);
+		pmu_test_check_exact_at(pmu_this_cpu(), what, ev->attr.arch, mem, m->len, m->min[i]);
 		break;
 	case PMU_ARCH_BRANCH_MISSES:
 		check(v <= br,

@@ -80,6 +80,9 @@ struct pmu_test_window {
 	uint32_t preset;    /* bit i: evs[i] starts at -preset_by, to overflow in the window */
 	uint64_t preset_by; /* (0: the event's own period) */
 	uint64_t only;      /* GLOBAL_CTRL bits the bracket sets, of those armed (0: all) */
+	/* pmu_test_measure's short and long lengths, iterations or lines
+	 * (0: PMU_TEST_LOOPS_SHORT and PMU_TEST_LOOPS, or the walk's). */
+	uint64_t len[2];
 	/* Each attempt (a window an SMI spoiled is run again): before() ahead
 	 * of arming, after() right after the bracket, interrupts as inside
 	 * and the counters still armed. Either may be NULL. */
@@ -164,6 +167,9 @@ const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const s
  * counter. True when the count was exact. */
 bool pmu_test_check_exact(const struct pmu_cpu *pc, const char *what, enum pmu_arch_event e, bool mem,
 			  const uint64_t count[2]);
+/* The same at the lengths len[0] (short) and len[1] (long). */
+bool pmu_test_check_exact_at(const struct pmu_cpu *pc, const char *what, enum pmu_arch_event e, bool mem,
+			     const uint64_t len[2], const uint64_t count[2]);
 
 /* The workload's exact instructions or branches in len iterations
  * (lines) of mem's workload, bracket not included. */

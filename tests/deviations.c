@@ -52,24 +52,52 @@ static const char *fast_rdpmc_differs(const struct dev_obs *o, char *buf, size_t
 			  o->fast_rdpmc.value, ctr);
 }
 
-/* A constant excess over the bracket's plausible most, the same at both
- * lengths, of one per VM exit, at most most_excess. */
+/* One per VM exit over the bracket's plausible most: a constant excess,
+ * the same at both lengths, of at most most_excess; or, where the loop
+ * has instructions a VMM intercepts (each an exit), exactly one more for
+ * each of them, and a constant part of at most most_excess over the
+ * bracket's most, never below its least. */
 static const char *excess_differs(const struct dev_obs *o, char *buf, size_t n, int64_t most_excess)
 {
 	int64_t excess = o->retired.intercept - o->retired.intercept_max;
+	int64_t icpt = o->retired.intercepted;
+	bool per_exit = icpt && o->retired.slope_error == icpt;
 
-	if (o->retired.slope_error)
+	if (o->retired.slope_error && !per_exit && icpt)
+		return differs_if(
+			true, buf, n,
+			"the two lengths differ by %+ld against the workload; the row adds a constant, or one for each of the %ld intercepted instructions",
+			o->retired.slope_error, icpt);
+	if (o->retired.slope_error && !per_exit)
 		return differs_if(
 			true, buf, n,
 			"the two lengths differ by %+ld against the workload; the row adds a constant",
 			o->retired.slope_error);
-	if (excess < 1)
+	if (per_exit ? o->retired.intercept < 0 : excess < 1)
 		return differs_if(true, buf, n,
 				  "the bracket counted %ld, %ld below its least; the row only adds",
 				  o->retired.intercept, -o->retired.intercept);
 	return differs_if(excess > most_excess, buf, n,
 			  "%ld over the bracket's most, more than the row's %ld (one per VM exit)", excess,
 			  most_excess);
+}
+
+/* Each intercepted instruction of the loop (an RDPMC) not counted at
+ * all, and the bracket within its bounds. */
+static const char *rdpmc_uncounted_differs(const struct dev_obs *o, char *buf, size_t n)
+{
+	int64_t icpt = o->retired.intercepted;
+
+	if (!icpt || o->retired.branches)
+		return differs_if(true, buf, n, "no intercepted instruction in the loop");
+	if (o->retired.slope_error != -icpt)
+		return differs_if(
+			true, buf, n,
+			"the two lengths differ by %+ld against the workload; the row has one fewer for each of the %ld RDPMCs (%+ld)",
+			o->retired.slope_error, icpt, -icpt);
+	return differs_if(o->retired.intercept < 0 || o->retired.intercept > o->retired.intercept_max, buf, n,
+			  "the bracket counted %ld; the row's 0..%ld", o->retired.intercept,
+			  o->retired.intercept_max);
 }
 
 static const char *vmexit_excess_differs(const struct dev_obs *o, char *buf, size_t n)
@@ -238,8 +266,8 @@ const struct deviation dev_table[DEV_ROWS] = {
 	},
 	[DEV_AMD_SVM_VMRUN_COUNTED_IN_GUEST] = {
 		.id = "AMD-SVM-VMRUN-COUNTED-IN-GUEST",
-		.seen = "retired instructions or branches exceed the exact count by a few, the same at both loop lengths: the VMRUN resuming the guest after each VM exit counts as a guest instruction and branch",
-		.source = "kvm-unit-tests x86/pmu.c (exact counts checked on Intel only, commit 89126fa4); Sandipan Das (AMD) on the KVM list, 2024-07-04",
+		.seen = "retired instructions or branches exceed the exact count by a few, the same at both loop lengths, and by one more for each RDPMC the VMM intercepts: the VMRUN resuming the guest after each VM exit counts as a guest instruction and branch",
+		.source = "kvm-unit-tests x86/pmu.c (exact counts checked on Intel only, commit 89126fa4); Sandipan Das (AMD) on the KVM list, 2024-07-04; KVM intercepts RDPMC (Linux arch/x86/kvm/svm/svm.c init_vmcb(), INTERCEPT_RDPMC) and counts the one it emulates (kvm_skip_emulated_instruction(), since 9cd803d496e7, v5.17)",
 		.verdict = DEV_XFAIL,
 		.obs = DEV_OBS_RETIRED,
 		.on = { .hv = DEV_HV_ANY_GUEST, .vendor = PMU_VENDOR_AMD },
@@ -310,6 +338,17 @@ const struct deviation dev_table[DEV_ROWS] = {
 		.obs = DEV_OBS_HOST_GUEST_ONLY,
 		.on = { .hv = DEV_HV(PMU_HV_XEN), .vendor = PMU_VENDOR_AMD },
 		.differs = guest_only_forced_differs,
+	},
+	[DEV_KVM_PRE517_EMULATED_RDPMC_NOT_COUNTED] = {
+		.id = "KVM-PRE517-EMULATED-RDPMC-NOT-COUNTED",
+		.seen = "a loop that reads a counter with RDPMC counts one instruction fewer per RDPMC: KVM intercepts RDPMC and, before v5.17, emulated it without counting it",
+		.source = "Linux arch/x86/kvm/x86.c kvm_emulate_rdpmc() ends in kvm_skip_emulated_instruction(), which counts the instruction only from 9cd803d496e7 \"KVM: x86: Update vPMCs when retiring instructions\" (v5.17); on AMD the VMRUN back into the guest makes up for it (AMD-SVM-VMRUN-COUNTED-IN-GUEST)",
+		.verdict = DEV_XFAIL,
+		.obs = DEV_OBS_RETIRED,
+		.on = { .hv = DEV_HV_KVM_OR_HIDDEN },
+		.differs = rdpmc_uncounted_differs,
+		.fixed_in = DEV_LINUX_VERSION(5, 17, 0),
+		.fixed_by = "9cd803d496e7",
 	},
 	[DEV_QEMU_GLOBAL_CTRL_RESET_ZERO] = {
 		.id = "QEMU-GLOBAL-CTRL-RESET-ZERO",
@@ -475,9 +514,16 @@ const char *dev_describe(const struct dev_obs *o, char *buf, size_t n)
 				  o->fast_rdpmc.value, o->fast_rdpmc.counter);
 		break;
 	case DEV_OBS_RETIRED:
-		ksnprintf(buf, n, "%s %+ld over the bracket's most, slope %s",
-			  retired_name[o->retired.branches], o->retired.intercept - o->retired.intercept_max,
-			  o->retired.slope_error ? "off" : "exact");
+		if (o->retired.intercepted && o->retired.slope_error)
+			ksnprintf(buf, n, "%s %+ld over the bracket's most, slope %+ld for %ld RDPMCs",
+				  retired_name[o->retired.branches],
+				  o->retired.intercept - o->retired.intercept_max, o->retired.slope_error,
+				  o->retired.intercepted);
+		else
+			ksnprintf(buf, n, "%s %+ld over the bracket's most, slope %s",
+				  retired_name[o->retired.branches],
+				  o->retired.intercept - o->retired.intercept_max,
+				  o->retired.slope_error ? "off" : "exact");
 		break;
 	case DEV_OBS_QUIET_OVERFLOW:
 		ksnprintf(buf, n, "GLOBAL_STATUS bit %s after a wrap with INT clear, count %s",

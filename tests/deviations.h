@@ -52,10 +52,16 @@ struct dev_obs {
 		 * bracket's MOVs (the bracket's intercept: for instructions the
 		 * WRMSRs counted, w), the plausible most of it (2 instructions,
 		 * 0 branches), and the error of the difference between the two
-		 * lengths against the workload's exact per-iteration count. */
+		 * lengths against the workload's exact per-iteration count.
+		 * intercepted: how many instructions of that difference a VMM
+		 * may intercept, each a VM exit (the RDPMCs of a loop that
+		 * reads a counter; 0 for the plain loop): the intercept is then
+		 * what is left at length 0 once the slope, whatever it is, is
+		 * taken off. */
 		struct {
 			bool branches;
 			int64_t slope_error, intercept, intercept_max;
+			int64_t intercepted;
 		} retired;
 		/* status_bit: the counter's GLOBAL_STATUS bit was set afterwards;
 		 * count_exact: its count across the wrap was (so it wrapped). */
@@ -128,6 +134,7 @@ enum dev_row {
 	DEV_KVM_PMI_DUPLICATE_OR_SPURIOUS,
 	DEV_XEN_SVM_RDPMC_NOT_INTERCEPTED,
 	DEV_XEN_AMD_GUEST_ONLY_FORCED,
+	DEV_KVM_PRE517_EMULATED_RDPMC_NOT_COUNTED,
 	/* Fingerprints: reported, never a verdict. */
 	DEV_QEMU_GLOBAL_CTRL_RESET_ZERO,
 	DEV_XEN_GLOBAL_CTRL_RESET_ZERO,

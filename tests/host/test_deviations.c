@@ -179,6 +179,61 @@ HT_TEST(amd_guest_counts_vmrun)
 	HT_CHECK(match(&o) == NULL, "an Intel guest: no row");
 }
 
+/* A loop of n RDPMCs a VMM intercepts, measured at n and 2n: slope and
+ * the part left at length 0. */
+static struct dev_obs rdpmc_loop(const struct pmu_cpu *pc, int64_t n, int64_t slope, int64_t intercept)
+{
+	struct dev_obs o = retired(pc, false, slope, intercept);
+	o.retired.intercepted = n;
+	return o;
+}
+
+/* One VMRUN per intercepted RDPMC on AMD, the constant part within the
+ * bracket's bounds and the row's; KVM before 5.17 leaving the RDPMC it
+ * emulated uncounted; neither matches anything in between. */
+HT_TEST(rdpmc_loop_under_a_vmm)
+{
+	const struct pmu_cpu *kvm_amd = cpu_as("AuthenticAMD", 0x00a00f11, kvm_sig);
+	struct dev_obs o = rdpmc_loop(kvm_amd, 50, 50, 2); /* KVM >= 5.17: WRMSR 1, its VMRUN 1 */
+	HT_CHECK_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST");
+	o = rdpmc_loop(kvm_amd, 50, 50, 0);
+	HT_CHECK_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST");
+	o = rdpmc_loop(kvm_amd, 50, 50, 4); /* + one asynchronous exit in every window */
+	HT_CHECK_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST");
+	o = rdpmc_loop(kvm_amd, 50, 50, 5);
+	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "more than the row's 2");
+	o = rdpmc_loop(kvm_amd, 50, 50, -1);
+	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "the row only adds");
+	o = rdpmc_loop(kvm_amd, 50, 100, 2); /* two per RDPMC: an emulated RDPMC counted twice */
+	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "one for each of the 50 intercepted");
+	o = rdpmc_loop(kvm_amd, 50, 7, 2); /* asynchronous exits, not per RDPMC */
+	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "differ by +7");
+	/* The constant alone, slope exact, as the plain loop's. */
+	o = rdpmc_loop(kvm_amd, 50, 0, 3);
+	HT_CHECK_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST");
+	o = rdpmc_loop(cpu_as("AuthenticAMD", 0x00a00f11, NULL), 50, 50, 2);
+	HT_CHECK_NO_MATCH(&o, "AMD-SVM-VMRUN-COUNTED-IN-GUEST", "bare metal");
+	o = rdpmc_loop(kvm_intel(), 50, 50, 2);
+	HT_CHECK(match(&o) == NULL, "an Intel guest under KVM: no row counts RDPMC twice");
+
+	/* KVM before 5.17: none of the RDPMCs counted. */
+	o = rdpmc_loop(kvm_intel(), 50, -50, 0);
+	HT_CHECK_MATCH(&o, "KVM-PRE517-EMULATED-RDPMC-NOT-COUNTED");
+	o = rdpmc_loop(kvm_intel(), 50, -49, 0);
+	HT_CHECK_NO_MATCH(&o, "KVM-PRE517-EMULATED-RDPMC-NOT-COUNTED", "one fewer for each of the 50");
+	o = rdpmc_loop(kvm_intel(), 50, -50, 3);
+	HT_CHECK_NO_MATCH(&o, "KVM-PRE517-EMULATED-RDPMC-NOT-COUNTED", "the row's 0..2");
+	o = retired(kvm_intel(), false, -50, 0); /* the plain loop has nothing intercepted */
+	HT_CHECK_NO_MATCH(&o, "KVM-PRE517-EMULATED-RDPMC-NOT-COUNTED", "no intercepted instruction");
+	o = rdpmc_loop(cpu_as("GenuineIntel", SKYLAKE, "XenVMMXenVMM"), 50, -50, 0);
+	HT_CHECK_NO_MATCH(&o, "KVM-PRE517-EMULATED-RDPMC-NOT-COUNTED", "this is Xen");
+	dev_set_host_kernel(DEV_LINUX_VERSION(5, 17, 0));
+	o = rdpmc_loop(kvm_intel(), 50, -50, 0);
+	HT_CHECK_NO_MATCH(&o, "KVM-PRE517-EMULATED-RDPMC-NOT-COUNTED",
+			  "has the fix (Linux 5.17, 9cd803d496e7)");
+	dev_set_host_kernel(0);
+}
+
 HT_TEST(srf7_by_model)
 {
 	struct dev_obs o = retired(cpu_as("GenuineIntel", SIERRA_FOREST, kvm_sig), true, 0, 1);

@@ -857,8 +857,12 @@ unsigned x86pmu_count_insn(X86PMUState *s, X86PMURing ring,
     /*
      * Xen emulates the intercepted instruction without counting it (its
      * vPMU loads GLOBAL_CTRL at VM entry: Xen xen/arch/x86/cpu/vpmu_intel.c).
+     * RDPMC is not intercepted for an HVM guest (svm/vmcb.c construct_vmcb()
+     * leaves GENERAL1_INTERCEPT_RDPMC clear; vmx/vmx.c handles no RDPMC
+     * exit), so it runs and counts as on silicon.
      */
-    if (icpt && x86pmu_quirk(s, X86PMU_QUIRK_XEN_EMULATED_WRMSR_NOT_COUNTED)) {
+    if (icpt && !(insn->flags & X86PMU_INSN_RDPMC) &&
+        x86pmu_quirk(s, X86PMU_QUIRK_XEN_EMULATED_WRMSR_NOT_COUNTED)) {
         return 0;
     }
     if (insn->cycles > 1) {

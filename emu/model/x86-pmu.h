@@ -463,6 +463,8 @@ typedef struct X86PMUState {
     uint64_t debugctl;
     /* CMASK/EDGE: bit idx = the last counted cycle's condition. */
     uint64_t edge_prev;
+    /* The glue's: the instruction being emulated is an RDPMC. */
+    bool insn_rdpmc;
     /* Quirk state: GLOBAL_STATUS as a guest last saw it at a PMI. */
     uint64_t status_at_pmi;
     /* Defect state: PMIs owed at the next status clear. */
@@ -537,6 +539,8 @@ typedef enum X86PMUAccess {
 #define X86PMU_INSN_INTERCEPTED 1u  /* a hypervisor would exit on it */
 /* It may have changed the counters: count it as cfg.wrmsr_counted says. */
 #define X86PMU_INSN_PMU_ACCESS  2u
+/* RDPMC: what a hypervisor intercepts differs from the MSR accesses. */
+#define X86PMU_INSN_RDPMC       4u
 typedef struct X86PMUInsn {
     uint32_t cycles;
     uint32_t ev[X86PMU_EV_NUM];

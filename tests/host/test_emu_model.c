@@ -1027,11 +1027,17 @@ HT_TEST(quirks_on_intercepted_instructions)
 	wr(0x186, 0xff4300c0);
 	x86pmu_count_insn(&st, X86PMU_RING_OS, &wrmsr);
 	HT_CHECK_EQ(rdv(0xc1), 1);
-	/* Xen does not count it at all (F13). */
+	/* Xen does not count it at all (F13); RDPMC, which it does not
+	 * intercept, counts as on silicon. */
 	reconfigure(q_xen);
 	wr(0x187, SEL_INSTR);
 	x86pmu_count_insn(&st, X86PMU_RING_OS, &wrmsr);
 	HT_CHECK_EQ(rdv(0xc2), 0);
+	X86PMUInsn rdpmc = wrmsr;
+	rdpmc.cycles = 1;
+	rdpmc.flags |= X86PMU_INSN_RDPMC;
+	x86pmu_count_insn(&st, X86PMU_RING_OS, &rdpmc);
+	HT_CHECK_EQ(rdv(0xc2), 1);
 	/* AMD adds VMRUN as an instruction and a branch (F7). */
 	reconfigure(q_vmrun);
 	wr(0x187, SEL_INSTR);

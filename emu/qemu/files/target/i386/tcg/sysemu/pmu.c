@@ -719,6 +719,7 @@ void x86_pmu_insn_begin(CPUX86State *env, uint32_t self, uintptr_t ra)
     }
     /* Which counters count before it acts (pmu-wrmsr-counted). */
     x86pmu_insn_begin(&env->pmu);
+    env->pmu.insn_rdpmc = false; /* x86_pmu_rdpmc() says otherwise */
     if (pmis) {
         /* An overflow before this instruction: its PMI comes first. */
         pmu_update(env);
@@ -746,6 +747,10 @@ void x86_pmu_insn_end(CPUX86State *env, uint32_t self)
         env->pmu_acc[ring].cycles -= self & 0xffff;
     }
     x86_pmu_sync_svm(env);
+    if (env->pmu.insn_rdpmc) {
+        in.flags |= X86PMU_INSN_RDPMC;
+        env->pmu.insn_rdpmc = false;
+    }
     in.ev[X86PMU_EV_INSTRUCTIONS] = 1;
     pmis = x86pmu_count_insn(&env->pmu, ring, &in);
     /* RDMSR, WRMSR, RDPMC and CPUID are two bytes long. */
@@ -807,6 +812,7 @@ int x86_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
 
 bool x86_pmu_rdpmc(CPUX86State *env, uint32_t ecx, uint64_t *val)
 {
+    env->pmu.insn_rdpmc = true;
     if (pmu_leaks(env)) {
         pmu_leak_take(env);
     }

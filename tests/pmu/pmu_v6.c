@@ -11,6 +11,7 @@
 #include "arch/x86/usermode.h"
 #include "arch/x86/vectors.h"
 #include "pmu/bracket.h"
+#include "pmu/intel/topdown.h"
 #include "pmu/intel/v6.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
@@ -704,4 +705,126 @@ KTEST("pmu.v6", perf_metrics, needs_perf_metrics, KTEST_PER_CPU,
 		      "PERF_METRICS <- 0: vector %d, reads %#lx", vec, m);
 	}
 	pmu_event_del(&slots);
+}
+
+/* n returns that the return stack mispredicts, between br->on and
+ * br->off: each iteration CALLs a stub that rewrites its return address
+ * to the instruction after the UD2 that follows the CALL, so the RET goes
+ * elsewhere than the return stack says (the return-stack refill trick of
+ * retpolines, Linux arch/x86/include/asm/nospec-branch.h). The UD2 only
+ * ever runs on the wrong path. */
+static void mispredicted_returns(const struct pmu_bracket_regs *br, uint64_t n)
+{
+	register uint64_t off_hi __asm__("r8") = (uint32_t)(br->off >> 32);
+	uint32_t lo = (uint32_t)br->on, hi = (uint32_t)(br->on >> 32), cx = br->msr;
+
+	__asm__ volatile("wrmsr\n"
+			 "1:\n\t"
+			 "call 3f\n\t"
+			 "ud2\n"
+			 "2:\n\t"
+			 "dec %[n]\n\t"
+			 "jnz 1b\n\t"
+			 "jmp 4f\n"
+			 "3:\n\t"
+			 "lea 2b(%%rip), %%rax\n\t"
+			 "mov %%rax, (%%rsp)\n\t"
+			 "ret\n"
+			 "4:\n\t"
+			 "mov %%esi, %%eax\n\t"
+			 "mov %%r8d, %%edx\n\t"
+			 "wrmsr\n\t"
+			 : "+a"(lo), "+d"(hi), "+c"(cx), [n] "+r"(n)
+			 : "S"((uint32_t)br->off), "r"(off_hi)
+			 : "cc", "memory");
+}
+
+static const char *needs_metrics_misses(void)
+{
+	const char *why = needs_perf_metrics();
+
+	if (why)
+		return why;
+	if ((why = pmu_test_gp_event_missing(PMU_ARCH_BRANCH_MISSES)))
+		return why;
+	if (!(pmu_test_free_fixed() & BIT(3)))
+		return ktest_reason("IA32_FIXED_CTR3 is not free (mask %#x)", pmu_test_free_fixed());
+	if (pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP) >= PMU_MAX_GP)
+		return ktest_reason("no free GP counter (mask %#x)", pmu_test_free_gp());
+	return NULL;
+}
+
+#define MISPREDICT_LOOPS 20000u
+
+/* A mispredicted branch wastes issue slots until the machine recovers
+ * (the top-down method's Bad Speculation, SDM vol. 3B, "Performance
+ * Metrics"; Yasin, "A Top-Down Method for Performance Analysis and
+ * Counters Architecture", ISPASS 2014): at least one slot each, however
+ * wide the core. So over a window of mispredicted returns, PERF_METRICS'
+ * bad-speculation byte times the slots of FIXED_CTR3 covers at least the
+ * mispredicted branches retired (architectural event 6), counted on a GP
+ * counter over the same workload in a window of its own (a counter of
+ * branch misses beside PERF_METRICS would count them whether or not the
+ * metrics do); half of them, for the two windows' difference, and one
+ * step of the byte's rounding. Where the core fills the level-2 bytes,
+ * branch mispredicts (byte 5), a part of bad speculation, is bounded the
+ * same way, and every part stays within its whole. */
+KTEST("pmu.v6", perf_metrics_mispredicts, needs_metrics_misses, KTEST_PER_CPU,
+      "PERF_METRICS over mispredicted returns: bad speculation a slot each")
+{
+	const struct pmu_caps *c = pmu_caps();
+	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
+	struct pmu_event slots, miss;
+	struct pmu_event *gs[] = { &slots }, *gm[] = { &miss };
+	struct pmu_bracket_regs br;
+	uint64_t m = 0, sl = 0, mispredicts = 0;
+	char why[200];
+	bool irq, measured = false;
+
+	pmu_test_event(&slots, PMU_ARCH_TOPDOWN_SLOTS);
+	if (!check(pmu_event_add_idx(&slots, PMU_IDX_FIXED(3)) == PMU_OK, "slots on fixed 3: %s",
+		   slots.reason))
+		return;
+	if (check(pmu_events_arm(gs, 1, &br) == PMU_OK, "arming: %s", slots.reason)) {
+		int vec = pmu_hw_wrmsr(MSR_PERF_METRICS, 0);
+		br.on |= BIT(PERF_GLOBAL_CTRL_PERF_METRICS_BIT);
+		irq = irq_save();
+		mispredicted_returns(&br, MISPREDICT_LOOPS);
+		irq_restore(irq);
+		pmu_hw_rdmsr(pmu_fixed_msr(c, 3), &sl);
+		vec |= pmu_hw_rdmsr(MSR_PERF_METRICS, &m);
+		pmu_events_disarm(gs, 1);
+		pmu_hw_wrmsr(MSR_PERF_METRICS, 0);
+		measured = check(vec == 0 && sl > 0,
+				 "PERF_METRICS cleared, then read: fault %d; FIXED_CTR3 counted %lu slots",
+				 vec, sl);
+	}
+	pmu_event_del(&slots);
+	if (!measured)
+		return;
+	pmu_test_event(&miss, PMU_ARCH_BRANCH_MISSES);
+	if (!check(pmu_event_add_idx(&miss, (int)x) == PMU_OK, "branch misses on GP %u: %s", x, miss.reason))
+		return;
+	if (check(pmu_events_arm(gm, 1, &br) == PMU_OK, "arming: %s", miss.reason)) {
+		irq = irq_save();
+		mispredicted_returns(&br, MISPREDICT_LOOPS);
+		irq_restore(irq);
+		pmu_events_disarm(gm, 1);
+		mispredicts = pmu_event_count(&miss);
+	}
+	pmu_event_del(&miss);
+
+	unsigned bad = intel_td_byte(m, INTEL_TD_BAD_SPEC);
+	diag("%u mispredicted returns: %lu branch misses; %lu slots, PERF_METRICS %#lx (bad speculation %u/255, %lu slots)",
+	     MISPREDICT_LOOPS, mispredicts, sl, m, bad, sl * bad / 0xff);
+	check((bad + 1) * sl >= 0xff * mispredicts / 2,
+	      "bad speculation %u/255 of %lu slots (at most %lu slots) for %lu mispredicted branches: expected at least half a slot each",
+	      bad, sl, (bad + 1) * sl / 0xff, mispredicts);
+	if (intel_td_level2_missing(c))
+		return;
+	unsigned br_miss = intel_td_byte(m, INTEL_TD_BR_MISPREDICT);
+	check(intel_td_check_level2(m, why, sizeof(why)) == 0, "%s", why);
+	check((br_miss + 1) * sl >= 0xff * mispredicts / 2,
+	      "branch mispredicts %u/255 of %lu slots (at most %lu slots) for %lu mispredicted branches: expected at least half a slot each",
+	      br_miss, sl, (br_miss + 1) * sl / 0xff, mispredicts);
 }

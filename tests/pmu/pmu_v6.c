@@ -828,3 +828,101 @@ KTEST("pmu.v6", perf_metrics_mispredicts, needs_metrics_misses, KTEST_PER_CPU,
 	      "branch mispredicts %u/255 of %lu slots (at most %lu slots) for %lu mispredicted branches: expected at least half a slot each",
 	      br_miss, sl, (br_miss + 1) * sl / 0xff, mispredicts);
 }
+
+/* The fixed counters CPUID.23H.2 lets a reload reach, free here. */
+static uint32_t acr_fixed_free(void)
+{
+	const struct pmu_caps *c = pmu_caps();
+
+	return (uint32_t)(c->acr_reload >> PMU_IDX_FIXED_BASE) & c->fixed_mask & pmu_test_free_fixed();
+}
+
+static const char *needs_acr_fixed(void)
+{
+	const char *why = needs_acr();
+	const struct pmu_caps *c = pmu_caps();
+
+	if (why)
+		return why;
+	if (!acr_fixed_free())
+		return ktest_reason(
+			"no free fixed counter can be reloaded (CPUID.23H.2 reload mask %#lx, fixed %#x, free %#x)",
+			c->acr_reload, c->fixed_mask, pmu_test_free_fixed());
+	if (pick_gp(c->acr_cause, 0) < 0)
+		return ktest_reason("no free GP counter can cause a reload (cause mask %#lx, free %#x)",
+				    c->acr_cause, pmu_test_free_gp());
+	return NULL;
+}
+
+/* As pmu.v6.auto_counter_reload for a GP counter, each fixed counter that
+ * CPUID.23H.2's reload bitmap names (bits 32 + i; Skymont's fixed 0-1),
+ * reloaded by a GP cause: IA32_PMC_FXi_CFG_B = the cause, CFG_C the
+ * reload value; the cause, preset to -1000 instructions, overflows early
+ * in the window. Then the fixed counter, preset far above, reads at least
+ * its reload value and below its preset; fixed counter 0 (instructions,
+ * as the cause) reads what the cause counted since (within the events of
+ * that cycle). */
+KTEST("pmu.v6", auto_counter_reload_fixed, needs_acr_fixed, KTEST_PER_CPU,
+      "auto counter reload of a fixed counter: a GP cause's overflow reloads it")
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t fixed = acr_fixed_free();
+	int a = pick_gp(c->acr_cause, 0);
+
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
+		struct pmu_event ea, ef;
+		struct pmu_event *g[2] = { &ea, &ef };
+		struct pmu_bracket_regs br;
+		int f = PMU_IDX_FIXED(i);
+		uint64_t preset = 0x700000000000ull & pmu_width_mask(c->fixed_width), ra = 0, rf = 0, st = 0;
+
+		if (!((fixed >> i) & 1))
+			continue;
+		pmu_test_event(&ea, PMU_ARCH_INSTRUCTIONS);
+		pmu_test_event(&ef, pmu_arch_event_of_fixed(i));
+		if (!check(pmu_event_add_idx(&ea, a) == PMU_OK && pmu_event_add_idx(&ef, f) == PMU_OK,
+			   "instructions on GP %d, %s on fixed %u: %s %s", a, ef.name, i, ea.reason,
+			   ef.reason)) {
+			if (ea.hw.idx >= 0)
+				pmu_event_del(&ea);
+			if (ef.hw.idx >= 0)
+				pmu_event_del(&ef);
+			continue;
+		}
+		if (check(pmu_events_arm(g, 2, &br) == PMU_OK, "arming: %s", ea.reason)) {
+			pmu_hw_wrmsr(c->global_ovf, pmu_events_global_mask(g, 2));
+			pmu_event_write_counter(&ea, (0 - V6_OVF_N) & pmu_width_mask(c->gp_width));
+			pmu_event_write_counter(&ef, preset);
+			check(pmu_hw_wrmsr(acr_cfg_c((unsigned)f), V6_RELOAD_B) == 0 &&
+				      pmu_hw_wrmsr(acr_cfg_b((unsigned)f), BIT(a)) == 0,
+			      "programming fixed %u's CFG_B <- GP %d and CFG_C <- %#lx faulted", i, a,
+			      V6_RELOAD_B);
+			bool irq = irq_save();
+			pmu_bracket_loop(&br, PMU_TEST_LOOPS);
+			irq_restore(irq);
+			pmu_hw_rdmsr(pmu_ctr_msr(c, (unsigned)a), &ra);
+			pmu_hw_rdmsr(pmu_fixed_msr(c, i), &rf);
+			pmu_hw_rdmsr(c->global_status, &st);
+			pmu_events_disarm(g, 2);
+			pmu_hw_wrmsr(acr_cfg_b((unsigned)f), 0);
+			pmu_hw_wrmsr(acr_cfg_c((unsigned)f), 0);
+			pmu_hw_wrmsr(c->global_ovf, pmu_events_global_mask(g, 2));
+			check((st >> a) & 1,
+			      "cause GP %d preset to -%lu: expected its GLOBAL_STATUS bit after the window, read %#lx",
+			      a, V6_OVF_N, st);
+			check(rf >= V6_RELOAD_B && rf < preset,
+			      "fixed %u (CFG_B = GP %d, CFG_C %#lx): expected a reload at GP %d's overflow, reads %#lx from %#lx",
+			      i, a, V6_RELOAD_B, a, rf, preset);
+			if (ef.attr.arch == PMU_ARCH_INSTRUCTIONS && rf < preset) {
+				long d = (long)(rf - V6_RELOAD_B) - (long)ra;
+				check(d >= -V6_ACR_SLACK && d <= V6_ACR_SLACK,
+				      "fixed %u reloaded to %#lx at GP %d's overflow: expected it to count what GP %d counted since (%lu), read %lu past the reload (off by %ld, at most %d)",
+				      i, V6_RELOAD_B, a, a, ra, rf - V6_RELOAD_B, d, V6_ACR_SLACK);
+			}
+			diag("fixed %u (%s) past its reload: %lu; cause GP %d after its overflow: %lu", i,
+			     ef.name, rf - V6_RELOAD_B, a, ra);
+		}
+		pmu_event_del(&ef);
+		pmu_event_del(&ea);
+	}
+}

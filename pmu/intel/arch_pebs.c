@@ -158,6 +158,7 @@ int pmu_arch_pebs_parse(const void *rec, size_t avail, struct pmu_arch_pebs_reco
 	r->size = (unsigned)(h & ARCH_PEBS_HDR_SIZE_MASK);
 	r->groups = h & ARCH_PEBS_GROUPS;
 	r->cont = (h >> ARCH_PEBS_HDR_CONT_BIT) & 1;
+	r->hdr_rsvd = rd64(b, 8);
 	if (!((h >> ARCH_PEBS_EN_BIT) & 1))
 		return kerrf(why, whylen, PMU_E_INVAL,
 			     "header %#lx: no basic group (bit 63), so not a record's first fragment",
@@ -175,6 +176,7 @@ int pmu_arch_pebs_parse(const void *rec, size_t avail, struct pmu_arch_pebs_reco
 		if (lbr_off + ARCH_PEBS_LBR_HEADER_SIZE > r->size)
 			return kerrf(why, whylen, PMU_E_INVAL,
 				     "record of %u bytes has no room for its LBR header", r->size);
+		r->lbr_ctl = rd64(b, lbr_off + 8);
 		r->lbr_depth = rd64(b, lbr_off + 16);
 		r->lbr_total = pmu_arch_pebs_lbr_entries(lbr_field,
 							 r->lbr_depth > 64 ? 65 : (unsigned)r->lbr_depth);
@@ -201,6 +203,7 @@ int pmu_arch_pebs_parse(const void *rec, size_t avail, struct pmu_arch_pebs_reco
 	}
 	if ((h >> ARCH_PEBS_XMM_BIT) & 1) {
 		r->has_xmm = true;
+		r->xer_state = rd64(b, off);
 		r->xmm0[0] = rd64(b, off + 16);
 		r->xmm0[1] = rd64(b, off + 24);
 		off += ARCH_PEBS_XER_SIZE;

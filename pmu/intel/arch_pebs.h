@@ -72,16 +72,19 @@ unsigned pmu_arch_pebs_record_size(uint64_t cfg_c, unsigned lbr_depth);
 /* One record, decoded. GPRs in the encoding order (as the DS-area
  * parser's PMU_GPR_*): RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8-R15. */
 struct pmu_arch_pebs_record {
-	unsigned size;   /* the header's size field */
-	uint64_t groups; /* the header's group bits (ARCH_PEBS_GROUPS) */
-	bool cont;       /* a fragment: another follows */
+	unsigned size;     /* the header's size field */
+	uint64_t groups;   /* the header's group bits (ARCH_PEBS_GROUPS) */
+	bool cont;         /* a fragment: another follows */
+	uint64_t hdr_rsvd; /* the header's second quadword (reserved) */
 	uint64_t ip, applicable, tsc;
 	bool has_gprs;
 	uint64_t rflags, rip, gpr[16], ssp;
 	bool has_xmm;
+	uint64_t xer_state; /* the XER group header's state bitmap */
 	uint64_t xmm0[2];
 	unsigned lbr_total, lbr_n; /* entries in the record, kept */
 	uint64_t lbr_depth;        /* the LBR header's depth field */
+	uint64_t lbr_ctl;          /* the LBR header's IA32_LBR_CTL field */
 	struct {
 		uint64_t from, to, info;
 	} lbr[ARCH_PEBS_MAX_LBR];

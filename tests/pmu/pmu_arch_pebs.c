@@ -13,6 +13,7 @@
 #include "lib/bits.h"
 #include "lib/string.h"
 #include "pmu/intel/arch_pebs.h"
+#include "pmu/lbr.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
@@ -120,9 +121,10 @@ struct run_ctr {
 struct run {
 	struct run_ctr *c;
 	unsigned n;
-	unsigned thresh_rec; /* threshold after this many records of c[0]; 0: past the buffer */
-	uint64_t index;      /* IA32_PEBS_INDEX after the run */
-	uint64_t status;     /* IA32_PERF_GLOBAL_STATUS after the run */
+	unsigned thresh_rec;            /* threshold after this many records of c[0]; 0: past the buffer */
+	uint64_t index;                 /* IA32_PEBS_INDEX after the run */
+	uint64_t status;                /* IA32_PERF_GLOBAL_STATUS after the run */
+	const struct pmu_lbr_regs *lbr; /* LBRs on around the path (arch LBRs); NULL: off */
 	bool faulted;
 };
 
@@ -175,12 +177,16 @@ static bool run(struct run *r)
 		MSR_IA32_PEBS_INDEX,
 		pmu_arch_pebs_index(0, r->thresh_rec ? (uint64_t)r->thresh_rec * r->c[0].size : BUF_SIZE,
 				    true));
+	if (r->lbr)
+		f |= pmu_hw_wrmsr(r->lbr->ctl_msr, r->lbr->ctl_on);
 	r->faulted = f != 0;
 	if (!r->faulted) {
 		was = irq_save();
 		pebs_path(c->global_ctrl, on, 0);
 		irq_restore(was);
 	}
+	if (r->lbr)
+		pmu_hw_wrmsr(r->lbr->ctl_msr, r->lbr->ctl_off);
 	pmu_hw_rdmsr(MSR_IA32_PEBS_INDEX, &r->index);
 	for (unsigned i = 0; i < r->n; i++) {
 		struct run_ctr *k = &r->c[i];
@@ -205,7 +211,8 @@ static bool run(struct run *r)
 	pmu_hw_wrmsr(c->global_ctrl, global);
 	ix = pmu_arch_pebs_index_decode(r->index);
 	return check(!r->faulted,
-		     "programming architectural PEBS faulted (CFG_C, event selects, PEBS_BASE/INDEX)") &&
+		     "programming architectural PEBS faulted (CFG_C, event selects, PEBS_BASE/INDEX%s)",
+		     r->lbr ? ", IA32_LBR_CTL" : "") &&
 	       check(ix.wr <= BUF_SIZE, "IA32_PEBS_INDEX %#lx: write offset %lu past the %u-byte buffer",
 		     (unsigned long)r->index, (unsigned long)ix.wr, BUF_SIZE);
 }
@@ -601,4 +608,133 @@ KTEST("pmu.arch_pebs", several_counters, needs_two, KTEST_PER_CPU,
 	pmu_event_del(&k[2].ev);
 	pmu_event_del(&k[1].ev);
 	pmu_event_del(&k[0].ev);
+}
+
+/* Arch LBRs recording the path's JMPs (every branch kind, ring 0), or a
+ * reason why not; the stack emptied first. */
+static const char *path_lbrs(struct pmu_lbr_caps *l, struct pmu_lbr_regs *regs)
+{
+	const struct pmu_lbr_filter f = { .os = true, .kinds = PMU_LBR_BR_ALL };
+	static char why[PMU_REASON_LEN];
+
+	pmu_lbr_decode(pmu_caps(), l);
+	if (l->kind != PMU_LBR_ARCH)
+		return ktest_reason("LBR group not checked: no architectural LBRs (%s)",
+				    l->kind == PMU_LBR_NONE ? l->why : pmu_lbr_kind_name(l->kind));
+	if (pmu_lbr_encode(l, &f, 0, regs, why, sizeof(why)) != PMU_OK)
+		return why;
+	if (pmu_lbr_clear(l) != 0)
+		return "emptying the architectural LBR stack faulted";
+	return NULL;
+}
+
+/* The fields of each group that pmu.arch_pebs.groups leaves unread, on a
+ * record with every group CPUID.23H.4 offers (the counters group is not
+ * offered by any shape here): the header's second quadword is reserved
+ * (Linux d21954c8a0ff, struct arch_pebs_header: rsvd4), so 0; the XER
+ * group's header is a state-component bitmap in XCR0's layout (struct
+ * arch_pebs_xer_header.xstate) and the group holds XMM0-15, so its SSE
+ * bit (1) is set; the LBR group's header holds IA32_LBR_CTL at the
+ * record (struct arch_pebs_lbr_header.ctl), the value this run wrote, and
+ * its eight entries are the most recent branches first (SDM vol. 3B,
+ * "Architectural Last Branch Records": entry 0 the youngest): with LBRs
+ * on around the path, whose only branches are its JMPs and whose first
+ * record comes 40 of them in, each entry is a JMP of the path to the
+ * next block (from + 2), one block before the entry younger than it. */
+KTEST("pmu.arch_pebs", group_fields, needs_arch_pebs, KTEST_PER_CPU,
+      "group headers: reserved 0, XER names SSE, LBR_CTL and the path's JMPs")
+{
+	struct run_ctr k = { .period = PERIOD, .pebs = true };
+	struct run r = { .c = &k, .n = 1 };
+	struct walk *w = &the_walk;
+	struct pmu_lbr_caps l;
+	struct pmu_lbr_regs regs;
+	const char *no_lbr;
+	bool ok = true;
+
+	if (!reserve(&k, pebs_gp(0), PMU_ARCH_BRANCHES))
+		return;
+	k.groups = here()->groups & (BIT(ARCH_PEBS_AUX_BIT) | BIT(ARCH_PEBS_GPR_BIT) |
+				     BIT(ARCH_PEBS_XMM_BIT) | (1ull << ARCH_PEBS_LBR_SHIFT));
+	no_lbr = (k.groups & ARCH_PEBS_LBR_MASK) ? path_lbrs(&l, &regs) : "the LBR group is not offered";
+	if (no_lbr) {
+		diag("%s", no_lbr);
+		k.groups &= ~ARCH_PEBS_LBR_MASK;
+	} else {
+		r.lbr = &regs;
+	}
+	if (run(&r) && walk(&r, w)) {
+		ok &= check(w->n == RECORDS, "groups %#lx: %u records, expected %u", (unsigned long)k.groups,
+			    w->n, RECORDS);
+		for (unsigned i = 0; i < w->n; i++) {
+			const struct pmu_arch_pebs_record *rec = &w->rec[i];
+			ok &= check(rec->hdr_rsvd == 0,
+				    "record %u: the header's reserved second quadword reads %#lx, expected 0",
+				    i, (unsigned long)rec->hdr_rsvd);
+			if (k.groups & BIT(ARCH_PEBS_XMM_BIT))
+				ok &= check(
+					rec->has_xmm && ((rec->xer_state >> 1) & 1),
+					"record %u: XER group header %#lx lacks the SSE state bit (1) of the XMM registers it holds",
+					i, (unsigned long)rec->xer_state);
+			if (!r.lbr)
+				continue;
+			ok &= check(rec->lbr_ctl == regs.ctl_on,
+				    "record %u: the LBR group's IA32_LBR_CTL field %#lx, the run wrote %#lx",
+				    i, (unsigned long)rec->lbr_ctl, (unsigned long)regs.ctl_on);
+			ok &= check(rec->lbr_n == 8, "record %u: %u LBR entries, expected 8", i, rec->lbr_n);
+			for (unsigned e = 0; ok && e < rec->lbr_n; e++) {
+				uint64_t from = rec->lbr[e].from, to = rec->lbr[e].to;
+				ok &= check(
+					is_path_jmp(from) && to == from + 2 &&
+						(e == 0 || from + PATH_BLOCK_BYTES == rec->lbr[e - 1].from),
+					"record %u, LBR entry %u: %#lx -> %#lx; expected a JMP of the path (%p + 6k + 4) to the next block%s",
+					i, e, (unsigned long)from, (unsigned long)to,
+					(const void *)pebs_path_start,
+					e ? ", one block before the entry younger than it" : "");
+			}
+		}
+		if (!ok)
+			diag_run(&r, w);
+	} else {
+		diag_run(&r, NULL);
+	}
+	if (r.lbr)
+		pmu_lbr_clear(&l);
+	pmu_event_del(&k.ev);
+}
+
+/* A counter's CFG_C takes a write of each group CPUID.23H.4:EBX offers
+ * (bit k of EBX lets CFG_C bit 32 + k be set: Linux cc5755ee9b8b reads it
+ * so) and reads it back; a group bit EBX does not offer is reserved, and
+ * a WRMSR setting a reserved bit of an MSR raises #GP (SDM vol. 4,
+ * "Architectural MSRs", reserved bits). On the shapes here the counters
+ * group (bits 38:35) is the one never offered. */
+KTEST("pmu.arch_pebs", cfg_c_groups, needs_arch_pebs, KTEST_PER_CPU,
+      "CFG_C holds each group CPUID.23H.4 offers and #GPs on the others")
+{
+	int x = pebs_gp(0);
+	uint32_t msr = pmu_arch_pebs_cfg_c_msr(x);
+	uint64_t offered = here()->groups & ARCH_PEBS_GROUPS & ~BIT(ARCH_PEBS_EN_BIT), v;
+	uint64_t refused = ARCH_PEBS_GROUPS & ~here()->groups & ~BIT(ARCH_PEBS_EN_BIT);
+	int vec;
+
+	for (unsigned b = 32; b < 63; b++) {
+		uint64_t bit = BIT(b);
+		if (!((offered | refused) & bit))
+			continue;
+		v = 0;
+		vec = pmu_hw_wrmsr(msr, bit);
+		if (offered & bit)
+			check(vec == 0 && pmu_hw_rdmsr(msr, &v) == 0 && v == bit,
+			      "counter %d's CFG_C (MSR %#x) <- bit %u, a group CPUID.23H.4 offers (groups %#lx): vector %d, reads %#lx",
+			      x, msr, b, (unsigned long)here()->groups, vec, (unsigned long)v);
+		else
+			check(vec == X86_VEC_GP,
+			      "counter %d's CFG_C (MSR %#x) <- bit %u, a group CPUID.23H.4 does not offer (groups %#lx): expected #GP, saw vector %d",
+			      x, msr, b, (unsigned long)here()->groups, vec);
+		pmu_hw_wrmsr(msr, 0);
+	}
+	if (!refused)
+		diag("CPUID.23H.4 offers every group (%#lx): no reserved group bit to refuse",
+		     (unsigned long)here()->groups);
 }

@@ -143,10 +143,11 @@ static const char *needs_pebs_pmi(void)
 
 /* One run of the path with PEBS on counter ev (which holds a GP counter). */
 struct pebs_run {
-	uint64_t period;     /* reset and preset: -period */
-	bool adaptive;       /* the counter's adaptive bit (PERFEVTSEL[34]) */
-	uint64_t data_cfg;   /* MSR_PEBS_DATA_CFG (adaptive PEBS) */
-	unsigned thresh_rec; /* interrupt threshold after this many records; 0: none */
+	uint64_t period;                /* reset and preset: -period */
+	bool adaptive;                  /* the counter's adaptive bit (PERFEVTSEL[34]) */
+	uint64_t data_cfg;              /* MSR_PEBS_DATA_CFG (adaptive PEBS) */
+	unsigned thresh_rec;            /* interrupt threshold after this many records; 0: none */
+	const struct pmu_lbr_regs *lbr; /* LBRs on around the path; NULL: left as they are */
 	/* Results. */
 	unsigned size;    /* the record size expected */
 	uint64_t index;   /* DS PEBS index after the run */
@@ -166,8 +167,22 @@ static bool pebs_run(struct pmu_event *ev, struct pebs_run *r)
 	uint64_t mask = pmu_width_mask(ev->hw.width), start = (0 - r->period) & mask, *slot, global = 0;
 	uint64_t sel = ev->hw.config | BIT(PERFEVTSEL_EN_BIT) |
 		       (r->adaptive ? BIT(PERFEVTSEL_ADAPTIVE_BIT) : 0);
+	/* A fixed counter: its IA32_FIXED_CTR_CTRL field (ring 0, no PMI)
+	 * and its adaptive bit 32 + 4i instead of an event select. */
+	bool fixed = PMU_IDX_IS_FIXED(x);
+	unsigned fi = fixed ? (unsigned)(x - PMU_IDX_FIXED_BASE) : 0;
+	uint32_t sel_msr = fixed ? MSR_IA32_FIXED_CTR_CTRL : pmu_evtsel_msr(c, (unsigned)x);
+	uint64_t sel_off = 0;
 	int f = 0;
 	bool was;
+
+	if (fixed) {
+		pmu_hw_rdmsr(MSR_IA32_FIXED_CTR_CTRL, &sel_off);
+		sel_off &= ~((uint64_t)FIXED_CTR_CTRL_FIELD_MASK << FIXED_CTR_CTRL_SHIFT(fi)) &
+			   ~BIT(FIXED_CTR_CTRL_ADAPTIVE_BIT(fi));
+		sel = sel_off | BIT(FIXED_CTR_CTRL_SHIFT(fi) + FIXED_CTR_CTRL_OS_BIT) |
+		      (r->adaptive ? BIT(FIXED_CTR_CTRL_ADAPTIVE_BIT(fi)) : 0);
+	}
 
 	r->size = pmu_pebs_record_size(p, r->adaptive, r->data_cfg);
 	if (!check(r->size && r->size <= PEBS_BUF_SIZE, "PEBS format %u, DATA_CFG %#lx: record size %u bytes",
@@ -189,16 +204,23 @@ static bool pebs_run(struct pmu_event *ev, struct pebs_run *r)
 	/* Nothing counts until the path's first WRMSR. */
 	pmu_hw_rdmsr(c->global_ctrl, &global);
 	pmu_hw_wrmsr(c->global_ctrl, 0);
-	f |= pmu_hw_wrmsr(pmu_evtsel_msr(c, (unsigned)x), sel);
+	f |= pmu_hw_wrmsr(sel_msr, sel);
 	f |= pmu_hw_wrmsr(MSR_IA32_DS_AREA, (uint64_t)&ds);
 	if (p->adaptive)
 		f |= pmu_hw_wrmsr(MSR_PEBS_DATA_CFG, r->data_cfg);
 	f |= pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, pmu_idx_bit(x));
-	if (!check(f == 0,
-		   "programming PEBS faulted: PERFEVTSEL%d <- %#lx, DS_AREA, DATA_CFG <- %#lx, PEBS_ENABLE",
-		   x, sel, r->data_cfg)) {
+	if (r->lbr) {
+		if (r->lbr->select_msr)
+			f |= pmu_hw_wrmsr(r->lbr->select_msr, r->lbr->select);
+		f |= pmu_hw_wrmsr(r->lbr->ctl_msr, r->lbr->ctl_on);
+	}
+	if (!check(f == 0, "programming PEBS faulted: %s%d <- %#lx, DS_AREA, DATA_CFG <- %#lx, PEBS_ENABLE%s",
+		   fixed ? "FIXED_CTR_CTRL for fixed " : "PERFEVTSEL", fixed ? (int)fi : x, sel, r->data_cfg,
+		   r->lbr ? ", the LBR enable" : "")) {
+		if (r->lbr)
+			pmu_hw_wrmsr(r->lbr->ctl_msr, r->lbr->ctl_off);
 		pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
-		pmu_hw_wrmsr(pmu_evtsel_msr(c, (unsigned)x), 0);
+		pmu_hw_wrmsr(sel_msr, sel_off);
 		pmu_hw_wrmsr(c->global_ctrl, global);
 		return false;
 	}
@@ -207,10 +229,12 @@ static bool pebs_run(struct pmu_event *ev, struct pebs_run *r)
 	pebs_path(c->global_ctrl, pmu_idx_bit(x), 0);
 	r->tsc[1] = rdtsc();
 	irq_restore(was);
+	if (r->lbr)
+		pmu_hw_wrmsr(r->lbr->ctl_msr, r->lbr->ctl_off);
 	/* Disable in kvm-unit-tests' order: PEBS_ENABLE first. */
 	pmu_hw_wrmsr(MSR_IA32_PEBS_ENABLE, 0);
-	pmu_hw_rdmsr(pmu_ctr_msr(c, (unsigned)x), &r->counter);
-	pmu_hw_wrmsr(pmu_evtsel_msr(c, (unsigned)x), 0);
+	pmu_hw_rdmsr(fixed ? pmu_fixed_msr(c, fi) : pmu_ctr_msr(c, (unsigned)x), &r->counter);
+	pmu_hw_wrmsr(sel_msr, sel_off);
 	if (p->adaptive)
 		pmu_hw_wrmsr(MSR_PEBS_DATA_CFG, 0);
 	pmu_hw_wrmsr(MSR_IA32_DS_AREA, 0);
@@ -935,5 +959,149 @@ KTEST("pmu.pebs", no_overflow_no_record, needs_pebs, KTEST_PER_CPU,
 			      ev.hw.idx);
 		pmu_hw_wrmsr(c->global_ovf, bit);
 	}
+	pmu_event_del(&ev);
+}
+
+/* --- Adaptive PEBS on fixed counter 0, and its LBR group --- */
+
+static const char *needs_adaptive_fixed0(void)
+{
+	const char *why = needs_adaptive();
+
+	if (why)
+		return why;
+	if (!((pebs_here()->counters >> PEBS_ENABLE_FIXED_SHIFT) & 1))
+		return ktest_reason("fixed counter 0 cannot use PEBS (PEBS counters %#lx)",
+				    (unsigned long)pebs_here()->counters);
+	if (!(pmu_test_free_fixed() & 1))
+		return "fixed counter 0 is in use";
+	return NULL;
+}
+
+/* PEBS on fixed counter 0 (instructions, PEBS_ENABLE bit 32) with its
+ * adaptive bit, IA32_FIXED_CTR_CTRL bit 32 (SDM vol. 3B, "Adaptive
+ * PEBS"; Linux ICL_FIXED_0_ADAPTIVE), set and then clear, DATA_CFG
+ * asking for memory info and GPRs: set, each record holds those groups
+ * (its format field DATA_CFG's bits); clear, the basic group alone
+ * (format field 0, as pmu.pebs.adaptive_groups for a GP counter). Period
+ * 101 over the path's 512 instructions and the few before its first
+ * block: 5 records, each naming fixed 0, at an instruction of the path,
+ * its GPRs (when there) agreeing with its RIP. */
+KTEST("pmu.pebs", adaptive_fixed0, needs_adaptive_fixed0, KTEST_PER_CPU,
+      "adaptive PEBS on fixed counter 0: its adaptive bit picks the groups")
+{
+	const uint64_t cfg = BIT(PEBS_DATA_CFG_GPRS_BIT) | BIT(PEBS_DATA_CFG_MEMINFO_BIT);
+	struct pmu_event ev;
+
+	pmu_test_event(&ev, pmu_arch_event_of_fixed(0));
+	ev.name = "fixed 0 (PEBS)";
+	if (!check(pmu_event_add_idx(&ev, PMU_IDX_FIXED(0)) == PMU_OK, "PEBS on fixed counter 0: %s",
+		   ev.reason))
+		return;
+	for (unsigned t = 0; t < 2; t++) {
+		bool adaptive = t == 0;
+		struct pebs_run r = { .period = PEBS_FIXED0_PERIOD, .adaptive = adaptive, .data_cfg = cfg };
+		uint64_t want = adaptive ? cfg : 0, rax = 0;
+		const char *how = adaptive ? "adaptive bit set" : "adaptive bit clear";
+
+		if (!pebs_run(&ev, &r))
+			break;
+		unsigned n = records_in(&r), want_n = 2 * PEBS_BLOCKS / PEBS_FIXED0_PERIOD;
+		bool ok = check(
+			n == want_n && r.index - ds.pebs_base == (uint64_t)n * r.size,
+			"fixed 0, %s, period %u: expected %u records of %u bytes, the index moved %lu bytes",
+			how, PEBS_FIXED0_PERIOD, want_n, r.size, (unsigned long)(r.index - ds.pebs_base));
+		for (unsigned k = 0; k < n && ok; k++) {
+			struct pmu_pebs_record rec;
+			ok &= record_at(&r, k, &rec) &&
+			      check(rec.format_field == want && rec.size == r.size,
+				    "fixed 0, %s, DATA_CFG %#lx, record %u: format field %#lx size %u, expected %#lx and %u",
+				    how, (unsigned long)cfg, k, (unsigned long)rec.format_field, rec.size,
+				    (unsigned long)want, r.size) &&
+			      check(rec.has_applicable && rec.applicable == pmu_idx_bit(ev.hw.idx) &&
+					    rec.has_ip && path_rax_at(rec.ip, &rax),
+				    "fixed 0, %s, record %u: applicable %#lx (expected %#lx), IP %#lx (expected an instruction of the path %p-%p)",
+				    how, k, (unsigned long)rec.applicable,
+				    (unsigned long)pmu_idx_bit(ev.hw.idx), (unsigned long)rec.ip,
+				    (const void *)pebs_path_start, (const void *)pebs_path_end) &&
+			      (!rec.has_gprs ||
+			       check(path_rax_at(rec.rip, &rax) && rec.gpr[PMU_GPR_RAX] == rax,
+				     "fixed 0, record %u: RAX %lu at RIP %#lx; the path holds RAX = %lu there",
+				     k, (unsigned long)rec.gpr[PMU_GPR_RAX], (unsigned long)rec.rip,
+				     (unsigned long)rax));
+		}
+		if (!ok)
+			diag_records(&r);
+	}
+	pmu_event_del(&ev);
+}
+
+static const char *needs_adaptive_lbr(void)
+{
+	const char *why = needs_adaptive();
+	struct pmu_lbr_caps l;
+
+	if (why)
+		return why;
+	pmu_lbr_decode(pmu_caps(), &l);
+	if (l.kind == PMU_LBR_NONE)
+		return ktest_reason("%s", l.why);
+	return NULL;
+}
+
+/* The LBR group of an adaptive record holds the LBR stack's most recent
+ * entries, youngest first (SDM vol. 3B, "Adaptive PEBS": the LBR entries
+ * group, as many as DATA_CFG[31:24] + 1; Linux struct lbr_entry). With
+ * LBRs recording ring 0 around the path, whose only branches are its JMPs
+ * and whose first record comes 40 of them in, each of a record's eight
+ * entries is a JMP of the path to the next block (from + 2), one block
+ * before the entry younger than it. */
+KTEST("pmu.pebs", lbr_group, needs_adaptive_lbr, KTEST_PER_CPU,
+      "with LBRs on, a record's 8 LBR entries are the path's JMPs, youngest first")
+{
+	const struct pmu_lbr_filter f = { .os = true, .kinds = PMU_LBR_BR_ALL };
+	const uint64_t cfg = BIT(PEBS_DATA_CFG_LBRS_BIT) | (8ull - 1) << PEBS_DATA_CFG_LBR_SHIFT;
+	struct pmu_lbr_caps l;
+	struct pmu_lbr_regs regs;
+	struct pmu_event ev;
+	struct pebs_run r;
+	char why[PMU_REASON_LEN];
+	uint64_t now = 0;
+
+	pmu_lbr_decode(pmu_caps(), &l);
+	if (l.kind != PMU_LBR_ARCH)
+		pmu_hw_rdmsr(l.ctl_msr, &now);
+	if (!check(pmu_lbr_encode(&l, &f, now, &regs, why, sizeof(why)) == PMU_OK,
+		   "encoding the %s LBR filter: %s", pmu_lbr_kind_name(l.kind), why) ||
+	    !check(pmu_lbr_clear(&l) == 0, "emptying the %s LBR stack faulted", pmu_lbr_kind_name(l.kind)))
+		return;
+	if (!pebs_event(&ev))
+		return;
+	r = (struct pebs_run){ .period = PEBS_PERIOD, .adaptive = true, .data_cfg = cfg, .lbr = &regs };
+	if (pebs_run(&ev, &r)) {
+		unsigned n = records_in(&r);
+		bool ok = check(n == PEBS_RECORDS, "DATA_CFG %#lx: %u records, expected %u",
+				(unsigned long)cfg, n, PEBS_RECORDS);
+		for (unsigned k = 0; k < n && ok; k++) {
+			struct pmu_pebs_record rec;
+			if (!(ok &= record_at(&r, k, &rec)))
+				break;
+			ok &= check(rec.lbr_total == 8 && rec.lbr_n == 8,
+				    "record %u: %u LBR entries, expected 8", k, rec.lbr_total);
+			for (unsigned e = 0; ok && e < rec.lbr_n; e++) {
+				uint64_t from = rec.lbr[e].from, to = rec.lbr[e].to;
+				ok &= check(
+					is_path_jmp(from) && to == from + 2 &&
+						(e == 0 || from + PEBS_BLOCK_BYTES == rec.lbr[e - 1].from),
+					"record %u, LBR entry %u: %#lx -> %#lx (info %#lx); expected a JMP of the path (%p + 6k + 4) to the next block%s",
+					k, e, (unsigned long)from, (unsigned long)to,
+					(unsigned long)rec.lbr[e].info, (const void *)pebs_path_start,
+					e ? ", one block before the entry younger than it" : "");
+			}
+		}
+		if (!ok)
+			diag_records(&r);
+	}
+	pmu_lbr_clear(&l);
 	pmu_event_del(&ev);
 }

@@ -11,6 +11,7 @@
 #include "arch/x86/usermode.h"
 #include "arch/x86/vectors.h"
 #include "pmu/bracket.h"
+#include "pmu/intel/topdown.h"
 #include "pmu/intel/v6.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
@@ -704,4 +705,221 @@ KTEST("pmu.v6", perf_metrics, needs_perf_metrics, KTEST_PER_CPU,
 		      "PERF_METRICS <- 0: vector %d, reads %#lx", vec, m);
 	}
 	pmu_event_del(&slots);
+}
+
+/* n returns that the return stack mispredicts, between br->on and
+ * br->off: each iteration CALLs a stub that rewrites its return address
+ * to the instruction after the UD2 that follows the CALL, so the RET goes
+ * elsewhere than the return stack says (the return-stack refill trick of
+ * retpolines, Linux arch/x86/include/asm/nospec-branch.h). The UD2 only
+ * ever runs on the wrong path. */
+static void mispredicted_returns(const struct pmu_bracket_regs *br, uint64_t n)
+{
+	register uint64_t off_hi __asm__("r8") = (uint32_t)(br->off >> 32);
+	uint32_t lo = (uint32_t)br->on, hi = (uint32_t)(br->on >> 32), cx = br->msr;
+
+	__asm__ volatile("wrmsr\n"
+			 "1:\n\t"
+			 "call 3f\n\t"
+			 "ud2\n"
+			 "2:\n\t"
+			 "dec %[n]\n\t"
+			 "jnz 1b\n\t"
+			 "jmp 4f\n"
+			 "3:\n\t"
+			 "lea 2b(%%rip), %%rax\n\t"
+			 "mov %%rax, (%%rsp)\n\t"
+			 "ret\n"
+			 "4:\n\t"
+			 "mov %%esi, %%eax\n\t"
+			 "mov %%r8d, %%edx\n\t"
+			 "wrmsr\n\t"
+			 : "+a"(lo), "+d"(hi), "+c"(cx), [n] "+r"(n)
+			 : "S"((uint32_t)br->off), "r"(off_hi)
+			 : "cc", "memory");
+}
+
+static const char *needs_metrics_misses(void)
+{
+	const char *why = needs_perf_metrics();
+
+	if (why)
+		return why;
+	if ((why = pmu_test_gp_event_missing(PMU_ARCH_BRANCH_MISSES)))
+		return why;
+	if (!(pmu_test_free_fixed() & BIT(3)))
+		return ktest_reason("IA32_FIXED_CTR3 is not free (mask %#x)", pmu_test_free_fixed());
+	if (pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP) >= PMU_MAX_GP)
+		return ktest_reason("no free GP counter (mask %#x)", pmu_test_free_gp());
+	return NULL;
+}
+
+#define MISPREDICT_LOOPS 20000u
+
+/* A mispredicted branch wastes issue slots until the machine recovers
+ * (the top-down method's Bad Speculation, SDM vol. 3B, "Performance
+ * Metrics"; Yasin, "A Top-Down Method for Performance Analysis and
+ * Counters Architecture", ISPASS 2014): at least one slot each, however
+ * wide the core. So over a window of mispredicted returns, PERF_METRICS'
+ * bad-speculation byte times the slots of FIXED_CTR3 covers at least the
+ * mispredicted branches retired (architectural event 6), counted on a GP
+ * counter over the same workload in a window of its own (a counter of
+ * branch misses beside PERF_METRICS would count them whether or not the
+ * metrics do); half of them, for the two windows' difference, and one
+ * step of the byte's rounding. Where the core fills the level-2 bytes,
+ * every part stays within its whole over this window too; branch
+ * mispredicts (byte 5) is reported. */
+KTEST("pmu.v6", perf_metrics_mispredicts, needs_metrics_misses, KTEST_PER_CPU,
+      "PERF_METRICS over mispredicted returns: bad speculation a slot each")
+{
+	const struct pmu_caps *c = pmu_caps();
+	unsigned x = pmu_test_first_absent(~pmu_test_free_gp(), PMU_MAX_GP);
+	struct pmu_event slots, miss;
+	struct pmu_event *gs[] = { &slots }, *gm[] = { &miss };
+	struct pmu_bracket_regs br;
+	uint64_t m = 0, sl = 0, mispredicts = 0;
+	char why[200];
+	bool irq, measured = false;
+
+	pmu_test_event(&slots, PMU_ARCH_TOPDOWN_SLOTS);
+	if (!check(pmu_event_add_idx(&slots, PMU_IDX_FIXED(3)) == PMU_OK, "slots on fixed 3: %s",
+		   slots.reason))
+		return;
+	if (check(pmu_events_arm(gs, 1, &br) == PMU_OK, "arming: %s", slots.reason)) {
+		int vec = pmu_hw_wrmsr(MSR_PERF_METRICS, 0);
+		br.on |= BIT(PERF_GLOBAL_CTRL_PERF_METRICS_BIT);
+		irq = irq_save();
+		mispredicted_returns(&br, MISPREDICT_LOOPS);
+		irq_restore(irq);
+		pmu_hw_rdmsr(pmu_fixed_msr(c, 3), &sl);
+		vec |= pmu_hw_rdmsr(MSR_PERF_METRICS, &m);
+		pmu_events_disarm(gs, 1);
+		pmu_hw_wrmsr(MSR_PERF_METRICS, 0);
+		measured = check(vec == 0 && sl > 0,
+				 "PERF_METRICS cleared, then read: fault %d; FIXED_CTR3 counted %lu slots",
+				 vec, sl);
+	}
+	pmu_event_del(&slots);
+	if (!measured)
+		return;
+	pmu_test_event(&miss, PMU_ARCH_BRANCH_MISSES);
+	if (!check(pmu_event_add_idx(&miss, (int)x) == PMU_OK, "branch misses on GP %u: %s", x, miss.reason))
+		return;
+	if (check(pmu_events_arm(gm, 1, &br) == PMU_OK, "arming: %s", miss.reason)) {
+		irq = irq_save();
+		mispredicted_returns(&br, MISPREDICT_LOOPS);
+		irq_restore(irq);
+		pmu_events_disarm(gm, 1);
+		mispredicts = pmu_event_count(&miss);
+	}
+	pmu_event_del(&miss);
+
+	unsigned bad = intel_td_byte(m, INTEL_TD_BAD_SPEC);
+	diag("%u mispredicted returns: %lu branch misses; %lu slots, PERF_METRICS %#lx (bad speculation %u/255, %lu slots)",
+	     MISPREDICT_LOOPS, mispredicts, sl, m, bad, sl * bad / 0xff);
+	check((bad + 1) * sl >= 0xff * mispredicts / 2,
+	      "bad speculation %u/255 of %lu slots (at most %lu slots) for %lu mispredicted branches: expected at least half a slot each",
+	      bad, sl, (bad + 1) * sl / 0xff, mispredicts);
+	if (intel_td_level2_missing(c))
+		return;
+	check(intel_td_check_level2(m, why, sizeof(why)) == 0, "%s", why);
+	diag("branch mispredicts (level 2) %u/255", intel_td_byte(m, INTEL_TD_BR_MISPREDICT));
+}
+
+/* The fixed counters CPUID.23H.2 lets a reload reach, free here. */
+static uint32_t acr_fixed_free(void)
+{
+	const struct pmu_caps *c = pmu_caps();
+
+	return (uint32_t)(c->acr_reload >> PMU_IDX_FIXED_BASE) & c->fixed_mask & pmu_test_free_fixed();
+}
+
+static const char *needs_acr_fixed(void)
+{
+	const char *why = needs_acr();
+	const struct pmu_caps *c = pmu_caps();
+
+	if (why)
+		return why;
+	if (!acr_fixed_free())
+		return ktest_reason(
+			"no free fixed counter can be reloaded (CPUID.23H.2 reload mask %#lx, fixed %#x, free %#x)",
+			c->acr_reload, c->fixed_mask, pmu_test_free_fixed());
+	if (pick_gp(c->acr_cause, 0) < 0)
+		return ktest_reason("no free GP counter can cause a reload (cause mask %#lx, free %#x)",
+				    c->acr_cause, pmu_test_free_gp());
+	return NULL;
+}
+
+/* As pmu.v6.auto_counter_reload for a GP counter, each fixed counter that
+ * CPUID.23H.2's reload bitmap names (bits 32 + i; Skymont's fixed 0-1),
+ * reloaded by a GP cause: IA32_PMC_FXi_CFG_B = the cause, CFG_C the
+ * reload value; the cause, preset to -1000 instructions, overflows early
+ * in the window. Then the fixed counter, preset far above, reads at least
+ * its reload value and below its preset; fixed counter 0 (instructions,
+ * as the cause) reads what the cause counted since (within the events of
+ * that cycle). */
+KTEST("pmu.v6", auto_counter_reload_fixed, needs_acr_fixed, KTEST_PER_CPU,
+      "auto counter reload of a fixed counter: a GP cause's overflow reloads it")
+{
+	const struct pmu_caps *c = pmu_caps();
+	uint32_t fixed = acr_fixed_free();
+	int a = pick_gp(c->acr_cause, 0);
+
+	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
+		struct pmu_event ea, ef;
+		struct pmu_event *g[2] = { &ea, &ef };
+		struct pmu_bracket_regs br;
+		int f = PMU_IDX_FIXED(i);
+		uint64_t preset = 0x700000000000ull & pmu_width_mask(c->fixed_width), ra = 0, rf = 0, st = 0;
+
+		if (!((fixed >> i) & 1))
+			continue;
+		pmu_test_event(&ea, PMU_ARCH_INSTRUCTIONS);
+		pmu_test_event(&ef, pmu_arch_event_of_fixed(i));
+		if (!check(pmu_event_add_idx(&ea, a) == PMU_OK && pmu_event_add_idx(&ef, f) == PMU_OK,
+			   "instructions on GP %d, %s on fixed %u: %s %s", a, ef.name, i, ea.reason,
+			   ef.reason)) {
+			if (ea.hw.idx >= 0)
+				pmu_event_del(&ea);
+			if (ef.hw.idx >= 0)
+				pmu_event_del(&ef);
+			continue;
+		}
+		if (check(pmu_events_arm(g, 2, &br) == PMU_OK, "arming: %s", ea.reason)) {
+			pmu_hw_wrmsr(c->global_ovf, pmu_events_global_mask(g, 2));
+			pmu_event_write_counter(&ea, (0 - V6_OVF_N) & pmu_width_mask(c->gp_width));
+			pmu_event_write_counter(&ef, preset);
+			check(pmu_hw_wrmsr(acr_cfg_c((unsigned)f), V6_RELOAD_B) == 0 &&
+				      pmu_hw_wrmsr(acr_cfg_b((unsigned)f), BIT(a)) == 0,
+			      "programming fixed %u's CFG_B <- GP %d and CFG_C <- %#lx faulted", i, a,
+			      V6_RELOAD_B);
+			bool irq = irq_save();
+			pmu_bracket_loop(&br, PMU_TEST_LOOPS);
+			irq_restore(irq);
+			pmu_hw_rdmsr(pmu_ctr_msr(c, (unsigned)a), &ra);
+			pmu_hw_rdmsr(pmu_fixed_msr(c, i), &rf);
+			pmu_hw_rdmsr(c->global_status, &st);
+			pmu_events_disarm(g, 2);
+			pmu_hw_wrmsr(acr_cfg_b((unsigned)f), 0);
+			pmu_hw_wrmsr(acr_cfg_c((unsigned)f), 0);
+			pmu_hw_wrmsr(c->global_ovf, pmu_events_global_mask(g, 2));
+			check((st >> a) & 1,
+			      "cause GP %d preset to -%lu: expected its GLOBAL_STATUS bit after the window, read %#lx",
+			      a, V6_OVF_N, st);
+			check(rf >= V6_RELOAD_B && rf < preset,
+			      "fixed %u (CFG_B = GP %d, CFG_C %#lx): expected a reload at GP %d's overflow, reads %#lx from %#lx",
+			      i, a, V6_RELOAD_B, a, rf, preset);
+			if (ef.attr.arch == PMU_ARCH_INSTRUCTIONS && rf < preset) {
+				long d = (long)(rf - V6_RELOAD_B) - (long)ra;
+				check(d >= -V6_ACR_SLACK && d <= V6_ACR_SLACK,
+				      "fixed %u reloaded to %#lx at GP %d's overflow: expected it to count what GP %d counted since (%lu), read %lu past the reload (off by %ld, at most %d)",
+				      i, V6_RELOAD_B, a, a, ra, rf - V6_RELOAD_B, d, V6_ACR_SLACK);
+			}
+			diag("fixed %u (%s) past its reload: %lu; cause GP %d after its overflow: %lu", i,
+			     ef.name, rf - V6_RELOAD_B, a, ra);
+		}
+		pmu_event_del(&ef);
+		pmu_event_del(&ea);
+	}
 }

@@ -188,6 +188,20 @@ KTEST("pmu.offcore", dmnd_rd_l3_miss_over_big_buffer, offcore_needs, KTEST_PER_C
 		      o.name[1], (unsigned long long)o.rsp[1], (unsigned long long)o.rsp[0], o.count[0],
 		      o.count[1]);
 	}
+	/* RSP_0 on its own (the window above armed RSP_1 beside it): the
+	 * same value counts the same misses with no other select armed. */
+	if (o.n > 1) {
+		struct offcore_counts a = { .n = 1, .rsp = { o.rsp[0] }, .name = { o.name[0] } };
+
+		if (measure_values(buf, 0, hops, &a)) {
+			check(a.count[0] >= lo,
+			      "%s alone on RSP_0: expected >= %lu (1/4 of %lu hops), saw %lu", a.name[0], lo,
+			      hops, a.count[0]);
+			check(a.count[0] <= hops + OFFCORE_BIG_SLACK,
+			      "%s alone on RSP_0: expected <= %lu (one per hop + %u), saw %lu", a.name[0],
+			      hops + OFFCORE_BIG_SLACK, OFFCORE_BIG_SLACK, a.count[0]);
+		}
+	}
 	/* The snoop field filters too: the same misses from local DRAM, but
 	 * only those whose snoop found the line modified in another core,
 	 * which a chase no other core touches never has (at most the control

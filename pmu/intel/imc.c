@@ -125,11 +125,15 @@ static const struct pmu_imc_model imc_models[] = {
 	 * box control freeze/reset); CAS reads 05H/CFH, writes 05H/F0H (Linux
 	 * "perf/x86/intel/uncore: Add events for Intel SPR IMC PMU",
 	 * spr_uncore_imc_events; perfmon sapphirerapids_uncore_memory.json
-	 * UNC_M_CAS_COUNT.RD/.WR), 64 bytes a count (Linux's scale). */
+	 * UNC_M_CAS_COUNT.RD/.WR), 64 bytes a count (Linux's scale). The
+	 * fixed DCLK counter at +38H, its control at +54H (Linux
+	 * spr_uncore_imc: SNR_IMC_MMIO_PMON_FIXED_CTR/_CTL). */
 	{ .name = "Sapphire/Emerald Rapids",
 	  .server = INTEL_UARCHS(INTEL_SAPPHIRERAPIDS),
 	  .kind = PMU_IMC_DISCOVERY,
 	  .disc_type = 6,
+	  .fixed_ctr = 0x38,
+	  .fixed_ctl = 0x54,
 	  .cas_event = 0x05,
 	  .rd_umask = 0xcf,
 	  .wr_umask = 0xf0,
@@ -500,6 +504,23 @@ static int unit_read_ctl(const struct pmu_disc_unit *u, unsigned i, uint32_t *v)
 		break;
 	}
 	return err;
+}
+
+int pmu_imc_fixed_read(const struct pmu_imc *m, unsigned c, uint32_t *ctl, uint64_t *q, uint32_t half[2])
+{
+	const struct pmu_disc_unit *u;
+	uint64_t a;
+
+	*ctl = 0, *q = 0, half[0] = half[1] = 0;
+	if (!m->model || m->model->kind != PMU_IMC_DISCOVERY || !m->model->fixed_ctr || c >= m->nunits ||
+	    m->unit[c].access != PMU_DISC_MMIO)
+		return PMU_E_INVAL;
+	u = &m->unit[c];
+	a = u->ctl + m->model->fixed_ctr;
+	if (pmu_hw_mmio_read32(u->ctl + m->model->fixed_ctl, ctl) || pmu_hw_mmio_read64(a, q) ||
+	    pmu_hw_mmio_read32(a, &half[0]) || pmu_hw_mmio_read32(a + 4, &half[1]))
+		return PMU_E_FAULT;
+	return PMU_OK;
 }
 
 int pmu_imc_ctl_roundtrip(const struct pmu_imc *m, unsigned c, unsigned i, uint32_t v, uint32_t *back)

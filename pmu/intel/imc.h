@@ -52,6 +52,9 @@ struct pmu_imc_model {
 	uint8_t bytes_min, bytes_max;
 	const char *what;   /* "UNC_M_CAS_COUNT.RD/.WR" or the free-running counters' names */
 	uint16_t disc_type; /* discovery: the channels' unit type */
+	/* Discovery MMIO units: the fixed (DCLK) counter and its control, as
+	 * offsets from the box control (0: none; the table does not list them). */
+	uint8_t fixed_ctr, fixed_ctl;
 };
 
 /* What detection found on one package. */
@@ -103,6 +106,11 @@ int pmu_imc_end(const struct pmu_imc *m, struct pmu_imc_counts *k);
  * back into *back, write 0. PMU_E_INVAL where there is none (the client
  * free-running counters, c or i out of range), PMU_E_FAULT on a fault. */
 int pmu_imc_ctl_roundtrip(const struct pmu_imc *m, unsigned c, unsigned i, uint32_t v, uint32_t *back);
+/* Discovery unit c's fixed counter, where the row places one: its control
+ * (32 bits) and the counter, read as 64 bits and as its two 32-bit halves.
+ * PMU_E_INVAL where there is none (or the unit is not MMIO), PMU_E_FAULT
+ * on a fault. */
+int pmu_imc_fixed_read(const struct pmu_imc *m, unsigned c, uint32_t *ctl, uint64_t *q, uint32_t half[2]);
 /* Channels (or units) and counters per channel the window can program. */
 unsigned pmu_imc_nchan(const struct pmu_imc *m);
 

@@ -130,6 +130,12 @@
 /* The value the mission text names for Skylake-SP, kept as a check. */
 #define SEED_L3_MISS (SNB_DMND_DATA_RD | SNB_L3_MISS_RESPONSE)
 #define SEED_L3_MISS_NAME "DMND_DATA_RD with every non-L3-hit supplier (bits 22-37), any snoop"
+/* Skylake: DEMAND_DATA_RD (0), L3_MISS_LOCAL_DRAM (26), SNOOP_HITM (36)
+ * (perfmon skylake_matrix_bit_definitions.json). */
+#define SKL_DRAM_HITM                 \
+	.dram_hitm = 0x1004000001ull, \
+	.dram_hitm_name =             \
+		"DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_HITM (perfmon skylake_matrix_bit_definitions.json)"
 
 static const struct pmu_offcore_model offcore_models[] = {
 	/* SDM vol. 3B, Nehalem "Off-core Response Performance Monitoring in
@@ -192,7 +198,8 @@ static const struct pmu_offcore_model offcore_models[] = {
 	  .l3_miss_name = SEED_L3_MISS_NAME,
 	  .intel_l3_miss = 0x3ffc400001ull,
 	  .intel_l3_miss_name =
-		  "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP (perfmon skylake_core.json)" },
+		  "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP (perfmon skylake_core.json)",
+	  SKL_DRAM_HITM },
 	/* As above; perfmon skylakex_core.json v1.37 and cascadelakex_core.json
 	 * v1.25. */
 	{ .name = "Skylake-SP/Cascade Lake",
@@ -206,7 +213,8 @@ static const struct pmu_offcore_model offcore_models[] = {
 	  .l3_miss_name = SEED_L3_MISS_NAME,
 	  .intel_l3_miss = 0x3fbc000001ull,
 	  .intel_l3_miss_name =
-		  "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP (perfmon skylakex_core.json)" },
+		  "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP (perfmon skylakex_core.json)",
+	  SKL_DRAM_HITM },
 	/* Linux intel_icl_extra_regs; perfmon icelake_core.json v1.24 and
 	 * rocketlake_core.json v1.04. */
 	{ .name = "Ice Lake/Rocket Lake client",

@@ -61,6 +61,12 @@ struct pmu_offcore_model {
 	 * beside the L3-miss one; 0 elsewhere. */
 	uint64_t dmnd_rd_any;
 	bool smt_shared; /* one MSR pair per core, shared by its hyperthreads */
+	/* Demand data reads from local DRAM whose snoop found the line
+	 * modified in another core (HITM): a response the supplier field
+	 * selects and the snoop field must filter out of a single-threaded
+	 * chase; 0 where the row has no published encoding. */
+	uint64_t dram_hitm;
+	const char *dram_hitm_name;
 };
 
 /* The table row for this CPU, or NULL (then events 0xB7/0xBB are refused).

@@ -25,6 +25,15 @@
 #define LNL_SEL_VALID 0xffc4ffffull
 #define SKX_CHA_SEL_VALID 0xffccffffull
 #define SPR_CHA_SEL_VALID 0xff84ffffull
+/* CHA FILTER0 at box + 5 on Skylake-SP and Ice Lake-SP, + 0xE on Sapphire
+ * Rapids on (Linux uncore_snbep.c SKX_C0_MSR_PMON_BOX_FILTER0 0xE05,
+ * ICX_C34_MSR_PMON_BOX_FILTER0 0xB65, SPR_C0_MSR_PMON_BOX_FILTER0 0x200E);
+ * its thread-ID field, Linux's filter_tid4 (config1:0-8) and filter_tid5
+ * (config1:0-9). */
+#define SKX_CHA_FILTER0 5
+#define SKX_CHA_FILTER_TID 0x1ffull
+#define SPR_CHA_FILTER0 0xe
+#define SPR_CHA_FILTER_TID 0x3ffull
 
 /*
  * The layouts. Client: SDM vol. 4 chapter 2, MSRs of the 2nd to 10th
@@ -80,9 +89,9 @@ static const struct pmu_unc_layout ptl_cbox = LAYOUT(
 static const struct pmu_unc_layout lnl_arb = LAYOUT("ARB", PMU_UNC_ARB, MSR_MTL_UNC_ARB_CTRL,
 						    MSR_MTL_UNC_STRIDE, 0, 6, 2, 48, LNL_SEL_VALID,
 						    .fixed_nbox = 2);
-static const struct pmu_unc_layout skx_cha = LAYOUT("CHA", PMU_UNC_CHA, MSR_SKX_C0_PMON_BOX_CTL,
-						    MSR_SKX_CHA_STRIDE, 1, 8, 4, 48, SKX_CHA_SEL_VALID,
-						    .has_box_ctl = true);
+static const struct pmu_unc_layout skx_cha = LAYOUT(
+	"CHA", PMU_UNC_CHA, MSR_SKX_C0_PMON_BOX_CTL, MSR_SKX_CHA_STRIDE, 1, 8, 4, 48, SKX_CHA_SEL_VALID,
+	.has_box_ctl = true, .filter = SKX_CHA_FILTER0, .filter_tid = SKX_CHA_FILTER_TID);
 /* Ice Lake-SP: the CHA units Linux lists (icx_cha_msr_offsets from its
  * ICX_C34_MSR_PMON_BOX_CTL, 0xB60): 0xE00 + 0xE n for CHAs 0-17,
  * 0xF0A + 0xE (n - 18) for 18-33, 0xB60 + 0xE (n - 34) for 34-39. */
@@ -91,12 +100,13 @@ static const uint32_t icx_cha_units[] = {
 	0xec4, 0xed2, 0xee0, 0xeee, 0xf0a, 0xf18, 0xf26, 0xf34, 0xf42, 0xf50, 0xf5e, 0xf6c, 0xf7a, 0xf88,
 	0xf96, 0xfa4, 0xfb2, 0xfc0, 0xfce, 0xfdc, 0xb60, 0xb6e, 0xb7c, 0xb8a, 0xb98, 0xba6,
 };
-static const struct pmu_unc_layout icx_cha = LAYOUT("CHA", PMU_UNC_CHA, 0, 0, 1, 8, 4, 48, SKX_CHA_SEL_VALID,
-						    .units = icx_cha_units,
-						    .nunits = ARRAY_LEN(icx_cha_units), .has_box_ctl = true);
-static const struct pmu_unc_layout spr_cha = LAYOUT("CHA", PMU_UNC_CHA, MSR_SPR_C0_PMON_BOX_CTL,
-						    MSR_SPR_CHA_STRIDE, 2, 8, 4, 48, SPR_CHA_SEL_VALID,
-						    .has_box_ctl = true);
+static const struct pmu_unc_layout icx_cha = LAYOUT(
+	"CHA", PMU_UNC_CHA, 0, 0, 1, 8, 4, 48, SKX_CHA_SEL_VALID, .units = icx_cha_units,
+	.nunits = ARRAY_LEN(icx_cha_units), .has_box_ctl = true, .filter = SKX_CHA_FILTER0,
+	.filter_tid = SKX_CHA_FILTER_TID);
+static const struct pmu_unc_layout spr_cha = LAYOUT(
+	"CHA", PMU_UNC_CHA, MSR_SPR_C0_PMON_BOX_CTL, MSR_SPR_CHA_STRIDE, 2, 8, 4, 48, SPR_CHA_SEL_VALID,
+	.has_box_ctl = true, .filter = SPR_CHA_FILTER0, .filter_tid = SPR_CHA_FILTER_TID);
 
 #define SNB_IVB (INTEL_UARCHS(INTEL_SANDYBRIDGE) | INTEL_UARCHS(INTEL_IVYBRIDGE))
 #define HSW_BDW (INTEL_UARCHS(INTEL_HASWELL) | INTEL_UARCHS(INTEL_BROADWELL))
@@ -419,6 +429,10 @@ static int place_from_table(struct pmu_uncore *u)
 		.nctrs = list[0]->nctrs,
 		.width = list[0]->width,
 		.sel_valid = row ? row->sel_valid : SPR_CHA_SEL_VALID,
+		/* The table places the box control; the filter is the row's,
+		 * at the same offset from it. */
+		.filter = row ? row->filter : 0,
+		.filter_tid = row ? row->filter_tid : 0,
 	};
 	u->from_table = true;
 	return PMU_OK;

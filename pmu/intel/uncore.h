@@ -76,6 +76,11 @@ struct pmu_unc_layout {
 	uint8_t width;
 	uint64_t sel_valid;  /* the bits an event select takes */
 	unsigned fixed_nbox; /* boxes when not counted from a register (0: counted) */
+	/* The box's first filter register (FILTER0) at unit + filter, 0:
+	 * none; filter_tid the thread-ID field every such filter has, which
+	 * a value may set without widening what is counted. */
+	uint8_t filter;
+	uint64_t filter_tid;
 };
 
 /* How the number of C-boxes or CHAs is found. */
@@ -160,6 +165,10 @@ static inline uint32_t pmu_uncore_sel_msr(const struct pmu_unc_layout *l, unsign
 static inline uint32_t pmu_uncore_ctr_msr(const struct pmu_unc_layout *l, unsigned b, unsigned i)
 {
 	return pmu_uncore_unit(l, b) + l->ctr + i;
+}
+static inline uint32_t pmu_uncore_filter_msr(const struct pmu_unc_layout *l, unsigned b)
+{
+	return pmu_uncore_unit(l, b) + l->filter;
 }
 
 /* On the calling CPU: match the model, read the box count register (the

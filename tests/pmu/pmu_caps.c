@@ -3,6 +3,7 @@
  * These run everywhere (no counting needed), so every CPU reports. */
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/vectors.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
@@ -12,6 +13,35 @@ static void diag_line(void *ctx, const char *line)
 {
 	(void)ctx;
 	diag("%s", line);
+}
+
+/* IA32_PERF_CAPABILITIES exists exactly where CPUID.01H:ECX.PDCM[15] says
+ * so (SDM vol. 2A, CPUID, "PDCM: Perfmon and Debug Capability"; vol. 4,
+ * table 2-2, IA32_PERF_CAPABILITIES "If CPUID.01H:ECX[15] = 1"): with PDCM
+ * the probe read it, without PDCM a read is of an MSR that is not there
+ * and raises #GP. A hypervisor's MSR handling need not follow the CPUID
+ * it shows: there a read that does not fault is reported, not failed. */
+static void check_pdcm(const struct pmu_caps *c)
+{
+	bool vmm = c->hypervisor && c->hv != PMU_HV_TCG;
+	uint64_t v = 0;
+	int vec;
+
+	if (c->pdcm) {
+		check(c->perf_caps_valid,
+		      "CPUID.01H:ECX.PDCM[15]=1: expected IA32_PERF_CAPABILITIES (MSR %#x) to read",
+		      MSR_IA32_PERF_CAPABILITIES);
+		return;
+	}
+	vec = pmu_hw_rdmsr(MSR_IA32_PERF_CAPABILITIES, &v);
+	if (vec == 0 && vmm) {
+		diag("CPUID.01H:ECX.PDCM[15]=0, yet IA32_PERF_CAPABILITIES read %#lx under %s: its MSR handling, not checked",
+		     v, pmu_hv_name(c->hv));
+		return;
+	}
+	check(vec == X86_VEC_GP,
+	      "CPUID.01H:ECX.PDCM[15]=0: rdmsr IA32_PERF_CAPABILITIES (MSR %#x) expected #GP, saw %s %d (%#lx)",
+	      MSR_IA32_PERF_CAPABILITIES, vec ? "vector" : "no fault", vec, v);
 }
 
 KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU,
@@ -42,6 +72,8 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU,
 	      c->core_type);
 	check(c->full_width_write == (c->perf_caps_valid && ((c->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1)),
 	      "full-width flag must follow IA32_PERF_CAPABILITIES[13] (%#lx)", c->perf_caps);
+	if (c->vendor == PMU_VENDOR_INTEL)
+		check_pdcm(c);
 }
 
 KTEST("pmu.caps", probe_verdict, NULL, KTEST_PER_CPU, "counters count, RDPMC works, every counter MSR reads")

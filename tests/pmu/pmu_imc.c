@@ -178,12 +178,35 @@ struct ctl_result {
 	const struct pmu_imc *m;
 	unsigned checked, bad;
 	char first_bad[PMU_REASON_LEN];
+	unsigned fixed_checked, fixed_bad;
+	char fixed_first_bad[PMU_REASON_LEN];
 };
+
+/* A fixed (DCLK) counter the windows never enabled: its box was reset
+ * (controls and counters) before each window and is frozen since the
+ * last one, so its control reads 0 and the counter 0, read whole or as
+ * two dwords. */
+static void fixed_idle(struct ctl_result *r, unsigned c)
+{
+	uint32_t ctl, half[2];
+	uint64_t q;
+	int err = pmu_imc_fixed_read(r->m, c, &ctl, &q, half);
+
+	if (err == PMU_E_INVAL)
+		return;
+	r->fixed_checked++;
+	if ((err || ctl || q || half[0] || half[1]) && !r->fixed_bad++)
+		ksnprintf(r->fixed_first_bad, sizeof(r->fixed_first_bad),
+			  "channel %u: %s; fixed control %#x, counter %#lx (dwords %#x %#x)", c,
+			  err ? "faulted" : "not 0", ctl, q, half[0], half[1]);
+}
 
 static void ctl_here(void *arg)
 {
 	struct ctl_result *r = arg;
 
+	for (unsigned c = 0; c < pmu_imc_nchan(r->m); c++)
+		fixed_idle(r, c);
 	for (unsigned c = 0; c < pmu_imc_nchan(r->m); c++)
 		for (unsigned i = 0; i < 4; i++) {
 			/* An event and unit mask, no enable bit: nothing counts. */
@@ -212,7 +235,11 @@ static void ctl_here(void *arg)
  * 3 of every channel count the reads and writes too: within IMC_SLACK of
  * counters 0 and 1. Every channel's four counter controls (Linux
  * skx_uncore_imc and the discovery IMC units: 4 counters a channel) hold
- * an event and unit mask written without the enable bit.
+ * an event and unit mask written without the enable bit. Where the row
+ * places a fixed DCLK counter (Sapphire Rapids' channels, Linux
+ * spr_uncore_imc), the windows never enable it and reset its box first
+ * (uncore_discovery.h GENERIC_PMON_BOX_CTL_RST_CTRL/_RST_CTRS): its
+ * control and counter read 0, the counter whole and as two dwords.
  */
 KTEST("pmu.imc", cas_reads_writes_of_a_stream, imc_needs, 0,
       "CAS reads/writes cover a flushed stream's lines, bounded, per package")
@@ -261,6 +288,9 @@ KTEST("pmu.imc", cas_reads_writes_of_a_stream, imc_needs, 0,
 			check(r.checked > 0 && r.bad == 0,
 			      "package %u: %u of %u channel counter controls did not hold a write; first: %s",
 			      p->pk.id, r.bad, r.checked, r.first_bad);
+			check(r.fixed_bad == 0,
+			      "package %u: %u of %u channels' fixed counters, never enabled, are not 0 after a reset; first: %s",
+			      p->pk.id, r.fixed_bad, r.fixed_checked, r.fixed_first_bad);
 		}
 		/* Counters 2 and 3 counted the same events over the same
 		 * windows as 0 and 1 (one box freeze starts and stops them). */

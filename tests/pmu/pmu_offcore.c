@@ -81,7 +81,7 @@ struct offcore_counts {
  * GLOBAL_CTRL write starts and stops both), after `warm` hops that run
  * with the counters enabled but are not counted (their counts are read
  * and taken off). Interrupts are off inside. */
-static bool measure(const void *p, uint64_t warm, uint64_t hops, struct offcore_counts *o)
+static bool measure_values(const void *p, uint64_t warm, uint64_t hops, struct offcore_counts *o)
 {
 	uint64_t before[2] = { 0, 0 };
 	const struct pmu_offcore_model *m = pmu_offcore_model(pmu_caps());
@@ -91,9 +91,6 @@ static bool measure(const void *p, uint64_t warm, uint64_t hops, struct offcore_
 	bool irq;
 	int err;
 
-	o->n = m->intel_l3_miss ? 2 : 1;
-	o->rsp[0] = m->dmnd_rd_l3_miss, o->name[0] = m->l3_miss_name;
-	o->rsp[1] = m->intel_l3_miss, o->name[1] = m->intel_l3_miss_name;
 	for (unsigned i = 0; i < o->n; i++) {
 		pmu_offcore_attr(&a, m, (int)i, o->rsp[i]);
 		pmu_event_init(&ev[i], &a,
@@ -124,6 +121,17 @@ static bool measure(const void *p, uint64_t warm, uint64_t hops, struct offcore_
 	}
 	pmu_events_del(g, o->n);
 	return err == PMU_OK;
+}
+
+/* The row's L3-miss value on RSP_0 and, where it has one, Intel's own on RSP_1. */
+static bool measure(const void *p, uint64_t warm, uint64_t hops, struct offcore_counts *o)
+{
+	const struct pmu_offcore_model *m = pmu_offcore_model(pmu_caps());
+
+	o->n = m->intel_l3_miss ? 2 : 1;
+	o->rsp[0] = m->dmnd_rd_l3_miss, o->name[0] = m->l3_miss_name;
+	o->rsp[1] = m->intel_l3_miss, o->name[1] = m->intel_l3_miss_name;
+	return measure_values(p, warm, hops, o);
 }
 
 /*
@@ -179,6 +187,32 @@ KTEST("pmu.offcore", dmnd_rd_l3_miss_over_big_buffer, offcore_needs, KTEST_PER_C
 		      "%s (%#llx): expected <= the superset %#llx's %lu in the same window, saw %lu",
 		      o.name[1], (unsigned long long)o.rsp[1], (unsigned long long)o.rsp[0], o.count[0],
 		      o.count[1]);
+	}
+	/* RSP_0 on its own (the window above armed RSP_1 beside it): the
+	 * same value counts the same misses with no other select armed. */
+	if (o.n > 1) {
+		struct offcore_counts a = { .n = 1, .rsp = { o.rsp[0] }, .name = { o.name[0] } };
+
+		if (measure_values(buf, 0, hops, &a)) {
+			check(a.count[0] >= lo,
+			      "%s alone on RSP_0: expected >= %lu (1/4 of %lu hops), saw %lu", a.name[0], lo,
+			      hops, a.count[0]);
+			check(a.count[0] <= hops + OFFCORE_BIG_SLACK,
+			      "%s alone on RSP_0: expected <= %lu (one per hop + %u), saw %lu", a.name[0],
+			      hops + OFFCORE_BIG_SLACK, OFFCORE_BIG_SLACK, a.count[0]);
+		}
+	}
+	/* The snoop field filters too: the same misses from local DRAM, but
+	 * only those whose snoop found the line modified in another core,
+	 * which a chase no other core touches never has (at most the control
+	 * code's own). */
+	if (m->dram_hitm) {
+		struct offcore_counts h = { .n = 1, .rsp = { m->dram_hitm }, .name = { m->dram_hitm_name } };
+
+		if (measure_values(buf, 0, hops, &h))
+			check(h.count[0] <= OFFCORE_BIG_SLACK,
+			      "%s (%#llx) over the same chase: expected <= %u, saw %lu (the snoop field not applied?)",
+			      h.name[0], (unsigned long long)h.rsp[0], OFFCORE_BIG_SLACK, h.count[0]);
 	}
 }
 

@@ -123,6 +123,26 @@ static uint64_t regs_pattern(const struct pmu_unc_layout *l, unsigned b, unsigne
 	return ((0x5a ^ b) | (uint64_t)(0xa5 ^ i) << 8) & l->sel_valid;
 }
 
+/* Write want to msr (pass 0), read it back (1), write 0 (2). */
+static void regs_one(struct regs_result *r, unsigned pass, uint32_t msr, uint64_t want)
+{
+	uint64_t back = 0;
+	int vec;
+
+	if (pass != 1) {
+		vec = pmu_hw_wrmsr(msr, pass ? 0 : want);
+		back = want;
+	} else {
+		vec = pmu_hw_rdmsr(msr, &back);
+		r->checked++;
+	}
+	if ((vec || back != want) && !r->bad++)
+		ksnprintf(r->first_bad, sizeof(r->first_bad), "MSR %#x: wrote %#llx, %s %#llx", msr,
+			  (unsigned long long)want,
+			  vec ? (pass == 1 ? "read: vector" : "write: vector") : "read back",
+			  vec ? (unsigned long long)vec : (unsigned long long)back);
+}
+
 /* pass 0: write every register; 1: read each back; 2: write 0. */
 static void regs_pass(struct regs_result *r, unsigned pass)
 {
@@ -131,32 +151,18 @@ static void regs_pass(struct regs_result *r, unsigned pass)
 	for (unsigned k = 0; k < ARRAY_LEN(ls); k++) {
 		const struct pmu_unc_layout *l = ls[k];
 		for (unsigned b = 0; l && b < pmu_uncore_nboxes(r->u, l); b++) {
-			for (unsigned i = l->first_ctr; i < l->nctrs; i++) {
-				/* The event selects; a counter where software may
-				 * write it (no box control). */
-				for (unsigned ctr = 0; ctr < (l->has_box_ctl ? 1u : 2u); ctr++) {
-					uint32_t msr = ctr ? pmu_uncore_ctr_msr(l, b, i)
-							   : pmu_uncore_sel_msr(l, b, i);
-					uint64_t want = regs_pattern(l, b, i, ctr), back = 0;
-					int vec;
-
-					if (pass != 1) {
-						vec = pmu_hw_wrmsr(msr, pass ? 0 : want);
-						back = want;
-					} else {
-						vec = pmu_hw_rdmsr(msr, &back);
-						r->checked++;
-					}
-					if ((vec || back != want) && !r->bad++)
-						ksnprintf(r->first_bad, sizeof(r->first_bad),
-							  "MSR %#x: wrote %#llx, %s %#llx", msr,
-							  (unsigned long long)want,
-							  vec ? (pass == 1 ? "read: vector" : "write: vector")
-							      : "read back",
-							  vec ? (unsigned long long)vec
-							      : (unsigned long long)back);
-				}
-			}
+			/* The event selects; a counter where software may
+			 * write it (no box control). */
+			for (unsigned i = l->first_ctr; i < l->nctrs; i++)
+				for (unsigned ctr = 0; ctr < (l->has_box_ctl ? 1u : 2u); ctr++)
+					regs_one(r, pass,
+						 ctr ? pmu_uncore_ctr_msr(l, b, i)
+						     : pmu_uncore_sel_msr(l, b, i),
+						 regs_pattern(l, b, i, ctr));
+			/* The box's filter: a thread ID, distinct per box. */
+			if (l->filter)
+				regs_one(r, pass, pmu_uncore_filter_msr(l, b),
+					 ((0x1a5u ^ b) | 1) & l->filter_tid);
 		}
 	}
 }
@@ -172,7 +178,7 @@ static void regs_here(void *arg)
 }
 
 KTEST("pmu.uncore", registers_hold_writes, uncore_needs, 0,
-      "every box's event selects (and client counters) hold writes, per package")
+      "every box's selects, CHA filters (and client counters) hold writes, per package")
 {
 	for (unsigned p = 0; p < npkgs; p++) {
 		struct regs_result r = { .u = &pkgs[p].u };

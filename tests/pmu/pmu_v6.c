@@ -150,7 +150,8 @@ static uint64_t leaf0a_counters(const struct pmu_caps *c)
 	return gp | (fx & 0xffff) << PERF_GLOBAL_FIXED_SHIFT;
 }
 
-/* Every sub-leaf is printed. Sub-leaf 0 marks itself valid (bit 0); the
+/* Every sub-leaf is printed. Sub-leaf 0 marks itself valid (bit 0), and
+ * the sub-leaves it does not mark read 0; the
  * counters leaf 0AH lists exist in 23.1 too (on hybrid parts 0AH is the
  * core types' common subset: InstLatx64 dumps of Lunar, Arrow and
  * Panther Lake); the reload bitmaps of 23.2 name existing counters. Each
@@ -166,6 +167,22 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 	intel_v6_print(c, "", diag_line, NULL);
 	check(c->leaf23_valid & 1, "CPUID.23H.0:EAX bit 0 (sub-leaf 0 valid) clear: EAX=%#x",
 	      c->leaf23_valid);
+	/* A sub-leaf that sub-leaf 0 does not mark valid is an invalid
+	 * sub-leaf index and returns 0 in EAX-EDX (SDM vol. 2A, CPUID: "If
+	 * ECX contains an invalid sub-leaf index, EAX/EBX/ECX/EDX return 0",
+	 * said of the leaves whose sub-leaf 0 enumerates the others, 0DH
+	 * among them). Data a valid bit does not announce is lost to
+	 * software that follows the bits, as Linux and pmutest do. */
+	for (unsigned n = 1; n < CPUID_23_SUBLEAVES; n++) {
+		struct cpuid_regs r;
+
+		if ((c->leaf23_valid >> n) & 1)
+			continue;
+		pmu_hw_cpuid(CPUID_23_LEAF, n, &r);
+		check(!r.eax && !r.ebx && !r.ecx && !r.edx,
+		      "CPUID.23H.%u: not valid (CPUID.23H.0:EAX %#x) but reads %#x %#x %#x %#x; expected 0",
+		      n, c->leaf23_valid, r.eax, r.ebx, r.ecx, r.edx);
+	}
 	if (c->leaf23) {
 		uint64_t l0a = leaf0a_counters(c);
 		check(!(l0a & ~ctrs),

@@ -293,10 +293,12 @@ emu-selftest: $(EMU_SELFTEST)
 # ends with "linux-perf: N passed, M failed, K skipped".
 .PHONY: linux-perf linux-perf-test deps-debian
 LINUX_PERF_LEGS ?= intel-v4 intel-v5 amd-perfmon-v2
+# Profiles booted at once by make linux-perf (each a 2-CPU TCG guest).
+LINUX_PERF_JOBS ?= 1
 deps-debian:
 	@tools/install-deps.sh debian
 linux-perf: deps-debian
-	@$(PYTHON) -m harness.linux_perf --outdir $(BUILD)/linux-perf "$(PROFILES)"
+	@$(PYTHON) -m harness.linux_perf --outdir $(BUILD)/linux-perf --jobs $(LINUX_PERF_JOBS) "$(PROFILES)"
 linux-perf-test: deps-debian
 	@$(PYTHON) -m harness.linux_perf --outdir $(BUILD)/linux-perf-test \
 		--result-line linux-perf $(LINUX_PERF_LEGS)

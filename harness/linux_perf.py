@@ -230,7 +230,14 @@ def judge_boot(j, sec, shape):
               "core PMU driver" if shape.version < 2 else "Intel PMU driver")
     j.check(vendor in driver, f'the driver line names the "{vendor}"')
     pebs = re.search(r"PEBS fmt(\d+)", driver)
-    if shape.pebs is None:
+    if shape.pebs is not None and shape.pebs not in pmu_shape.LINUX_PEBS_FORMATS:
+        # A format Linux 6.1 does not drive (architectural PEBS): it says
+        # so and leaves PEBS off (pmu_shape.LINUX_PEBS_FORMATS).
+        no = re.search(r"no PEBS fmt(\d+)", driver)
+        j.check(no and int(no.group(1)) == shape.pebs,
+                f"PEBS format {shape.pebs}, which Linux 6.1 does not drive: \"no PEBS "
+                f"fmt{shape.pebs}\" in the driver line: {no and no.group(0)}")
+    elif shape.pebs is None:
         j.check(not pebs, f"no PEBS in the driver line (the shape has none): {pebs and pebs.group(0)}")
     else:
         got = int(pebs.group(1)) if pebs else None
@@ -311,7 +318,7 @@ def judge_stat(j, sec, shape):
     j.check(ok, f"perf stat -a counts instructions and cycles on each of {n} CPUs: {cpus}")
 
 
-def pebs_ips(body, addrs, iret, fmt):
+def pebs_ips(body, addrs, iret):
     """Walk `perf script -F time,event,ip,iregs,uregs` of the PEBS run in time
     order: (samples, [the ones at neither of the workload's ring-3 branches]).
 
@@ -325,10 +332,10 @@ def pebs_ips(body, addrs, iret, fmt):
     (iregs) is the user RCX the kernel entry just before it saved (uregs of
     context_tracking:user_exit or nmi:nmi_handler): the state that IRET
     returned to.  Format 1 records no eventing IP: Linux rebuilds it from
-    the record's next IP and the newest LBR entry (intel_pmu_pebs_fixup_ip),
-    and the LBRs do not hold that IRET under the user-only filter, so the
-    rebuilt IP is the loop instruction before the one the IRET returned to:
-    with format 1 such a sample is in the loop, with the same registers.
+    the record's next IP and the newest LBR entry (intel_pmu_pebs_fixup_ip:
+    a next IP equal to that entry's TO gives its FROM), and under the
+    user-only filter the newest entry is that IRET, which ends in ring 3
+    (SDM vol. 3B, "Filtering of Last Branch Records"): the same IP.
     """
     n, entry_cx, bad = 0, None, []
     for line in body.splitlines():
@@ -344,8 +351,7 @@ def pebs_ips(body, addrs, iret, fmt):
             n += 1
             if ip == addrs["jnz"]:
                 continue
-            at_return = ip == iret if fmt >= 2 else addrs["loop"] <= ip < addrs["jnz"]
-            if not (at_return and cx[0] is not None and cx[0] == entry_cx):
+            if not (ip == iret and cx[0] is not None and cx[0] == entry_cx):
                 bad.append(line.strip())
     return n, bad
 
@@ -397,9 +403,10 @@ def judge_record(j, sec, shape, addrs):
     j.check(sum(s.values()) > 0, f"plain perf record (the default event) gets samples: {s or 'none'}")
 
     # PEBS: branches:upp, each sample's IP the JNZ (the eventing IP).
-    if shape.pebs is None:
+    if shape.pebs is None or shape.pebs not in pmu_shape.LINUX_PEBS_FORMATS:
         j.f["pebs"] = "n/a"
-        j.check("PEBS" not in sec, "no precise sampling without PEBS (caps/max_precise 0)")
+        j.check("PEBS" not in sec, "no precise sampling without PEBS Linux drives "
+                "(caps/max_precise 0)")
     else:
         body, rc = sec.get("PEBS-SAMPLES", ("", None))
         s = Samples(body)
@@ -418,8 +425,7 @@ def judge_record(j, sec, shape, addrs):
                       f"perf record -e branches:upp -c {Pp}: {got} samples, floor(({perf_guest.branches_expected(perf_guest.ITER_SHORT)} + {k}) / {Pp}) = {bexp}")
         iret = sec.get("PEBS-IRET", ("", None))[0].split()
         iret = int(iret[0], 16) if iret else None
-        seen, bad = pebs_ips(sec.get("PEBS-ORDER", ("", None))[0], addrs, iret,
-                             shape.pebs)
+        seen, bad = pebs_ips(sec.get("PEBS-ORDER", ("", None))[0], addrs, iret)
         ok2 = j.check(got > 0 and seen == got and not bad,
                       f"every PEBS sample at a ring-3 branch of the workload: the JNZ "
                       f"0x{jnz}, or the return to ring 3 (native_irq_return_iret "

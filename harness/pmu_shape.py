@@ -15,6 +15,26 @@ from harness import _paths
 
 CONFIG_C = os.path.join(_paths.ROOT, "emu", "model", "x86-pmu-config.c")
 V6_C = os.path.join(_paths.ROOT, "emu", "model", "x86-pmu-v6.c")
+OMR_C = os.path.join(_paths.ROOT, "emu", "model", "x86-pmu-omr.c")
+ARCH_PEBS_C = os.path.join(_paths.ROOT, "emu", "model", "x86-pmu-arch-pebs.c")
+
+# The named shapes (pmu-shape=), each as the functions that build it: the
+# fields the first sets, then those each next one changes.
+NAMED = {
+    "lunarlake-p": ((V6_C, "x86pmu_shape_named("),),
+    "lunarlake-e": ((V6_C, "x86pmu_shape_named("),),
+    # Lion Cove's counters changed to Diamond Rapids' (x86pmu_dmr_shape).
+    "diamondrapids": ((V6_C, "x86pmu_shape_named("), (OMR_C, "x86pmu_dmr_shape(X86PMUConfig")),
+    "clearwater-forest": ((ARCH_PEBS_C, "x86pmu_arch_pebs_shape(const char"),),
+}
+
+# A shape built on another's row of a table (perf_caps from that row).
+NAMED_ROW = {"diamondrapids": "lunarlake-p"}
+
+# Linux 6.1's intel_ds_init drives PEBS record formats 0-5; any other
+# format (architectural PEBS's 0xF) it prints as "no PEBS fmtN" and leaves
+# PEBS off (x86_pmu.pebs = 0, so caps/max_precise reads 0).
+LINUX_PEBS_FORMATS = range(0, 6)
 
 # QEMU 7.2's AMD CPU models: family and model (target/i386/cpu.c).
 AMD_MODELS = {
@@ -26,7 +46,7 @@ AMD_MODELS = {
 
 # Properties that change nothing Linux prints at boot (counting conventions,
 # the reserved-bit rule, the uncore).
-NEUTRAL = {"pmu", "pmu-wrmsr-counted", "pmu-delivery-retires", "pmu-target-mode",
+NEUTRAL = {"pmu", "family", "pmu-wrmsr-counted", "pmu-delivery-retires", "pmu-target-mode",
            "pmu-amd-reserved-gp", "pmu-uncore", "pmu-offcore", "pmu-ibpb",
            "pmu-lbr-pmc-freeze", "pmu-ref-ratio", "pmu-slots-per-cycle",
            "pmu-v6-caps"}
@@ -72,13 +92,36 @@ def _intel_tables(text):
     return shapes, lbr_pebs
 
 
-def _v6_leaf_0a(text):
-    """The leaf-0AH fields x86pmu_shape_named() sets for every version-6
-    shape (both Lunar Lake core types share leaf 0AH)."""
-    body = text[text.index("x86pmu_shape_named("):]
-    f = dict(re.findall(r"c->(version|num_gp|gp_width|fixed_bitmap|num_fixed|lbr_depth) = (\w+);",
-                        body))
-    return {k: int(v, 0) for k, v in f.items()}
+def _body(text, anchor):
+    """The body of the C function whose definition starts at anchor."""
+    i = text.index(anchor)
+    i = text.index("\n{", i)
+    return text[i:text.index("\n}\n", i)]
+
+
+def _named_fields(name):
+    """{field: value} the emulator's functions set for a named shape, in
+    their order: leaf 0AH's fields, the LBR depth, and from perf_caps the
+    full-width-write bit and the PEBS record format (bits 11:8)."""
+    if name not in NAMED:
+        raise ShapeError(f"pmu-shape={name}: not modelled by harness/pmu_shape.py")
+    out = {}
+    for path, anchor in NAMED[name]:
+        with open(path) as f:
+            text = f.read()
+        body = _body(text, anchor)
+        for field, val in re.findall(r"c->(version|num_gp|gp_width|fixed_bitmap|num_fixed|"
+                                     r"lbr_depth|perf_caps) = ([^;]+);", body, re.S):
+            if field == "perf_caps":
+                if "v->perf_caps" in val:   # the shape's row of the table
+                    row = text[text.index('{ "%s",' % NAMED_ROW.get(name, name)):]
+                    val = row[:row.index("},")]
+                out["fw"] = "CAP_FW_WRITE" in val
+                m = re.search(r"0x([0-9a-f])00ull", val)
+                out["pebs"] = int(m.group(1), 16) if m else None
+            else:
+                out[field] = int(val.strip(), 0)
+    return out
 
 
 def _num(v):
@@ -104,12 +147,13 @@ def shape(cpuarg, config_c=CONFIG_C):
         out.lbr, out.pebs = lbr_pebs[model]
     bitmap = 0
     if "pmu-shape" in kv:
-        # A named version-6 shape replaces the model's (emu/qemu/README.md):
-        # architectural LBRs where x86-pmu-v6.c gives them a depth, no PEBS.
-        with open(V6_C) as f:
-            v6 = _v6_leaf_0a(f.read())
+        # A named shape replaces the model's (emu/qemu/README.md, "Shapes"):
+        # its counters, architectural LBRs where it gives them a depth,
+        # PEBS where its perf_caps has a record format.
+        v6 = _named_fields(kv["pmu-shape"])
         out = Shape("intel", v6["version"], v6["num_gp"], v6["gp_width"],
-                    v6["num_fixed"], fw_writes=True, lbr=v6.get("lbr_depth"))
+                    v6["num_fixed"], fw_writes=v6.get("fw", False),
+                    lbr=v6.get("lbr_depth"), pebs=v6.get("pebs"))
         bitmap = v6["fixed_bitmap"]
     for k, v in kv.items():
         if k in NEUTRAL or k in ("model", "pmu-shape"):

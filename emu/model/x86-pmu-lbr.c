@@ -421,28 +421,40 @@ bool x86pmu_lbr_recording(const X86PMUState *s)
 }
 
 /*
- * Whether the filter keeps the branch.  Intel's legacy CPL bits look at
- * the privilege the branch occurs in, AMD's at the one it ends in
- * (Linux amd/lbr.c); IA32_LBR_CTL enables where LBR_SELECT suppresses.
+ * The ring filters go by the privilege level a branch ends in.  Legacy
+ * MSR_LBR_SELECT: CPL_EQ_0 suppresses branches ending in ring 0,
+ * CPL_NEQ_0 those ending in ring > 0 (SDM vol. 3B, "Filtering of Last
+ * Branch Records", the MSR_LBR_SELECT table, as Intel quotes it on LKML
+ * in "perf/x86/intel: Fix kernel address leakages in LBR stack"; older
+ * editions said "occurring in", open for a branch that changes the ring;
+ * Linux's branch_type() takes a branch's ring from its target "as is done
+ * by HW").  IA32_LBR_CTL.OS/USR: an operation that changes the CPL is
+ * recorded only if the CPL at its end is enabled (SDM vol. 3B,
+ * "Architectural Last Branch Records").  AMD: as legacy (Linux
+ * amd/lbr.c).  So an interrupt out of ring 3 is no user-mode record, and
+ * the IRET back to ring 3 is one.
  */
-static bool kept(const X86PMUState *s, X86PMUBranch kind, unsigned cpl_from,
-                 unsigned cpl_to)
+static bool ring_kept(const X86PMUState *s, unsigned cpl)
+{
+    if (s->cfg.lbr == X86PMU_LBR_ARCH) {
+        return s->lbr_ctl & (cpl ? CTL_USR : CTL_OS);
+    }
+    return !(s->lbr_select & (cpl ? SEL_CPL_NEQ_0 : SEL_CPL_EQ_0));
+}
+
+/* Whether the filter keeps it: IA32_LBR_CTL enables, LBR_SELECT suppresses. */
+static bool kept(const X86PMUState *s, X86PMUBranch kind, unsigned cpl_to)
 {
     if (x86pmu_defect(s, X86PMU_DEFECT_LBR_FILTER_IGNORED)) {
         return true;
     }
-    if (s->cfg.lbr == X86PMU_LBR_ARCH) {
-        uint64_t ring = cpl_from ? CTL_USR : CTL_OS;
-
-        return (s->lbr_ctl & ring) &&
-               ((s->lbr_ctl >> (CTL_TYPES_SHIFT + ctl_bit[kind])) & 1);
-    } else {
-        unsigned cpl = s->cfg.lbr == X86PMU_LBR_AMD_V2 ? cpl_to : cpl_from;
-        uint64_t ring = cpl ? SEL_CPL_NEQ_0 : SEL_CPL_EQ_0;
-
-        return !(s->lbr_select & ring) &&
-               !((s->lbr_select >> select_bit[kind]) & 1);
+    if (!ring_kept(s, cpl_to)) {
+        return false;
     }
+    if (s->cfg.lbr == X86PMU_LBR_ARCH) {
+        return (s->lbr_ctl >> (CTL_TYPES_SHIFT + ctl_bit[kind])) & 1;
+    }
+    return !((s->lbr_select >> select_bit[kind]) & 1);
 }
 
 static bool call_stack_mode(const X86PMUState *s)
@@ -498,9 +510,19 @@ void x86pmu_branch(X86PMUState *s, X86PMUBranch kind, uint64_t from,
 {
     unsigned depth = ring_depth(s);
 
-    if (!x86pmu_lbr_recording(s) || !kept(s, kind, cpl_from, cpl_to) ||
-        !depth) {
+    if (!x86pmu_lbr_recording(s) || !kept(s, kind, cpl_to) || !depth) {
         return;
+    }
+    /*
+     * Architectural LBRs: a transfer from a CPL the filter leaves out to
+     * one it records has FROM_IP 0FFFFFFFFFFFFFFFFH (SDM vol. 3B,
+     * "Architectural Last Branch Records"): the IRET from ring 0 into a
+     * user-only stack does not show the kernel's address.
+     */
+    if (s->cfg.lbr == X86PMU_LBR_ARCH && cpl_from != cpl_to &&
+        !x86pmu_defect(s, X86PMU_DEFECT_LBR_FILTER_IGNORED) &&
+        !ring_kept(s, cpl_from)) {
+        from = ~0ull;
     }
     if (x86pmu_defect(s, X86PMU_DEFECT_LBR_FROM_TO_SWAPPED)) {
         uint64_t t = from;

@@ -19,6 +19,9 @@ HOST_SRCS_deviations = $(PMU_HOST_SRCS) tests/deviations.c
 # Host tests of the emulated PMU's register model (emu/model), the code QEMU runs.
 HOST_SRCS_emu_model := $(wildcard emu/model/*.c)
 
+# Host tests of the emulated LBRs' ring filters (emu/model/x86-pmu-lbr.c).
+HOST_SRCS_emu_lbr := $(wildcard emu/model/*.c)
+
 # Host tests of the emulated PMU's off-module response, Diamond Rapids shape
 # and level-2 PERF_METRICS bytes (emu/model).
 HOST_SRCS_emu_omr := $(wildcard emu/model/*.c)

@@ -3,7 +3,7 @@
 # PMU loads KVM, then runs pmutest as its guest (L2) with Debian's QEMU.
 # Every line the harness reads starts with "kvm-nested: "; L2's serial log
 # is printed between the BEGIN and END markers.  Parameters (kernel command
-# line): l2append= (pmutest's command line, ',' for ' '), kvmparams=
+# line): l2append= (pmutest's command line, '+' for ' '), kvmparams=
 # (module.parameter=value, ',' separated), l2smp=, l2timeout= (seconds).
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/bin
@@ -75,7 +75,7 @@ l2_stacks() {
 	dmesg | tail -n 80 | sed 's/^/kvm-nested: l2 sysrq: /'
 }
 
-append=$(arg l2append | tr ',' ' ')
+append=$(arg l2append | tr '+' ' ')
 smp=$(arg l2smp)
 timeout=$(arg l2timeout)
 say "l2 start uptime=$(cut -d' ' -f1 /proc/uptime) append=$append"

@@ -168,6 +168,47 @@ static const char *lvtpc_unmasked_differs(const struct dev_obs *o, char *buf, si
 			  got, want);
 }
 
+/* The counters RDPMC reads on an AMD core with PerfCtrExtCore (APM vol. 3,
+ * RDPMC: ECX 0-5), whatever the guest's CPUID says. */
+#define AMD_CORE_COUNTERS 6u
+
+static const char *rdpmc_unintercepted_differs(const struct dev_obs *o, char *buf, size_t n)
+{
+	if (o->rdpmc_absent.vector >= 0)
+		return differs_if(true, buf, n, "it raised vector %d; the row does not fault",
+				  o->rdpmc_absent.vector);
+	return differs_if(o->rdpmc_absent.idx >= AMD_CORE_COUNTERS, buf, n,
+			  "RDPMC(%u) is past the %u core counters the hardware has: the row reads only those",
+			  o->rdpmc_absent.idx, AMD_CORE_COUNTERS);
+}
+
+/* GuestOnly forced on: a select written with HostOnly counts both modes,
+ * the guest's code and the hypervisor's work in the window; that work is
+ * a few VM exits' handling, under a tenth of the loop. */
+static const char *guest_only_forced_differs(const struct dev_obs *o, char *buf, size_t n)
+{
+	const struct dev_host_guest_only *h = &o->host_guest_only;
+	unsigned host = h->combo & 2;
+
+	if (h->read != (host | 1))
+		return differs_if(
+			true, buf, n,
+			"written HostOnly/GuestOnly %u read back %u; the row reads what was written with GuestOnly set",
+			h->combo, h->read);
+	if (h->svme)
+		return differs_if(true, buf, n,
+				  "the guest's EFER.SVME was set; the row's figures are with it clear");
+	if (host)
+		return differs_if(
+			h->count < h->lo || h->count > h->lo + h->lo / 10, buf, n,
+			"it counted %lu; the row counts the loop's %lu and the hypervisor's work, under a tenth more",
+			h->count, h->lo);
+	return differs_if(
+		h->count < h->lo || h->count > h->most, buf, n,
+		"it counted %lu; the row counts the guest's code as the plain counter does (%lu..%lu)",
+		h->count, h->lo, h->most);
+}
+
 static const char *reserved_no_gp_differs(const struct dev_obs *o, char *buf, size_t n)
 {
 	return differs_if(o->reserved_write.vector >= 0, buf, n, "it raised vector %d",
@@ -251,6 +292,24 @@ const struct deviation dev_table[DEV_ROWS] = {
 		.differs = pmis_differs,
 		.fixed_in = DEV_LINUX_VERSION(6, 6, 0),
 		.fixed_by = "73554b29bd70, a16eb25b09c0 (kvm-x86-pmu-6.6-fixes)",
+	},
+	[DEV_XEN_SVM_RDPMC_NOT_INTERCEPTED] = {
+		.id = "XEN-SVM-RDPMC-NOT-INTERCEPTED",
+		.seen = "RDPMC of counter 4 or 5, which the guest's CPUID does not give (no PerfCtrExtCore), returns without #GP: Xen does not intercept RDPMC, so the guest reads the host's counter",
+		.source = "Xen xen/arch/x86/hvm/svm/vmcb.c construct_vmcb(): no GENERAL1_INTERCEPT_RDPMC (4.17.5 to 4.22.0); xen/arch/x86/cpu/vpmu_amd.c gives the guest the legacy counters",
+		.verdict = DEV_XFAIL,
+		.obs = DEV_OBS_RDPMC_ABSENT,
+		.on = { .hv = DEV_HV(PMU_HV_XEN), .vendor = PMU_VENDOR_AMD },
+		.differs = rdpmc_unintercepted_differs,
+	},
+	[DEV_XEN_AMD_GUEST_ONLY_FORCED] = {
+		.id = "XEN-AMD-GUESTONLY-FORCED",
+		.seen = "every PerfEvtSel reads back with GuestOnly (bit 40) set: Xen sets it in each select the guest writes, so the host's SVM judges it: GuestOnly counts the guest's code whatever the guest's EFER.SVME, and HostOnly, now both bits, counts Xen's work too",
+		.source = "Xen xen/arch/x86/cpu/vpmu_amd.c amd_vpmu_do_wrmsr(), \"enable guest only mode for HVM guest\" (4.17.5 to 4.22.0)",
+		.verdict = DEV_XFAIL,
+		.obs = DEV_OBS_HOST_GUEST_ONLY,
+		.on = { .hv = DEV_HV(PMU_HV_XEN), .vendor = PMU_VENDOR_AMD },
+		.differs = guest_only_forced_differs,
 	},
 	[DEV_QEMU_GLOBAL_CTRL_RESET_ZERO] = {
 		.id = "QEMU-GLOBAL-CTRL-RESET-ZERO",
@@ -453,6 +512,20 @@ const char *dev_describe(const struct dev_obs *o, char *buf, size_t n)
 	case DEV_OBS_LVT_AT_PMI:
 		ksnprintf(buf, n, "the LVT entry read %#x at the handler's start (programmed %#x)",
 			  o->lvt_at_pmi.lvt, o->lvt_at_pmi.programmed);
+		break;
+	case DEV_OBS_RDPMC_ABSENT:
+		if (o->rdpmc_absent.vector >= 0)
+			ksnprintf(buf, n, "RDPMC(%u) raised vector %d (GP counters %#x)", o->rdpmc_absent.idx,
+				  o->rdpmc_absent.vector, o->rdpmc_absent.gp_mask);
+		else
+			ksnprintf(buf, n, "RDPMC(%u) did not fault (GP counters %#x)", o->rdpmc_absent.idx,
+				  o->rdpmc_absent.gp_mask);
+		break;
+	case DEV_OBS_HOST_GUEST_ONLY:
+		ksnprintf(buf, n,
+			  "HostOnly/GuestOnly %u read back %u, EFER.SVME=%u, counted %lu (the loop %lu)",
+			  o->host_guest_only.combo, o->host_guest_only.read, o->host_guest_only.svme,
+			  o->host_guest_only.count, o->host_guest_only.lo);
 		break;
 	default: ksnprintf(buf, n, "an observation of kind %d", o->kind); break;
 	}

@@ -28,6 +28,8 @@ enum dev_obs_kind {
 	DEV_OBS_WIDE_WRITE,       /* a fixed-counter write past its width (fingerprint) */
 	DEV_OBS_RESERVED_WRITE,   /* a control write with a reserved bit set (fingerprint) */
 	DEV_OBS_LVT_AT_PMI,       /* the LVT performance-counter entry when the PMI handler starts */
+	DEV_OBS_RDPMC_ABSENT,     /* RDPMC of a GP counter CPUID does not give */
+	DEV_OBS_HOST_GUEST_ONLY,  /* an AMD counter with HostOnly/GuestOnly written, read back and counted */
 	DEV_OBS_NR
 };
 
@@ -96,6 +98,21 @@ struct dev_obs {
 		struct {
 			uint32_t lvt, programmed;
 		} lvt_at_pmi;
+		/* vector: -1 when RDPMC did not fault; the counter index and
+		 * the GP counters CPUID gives. */
+		struct {
+			int vector;
+			unsigned idx;
+			uint32_t gp_mask;
+		} rdpmc_absent;
+		/* combo: the bits written (bit 0 GuestOnly, bit 1 HostOnly),
+		 * read: as they read back; the guest's EFER.SVME; the count of
+		 * the window and what the plain counter's would be (lo..most). */
+		struct dev_host_guest_only {
+			unsigned combo, read;
+			bool svme;
+			uint64_t count, lo, most;
+		} host_guest_only;
 	};
 };
 
@@ -109,6 +126,8 @@ enum dev_row {
 	DEV_XEN_PMC_QUIRK_ZERO_BECOMES_ONE,
 	DEV_VMWARE_HYBRID_FREEZE_CYCLES_INCLUDE_VMM,
 	DEV_KVM_PMI_DUPLICATE_OR_SPURIOUS,
+	DEV_XEN_SVM_RDPMC_NOT_INTERCEPTED,
+	DEV_XEN_AMD_GUEST_ONLY_FORCED,
 	/* Fingerprints: reported, never a verdict. */
 	DEV_QEMU_GLOBAL_CTRL_RESET_ZERO,
 	DEV_XEN_GLOBAL_CTRL_RESET_ZERO,

@@ -221,6 +221,46 @@ HT_TEST(xen_rows)
 	HT_CHECK_NO_MATCH(&o, "XEN-PMC-QUIRK-ZERO-BECOMES-ONE", NULL);
 }
 
+/* Xen's AMD vPMU (harness/xen_pvh.py): RDPMC is not intercepted, and
+ * GuestOnly is set in every event select. */
+HT_TEST(xen_amd_rows)
+{
+	const struct pmu_cpu *xen = cpu_as("AuthenticAMD", 0x00a00f11, "XenVMMXenVMM");
+	struct dev_obs o = { .kind = DEV_OBS_RDPMC_ABSENT, .pc = xen };
+	o.rdpmc_absent.vector = -1, o.rdpmc_absent.idx = 4, o.rdpmc_absent.gp_mask = 0xf;
+	HT_CHECK_MATCH(&o, "XEN-SVM-RDPMC-NOT-INTERCEPTED");
+	o.rdpmc_absent.idx = 5;
+	HT_CHECK_MATCH(&o, "XEN-SVM-RDPMC-NOT-INTERCEPTED");
+	o.rdpmc_absent.idx = 6; /* past the hardware's counters: silicon faults */
+	HT_CHECK_NO_MATCH(&o, "XEN-SVM-RDPMC-NOT-INTERCEPTED", "past the 6 core counters");
+	o.rdpmc_absent.idx = 4, o.rdpmc_absent.vector = 6;
+	HT_CHECK_NO_MATCH(&o, "XEN-SVM-RDPMC-NOT-INTERCEPTED", "raised vector 6");
+	o.rdpmc_absent.vector = -1;
+	o.pc = cpu_as("AuthenticAMD", 0x00a00f11, kvm_sig);
+	HT_CHECK_NO_MATCH(&o, "XEN-SVM-RDPMC-NOT-INTERCEPTED", "this is KVM");
+
+	xen = cpu_as("AuthenticAMD", 0x00a00f11, "XenVMMXenVMM");
+	o = (struct dev_obs){ .kind = DEV_OBS_HOST_GUEST_ONLY, .pc = xen };
+	/* Seen under Xen 4.17: GuestOnly counts the loop, HostOnly Xen's work too. */
+	o.host_guest_only = (struct dev_host_guest_only){
+		.combo = 1, .read = 1, .count = 300003, .lo = 300002, .most = 300004
+	};
+	HT_CHECK_MATCH(&o, "XEN-AMD-GUESTONLY-FORCED");
+	o.host_guest_only.combo = 2, o.host_guest_only.read = 3, o.host_guest_only.count = 305488;
+	HT_CHECK_MATCH(&o, "XEN-AMD-GUESTONLY-FORCED");
+	o.host_guest_only.count = 300001; /* under the loop */
+	HT_CHECK_NO_MATCH(&o, "XEN-AMD-GUESTONLY-FORCED", "under a tenth more");
+	o.host_guest_only.count = 340000; /* more than the hypervisor's work explains */
+	HT_CHECK_NO_MATCH(&o, "XEN-AMD-GUESTONLY-FORCED", "under a tenth more");
+	o.host_guest_only.count = 305488, o.host_guest_only.read = 2; /* GuestOnly not set */
+	HT_CHECK_NO_MATCH(&o, "XEN-AMD-GUESTONLY-FORCED", "read back 2");
+	o.host_guest_only.combo = 1, o.host_guest_only.read = 1, o.host_guest_only.count = 0;
+	HT_CHECK_NO_MATCH(&o, "XEN-AMD-GUESTONLY-FORCED", "as the plain counter does");
+	o.host_guest_only.count = 300003;
+	o.pc = cpu_as("AuthenticAMD", 0x00a00f11, NULL); /* bare metal: a FAIL */
+	HT_CHECK_NO_MATCH(&o, "XEN-AMD-GUESTONLY-FORCED", "bare metal");
+}
+
 HT_TEST(vmware_cycles_in_the_hypervisor)
 {
 	const struct pmu_cpu *vmw = cpu_as("GenuineIntel", SKYLAKE, "VMwareVMware");

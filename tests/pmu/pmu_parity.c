@@ -384,8 +384,12 @@ KTEST("pmu.parity", absent_gp_counters, pmu_needs_counting, KTEST_PER_CPU,
 			continue;
 		n++;
 		int vec = pmu_hw_rdpmc(x, &v);
-		check(vec == X86_VEC_GP, "RDPMC(%u) (GP counters %#x): expected #GP, saw %d", x, c->gp_mask,
-		      vec);
+		struct dev_obs o = { .kind = DEV_OBS_RDPMC_ABSENT, .pc = pmu_this_cpu() };
+		o.rdpmc_absent.vector = vec ? vec : -1;
+		o.rdpmc_absent.idx = x;
+		o.rdpmc_absent.gp_mask = c->gp_mask;
+		check_or_deviation(vec == X86_VEC_GP, &o, "RDPMC(%u) (GP counters %#x): expected #GP, saw %d",
+				   x, c->gp_mask, vec);
 		if (c->vendor != PMU_VENDOR_INTEL)
 			continue; /* the KVM selftests' MSR rules are Intel's */
 		if (x < 8) {

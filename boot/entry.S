@@ -129,7 +129,7 @@ no_long_mode:
 	cpuid
 	btl $CPUID_1_ECX_HYPERVISOR_BIT, %ecx
 	jnc 9f
-	movl $HV_LEAF_FIRST, %esi
+	movl $CPUID_HV_LEAF_FIRST, %esi
 7:	movl %esi, %eax
 	cpuid
 	cmpl $HV_SIG_TCG_EBX, %ebx
@@ -144,9 +144,9 @@ no_long_mode:
 	jne 10f
 	cmpl $HV_SIG_KVM_EDX, %edx
 	je qemu_exit_panic
-10:	cmpl $HV_LEAF_NEXT, %esi
+10:	cmpl $(CPUID_HV_LEAF_FIRST + CPUID_HV_LEAF_STEP), %esi
 	je 9f
-	movl $HV_LEAF_NEXT, %esi
+	movl $(CPUID_HV_LEAF_FIRST + CPUID_HV_LEAF_STEP), %esi
 	jmp 7b
 qemu_exit_panic:
 	movl $EXIT_CODE_PANIC, %eax

@@ -142,7 +142,7 @@ class CiYaml(unittest.TestCase):
         self.assertEqual(uses, ['actions/checkout@v4', 'actions/upload-artifact@v4'])
         self.assertEqual(doc['permissions'], {'contents': 'read'})
         # The pin and its reason: 24.04 ships only the 4M OVMF images, which
-        # the tools accept (consumers review finding #9).
+        # the tools accept (ci-examples/github-actions.yml, tools/install-deps.sh).
         self.assertEqual(job['runs-on'], 'ubuntu-24.04')
         self.assertIn('4M OVMF', text)
         self.assertIn('OVMF_CODE_4M.fd', read('tools', 'install-deps.sh'))
@@ -158,7 +158,7 @@ class CiYaml(unittest.TestCase):
 
     @need_yaml
     def test_github_kvm_leg_never_passes_without_kvm(self):
-        """Consumers review finding #8: a KVM leg that cannot run is red."""
+        """A KVM leg that cannot run is red (ci-examples/github-actions.yml)."""
         steps = yaml.safe_load(read('ci-examples', 'github-actions.yml'))['jobs']['boot']['steps']
         kvm = [s for s in steps if s.get('if') == "matrix.accel == 'kvm'"]
         self.assertEqual(len(kvm), 1)
@@ -459,8 +459,8 @@ class LavaJobs(unittest.TestCase):
         self.assertNotEqual(self.tcg['job_name'], self.kvm['job_name'])
 
     def test_the_tcg_job_renders_tcg(self):
-        """Consumers review finding #3: the stock template ignores cpu and
-        machine for amd64 and adds -cpu host -enable-kvm unless no_kvm."""
+        """The stock template ignores cpu and machine for amd64 (tools/pmutest/lava.py
+        names it) and adds -cpu host -enable-kvm unless no_kvm."""
         cmd = lava.qemu_command(self.tcg, 'p.iso')
         self.assertNotIn('-enable-kvm', cmd)
         self.assertNotIn('host', cmd)
@@ -478,7 +478,7 @@ class LavaJobs(unittest.TestCase):
         self.assertEqual(cmd.count('-cpu'), 1)
 
     def test_the_uefi_line_is_a_bios_option(self):
-        """Consumers review finding #5: LAVA's uefi: image becomes -L DIR and
+        """LAVA's uefi: image becomes -L DIR and
         QEMU then boots SeaBIOS; the job's hint passes OVMF as -bios (the
         boot matrix boots it and checks that OVMF ran)."""
         from pmutest.matrix import lava_uefi_option
@@ -506,7 +506,7 @@ class LavaJobs(unittest.TestCase):
                 self.assertEqual(m.results, want, (capture, how))
 
     def test_skips_and_xfails_are_not_passes(self):
-        """Consumers review finding #4: the SKIP-aware pattern is the job's."""
+        """The SKIP-aware pattern is the job's (ci-examples/lava-job.yaml)."""
         got = lava.run_monitor([KTAP_LOG], self.monitor).results
         self.assertIn(('pmu_count_fixed_counters_cpu0_apic0', 'skip'), got)
         self.assertIn(('pmu_count', 'skip'), got)
@@ -517,7 +517,7 @@ class LavaJobs(unittest.TestCase):
         self.assertFalse([case for case, _ in got if case.startswith('cpu')])
 
     def test_per_cpu_results_are_distinct_test_cases(self):
-        """Consumers review finding #6: LAVA's dispatcher keeps the last
+        """LAVA's dispatcher keeps the last
         result per case name and the pattern sees one line at a time, so
         the kernel names each per-CPU leaf with its block; a failure on one
         CPU stays a failure whatever the other CPUs report."""

@@ -34,4 +34,12 @@ static inline unsigned fls32(uint32_t v)
 	return n;
 }
 
+/* v's low bits bits (1 to 64), sign-extended to 64 (Linux sign_extend64). */
+static inline uint64_t sign_extend64(uint64_t v, unsigned bits)
+{
+	unsigned shift = 64 - bits;
+
+	return (uint64_t)((int64_t)(v << shift) >> shift);
+}
+
 #endif

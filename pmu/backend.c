@@ -2,6 +2,8 @@
  * PMU_BACKEND fills (pmu/pmu_internal.h): the core names no vendor. */
 #include "pmu/pmu_internal.h"
 
+#include "lib/printf.h"
+
 extern const struct pmu_ops *const __start_pmu_backends[], *const __stop_pmu_backends[];
 
 const struct pmu_ops *pmu_backend_for(const char *vendor_id)
@@ -18,4 +20,20 @@ const struct pmu_ops *pmu_backend_of(enum pmu_vendor vendor)
 		if ((*b)->vendor == vendor)
 			return *b;
 	return NULL;
+}
+
+const struct pmu_lbr_ops *pmu_backend_lbr(unsigned k)
+{
+	for (const struct pmu_ops *const *b = __start_pmu_backends; b < __stop_pmu_backends; b++)
+		if ((*b)->lbr && k < 32 && (((*b)->lbr->kinds >> k) & 1))
+			return (*b)->lbr;
+	return NULL;
+}
+
+void pmu_backend_foreign_why(const struct pmu_caps *caps, char *why, size_t whylen)
+{
+	for (const struct pmu_ops *const *b = __start_pmu_backends; b < __stop_pmu_backends; b++)
+		if ((*b)->foreign_why && (*b)->foreign_why(caps, why, whylen))
+			return;
+	ksnprintf(why, whylen, "no pmutest backend for vendor \"%s\" yet", caps->vendor_id);
 }

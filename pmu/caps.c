@@ -28,15 +28,6 @@ void pmu_caps_line_emit(struct pmu_caps_line *l, pmu_line_fn out, void *ctx)
 	l->buf[0] = '\0';
 }
 
-static const char *core_type_name(unsigned t)
-{
-	switch (t) {
-	case CPUID_1A_CORE_TYPE_ATOM: return "Atom";
-	case CPUID_1A_CORE_TYPE_CORE: return "Core";
-	default: return "unknown";
-	}
-}
-
 void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx)
 {
 	struct pmu_caps_line l = { .len = 0 };
@@ -51,9 +42,11 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 				  c->hv_signature);
 	else if (c->hypervisor)
 		pmu_caps_line_add(&l, ", under %s", pmu_hv_name(c->hv));
+	ops = c->vendor == PMU_VENDOR_UNKNOWN ? NULL : pmu_backend_of(c->vendor);
 	if (c->hybrid)
 		pmu_caps_line_add(&l, ", hybrid: core type %#x (%s), native model %#x", c->core_type,
-				  core_type_name(c->core_type), c->native_model);
+				  ops && ops->core_type_name ? ops->core_type_name(c->core_type) : "unknown",
+				  c->native_model);
 	pmu_caps_line_emit(&l, out, ctx);
 
 	if (c->vendor == PMU_VENDOR_UNKNOWN) {
@@ -61,7 +54,6 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 		pmu_caps_line_emit(&l, out, ctx);
 		return;
 	}
-	ops = pmu_backend_of(c->vendor);
 	if (ops && ops->print_caps)
 		ops->print_caps(c, prefix, out, ctx);
 }

@@ -103,12 +103,11 @@ struct alloc_cand {
 	uint32_t extra; /* extra MSR */
 };
 
-static int fixed_too_narrow(const struct pmu_caps *c, unsigned i, char *why, size_t whylen)
+static int fixed_too_narrow(const struct pmu_cpu *pc, unsigned i, char *why, size_t whylen)
 {
-	return kerrf(
-		why, whylen, PMU_E_UNSUPPORTED,
-		"IA32_FIXED_CTR%u is %u-bit (CPUID.0AH:EDX[12:5]), narrower than the %u bits counted with", i,
-		c->fixed_width, PMU_MIN_COUNTER_WIDTH);
+	return kerrf(why, whylen, PMU_E_UNSUPPORTED,
+		     "IA32_FIXED_CTR%u is %u-bit (%s), narrower than the %u bits counted with", i,
+		     pc->caps.fixed_width, pc->ops->src_fixed_width, PMU_MIN_COUNTER_WIDTH);
 }
 
 /* Work out where one event may go, ignoring what is taken. */
@@ -134,7 +133,7 @@ static int alloc_candidates(struct pmu_cpu *pc, struct pmu_event *ev, struct all
 		err_fx = pc->ops->encode_fixed(c, a, (unsigned)k->fixed, &k->fixed_cfg, why_fx,
 					       sizeof(why_fx));
 		if (!err_fx && c->fixed_width < PMU_MIN_COUNTER_WIDTH)
-			err_fx = fixed_too_narrow(c, (unsigned)k->fixed, why_fx, sizeof(why_fx));
+			err_fx = fixed_too_narrow(pc, (unsigned)k->fixed, why_fx, sizeof(why_fx));
 		if (err_fx)
 			k->fixed = -1;
 	}
@@ -375,7 +374,7 @@ int pmu_event_add_idx(struct pmu_event *ev, int idx)
 		pmu_attr_resolve(pc, &a);
 		if ((err = pc->ops->encode_fixed(&pc->caps, &a, i, &k.fixed_cfg, why, sizeof(why))) ||
 		    (pc->caps.fixed_width < PMU_MIN_COUNTER_WIDTH &&
-		     (err = fixed_too_narrow(&pc->caps, i, why, sizeof(why)))))
+		     (err = fixed_too_narrow(pc, i, why, sizeof(why)))))
 			return fail(ev, err, "%s on %s: %s", ev_name(ev), name, why);
 		if (((pc->fixed_used | pc->fixed_reserved) >> i) & 1)
 			return fail(ev, PMU_E_BUSY, "%s: %s is taken (%s)", ev_name(ev), name,

@@ -11,35 +11,32 @@
  * order) and arch/x86/events/amd/lbr.c (LbrExtV2). */
 #include "pmu/lbr.h"
 
-#include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
 
-static uint64_t sext(uint64_t v, unsigned bits)
-{
-	unsigned shift = 64 - bits;
-	return (uint64_t)((int64_t)(v << shift) >> shift);
-}
-
 void pmu_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 {
 	const struct pmu_ops *ops = pmu_backend_of(c->vendor);
 
 	*l = (struct pmu_lbr_caps){ .kind = PMU_LBR_NONE, .why = "" };
-	if (!ops || !ops->lbr_decode) {
-		ksnprintf(l->why, sizeof(l->why), "neither an Intel nor an AMD CPU");
+	if (!ops || !ops->lbr) {
+		ksnprintf(l->why, sizeof(l->why), "no pmutest backend decodes the LBRs of vendor \"%s\"",
+			  c->vendor_id);
 		return;
 	}
-	ops->lbr_decode(c, l);
+	ops->lbr->decode(c, l);
 }
 
 int pmu_lbr_encode(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f, uint64_t ctl_now,
 		   struct pmu_lbr_regs *r, char *why, size_t whylen)
 {
-	/* The suppress bit of each kind in MSR_LBR_SELECT and AMD's LBR_SELECT. */
+	/* The suppress bit of each kind in the select register, laid out
+	 * alike by Intel's MSR_LBR_SELECT and AMD's LBR_SELECT (SDM vol. 3B,
+	 * "Filtering of Last Branch Records"; APM vol. 2, "LBR Stack"; Linux
+	 * arch/x86/events/amd/lbr.c amd_pmu_lbr_setup_filter). */
 	static const uint8_t select_bit[PMU_LBR_BR_NR] = {
 		[PMU_LBR_BR_JCC] = LBR_SELECT_JCC_BIT,
 		[PMU_LBR_BR_NEAR_REL_JMP] = LBR_SELECT_NEAR_REL_JMP_BIT,
@@ -48,16 +45,6 @@ int pmu_lbr_encode(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f,
 		[PMU_LBR_BR_NEAR_IND_CALL] = LBR_SELECT_NEAR_IND_CALL_BIT,
 		[PMU_LBR_BR_NEAR_RET] = LBR_SELECT_NEAR_RET_BIT,
 		[PMU_LBR_BR_FAR] = LBR_SELECT_FAR_BRANCH_BIT,
-	};
-	/* The enable bit of each kind in IA32_LBR_CTL. */
-	static const uint8_t ctl_bit[PMU_LBR_BR_NR] = {
-		[PMU_LBR_BR_JCC] = ARCH_LBR_CTL_COND_BIT,
-		[PMU_LBR_BR_NEAR_REL_JMP] = ARCH_LBR_CTL_NEAR_REL_JMP_BIT,
-		[PMU_LBR_BR_NEAR_IND_JMP] = ARCH_LBR_CTL_NEAR_IND_JMP_BIT,
-		[PMU_LBR_BR_NEAR_REL_CALL] = ARCH_LBR_CTL_NEAR_REL_CALL_BIT,
-		[PMU_LBR_BR_NEAR_IND_CALL] = ARCH_LBR_CTL_NEAR_IND_CALL_BIT,
-		[PMU_LBR_BR_NEAR_RET] = ARCH_LBR_CTL_NEAR_RET_BIT,
-		[PMU_LBR_BR_FAR] = ARCH_LBR_CTL_OTHER_BRANCH_BIT,
 	};
 	uint32_t kinds = f->kinds & PMU_LBR_BR_ALL;
 
@@ -76,23 +63,14 @@ int pmu_lbr_encode(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f,
 		return kerrf(why, whylen, PMU_E_UNSUPPORTED, "%s LBRs: no call-stack mode",
 			     pmu_lbr_kind_name(l->kind));
 	r->ctl_msr = l->ctl_msr;
-	if (l->kind == PMU_LBR_ARCH) {
-		/* Enable polarity; the filter is in the enabling register. */
-		uint64_t v = BIT(ARCH_LBR_CTL_LBREN_BIT);
-		if (l->cpl_filter)
-			v |= (f->os ? BIT(ARCH_LBR_CTL_OS_BIT) : 0) |
-			     (f->usr ? BIT(ARCH_LBR_CTL_USR_BIT) : 0);
-		if (l->type_filter)
-			for (unsigned k = 0; k < PMU_LBR_BR_NR; k++)
-				if ((kinds >> k) & 1)
-					v |= BIT(ctl_bit[k]);
-		if (f->call_stack)
-			v |= BIT(ARCH_LBR_CTL_CALL_STACK_BIT);
-		r->ctl_on = v;
+	if (l->ctl_filter) {
+		/* The filter is in the enabling register (architectural
+		 * LBRs): the backend encodes it. */
+		r->ctl_on = pmu_backend_lbr(l->kind)->encode_ctl(l, f, kinds);
 		r->ctl_off = 0;
 		return PMU_OK;
 	}
-	/* Legacy and AMD: suppress what is not asked for (Linux
+	/* A select register: suppress what is not asked for (Linux
 	 * intel_pmu_setup_hw_lbr_filter, amd_pmu_lbr_setup_filter). */
 	if (l->select_msr) {
 		uint64_t v = (f->os ? 0 : BIT(LBR_SELECT_CPL_EQ_0_BIT)) |
@@ -113,45 +91,11 @@ int pmu_lbr_encode(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f,
 struct pmu_lbr_entry pmu_lbr_decode_entry(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to,
 					  uint64_t info)
 {
-	struct pmu_lbr_entry e = { .from = from, .to = to, .info = info, .valid = true };
+	const struct pmu_lbr_ops *ops = pmu_backend_lbr(l->kind);
 
-	if (l->kind == PMU_LBR_AMD) {
-		/* FROM 57:0 address, 63 mispredicted; TO 57:0 address, 62
-		 * speculative, 63 valid (Linux amd/lbr.c, struct branch_entry). */
-		e.mispred = (from >> AMD_LBR_FROM_MISPRED_BIT) & 1;
-		e.valid = (to >> AMD_LBR_TO_VALID_BIT) & 1;
-		e.from = sext(from, 58);
-		e.to = sext(to, 58);
-		e.info = 0;
-		return e;
-	}
-	if (l->kind == PMU_LBR_ARCH) {
-		e.mispred = (info >> ARCH_LBR_INFO_MISPRED_BIT) & 1;
-		return e;
-	}
-	switch (l->format) {
-	case LBR_FORMAT_32: /* one MSR: FROM in 31:0, TO in 63:32 */
-		e.from = (uint32_t)from;
-		e.to = from >> 32;
-		break;
-	case LBR_FORMAT_EIP_FLAGS: /* 47:0 address, 63 MISPRED */
-		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
-		e.from = sext(from, 48);
-		break;
-	case LBR_FORMAT_EIP_FLAGS2: /* 60:0 address, 61-63 TSX_ABORT, IN_TSX, MISPRED */
-		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
-		e.from = sext(from, 61);
-		break;
-	case LBR_FORMAT_INFO:
-	case LBR_FORMAT_INFO2: e.mispred = (info >> LBR_INFO_MISPRED_BIT) & 1; break;
-	case 6: /* Goldmont: FROM 63 MISPRED; TO 63:48 cycles (Linux lbr_to_cycles) */
-		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
-		e.from = sext(from, 48);
-		e.to = sext(to, 48);
-		break;
-	default: break;
-	}
-	return e;
+	if (!ops)
+		return (struct pmu_lbr_entry){ .from = from, .to = to, .info = info, .valid = true };
+	return ops->entry(l, from, to, info);
 }
 
 int pmu_lbr_snapshot(const struct pmu_lbr_caps *l, struct pmu_lbr_snapshot *s)
@@ -191,10 +135,8 @@ int pmu_lbr_clear(const struct pmu_lbr_caps *l)
 {
 	int f;
 
-	/* Any write of IA32_LBR_DEPTH empties the stack (Linux
-	 * intel_pmu_arch_lbr_reset). */
-	if (l->kind == PMU_LBR_ARCH)
-		return pmu_hw_wrmsr(MSR_ARCH_LBR_DEPTH, l->depth);
+	if (l->reset_msr)
+		return pmu_hw_wrmsr(l->reset_msr, l->depth);
 	for (unsigned i = 0; i < l->depth; i++)
 		if ((f = pmu_hw_wrmsr(l->from_msr + i * l->stride, 0)) ||
 		    (f = pmu_hw_wrmsr(l->to_msr + i * l->stride, 0)) ||

@@ -49,10 +49,19 @@ struct pmu_lbr_caps {
 	 * DBG_EXTN_CFG.LBRV2EN); with arch LBRs the filter shares the MSR. */
 	uint32_t ctl_msr;
 	uint64_t ctl_enable;
+	/* The filter is in ctl_msr too, not in a select register (the
+	 * backend's encode_ctl writes it; its off value is 0). */
+	bool ctl_filter;
+	/* Not 0: a write of depth to it empties the stack; else every entry
+	 * is written 0. */
+	uint32_t reset_msr;
 	bool cpl_filter, type_filter, call_stack;
-	/* FREEZE_LBRS_ON_PMI takes effect (Intel v2+ with PDCM) and how it
-	 * shows: LBR_FRZ in GLOBAL_STATUS (v4+) or DEBUGCTL.LBR cleared. */
+	/* The stack freezes on a PMI once freeze_msr's freeze_enable bits are
+	 * set, and how it shows: a freeze bit in GLOBAL_STATUS
+	 * (freeze_status) or ctl_enable cleared in ctl_msr. */
 	bool freeze, freeze_status;
+	uint32_t freeze_msr;
+	uint64_t freeze_enable;
 	uint32_t arch_depths; /* CPUID.1CH:EAX[7:0] */
 	struct cpuid_regs leaf_1c;
 };

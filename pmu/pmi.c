@@ -1,7 +1,6 @@
 /* The PMI handler's logic, independent of how the interrupt arrived: read
  * the overflow status, fold in counts, reload sampling periods, write
  * samples, clear what was handled. Registers only through pmu/pmu_hw.h. */
-#include "arch/x86/msr.h"
 #include "lib/printf.h"
 #include "lib/ringbuf.h"
 #include "lib/string.h"
@@ -188,9 +187,10 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	if (p->hw && p->hw->precise) {
 		struct pebs_emit e = { p, pc, (from & PMU_PMI_FROM_NMI) | PMU_SAMPLE_MISC_PRECISE };
 		pebs_bits = pmu_idx_bit(p->hw->precise->hw.idx);
-		if (status & BIT(PERF_GLOBAL_STATUS_OVF_BUF_BIT)) {
+		uint64_t buffer = pc->ops->precise->buffer_status;
+		if (status & buffer) {
 			pmu_sampling_hw_pebs(p->hw, emit_precise, &e);
-			handled |= BIT(PERF_GLOBAL_STATUS_OVF_BUF_BIT) | (status & pebs_bits);
+			handled |= buffer | (status & pebs_bits);
 		}
 	}
 	for (uint64_t bits = status & counter_bits(c) & ~pebs_bits; bits; bits &= bits - 1) {
@@ -299,13 +299,11 @@ int pmu_smm_freeze(bool on)
 	struct pmu_cpu *pc = pmu_this_cpu();
 	uint64_t v;
 
-	/* SDM vol. 3B, "IA32_DEBUGCTL MSR": bit 14, valid when
-	 * IA32_PERF_CAPABILITIES[12] (SMM_FREEZE) is set. */
 	if (!pc || !pc->initialised || !pc->caps.freeze_smm || !pc->caps.debugctl)
 		return PMU_E_UNSUPPORTED;
 	if (pmu_hw_rdmsr(pc->caps.debugctl, &v) != 0)
 		return PMU_E_FAULT;
-	v = on ? v | BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT) : v & ~BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT);
+	v = on ? v | pc->caps.freeze_smm_ctl : v & ~pc->caps.freeze_smm_ctl;
 	return pmu_hw_wrmsr(pc->caps.debugctl, v) ? PMU_E_FAULT : PMU_OK;
 }
 

@@ -167,7 +167,7 @@ struct pmu_caps {
 	 * the Intel meaning). */
 	const char *evtsel_name, *ctr_name;     /* "PerfEvtSel", "PerfCtr" */
 	const char *global_ctrl_name;           /* "PerfCntrGlobalCtl" */
-	const char *no_pmu_why;                 /* why version is 0, when not CPUID.0AH */
+	const char *no_pmu_why;                 /* why version is 0 */
 	const char *no_global_why;              /* why global_ctrl is 0 */
 	const char *no_fixed_why;               /* why fixed_mask is 0 */
 	const char *global_reset_unchecked_why; /* the RESET value of global_ctrl is not documented */
@@ -195,6 +195,9 @@ struct pmu_caps {
 	 * freeze clears GLOBAL_CTRL instead (Intel before v4). */
 	uint64_t freeze_ctl, freeze_status_bits, freeze_counters_bit;
 	bool freeze_clears_global_ctrl;
+	/* The debugctl bit that freezes the counters while in SMM, valid
+	 * with freeze_smm (Intel's FREEZE_WHILE_SMM). */
+	uint64_t freeze_smm_ctl;
 	bool amd_lbr_pmc_freeze; /* CPUID 0x80000022:EAX[2] */
 
 	/* Version 6 and CPUID.23H (pmu/intel/v6.c). */

@@ -41,6 +41,9 @@ struct pmu_cpu {
 };
 
 struct pmu_lbr_caps;
+struct pmu_lbr_entry;
+struct pmu_lbr_filter;
+struct pmu_lbr_ops;
 struct pmu_precise_ops;
 struct pmu_sampling_hw;
 struct pmu_ops {
@@ -74,6 +77,9 @@ struct pmu_ops {
 	int (*get_extra)(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr,
 			 uint64_t *evtsel);
 	void (*put_extra)(struct pmu_cpu *pc, uint32_t msr);
+	/* The name of a hybrid part's core type (caps->core_type), for the
+	 * caps report's first line; NULL: "unknown". */
+	const char *(*core_type_name)(unsigned core_type);
 	/* The caps lines past the generic first one (pmu_caps_print). */
 	void (*print_caps)(const struct pmu_caps *caps, const char *prefix, pmu_line_fn out, void *ctx);
 	/* The encoding of a named architectural event on this PMU (the names
@@ -84,14 +90,38 @@ struct pmu_ops {
 	/* Precise sampling for pmu/sampling_hw.c; NULL: the PMU has none the
 	 * driver drives. */
 	const struct pmu_precise_ops *precise;
-	/* Which LBR facility the CPU has (pmu_lbr_decode; *l comes zeroed,
-	 * kind PMU_LBR_NONE). NULL: none. */
-	void (*lbr_decode)(const struct pmu_caps *caps, struct pmu_lbr_caps *l);
+	/* Where the probe's and the allocator's reasons (pmu/probe.c,
+	 * pmu/event.c) say the caps' shape comes from: the GP counters'
+	 * number and width, the events' availability, the fixed counters'
+	 * width. */
+	const char *src_gp_number, *src_gp_width, *src_events, *src_fixed_width;
+	/* For a CPU no backend's match() takes: the probe's reason, when this
+	 * backend's PMU (one other vendors implement too) tells something. */
+	bool (*foreign_why)(const struct pmu_caps *caps, char *why, size_t whylen);
+	/* Last branch records (pmu/lbr.c); NULL: none. */
+	const struct pmu_lbr_ops *lbr;
+};
+
+/* A backend's last branch records, for pmu/lbr.c: which facility the CPU
+ * has, and the facts of each kind the backend decodes. */
+struct pmu_lbr_ops {
+	uint32_t kinds; /* BIT(enum pmu_lbr_kind) of each kind decode gives */
+	/* Which LBR facility the CPU has (*l comes zeroed, kind PMU_LBR_NONE). */
+	void (*decode)(const struct pmu_caps *caps, struct pmu_lbr_caps *l);
+	/* l->ctl_filter: the enabling value of filter f (kinds its branch
+	 * kinds), a filter pmu_lbr_encode found l can keep. */
+	uint64_t (*encode_ctl)(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f, uint32_t kinds);
+	/* One record's raw FROM, TO and INFO as this kind lays them out. */
+	struct pmu_lbr_entry (*entry)(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to,
+				      uint64_t info);
 };
 
 /* Precise sampling (Intel's PEBS: pmu/intel/precise.c), on the session's
  * CPU; the state it keeps is h->precise_state. */
 struct pmu_precise_ops {
+	/* The GLOBAL_STATUS bit a PMI for a full buffer sets (Intel's
+	 * OvfBuffer). */
+	uint64_t buffer_status;
 	/* The free GP counters that can sample precisely (0 with why). */
 	uint32_t (*counters)(struct pmu_cpu *pc, char *why, size_t whylen);
 	/* Give ev precise samples (pmu_sampling_hw_start's contract). */
@@ -130,6 +160,11 @@ int pmu_evtsel_check(const struct pmu_caps *c, uint64_t v, const char *hint, cha
  * the backend of a vendor; NULL when there is none (pmu/backend.c). */
 const struct pmu_ops *pmu_backend_for(const char *vendor_id);
 const struct pmu_ops *pmu_backend_of(enum pmu_vendor vendor);
+/* Why a CPU of a vendor no backend takes has no counting: the first
+ * backend foreign_why that says something, else no backend's. */
+void pmu_backend_foreign_why(const struct pmu_caps *caps, char *why, size_t whylen);
+/* The LBR ops of the backend that decodes LBRs of kind k; NULL: none. */
+const struct pmu_lbr_ops *pmu_backend_lbr(unsigned k);
 
 /* The boot scan and the probe (pmu/probe.c), normally via pmu_cpu_init. */
 void pmu_inuse_scan(struct pmu_cpu *pc);

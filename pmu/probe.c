@@ -215,36 +215,26 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 	pc->rdpmc_ok = false;
 	pc->probe_gp = -1;
 	if (!pc->ops) {
-		/* No backend for this vendor. Say what CPUID.0AH shows too. */
-		struct cpuid_regs r = { 0 };
-		if (c->max_leaf >= 0x0a)
-			pmu_hw_cpuid(0x0a, 0, &r);
-		if (BITS(r.eax, 7, 0) == 0)
-			reason(pc,
-			       "no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"%s\" yet",
-			       c->vendor_id);
-		else
-			reason(pc, "no pmutest backend for vendor \"%s\" yet (CPUID.0AH.EAX[7:0]=%u)",
-			       c->vendor_id, (unsigned)BITS(r.eax, 7, 0));
+		/* No backend for this vendor; a backend may say what the
+		 * CPU shows of a PMU it knows (pmu_backend_foreign_why). */
+		pmu_backend_foreign_why(c, pc->reason, sizeof(pc->reason));
 		return;
 	}
 	if (c->version == 0) {
-		reason(pc, "%s",
-		       c->no_pmu_why ? c->no_pmu_why : "no architectural PMU (CPUID.0AH.EAX[7:0]=0)");
+		reason(pc, "%s", c->no_pmu_why ? c->no_pmu_why : "the backend reports no PMU version");
 		return;
 	}
 	if (c->gp_mask == 0) {
-		reason(pc, "no general-purpose counters (CPUID.0AH.EAX[15:8]=0)");
+		reason(pc, "no general-purpose counters (%s=0)", pc->ops->src_gp_number);
 		return;
 	}
 	if (c->gp_width == 0 || c->gp_width > 64) {
-		reason(pc, "implausible GP counter width %u (CPUID.0AH.EAX[23:16])", c->gp_width);
+		reason(pc, "implausible GP counter width %u (%s)", c->gp_width, pc->ops->src_gp_width);
 		return;
 	}
 	if (c->gp_width < PMU_MIN_COUNTER_WIDTH) {
-		reason(pc,
-		       "GP counters %u-bit (CPUID.0AH.EAX[23:16]): narrower than the %u bits a legacy write fills",
-		       c->gp_width, PMU_MIN_COUNTER_WIDTH);
+		reason(pc, "GP counters %u-bit (%s): narrower than the %u bits a legacy write fills",
+		       c->gp_width, pc->ops->src_gp_width, PMU_MIN_COUNTER_WIDTH);
 		return;
 	}
 	if (pc->inuse.read_fault) {
@@ -306,8 +296,8 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 
 	e = probe_event(c);
 	if (e == PMU_ARCH_NONE) {
-		reason(pc, "no architectural event a GP counter can count (CPUID.0AH:EBX=%#x, length %u)",
-		       c->events_unavail, c->events_len);
+		reason(pc, "no architectural event a GP counter can count (%s=%#x, length %u)",
+		       pc->ops->src_events, c->events_unavail, c->events_len);
 		return;
 	}
 	vec = probe_count(pc, x, e, opts, &count, &sel);

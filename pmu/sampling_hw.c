@@ -2,12 +2,12 @@
  * tear-down on the session's CPU, and what the PMI handler asks of them.
  *
  * Precise records are the backend's (pmu_ops.precise: Intel's PEBS,
- * pmu/intel/precise.c); LBRs with FREEZE_LBRS_ON_PMI where it exists, so
- * the stack the handler reads is the one at the overflow (SDM vol. 3B,
+ * pmu/intel/precise.c); LBRs frozen on a PMI where the backend says how
+ * (struct pmu_lbr_caps' freeze_msr: Intel's FREEZE_LBRS_ON_PMI), so the
+ * stack the handler reads is the one at the overflow (SDM vol. 3B,
  * "Freezing LBR and Performance Counters on PMI"). */
 #include "pmu/sampling_hw.h"
 
-#include "arch/x86/msr.h"
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
@@ -67,17 +67,17 @@ static int start_lbr(struct pmu_sampling_hw *h, enum pmu_sampling_branches mode)
 		f.os = false;
 	}
 	h->mode = mode;
-	if (h->lbr.kind != PMU_LBR_ARCH && pmu_hw_rdmsr(h->lbr.ctl_msr, &now))
+	if (!h->lbr.ctl_filter && pmu_hw_rdmsr(h->lbr.ctl_msr, &now))
 		return fail(h, PMU_E_FAULT, "reading MSR %#x faulted", h->lbr.ctl_msr);
 	if ((err = pmu_lbr_encode(&h->lbr, &f, now, &h->lbr_regs, why, sizeof(why))) != PMU_OK)
 		return fail(h, err, "branch stacks: %s", why);
-	if (h->lbr.freeze && pmu_hw_rdmsr(MSR_IA32_DEBUGCTL, &h->debugctl) == 0) {
-		uint64_t dbg = h->debugctl | BIT(DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT);
-		if (h->lbr_regs.ctl_msr == MSR_IA32_DEBUGCTL) {
-			h->lbr_regs.ctl_on |= BIT(DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT);
+	if (h->lbr.freeze && pmu_hw_rdmsr(h->lbr.freeze_msr, &h->debugctl) == 0) {
+		uint64_t dbg = h->debugctl | h->lbr.freeze_enable;
+		if (h->lbr_regs.ctl_msr == h->lbr.freeze_msr) {
+			h->lbr_regs.ctl_on |= h->lbr.freeze_enable;
 			h->lbr_regs.ctl_off = h->debugctl;
 		} else {
-			pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, dbg);
+			pmu_hw_wrmsr(h->lbr.freeze_msr, dbg);
 		}
 	}
 	pmu_lbr_clear(&h->lbr);
@@ -115,8 +115,8 @@ void pmu_sampling_hw_stop(struct pmu_sampling_hw *h)
 		pmu_hw_wrmsr(h->lbr_regs.ctl_msr, h->lbr_regs.ctl_off);
 		if (h->lbr_regs.select_msr)
 			pmu_hw_wrmsr(h->lbr_regs.select_msr, 0);
-		if (h->lbr.freeze && h->lbr_regs.ctl_msr != MSR_IA32_DEBUGCTL)
-			pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, h->debugctl);
+		if (h->lbr.freeze && h->lbr_regs.ctl_msr != h->lbr.freeze_msr)
+			pmu_hw_wrmsr(h->lbr.freeze_msr, h->debugctl);
 		h->branches = false;
 	}
 }
@@ -148,7 +148,8 @@ unsigned pmu_sampling_hw_pebs(struct pmu_sampling_hw *h, void (*emit)(void *ctx,
 
 void pmu_sampling_hw_pmi_done(const struct pmu_sampling_hw *h)
 {
-	/* Before version 4 the freeze cleared DEBUGCTL.LBR: set it again. */
-	if (h->branches && h->lbr.freeze && !h->lbr.freeze_status && h->lbr_regs.ctl_msr == MSR_IA32_DEBUGCTL)
-		pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, h->lbr_regs.ctl_on);
+	/* A freeze that does not show in GLOBAL_STATUS cleared the enable
+	 * (before Intel's version 4, DEBUGCTL.LBR): set it again. */
+	if (h->branches && h->lbr.freeze && !h->lbr.freeze_status && h->lbr_regs.ctl_msr == h->lbr.freeze_msr)
+		pmu_hw_wrmsr(h->lbr_regs.ctl_msr, h->lbr_regs.ctl_on);
 }

@@ -38,7 +38,7 @@ struct pmu_sampling_hw {
 	enum pmu_sampling_branches mode;
 	struct pmu_lbr_caps lbr;
 	struct pmu_lbr_regs lbr_regs;
-	uint64_t debugctl; /* IA32_DEBUGCTL before start (Intel) */
+	uint64_t debugctl; /* lbr.freeze_msr before start (Intel's IA32_DEBUGCTL) */
 	/* Precise samples: the event on a PEBS counter, and the backend's
 	 * state for its records (pmu/intel/precise.c). */
 	struct pmu_event *precise;

@@ -58,25 +58,29 @@ void mode_cap_dump(void)
 		diag("captured: (%u more lines dropped)", mode_cap.dropped);
 }
 
-struct pmu_cpu *mode_test_last_cpu(unsigned *cpu, char *list, size_t len)
+struct pmu_cpu *mode_test_last_cpu(unsigned *cpu, char *list, size_t len, unsigned events)
 {
 	unsigned last = smp_num_cpus() - 1;
 	struct pmu_cpu *pc = pmu_cpu_of(last);
+	const char *few;
 
 	if (!pc)
 		ktest_skip("cpu %u is beyond PMU_MAX_CPUS", last);
 	pmu_test_init_cpu(last);
 	ksnprintf(list, len, "%u", last);
 	*cpu = last;
+	few = events && pmu_cpu_counts(pc) ? pmu_test_few_counters(pc, events) : NULL;
+	if (few)
+		ktest_skip("cpu %u: %s", last, few);
 	return pc;
 }
 
-void mode_test_needs_counters(struct pmu_cpu *pc, unsigned cpu, unsigned n)
+void mode_test_past_cpu(struct mode_past_cpu *p)
 {
-	const char *few = pmu_cpu_counts(pc) ? pmu_test_few_counters(pc, n) : NULL;
+	unsigned n = smp_num_cpus();
 
-	if (few)
-		ktest_skip("cpu %u: %s", cpu, few);
+	ksnprintf(p->list, sizeof(p->list), "0,%u", n);
+	ksnprintf(p->want, sizeof(p->want), "\"%u\" names a CPU past the last one online", n);
 }
 
 void mode_test_no_pmu(enum mode_kind kind, const char *prefix, unsigned cpu, int st,

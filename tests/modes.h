@@ -37,11 +37,17 @@ const char *mode_cap_find(const char *needle);
 void mode_cap_dump(void);
 
 /* The last CPU, where the mode tests run: its number, and as a CPU list
- * in list; SKIPs when the driver holds no state for it. */
-struct pmu_cpu *mode_test_last_cpu(unsigned *cpu, char *list, size_t len);
-/* SKIPs, naming the counters, when cpu's PMU has fewer than n counters
- * for n events at once (a VMM may give one): the mode rightly refuses. */
-void mode_test_needs_counters(struct pmu_cpu *pc, unsigned cpu, unsigned n);
+ * in list; SKIPs when the driver holds no state for it, and, naming the
+ * counters, when its PMU counts but has fewer than events counters for
+ * that many events at once (a VMM may give one: the mode rightly
+ * refuses; 0: no such need). */
+struct pmu_cpu *mode_test_last_cpu(unsigned *cpu, char *list, size_t len, unsigned events);
+/* A CPU list that names the first CPU past the last one online, and the
+ * refusal a mode must give for it (the bad-options tests' shared case). */
+struct mode_past_cpu {
+	char list[64], want[64];
+};
+void mode_test_past_cpu(struct mode_past_cpu *p);
 /* The probe found no PMU on cpu: the run (status st) must have refused
  * with MODE_E_NOPMU, printed "<prefix>no PMU on cpu N: <the probe's
  * reason>" as line (NULL: no such line) and ended with that reason. */

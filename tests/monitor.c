@@ -66,10 +66,9 @@ KTEST("monitor", run_on_last_cpu, NULL, 0, "200 ms on the last CPU: rows of coun
 {
 	unsigned last;
 	char list[16];
-	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list));
+	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list), 2); /* two events at once */
 	struct mode_result res;
 
-	mode_test_needs_counters(pc, last, 2); /* two events at once */
 	struct mode_opts o = {
 		.events = "instructions,cycles",
 		.interval_ms = 50,
@@ -218,18 +217,16 @@ KTEST("monitor", work_only_on_every_cpu, NULL, 0, "events=none on every CPU: per
 
 KTEST("monitor", refuses_bad_options, NULL, 0, "10 bad option sets, each refused naming the bad item")
 {
-	char past[64], want_past[64];
-	unsigned n = smp_num_cpus();
+	struct mode_past_cpu past;
 
-	ksnprintf(past, sizeof(past), "0,%u", n);
-	ksnprintf(want_past, sizeof(want_past), "\"%u\" names a CPU past the last one online", n);
+	mode_test_past_cpu(&past);
 	const struct mode_bad_case cases[] = {
 		{ { .events = "instructions,instrucions" },
 		  "event 'instrucions': unknown event 'instrucions'" },
 		{ { .events = "cycles,cpu/event=0xc0,umask=0" }, "has no closing '/'" },
 		{ { .events = "cpu/event=0xc0,umsk=1/" }, "unknown term 'umsk'" },
 		{ { .events = "cycles,,instructions" }, "empty event at offset 7" },
-		{ { .cpus = past }, want_past },
+		{ { .cpus = past.list }, past.want },
 		{ { .cpus = "1-0" }, "runs backwards" },
 		{ { .cpus = "first" }, "\"first\" is not N, N-M or all" },
 		{ { .workload = "spin" }, "unknown workload 'spin'" },

@@ -94,11 +94,9 @@ static void cap_line(const char *s)
  * CPU is touched. */
 KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused in one line naming it")
 {
-	char past[64], want_past[64];
-	unsigned n = smp_num_cpus();
+	struct mode_past_cpu past;
 
-	ksnprintf(past, sizeof(past), "0,%u", n);
-	ksnprintf(want_past, sizeof(want_past), "\"%u\" names a CPU past the last one online", n);
+	mode_test_past_cpu(&past);
 	const struct mode_bad_case cases[] = {
 		{ { .events = "cycles" }, "event 'cycles' has no period: sample mode needs at least one" },
 		{ { .events = "cycles,instructions" },
@@ -116,7 +114,7 @@ KTEST("sample", refuses_bad_options, NULL, 0, "15 bad option sets, each refused 
 		{ { .ring_bytes = 1024 }, "ring=1024: outside 4096.." },
 		{ { .workload = "spin" }, "unknown workload 'spin'" },
 		{ { .workload = "chase", .size = 64 }, "size 64 bytes is outside" },
-		{ { .cpus = past }, want_past },
+		{ { .cpus = past.list }, past.want },
 		{ { .duration_ms = SAMPLE_MODE_MAX_DURATION_MS + 1 }, "is longer than" },
 	};
 	for (unsigned i = 0; i < ARRAY_LEN(cases); i++) {
@@ -170,10 +168,9 @@ KTEST("sample", short_run_on_last_cpu, NULL, 0,
 {
 	unsigned last;
 	char list[16], head[64];
-	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list));
+	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list), 2); /* two events at once */
 	struct mode_result res;
 
-	mode_test_needs_counters(pc, last, 2); /* two events at once */
 	struct mode_opts o = {
 		.events = "cycles/period=1000000/,instructions",
 		.duration_ms = 200,
@@ -225,7 +222,7 @@ KTEST("sample", precise_callstack_on_last_cpu, NULL, 0,
 {
 	unsigned last;
 	char list[16], head[64];
-	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list));
+	struct pmu_cpu *pc = mode_test_last_cpu(&last, list, sizeof(list), 0);
 	struct pmu_pebs_caps pebs;
 	struct pmu_lbr_caps lbr;
 	struct mode_result res;

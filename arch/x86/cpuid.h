@@ -62,9 +62,9 @@ struct cpuid_regs {
 /* Hypervisor leaves: CPUID.40000000H + 0x100k, EAX the highest leaf of the
  * block, EBX:ECX:EDX a 12-byte signature (Linux
  * Documentation/virt/kvm/x86/cpuid.rst; Xen's and Hyper-V's equivalents). */
-#define CPUID_HV_LEAF_FIRST 0x40000000u
-#define CPUID_HV_LEAF_LAST 0x4000ff00u
-#define CPUID_HV_LEAF_STEP 0x100u
+#define CPUID_HV_LEAF_FIRST 0x40000000 /* asm-safe: boot/entry.S */
+#define CPUID_HV_LEAF_LAST 0x4000ff00
+#define CPUID_HV_LEAF_STEP 0x100
 
 /* --- The newest PMUs and the peer checks --- */
 /* CPUID.(07H,1):EAX[8] ArchPerfmonExt: leaf 23H exists (Linux

@@ -10,7 +10,9 @@ bool hypervisor_is(enum hv hv)
 
 	if (!(cpuid(1).ecx & BIT(CPUID_1_ECX_HYPERVISOR_BIT)))
 		return false;
-	for (uint32_t leaf = HV_LEAF_FIRST; leaf <= HV_LEAF_NEXT; leaf += HV_LEAF_NEXT - HV_LEAF_FIRST)
+	/* The first two blocks: its own, or its own after another's. */
+	for (uint32_t leaf = CPUID_HV_LEAF_FIRST; leaf <= CPUID_HV_LEAF_FIRST + CPUID_HV_LEAF_STEP;
+	     leaf += CPUID_HV_LEAF_STEP)
 		if (hv_at(cpuid_count, leaf, sig) == hv)
 			return true;
 	return false;

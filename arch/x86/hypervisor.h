@@ -3,14 +3,11 @@
 #ifndef ARCH_X86_HYPERVISOR_H
 #define ARCH_X86_HYPERVISOR_H
 
-/* A hypervisor's leaves come in blocks of 0x100 from CPUID.40000000H:
- * EAX the block's highest leaf, EBX:ECX:EDX a 12-byte signature (Linux
- * Documentation/virt/kvm/x86/cpuid.rst). A hypervisor that presents
+/* A hypervisor's leaves come in blocks of 0x100 from CPUID.40000000H
+ * (CPUID_HV_LEAF_FIRST, arch/x86/cpuid.h). A hypervisor that presents
  * another one's interface first puts its own in the next block: KVM with
  * Hyper-V enlightenments at 0x40000100 (QEMU target/i386/kvm/kvm.c), Xen
  * with Viridian likewise, and QEMU's TCG with emu/qemu's hv-sig. */
-#define HV_LEAF_FIRST 0x40000000
-#define HV_LEAF_NEXT 0x40000100
 
 /* The signatures as CPUID returns them (little-endian words): QEMU's TCG
  * "TCGTCGTCGTCG" (QEMU target/i386/cpu.c, cpu_x86_cpuid) and KVM's

@@ -234,6 +234,7 @@
 #define LBR_FORMAT_EIP_FLAGS 0x03
 #define LBR_FORMAT_EIP_FLAGS2 0x04
 #define LBR_FORMAT_INFO 0x05
+#define LBR_FORMAT_TIME 0x06 /* Goldmont: cycles in TO[63:48] (Linux LBR_FORMAT_TIME) */
 #define LBR_FORMAT_INFO2 0x07
 #define LBR_FORMAT_ARCH 0x3f /* no legacy LBR: architectural LBRs instead */
 

@@ -84,17 +84,7 @@ const char *x86pmu_arch_pebs_shape(const char *name, X86PMUConfig *c)
         /* The reference clock as the other version 6 shapes (a choice). */
         c->ref_ratio = 80;
         c->ref_report = X86PMU_REF_REPORT_CPUID15;
-        /* Leaf 0AH as Skymont's: 0D300806-00000280-00000007-00008603. */
-        c->version = 6;
-        c->num_gp = 8;
-        c->gp_width = 48;
-        c->events_len = 13;
-        c->events_unavail = 0x280;
-        c->fixed_bitmap = 0x7;
-        c->num_fixed = 3;
-        c->fixed_width = 48;
-        c->anythread_deprecated = true;
-        c->pdcm = true;
+        x86pmu_config_lunarlake_0a(c); /* leaf 0AH as Skymont's */
         /* PEBS format 0xF: architectural PEBS. */
         c->perf_caps = X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE |
                        0xf00ull | 0x3f;

@@ -218,6 +218,24 @@ static const char *amd_shape(uint32_t family, uint32_t model,
            "0xC0010200 + 2n";
 }
 
+/*
+ * 0D300806-00000280-00000007-00008603 on both core types (InstLatx64
+ * AIDA64 dump of a Core Ultra 7 288V, CPUID B06D1).
+ */
+void x86pmu_config_lunarlake_0a(X86PMUConfig *cfg)
+{
+    cfg->version = 6;
+    cfg->num_gp = 8;
+    cfg->gp_width = 48;
+    cfg->events_len = 13;
+    cfg->events_unavail = 0x280;
+    cfg->fixed_bitmap = 0x7;
+    cfg->num_fixed = 3;
+    cfg->fixed_width = 48;
+    cfg->anythread_deprecated = true;
+    cfg->pdcm = true;
+}
+
 void x86pmu_config_defaults(X86PMUConfig *cfg, X86PMUVendor vendor)
 {
     memset(cfg, 0, sizeof(*cfg));

@@ -99,6 +99,13 @@ bool x86pmu_frozen(const X86PMUState *s);
  * from (x86-pmu-config.c says why each is the default).
  */
 void x86pmu_config_defaults(X86PMUConfig *cfg, X86PMUVendor vendor);
+/*
+ * Leaf 0AH of Lunar Lake's two core types and so of the shapes that take
+ * Skymont's (x86-pmu-v6.c, x86-pmu-arch-pebs.c): version 6, 8 GP and 3
+ * fixed counters of 48 bits, events 7 and 9 absent, AnyThread deprecated;
+ * PDCM.
+ */
+void x86pmu_config_lunarlake_0a(X86PMUConfig *cfg);
 /* After the enables changed: which counter a busy host leaves out. */
 void x86pmu_sched_update(X86PMUState *s);
 

@@ -98,17 +98,7 @@ const char *x86pmu_shape_named(const char *name, X86PMUConfig *c)
          */
         c->ref_ratio = 80;
         c->ref_report = X86PMU_REF_REPORT_CPUID15;
-        /* Leaf 0AH: 0D300806-00000280-00000007-00008603 on both types. */
-        c->version = 6;
-        c->num_gp = 8;
-        c->gp_width = 48;
-        c->events_len = 13;
-        c->events_unavail = 0x280;
-        c->fixed_bitmap = 0x7;
-        c->num_fixed = 3;
-        c->fixed_width = 48;
-        c->anythread_deprecated = true;
-        c->pdcm = true;
+        x86pmu_config_lunarlake_0a(c);
         c->perf_caps = v->perf_caps;
         c->hybrid = true;
         c->core_type = v->core_type;

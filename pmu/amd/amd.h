@@ -7,8 +7,8 @@
 /* AMD has no CPUID.0AH and no IA32_PERF_CAPABILITIES: the caps lines say
  * what the backend found instead (pmu/amd/caps.c); its print_caps. */
 void amd_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx);
-/* LbrExtV2 (pmu/amd/lbr.c): the backend's lbr_decode. */
-struct pmu_lbr_caps;
-void amd_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l);
+/* LbrExtV2 (pmu/amd/lbr.c): the backend's lbr. */
+struct pmu_lbr_ops;
+extern const struct pmu_lbr_ops amd_lbr_ops;
 
 #endif

@@ -294,8 +294,12 @@ static const struct pmu_ops pmu_amd_ops = {
 	.encode_gp = amd_encode_gp,
 	.encode_fixed = amd_encode_fixed,
 	.extra_msr = NULL, /* no offcore-response MSRs */
+	.src_gp_number = "CPUID 0x80000022:EBX[3:0], or the family's fixed number",
+	.src_gp_width = "48 bits on every AMD family, APM vol. 2, 13.2",
+	.src_events = "pmu/amd/core.c's event table",
+	.src_fixed_width = "AMD has no fixed counters",
 	.print_caps = amd_caps_print,
-	.lbr_decode = amd_lbr_decode,
+	.lbr = &amd_lbr_ops,
 	.arch_encoding = amd_arch_encoding,
 };
 PMU_BACKEND(pmu_amd_ops);

@@ -1,6 +1,6 @@
 /* AMD's last branch records: LbrExtV2 (CPUID Fn8000_0022), decoded into
- * struct pmu_lbr_caps for pmu/lbr.c (the backend's lbr_decode). Sources:
- * APM vol. 2 and Linux arch/x86/events/amd/lbr.c. */
+ * struct pmu_lbr_caps for pmu/lbr.c, and its records (the backend's
+ * pmu_lbr_ops). Sources: APM vol. 2 and Linux arch/x86/events/amd/lbr.c. */
 #include "pmu/amd/amd.h"
 
 #include "arch/x86/cpuid.h"
@@ -9,8 +9,9 @@
 #include "lib/printf.h"
 #include "pmu/lbr.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
-void amd_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
+static void amd_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 {
 	(void)c;
 	struct cpuid_regs r;
@@ -41,3 +42,25 @@ void amd_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 	l->cpl_filter = l->type_filter = true;
 	l->kind = PMU_LBR_AMD;
 }
+
+/* FROM 57:0 address, 63 mispredicted; TO 57:0 address, 62 speculative,
+ * 63 valid (Linux amd/lbr.c, struct branch_entry). */
+static struct pmu_lbr_entry amd_lbr_entry(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to,
+					  uint64_t info)
+{
+	(void)l;
+	(void)info;
+	return (struct pmu_lbr_entry){
+		.from = sign_extend64(from, 58),
+		.to = sign_extend64(to, 58),
+		.info = 0,
+		.mispred = (from >> AMD_LBR_FROM_MISPRED_BIT) & 1,
+		.valid = (to >> AMD_LBR_TO_VALID_BIT) & 1,
+	};
+}
+
+const struct pmu_lbr_ops amd_lbr_ops = {
+	.kinds = BIT(PMU_LBR_AMD),
+	.decode = amd_lbr_decode,
+	.entry = amd_lbr_entry,
+};

@@ -78,3 +78,14 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 	pmu_caps_line_emit(&l, out, ctx);
 	intel_v6_print(c, prefix, out, ctx);
 }
+
+/* CPUID.1AH:EAX[31:24] (SDM vol. 2A, CPUID "Native Model ID Enumeration
+ * Leaf"). */
+const char *intel_core_type_name(unsigned t)
+{
+	switch (t) {
+	case CPUID_1A_CORE_TYPE_ATOM: return "Atom";
+	case CPUID_1A_CORE_TYPE_CORE: return "Core";
+	default: return "unknown";
+	}
+}

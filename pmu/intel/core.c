@@ -59,6 +59,9 @@ static void intel_decode_perf_caps(struct pmu_caps *c)
 	c->pebs_arch_regs = (v >> PERF_CAP_PEBS_ARCH_REG_BIT) & 1;
 	c->pebs_format = (v & PERF_CAP_PEBS_FMT_MASK) >> PERF_CAP_PEBS_FMT_SHIFT;
 	c->freeze_smm = (v >> PERF_CAP_FREEZE_SMM_BIT) & 1;
+	/* SDM vol. 3B, "IA32_DEBUGCTL MSR": bit 14, valid when
+	 * IA32_PERF_CAPABILITIES[12] (SMM_FREEZE) is set. */
+	c->freeze_smm_ctl = BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT);
 	c->full_width_write = (v >> PERF_CAP_FW_WRITE_BIT) & 1;
 	c->pebs_baseline = (v >> PERF_CAP_PEBS_BASELINE_BIT) & 1;
 	c->perf_metrics = (v >> PERF_CAP_PERF_METRICS_BIT) & 1;
@@ -116,6 +119,7 @@ static void intel_decode_caps(struct pmu_caps *c)
 
 	c->vendor = PMU_VENDOR_INTEL;
 	c->uarch = NULL;
+	c->no_pmu_why = "no architectural PMU (CPUID.0AH.EAX[7:0]=0)";
 	if (c->max_leaf < 0x0a)
 		return;
 	pmu_hw_cpuid(0x0a, 0, &r);
@@ -410,6 +414,25 @@ static int intel_get_extra(struct pmu_cpu *pc, struct pmu_event *const *evs, uns
 	return PMU_OK;
 }
 
+/* Other vendors (Centaur, Zhaoxin) implement the architectural PMU too:
+ * say what CPUID.0AH shows of it on a CPU no backend takes. */
+static bool intel_foreign_why(const struct pmu_caps *c, char *why, size_t whylen)
+{
+	struct cpuid_regs r = { 0 };
+
+	if (c->max_leaf >= 0x0a)
+		pmu_hw_cpuid(0x0a, 0, &r);
+	if (BITS(r.eax, 7, 0) == 0)
+		ksnprintf(
+			why, whylen,
+			"no architectural PMU (CPUID.0AH.EAX[7:0]=0); no pmutest backend for vendor \"%s\" yet",
+			c->vendor_id);
+	else
+		ksnprintf(why, whylen, "no pmutest backend for vendor \"%s\" yet (CPUID.0AH.EAX[7:0]=%u)",
+			  c->vendor_id, (unsigned)BITS(r.eax, 7, 0));
+	return true;
+}
+
 static const struct pmu_ops pmu_intel_ops = {
 	.name = "intel",
 	.vendor = PMU_VENDOR_INTEL,
@@ -423,9 +446,15 @@ static const struct pmu_ops pmu_intel_ops = {
 	.extra_check = intel_extra_check,
 	.get_extra = intel_get_extra,
 	.put_extra = pmu_offcore_release,
+	.src_gp_number = "CPUID.0AH.EAX[15:8]",
+	.src_gp_width = "CPUID.0AH.EAX[23:16]",
+	.src_events = "CPUID.0AH:EBX",
+	.src_fixed_width = "CPUID.0AH:EDX[12:5]",
+	.foreign_why = intel_foreign_why,
+	.core_type_name = intel_core_type_name,
 	.print_caps = intel_caps_print,
 	.precise = &pmu_intel_precise_ops,
-	.lbr_decode = intel_lbr_decode,
+	.lbr = &intel_lbr_ops,
 	.arch_encoding = NULL, /* the SDM's, as pmu_attr_arch gives them */
 };
 PMU_BACKEND(pmu_intel_ops);

@@ -6,9 +6,12 @@
 
 /* The Intel caps lines (pmu/intel/caps.c): the backend's print_caps. */
 void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx);
-/* The LBRs (pmu/intel/lbr.c): the backend's lbr_decode. */
-struct pmu_lbr_caps;
-void intel_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l);
+/* A hybrid part's core type by name (pmu/intel/caps.c): the backend's
+ * core_type_name. */
+const char *intel_core_type_name(unsigned core_type);
+/* The LBRs (pmu/intel/lbr.c): the backend's lbr. */
+struct pmu_lbr_ops;
+extern const struct pmu_lbr_ops intel_lbr_ops;
 /* Precise sampling with PEBS (pmu/intel/precise.c): the backend's precise. */
 extern const struct pmu_precise_ops pmu_intel_precise_ops;
 

@@ -1,7 +1,8 @@
 /* Intel's last branch records: which facility a CPU has, the legacy
  * stack (depth probed, LBR_INFO, LBR_SELECT and its call-stack bit) or
  * the architectural LBRs (CPUID.1CH), decoded into struct pmu_lbr_caps
- * for pmu/lbr.c (the backend's lbr_decode).
+ * for pmu/lbr.c; the arch-LBR filter in IA32_LBR_CTL; each record format
+ * (the backend's pmu_lbr_ops).
  *
  * Sources: Intel SDM vol. 3B, chapter "Debug, Branch Profile, TSC, and
  * Intel Resource Director Technology Features" ("Last Branch, Interrupt,
@@ -17,6 +18,7 @@
 #include "lib/printf.h"
 #include "pmu/lbr.h"
 #include "pmu/pmu_hw.h"
+#include "pmu/pmu_internal.h"
 
 static bool msr_writable(uint32_t msr, uint64_t v)
 {
@@ -120,13 +122,17 @@ static void decode_arch(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 	l->stride = 1;
 	l->ctl_msr = MSR_ARCH_LBR_CTL;
 	l->ctl_enable = BIT(ARCH_LBR_CTL_LBREN_BIT);
+	l->ctl_filter = true;
+	/* Any write of IA32_LBR_DEPTH empties the stack (Linux
+	 * intel_pmu_arch_lbr_reset). */
+	l->reset_msr = MSR_ARCH_LBR_DEPTH;
 	l->cpl_filter = (r->ebx >> CPUID_1C_EBX_CPL_FILTER_BIT) & 1;
 	l->type_filter = (r->ebx >> CPUID_1C_EBX_BRANCH_FILTER_BIT) & 1;
 	l->call_stack = (r->ebx >> CPUID_1C_EBX_CALL_STACK_BIT) & 1;
 	l->kind = PMU_LBR_ARCH;
 }
 
-void intel_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
+static void intel_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 {
 	struct cpuid_regs r = { 0 };
 
@@ -144,4 +150,78 @@ void intel_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 	 * Performance Monitoring Version 4"). */
 	l->freeze = c->pdcm && c->version >= 2;
 	l->freeze_status = l->freeze && c->version >= 4;
+	if (l->freeze) {
+		l->freeze_msr = MSR_IA32_DEBUGCTL;
+		l->freeze_enable = BIT(DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT);
+	}
 }
+
+/* IA32_LBR_CTL for filter f: enable polarity, the filter beside LBREn. */
+static uint64_t intel_lbr_encode_ctl(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f,
+				     uint32_t kinds)
+{
+	/* The enable bit of each kind in IA32_LBR_CTL. */
+	static const uint8_t ctl_bit[PMU_LBR_BR_NR] = {
+		[PMU_LBR_BR_JCC] = ARCH_LBR_CTL_COND_BIT,
+		[PMU_LBR_BR_NEAR_REL_JMP] = ARCH_LBR_CTL_NEAR_REL_JMP_BIT,
+		[PMU_LBR_BR_NEAR_IND_JMP] = ARCH_LBR_CTL_NEAR_IND_JMP_BIT,
+		[PMU_LBR_BR_NEAR_REL_CALL] = ARCH_LBR_CTL_NEAR_REL_CALL_BIT,
+		[PMU_LBR_BR_NEAR_IND_CALL] = ARCH_LBR_CTL_NEAR_IND_CALL_BIT,
+		[PMU_LBR_BR_NEAR_RET] = ARCH_LBR_CTL_NEAR_RET_BIT,
+		[PMU_LBR_BR_FAR] = ARCH_LBR_CTL_OTHER_BRANCH_BIT,
+	};
+	uint64_t v = BIT(ARCH_LBR_CTL_LBREN_BIT);
+
+	if (l->cpl_filter)
+		v |= (f->os ? BIT(ARCH_LBR_CTL_OS_BIT) : 0) | (f->usr ? BIT(ARCH_LBR_CTL_USR_BIT) : 0);
+	if (l->type_filter)
+		for (unsigned k = 0; k < PMU_LBR_BR_NR; k++)
+			if ((kinds >> k) & 1)
+				v |= BIT(ctl_bit[k]);
+	if (f->call_stack)
+		v |= BIT(ARCH_LBR_CTL_CALL_STACK_BIT);
+	return v;
+}
+
+/* One record in the architectural layout or the legacy format l->format
+ * (IA32_PERF_CAPABILITIES[5:0]; Linux intel/lbr.c intel_pmu_lbr_read_64). */
+static struct pmu_lbr_entry intel_lbr_entry(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to,
+					    uint64_t info)
+{
+	struct pmu_lbr_entry e = { .from = from, .to = to, .info = info, .valid = true };
+
+	if (l->kind == PMU_LBR_ARCH) {
+		e.mispred = (info >> ARCH_LBR_INFO_MISPRED_BIT) & 1;
+		return e;
+	}
+	switch (l->format) {
+	case LBR_FORMAT_32: /* one MSR: FROM in 31:0, TO in 63:32 */
+		e.from = (uint32_t)from;
+		e.to = from >> 32;
+		break;
+	case LBR_FORMAT_EIP_FLAGS: /* 47:0 address, 63 MISPRED */
+		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
+		e.from = sign_extend64(from, 48);
+		break;
+	case LBR_FORMAT_EIP_FLAGS2: /* 60:0 address, 61-63 TSX_ABORT, IN_TSX, MISPRED */
+		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
+		e.from = sign_extend64(from, 61);
+		break;
+	case LBR_FORMAT_INFO:
+	case LBR_FORMAT_INFO2: e.mispred = (info >> LBR_INFO_MISPRED_BIT) & 1; break;
+	case LBR_FORMAT_TIME: /* FROM 63 MISPRED; TO 63:48 cycles (Linux lbr_to_cycles) */
+		e.mispred = (from >> LBR_FROM_MISPRED_BIT) & 1;
+		e.from = sign_extend64(from, 48);
+		e.to = sign_extend64(to, 48);
+		break;
+	default: break;
+	}
+	return e;
+}
+
+const struct pmu_lbr_ops intel_lbr_ops = {
+	.kinds = BIT(PMU_LBR_LEGACY) | BIT(PMU_LBR_ARCH),
+	.decode = intel_lbr_decode,
+	.encode_ctl = intel_lbr_encode_ctl,
+	.entry = intel_lbr_entry,
+};

@@ -130,6 +130,9 @@ static unsigned intel_precise_drain(struct pmu_sampling_hw *h, void (*emit)(void
 }
 
 const struct pmu_precise_ops pmu_intel_precise_ops = {
+	/* OvfBuffer (SDM vol. 3B, "IA32_PERF_GLOBAL_STATUS"), for the DS
+	 * buffer and architectural PEBS alike. */
+	.buffer_status = BIT(PERF_GLOBAL_STATUS_OVF_BUF_BIT),
 	.counters = intel_precise_counters,
 	.start = intel_precise_start,
 	.stop = intel_precise_stop,

@@ -49,13 +49,12 @@ int emu_rdmsr(unsigned cpu, uint32_t msr, uint64_t *val)
 		return rc;
 	if (msr == MSR_IA32_MISC_ENABLE)
 		return *val = emu[cpu].misc_enable, 0;
-	return x86pmu_rdmsr(&emu[cpu].pmu, msr, val) == X86PMU_OK ? 0 : MODEL_VEC_GP;
+	return emu_state_rdmsr(&emu[cpu].pmu, msr, val) ? MODEL_VEC_GP : 0;
 }
 
 int emu_wrmsr(unsigned cpu, uint32_t msr, uint64_t val)
 {
-	unsigned pmis;
-	return x86pmu_wrmsr(&emu[cpu].pmu, msr, val, &pmis) == X86PMU_OK ? 0 : MODEL_VEC_GP;
+	return emu_state_wrmsr(&emu[cpu].pmu, msr, val) ? MODEL_VEC_GP : 0;
 }
 
 static int emu_rdpmc(unsigned cpu, uint32_t ecx, uint64_t *val)

@@ -11,8 +11,39 @@
 #include <stdint.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/vectors.h"
 #include "emu/model/x86-pmu.h"
+#include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
+
+/* One access to a model's register as RDMSR/WRMSR end it: 0, X86_VEC_GP
+ * for a #GP, -1 for an MSR the model does not own (the emu_model tests
+ * drive one X86PMUState with these; the adapter below, whole CPUs). */
+static inline int emu_state_rdmsr(X86PMUState *s, uint32_t msr, uint64_t *v)
+{
+	X86PMUAccess a = x86pmu_rdmsr(s, msr, v);
+
+	return a == X86PMU_OK ? 0 : a == X86PMU_GP ? X86_VEC_GP : -1;
+}
+
+static inline int emu_state_wrmsr(X86PMUState *s, uint32_t msr, uint64_t v)
+{
+	unsigned pmis;
+	X86PMUAccess a = x86pmu_wrmsr(s, msr, v, &pmis);
+
+	return a == X86PMU_OK ? 0 : a == X86PMU_GP ? X86_VEC_GP : -1;
+}
+
+/* An MSR of s that must read without a fault: its value, or 0xdead with
+ * the check failed, naming the MSR. */
+static inline uint64_t emu_state_rdv(X86PMUState *s, uint32_t msr)
+{
+	uint64_t v = 0xdead;
+	int rc = emu_state_rdmsr(s, msr, &v);
+
+	HT_CHECK(rc == 0, "RDMSR %#x: %d", msr, rc);
+	return v;
+}
 
 struct emu_cpu {
 	X86PMUConfig cfg;

@@ -16,6 +16,7 @@
 #include "arch/x86/msr.h"
 #include "emu/model/x86-pmu-uncore.h"
 #include "emu/model/x86-pmu.h"
+#include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 
 #define MODEL_TRACE_MAX 4096
@@ -1065,4 +1066,37 @@ void model_tick_loop(uint64_t n)
 				.slots = 8 * n,
 				.branch_misses = n ? 1 : 0 };
 	model_tick(&w);
+}
+
+void model_tick_probe(void *ctx)
+{
+	(void)ctx;
+	model_tick_loop(PMU_PROBE_LOOPS);
+}
+
+const struct pmu_init_opts model_probe_opts = { .workload = model_tick_probe };
+
+void model_boot_custom(const struct model_cpu_config *cfgs, unsigned ncpus)
+{
+	model_init_custom(cfgs, ncpus);
+	pmu_init_all(&model_probe_opts, model_run_on);
+	model_set_cpu(0);
+	model_trace_clear();
+}
+
+struct model_cpu_config model_skx_config(unsigned pkg, unsigned core, unsigned chas)
+{
+	model_init(MODEL_SNB_CLIENT, false);
+	struct model_cpu_config c = *model_config(0);
+	c.signature = 0x00050654, c.version = 4, c.uncore = MODEL_UNCORE_SKX, c.uncore_cboxes = (uint8_t)chas;
+	c.x2apic_id = pkg << 5 | core << 1, c.cores_per_pkg = 2;
+	return c;
+}
+
+const char *model_trace_text(void)
+{
+	static char t[8192];
+
+	model_trace_format(t, sizeof(t));
+	return t;
 }

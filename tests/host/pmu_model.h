@@ -15,6 +15,8 @@
 #include "arch/x86/vectors.h"
 #include "emu/model/x86-pmu.h"
 
+struct pmu_init_opts;
+
 #define MODEL_MAX_CPUS 8
 #define MODEL_VEC_UD X86_VEC_UD
 #define MODEL_VEC_GP X86_VEC_GP
@@ -168,6 +170,20 @@ void model_set_svm(bool svme, bool guest);
 
 /* The counted loop of pmu/loops.h: 3n instructions, n branches, 2n cycles. */
 void model_tick_loop(uint64_t n);
+/* The probe's workload on the model (the loop, PMU_PROBE_LOOPS times),
+ * and the init options that run it. */
+void model_tick_probe(void *ctx);
+extern const struct pmu_init_opts model_probe_opts;
+/* model_init_custom, then the driver booted on every CPU with
+ * model_probe_opts; CPU 0 current, the trace empty. */
+void model_boot_custom(const struct model_cpu_config *cfgs, unsigned ncpus);
+/* A Skylake-SP CPU (the Sandy Bridge client profile, resetting the model,
+ * made version 4 with the SKX uncore) with chas CHAs, package pkg and core
+ * core in CPUID.0BH (x2APIC ID pkg << 5 | core << 1: SMT bits 1, core
+ * bits 4). */
+struct model_cpu_config model_skx_config(unsigned pkg, unsigned core, unsigned chas);
+/* model_trace_format into a static buffer. */
+const char *model_trace_text(void);
 
 /* Raw state, bypassing the checks and the trace (firmware set-up, asserts). */
 uint64_t model_peek(unsigned cpu, uint32_t msr);

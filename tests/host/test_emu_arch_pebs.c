@@ -12,8 +12,6 @@
 #include "pmu/intel/arch_pebs.h"
 #include "tests/host/hosttest.h"
 
-#define GP 13
-
 static void put(uint8_t *b, size_t off, uint64_t v)
 {
 	memcpy(b + off, &v, 8);

@@ -4,9 +4,8 @@
 #include <string.h>
 
 #include "emu/model/x86-pmu.h"
+#include "tests/host/emu_cpu.h"
 #include "tests/host/hosttest.h"
-
-#define GP 13
 
 static X86PMUState st;
 
@@ -38,30 +37,14 @@ static void reconfigure(void (*edit)(X86PMUConfig *))
 	x86pmu_reset(&st, &c);
 }
 
-/* 0 = ok, 13 = #GP, -1 = not a PMU register. */
-static int rd(uint32_t msr, uint64_t *v)
-{
-	X86PMUAccess a = x86pmu_rdmsr(&st, msr, v);
-	return a == X86PMU_OK ? 0 : a == X86PMU_GP ? GP : -1;
-}
-
-static uint64_t rdv(uint32_t msr)
-{
-	uint64_t v = 0xdead;
-	HT_CHECK_EQ(rd(msr, &v), 0);
-	return v;
-}
-
-static int wr(uint32_t msr, uint64_t v)
-{
-	unsigned pmis;
-	X86PMUAccess a = x86pmu_wrmsr(&st, msr, v, &pmis);
-	return a == X86PMU_OK ? 0 : a == X86PMU_GP ? GP : -1;
-}
+/* The model st's registers: 0, X86_VEC_GP, or -1 (tests/host/emu_cpu.h). */
+#define rd(msr, v) emu_state_rdmsr(&st, (msr), (v))
+#define wr(msr, v) emu_state_wrmsr(&st, (msr), (v))
+#define rdv(msr) emu_state_rdv(&st, (msr))
 
 static int rdpmc(uint32_t ecx, unsigned cpl, bool pce, uint64_t *v)
 {
-	return x86pmu_rdpmc(&st, ecx, cpl, pce, v) == X86PMU_OK ? 0 : GP;
+	return x86pmu_rdpmc(&st, ecx, cpl, pce, v) == X86PMU_OK ? 0 : X86_VEC_GP;
 }
 
 /* n instructions of one cycle each, b of them branches, at ring r. */
@@ -117,10 +100,10 @@ HT_TEST(no_pmu_version_0_faults_everything)
 
 	HT_CHECK(x86pmu_config_check(&c) == NULL, "version 0 is a valid shape");
 	x86pmu_reset(&st, &c);
-	HT_CHECK_EQ(rd(0xc1, &v), GP);
-	HT_CHECK_EQ(wr(0x186, 0), GP);
-	HT_CHECK_EQ(rd(0x38f, &v), GP);
-	HT_CHECK_EQ(rdpmc(0, 0, false, &v), GP);
+	HT_CHECK_EQ(rd(0xc1, &v), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x186, 0), X86_VEC_GP);
+	HT_CHECK_EQ(rd(0x38f, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rdpmc(0, 0, false, &v), X86_VEC_GP);
 	HT_CHECK_EQ(rd(0x10, &v), -1); /* the TSC is not the model's */
 }
 
@@ -149,30 +132,30 @@ HT_TEST(full_width_alias_needs_perf_caps_13)
 	HT_CHECK_EQ(rdv(0x345) & X86PMU_CAP_FW_WRITE, X86PMU_CAP_FW_WRITE);
 	HT_CHECK_EQ(wr(0x4c1, 0x123456789abcull), 0);
 	HT_CHECK_EQ(rdv(0xc1), 0x123456789abcull);
-	HT_CHECK_EQ(wr(0x4c1, 1ull << 48), GP);
-	HT_CHECK_EQ(wr(0x4c5, 0), GP); /* PMC4 absent */
+	HT_CHECK_EQ(wr(0x4c1, 1ull << 48), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x4c5, 0), X86_VEC_GP); /* PMC4 absent */
 	reconfigure(no_fw);
-	HT_CHECK_EQ(wr(0x4c1, 5), GP);
+	HT_CHECK_EQ(wr(0x4c1, 5), X86_VEC_GP);
 	uint64_t v;
-	HT_CHECK_EQ(rd(0x4c1, &v), GP);
+	HT_CHECK_EQ(rd(0x4c1, &v), X86_VEC_GP);
 }
 
 HT_TEST(reserved_bits_and_absent_counters_fault)
 {
 	intel("core2duo"); /* version 2 */
-	HT_CHECK_EQ(wr(0x186, 1ull << 32), GP);
-	HT_CHECK_EQ(wr(0x186, 1ull << 21), GP); /* AnyThread before v3 */
-	HT_CHECK_EQ(wr(0x38d, 0x4), GP);        /* fixed AnyThread before v3 */
+	HT_CHECK_EQ(wr(0x186, 1ull << 32), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x186, 1ull << 21), X86_VEC_GP); /* AnyThread before v3 */
+	HT_CHECK_EQ(wr(0x38d, 0x4), X86_VEC_GP);        /* fixed AnyThread before v3 */
 	HT_CHECK_EQ(wr(0x38d, 0xbbb), 0);
-	HT_CHECK_EQ(wr(0x38d, 0xb000), GP); /* no FIXED_CTR3 */
+	HT_CHECK_EQ(wr(0x38d, 0xb000), X86_VEC_GP); /* no FIXED_CTR3 */
 	HT_CHECK_EQ(wr(0x38f, 0x700000003ull), 0);
-	HT_CHECK_EQ(wr(0x38f, 0x4), GP); /* PMC2 absent */
-	HT_CHECK_EQ(wr(0x38f, 1ull << 35), GP);
-	HT_CHECK_EQ(wr(0x38e, 0), GP);          /* GLOBAL_STATUS read-only */
-	HT_CHECK_EQ(wr(0x345, 0), GP);          /* PERF_CAPABILITIES read-only */
-	HT_CHECK_EQ(wr(0x391, 1), GP);          /* STATUS_SET is v4 */
-	HT_CHECK_EQ(wr(0x309, 1ull << 40), GP); /* past the fixed width */
-	HT_CHECK_EQ(wr(0x1a6, 0), GP);          /* no offcore layout for this model */
+	HT_CHECK_EQ(wr(0x38f, 0x4), X86_VEC_GP); /* PMC2 absent */
+	HT_CHECK_EQ(wr(0x38f, 1ull << 35), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x38e, 0), X86_VEC_GP);          /* GLOBAL_STATUS read-only */
+	HT_CHECK_EQ(wr(0x345, 0), X86_VEC_GP);          /* PERF_CAPABILITIES read-only */
+	HT_CHECK_EQ(wr(0x391, 1), X86_VEC_GP);          /* STATUS_SET is v4 */
+	HT_CHECK_EQ(wr(0x309, 1ull << 40), X86_VEC_GP); /* past the fixed width */
+	HT_CHECK_EQ(wr(0x1a6, 0), X86_VEC_GP);          /* no offcore layout for this model */
 	intel("Haswell");
 	HT_CHECK_EQ(wr(0x186, 1ull << 21), 0); /* v3 has AnyThread */
 	HT_CHECK_EQ(wr(0x38d, 0xfff), 0);
@@ -193,8 +176,8 @@ HT_TEST(offcore_response_skylake)
 	x86pmu_reset(&st, &c);
 	HT_CHECK_EQ(wr(0x1a6, 0x3fffc00001ull), 0);
 	HT_CHECK_EQ(rdv(0x1a6), 0x3fffc00001ull);
-	HT_CHECK_EQ(wr(0x1a7, 1ull << 40), GP); /* past bit 37 */
-	HT_CHECK_EQ(wr(0x1a7, 1ull << 13), GP); /* request bits 12-14 reserved */
+	HT_CHECK_EQ(wr(0x1a7, 1ull << 40), X86_VEC_GP); /* past bit 37 */
+	HT_CHECK_EQ(wr(0x1a7, 1ull << 13), X86_VEC_GP); /* request bits 12-14 reserved */
 	/* PMC0: 0xB7 with Intel's L3_MISS.ANY_SNOOP; PMC1: 0xBB with L3_HIT.ANY_SNOOP. */
 	HT_CHECK_EQ(wr(0x1a6, 0x3fbc000001ull), 0);
 	HT_CHECK_EQ(wr(0x1a7, 0x3f803c0001ull), 0);
@@ -226,9 +209,9 @@ HT_TEST(version_1_has_en_only)
 	/* SDM vol. 3B, "Architectural Performance Monitoring Version 1":
 	 * no fixed counters or global registers; EN starts a counter. */
 	intel("coreduo");
-	HT_CHECK_EQ(rd(0x38f, &v), GP);
-	HT_CHECK_EQ(rd(0x38d, &v), GP);
-	HT_CHECK_EQ(rd(0x309, &v), GP);
+	HT_CHECK_EQ(rd(0x38f, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rd(0x38d, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rd(0x309, &v), X86_VEC_GP);
 	HT_CHECK_EQ(wr(0x186, SEL_INSTR), 0);
 	run(X86PMU_RING_OS, 30, 0);
 	HT_CHECK_EQ(rdv(0xc1), 30);
@@ -410,15 +393,15 @@ HT_TEST(version_5_fixed_bitmap_gap)
 	/* "fixed counter i is supported if ECX[i] || (EDX[4:0] > i)". */
 	intel("Icelake-Server");
 	reconfigure(v5_gap);
-	HT_CHECK_EQ(rd(0x30b, &v), GP);
+	HT_CHECK_EQ(rd(0x30b, &v), X86_VEC_GP);
 	HT_CHECK_EQ(rd(0x30c, &v), 0);
-	HT_CHECK_EQ(rd(0x30d, &v), GP); /* FIXED_CTR4: no such counter */
-	HT_CHECK_EQ(rd(0x318, &v), GP); /* FIXED_CTR15, the last FIXED_CTR_CTRL field */
-	HT_CHECK_EQ(wr(0x38d, 0x3 << 8), GP);
+	HT_CHECK_EQ(rd(0x30d, &v), X86_VEC_GP); /* FIXED_CTR4: no such counter */
+	HT_CHECK_EQ(rd(0x318, &v), X86_VEC_GP); /* FIXED_CTR15, the last FIXED_CTR_CTRL field */
+	HT_CHECK_EQ(wr(0x38d, 0x3 << 8), X86_VEC_GP);
 	HT_CHECK_EQ(wr(0x38d, 0x3 << 12), 0);
-	HT_CHECK_EQ(wr(0x38f, 1ull << 34), GP);
+	HT_CHECK_EQ(wr(0x38f, 1ull << 34), X86_VEC_GP);
 	HT_CHECK_EQ(wr(0x38f, 1ull << 35), 0);
-	HT_CHECK_EQ(rdpmc((1u << 30) | 2, 0, false, &v), GP);
+	HT_CHECK_EQ(rdpmc((1u << 30) | 2, 0, false, &v), X86_VEC_GP);
 	HT_CHECK_EQ(rdpmc((1u << 30) | 3, 0, false, &v), 0);
 }
 
@@ -484,8 +467,8 @@ HT_TEST(overflow_sets_status_and_pmi_only_with_int)
 	/* v4 STATUS_SET sets, STATUS_RESET clears; CondChgd cannot be set. */
 	HT_CHECK_EQ(wr(0x391, 0x2), 0);
 	HT_CHECK_EQ(rdv(0x38e), 3);
-	HT_CHECK_EQ(wr(0x391, 1ull << 63), GP);
-	HT_CHECK_EQ(wr(0x390, 1ull << 40), GP);
+	HT_CHECK_EQ(wr(0x391, 1ull << 63), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x390, 1ull << 40), X86_VEC_GP);
 }
 
 HT_TEST(freeze_on_pmi_version_4_and_before)
@@ -514,10 +497,10 @@ HT_TEST(freeze_on_pmi_version_4_and_before)
 	wr(0x38f, 0x1);
 	HT_CHECK_EQ(run(X86PMU_RING_OS, 1, 0), 1);
 	HT_CHECK_EQ(rdv(0x38f), 0);
-	HT_CHECK_EQ(wr(0x1d9, 1ull << 2), GP);  /* reserved */
-	HT_CHECK_EQ(wr(0x1d9, 1ull << 14), GP); /* no FREEZE_WHILE_SMM cap */
-	intel("coreduo");                       /* no PDCM, version 1 */
-	HT_CHECK_EQ(wr(0x1d9, 1ull << 12), GP);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 2), X86_VEC_GP);  /* reserved */
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 14), X86_VEC_GP); /* no FREEZE_WHILE_SMM cap */
+	intel("coreduo");                               /* no PDCM, version 1 */
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 12), X86_VEC_GP);
 	HT_CHECK_EQ(wr(0x1d9, 0x3), 0); /* LBR, BTF: stored */
 }
 
@@ -532,7 +515,7 @@ HT_TEST(inuse_follows_event_select_and_fixed_fields)
 	HT_CHECK_EQ(rdv(0x392), 0x4 | (1ull << 33));
 	wr(0x188, 0x10003c);
 	HT_CHECK_EQ(rdv(0x392), 0x4 | (1ull << 33) | (1ull << 63));
-	HT_CHECK_EQ(wr(0x392, 0), GP);
+	HT_CHECK_EQ(wr(0x392, 0), X86_VEC_GP);
 }
 
 static void fast_ok(X86PMUConfig *c)
@@ -550,14 +533,14 @@ HT_TEST(rdpmc_index_type_and_cr4_pce)
 	wr(0xc4, 0x1234);
 	HT_CHECK_EQ(rdpmc(3, 0, false, &v), 0);
 	HT_CHECK_EQ(v, 0x1234);
-	HT_CHECK_EQ(rdpmc(4, 0, false, &v), GP);
-	HT_CHECK_EQ(rdpmc(0x3fffffff, 0, false, &v), GP);
-	HT_CHECK_EQ(rdpmc(0x10003, 0, false, &v), GP);    /* type 1 */
-	HT_CHECK_EQ(rdpmc(0x20000000, 0, false, &v), GP); /* perf metrics */
-	HT_CHECK_EQ(rdpmc(0x40010001, 0, false, &v), GP); /* type 4001H */
-	HT_CHECK_EQ(rdpmc((1u << 30) | 3, 0, false, &v), GP);
-	HT_CHECK_EQ(rdpmc((1u << 31) | 3, 0, false, &v), GP);
-	HT_CHECK_EQ(rdpmc(3, 3, false, &v), GP);
+	HT_CHECK_EQ(rdpmc(4, 0, false, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rdpmc(0x3fffffff, 0, false, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rdpmc(0x10003, 0, false, &v), X86_VEC_GP);    /* type 1 */
+	HT_CHECK_EQ(rdpmc(0x20000000, 0, false, &v), X86_VEC_GP); /* perf metrics */
+	HT_CHECK_EQ(rdpmc(0x40010001, 0, false, &v), X86_VEC_GP); /* type 4001H */
+	HT_CHECK_EQ(rdpmc((1u << 30) | 3, 0, false, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rdpmc((1u << 31) | 3, 0, false, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rdpmc(3, 3, false, &v), X86_VEC_GP);
 	HT_CHECK_EQ(rdpmc(3, 3, true, &v), 0);
 	wr(0x30a, 0xabcdef012345ull);
 	HT_CHECK_EQ(rdpmc((1u << 30) | 1, 0, false, &v), 0);
@@ -824,23 +807,23 @@ HT_TEST(amd_legacy_extcore_alias_and_widths)
 	amd(0x17, 1);
 	HT_CHECK_EQ(wr(0xc0010004, 0x123456789abcull), 0);
 	HT_CHECK_EQ(rdv(0xc0010201), 0x123456789abcull);
-	HT_CHECK_EQ(wr(0xc001020b, 5), 0);          /* PerfCtr5 */
-	HT_CHECK_EQ(rd(0xc001020d, &v), GP);        /* no PerfCtr6 */
-	HT_CHECK_EQ(wr(0xc001020c, 0), GP);         /* no PerfEvtSel6 */
-	HT_CHECK_EQ(wr(0xc0010200, 3ull << 40), 0); /* Host/GuestOnly */
+	HT_CHECK_EQ(wr(0xc001020b, 5), 0);           /* PerfCtr5 */
+	HT_CHECK_EQ(rd(0xc001020d, &v), X86_VEC_GP); /* no PerfCtr6 */
+	HT_CHECK_EQ(wr(0xc001020c, 0), X86_VEC_GP);  /* no PerfEvtSel6 */
+	HT_CHECK_EQ(wr(0xc0010200, 3ull << 40), 0);  /* Host/GuestOnly */
 	HT_CHECK_EQ(rdv(0xc0010200), 3ull << 40);
 	HT_CHECK_EQ(wr(0xc0010200, 1ull << 32), 0); /* EventSelect[11:8] */
 	HT_CHECK_EQ(rdv(0xc0010200), 1ull << 32);
-	HT_CHECK_EQ(rd(0xc0000301, &v), GP); /* no PerfMonV2 */
+	HT_CHECK_EQ(rd(0xc0000301, &v), X86_VEC_GP); /* no PerfMonV2 */
 	HT_CHECK_EQ(rdpmc(5, 0, false, &v), 0);
-	HT_CHECK_EQ(rdpmc(6, 0, false, &v), GP);
-	HT_CHECK_EQ(rdpmc((1u << 31) | 1, 0, false, &v), GP);
+	HT_CHECK_EQ(rdpmc(6, 0, false, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rdpmc((1u << 31) | 1, 0, false, &v), X86_VEC_GP);
 	uint32_t a = 0, b = 0, c = 0, d = 0;
 	x86pmu_cpuid(&st, 0x80000001, 0, &a, &b, &c, &d);
 	HT_CHECK_EQ(c, 1u << 23);
 	amd(0x10, 2);
-	HT_CHECK_EQ(rd(0xc0010200, &v), GP); /* no PerfCtrExtCore */
-	HT_CHECK_EQ(rdpmc(4, 0, false, &v), GP);
+	HT_CHECK_EQ(rd(0xc0010200, &v), X86_VEC_GP); /* no PerfCtrExtCore */
+	HT_CHECK_EQ(rdpmc(4, 0, false, &v), X86_VEC_GP);
 	k8();
 	HT_CHECK_EQ(wr(0xc0010000, 1ull << 32 | 0xc0), 0); /* 8-bit events on K8 */
 	HT_CHECK_EQ(rdv(0xc0010000), 0xc0);
@@ -939,10 +922,10 @@ HT_TEST(amd_reserved_bits_dropped_without_fault)
 	/* pmu-amd-reserved-gp: #GP as on Intel, for the profiles pinned to it. */
 	amd(0x19, 0x11);
 	reconfigure(amd_gp);
-	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | 1ull << 21), GP);
-	HT_CHECK_EQ(wr(0xc0010201, 1ull << 48), GP);
-	HT_CHECK_EQ(wr(0xc0000301, 1ull << 6), GP);
-	HT_CHECK_EQ(wr(0xc0000300, 0), GP);
+	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | 1ull << 21), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0xc0010201, 1ull << 48), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0xc0000301, 1ull << 6), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0xc0000300, 0), X86_VEC_GP);
 	HT_CHECK_EQ(wr(0xc0010200, SEL(0xc0, 0) | 3ull << 40), 0);
 }
 
@@ -1126,7 +1109,7 @@ HT_TEST(quirks_on_registers_and_pmis)
 	HT_CHECK_EQ(rdv(0x38e), 0); /* no PMI: the guest never sees it */
 
 	reconfigure(q_no_inuse);
-	HT_CHECK_EQ(rd(0x392, &v), GP);
+	HT_CHECK_EQ(rd(0x392, &v), X86_VEC_GP);
 	HT_CHECK_EQ(rd(0x391, &v), 0);
 
 	reconfigure(q_trunc);
@@ -1148,9 +1131,9 @@ HT_TEST(quirks_on_registers_and_pmis)
 	/* Xen's ARCH_CTRL_MASK and fixed_ctrl_mask: AnyThread (21) and pin
 	 * control (19) refused at version 3, fixed AnyThread too. */
 	reconfigure(q_xen_any);
-	HT_CHECK_EQ(wr(0x186, 1ull << 21), GP);
-	HT_CHECK_EQ(wr(0x186, 1ull << 19), GP);
-	HT_CHECK_EQ(wr(0x38d, 0x4), GP);
+	HT_CHECK_EQ(wr(0x186, 1ull << 21), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x186, 1ull << 19), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x38d, 0x4), X86_VEC_GP);
 	HT_CHECK_EQ(wr(0x38d, 0xbbb), 0);
 
 	/* KVM's vmx_set_msr: DEBUGCTL takes no freeze bit; LBR and BTF are
@@ -1158,9 +1141,9 @@ HT_TEST(quirks_on_registers_and_pmis)
 	intel("Skylake-Client");
 	HT_CHECK_EQ(wr(0x1d9, 1ull << 12 | 1ull << 14), 0);
 	reconfigure(q_kvm_debugctl);
-	HT_CHECK_EQ(wr(0x1d9, 1ull << 12), GP);
-	HT_CHECK_EQ(wr(0x1d9, 1ull << 11), GP);
-	HT_CHECK_EQ(wr(0x1d9, 1ull << 14), GP);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 12), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 11), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 14), X86_VEC_GP);
 	HT_CHECK_EQ(wr(0x1d9, 0x3), 0);
 	HT_CHECK_EQ(rdv(0x1d9), 0);
 }
@@ -1178,7 +1161,7 @@ HT_TEST(host_counter_unschedulable_only_when_all_are_taken)
 	wr(0x188, SEL_INSTR);
 	wr(0x189, SEL_INSTR);
 	wr(0x38d, 0x30); /* FIXED_CTR1 */
-	wr(0x38f, 0xf);  /* every GP counter, FIXED_CTR1 off: fits */
+	wr(0x38f, 0xf);  /* every X86_VEC_GP counter, FIXED_CTR1 off: fits */
 	run(X86PMU_RING_OS, 5, 0);
 	HT_CHECK_EQ(rdv(0xc4), 5);
 	wr(0x38f, 0x20000000full); /* FIXED_CTR1 added last: it loses */

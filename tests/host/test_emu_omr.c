@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "emu/model/x86-pmu.h"
+#include "tests/host/emu_cpu.h"
 #include "tests/host/hosttest.h"
 
-#define GP 13
 #define OMR(n) (0x3e0u + (n))
 #define SEL(ev, umask) ((uint64_t)(ev) | (uint64_t)(umask) << 8 | 1ull << 16 | 1ull << 17 | 1ull << 22)
 #define MISS 0xfffff000000001ull  /* Linux's LLC-load-misses on Panther Cove */
@@ -25,25 +25,10 @@ static void dmr(X86PMUDefect d)
 	x86pmu_reset(&st, &c);
 }
 
-static int rd(uint32_t msr, uint64_t *v)
-{
-	X86PMUAccess a = x86pmu_rdmsr(&st, msr, v);
-	return a == X86PMU_OK ? 0 : a == X86PMU_GP ? GP : -1;
-}
-
-static uint64_t rdv(uint32_t msr)
-{
-	uint64_t v = 0xdead;
-	HT_CHECK_EQ(rd(msr, &v), 0);
-	return v;
-}
-
-static int wr(uint32_t msr, uint64_t v)
-{
-	unsigned pmis;
-	X86PMUAccess a = x86pmu_wrmsr(&st, msr, v, &pmis);
-	return a == X86PMU_OK ? 0 : a == X86PMU_GP ? GP : -1;
-}
+/* The model st's registers: 0, X86_VEC_GP, or -1 (tests/host/emu_cpu.h). */
+#define rd(msr, v) emu_state_rdmsr(&st, (msr), (v))
+#define wr(msr, v) emu_state_wrmsr(&st, (msr), (v))
+#define rdv(msr) emu_state_rdv(&st, (msr))
 
 HT_TEST(dmr_shape)
 {
@@ -68,19 +53,19 @@ HT_TEST(omr_msrs)
 	dmr(X86PMU_DEFECT_NONE);
 	for (unsigned i = 0; i < 4; i++) {
 		HT_CHECK_EQ(wr(OMR(i), MISS + i), 0);
-		HT_CHECK_EQ(wr(OMR(i), 1ull << 16), GP);
-		HT_CHECK_EQ(wr(OMR(i), 1ull << 63), GP);
+		HT_CHECK_EQ(wr(OMR(i), 1ull << 16), X86_VEC_GP);
+		HT_CHECK_EQ(wr(OMR(i), 1ull << 63), X86_VEC_GP);
 	}
 	for (unsigned i = 0; i < 4; i++)
 		HT_CHECK_EQ(rdv(OMR(i)), MISS + i);
-	HT_CHECK_EQ(rd(0x1a6, &v), GP);
-	HT_CHECK_EQ(rd(0x1a7, &v), GP);
+	HT_CHECK_EQ(rd(0x1a6, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rd(0x1a7, &v), X86_VEC_GP);
 	HT_CHECK(x86pmu_rdmsr(&st, OMR(4), &v) == X86PMU_NOT_MINE, "0x3E4 is no PMU register");
 	/* A shape without OMR has none. */
 	X86PMUConfig c;
 	x86pmu_shape_named("lunarlake-p", &c);
 	x86pmu_reset(&st, &c);
-	HT_CHECK_EQ(rd(OMR(0), &v), GP);
+	HT_CHECK_EQ(rd(OMR(0), &v), X86_VEC_GP);
 }
 
 /* Event 0x2A umask bit n counts through OMR n: an L3 miss answers with

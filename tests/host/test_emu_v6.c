@@ -5,9 +5,8 @@
 #include <string.h>
 
 #include "emu/model/x86-pmu.h"
+#include "tests/host/emu_cpu.h"
 #include "tests/host/hosttest.h"
-
-#define GP 13
 
 static X86PMUState st;
 
@@ -42,29 +41,14 @@ static void amd_v2(void)
 	x86pmu_reset(&st, &c);
 }
 
-static int rd(uint32_t msr, uint64_t *v)
-{
-	X86PMUAccess a = x86pmu_rdmsr(&st, msr, v);
-	return a == X86PMU_OK ? 0 : a == X86PMU_GP ? GP : -1;
-}
-
-static uint64_t rdv(uint32_t msr)
-{
-	uint64_t v = 0xdead;
-	HT_CHECK_EQ(rd(msr, &v), 0);
-	return v;
-}
-
-static int wr(uint32_t msr, uint64_t v)
-{
-	unsigned pmis;
-	X86PMUAccess a = x86pmu_wrmsr(&st, msr, v, &pmis);
-	return a == X86PMU_OK ? 0 : a == X86PMU_GP ? GP : -1;
-}
+/* The model st's registers: 0, X86_VEC_GP, or -1 (tests/host/emu_cpu.h). */
+#define rd(msr, v) emu_state_rdmsr(&st, (msr), (v))
+#define wr(msr, v) emu_state_wrmsr(&st, (msr), (v))
+#define rdv(msr) emu_state_rdv(&st, (msr))
 
 static int rdpmc(uint32_t ecx, unsigned cpl, uint64_t *v)
 {
-	return x86pmu_rdpmc(&st, ecx, cpl, true, v) == X86PMU_OK ? 0 : GP;
+	return x86pmu_rdpmc(&st, ecx, cpl, true, v) == X86PMU_OK ? 0 : X86_VEC_GP;
 }
 
 /* n one-cycle instructions at CPL 0, b of them mispredicted branches. */
@@ -157,7 +141,7 @@ HT_TEST(lunar_lake_architectural_lbrs_as_the_dump)
 		HT_CHECK_EQ(rdv(0x14cf), 32);
 		HT_CHECK_EQ(wr(0x14cf, 16), 0);
 		HT_CHECK_EQ(rdv(0x14cf), 16);
-		HT_CHECK_EQ(wr(0x14cf, 24), GP);
+		HT_CHECK_EQ(wr(0x14cf, 24), X86_VEC_GP);
 		HT_CHECK_EQ(wr(0x14cf, 32), 0);
 	}
 }
@@ -175,7 +159,7 @@ HT_TEST(v6_aliases_are_the_legacy_registers)
 	HT_CHECK_EQ(rdv(0x4c1 + 3), 0x123456789aull);
 	HT_CHECK_EQ(wr(0xc1 + 5, 0x80000001ull), 0); /* legacy: sign-extends */
 	HT_CHECK_EQ(rdv(GP_CTR(5)), 0xffff80000001ull);
-	HT_CHECK_EQ(wr(GP_CTR(5), 1ull << 48), GP); /* full width, past it #GP */
+	HT_CHECK_EQ(wr(GP_CTR(5), 1ull << 48), X86_VEC_GP); /* full width, past it #GP */
 	HT_CHECK_EQ(wr(0x186 + 2, SEL_INSTR), 0);
 	HT_CHECK_EQ(rdv(GP_CFG_A(2)), SEL_INSTR);
 	HT_CHECK_EQ(wr(GP_CFG_A(2), SEL(0x3c, 0)), 0);
@@ -183,23 +167,23 @@ HT_TEST(v6_aliases_are_the_legacy_registers)
 	/* Fixed m: CTR 0x1980 + 4m is IA32_FIXED_CTRm; no CFG_A. */
 	HT_CHECK_EQ(wr(FX_CTR(3), 0x55), 0);
 	HT_CHECK_EQ(rdv(0x309 + 3), 0x55);
-	HT_CHECK_EQ(rd(0x1981 + 4 * 3, &v), GP);
+	HT_CHECK_EQ(rd(0x1981 + 4 * 3, &v), X86_VEC_GP);
 	/* GP 8-9 exist only in the new map; 10 and fixed 4 not at all here. */
 	HT_CHECK_EQ(wr(GP_CTR(9), 7), 0);
 	HT_CHECK_EQ(rdv(GP_CTR(9)), 7);
 	HT_CHECK_EQ(rd(0xc1 + 9, &v), -1); /* not the model's: IA32_PMC8/9 are not defined */
-	HT_CHECK_EQ(rd(GP_CTR(10), &v), GP);
-	HT_CHECK_EQ(rd(FX_CTR(4), &v), GP);
+	HT_CHECK_EQ(rd(GP_CTR(10), &v), X86_VEC_GP);
+	HT_CHECK_EQ(rd(FX_CTR(4), &v), X86_VEC_GP);
 	/* RDPMC reads counters 8-9 by index. */
 	HT_CHECK_EQ(rdpmc(9, 0, &v), 0);
 	HT_CHECK_EQ(v, 7);
 	/* No ACR on Lion Cove: CFG_B/CFG_C raise #GP. */
-	HT_CHECK_EQ(wr(GP_CFG_B(2), 0), GP);
-	HT_CHECK_EQ(rd(GP_CFG_C(2), &v), GP);
+	HT_CHECK_EQ(wr(GP_CFG_B(2), 0), X86_VEC_GP);
+	HT_CHECK_EQ(rd(GP_CFG_C(2), &v), X86_VEC_GP);
 	/* GLOBAL_CTRL takes the ten GP enables; its RESET value has them. */
 	HT_CHECK_EQ(rdv(0x38f), 0x3ff);
 	HT_CHECK_EQ(wr(0x38f, 0x3ffull | 0xfull << 32), 0);
-	HT_CHECK_EQ(wr(0x38f, 1ull << 10), GP);
+	HT_CHECK_EQ(wr(0x38f, 1ull << 10), X86_VEC_GP);
 }
 
 static void v5(X86PMUConfig *c)
@@ -214,8 +198,8 @@ HT_TEST(v6_map_needs_version_6)
 
 	shape("lunarlake-p");
 	with(v5);
-	HT_CHECK_EQ(rd(GP_CTR(0), &v), GP);
-	HT_CHECK_EQ(wr(GP_CFG_A(0), 0), GP);
+	HT_CHECK_EQ(rd(GP_CTR(0), &v), X86_VEC_GP);
+	HT_CHECK_EQ(wr(GP_CFG_A(0), 0), X86_VEC_GP);
 	HT_CHECK_EQ(rdv(0xc1), 0);
 }
 
@@ -238,16 +222,16 @@ HT_TEST(umask2_eq_and_user_disable_bits_follow_leaf_23)
 	HT_CHECK_EQ(wr(0x186, SEL(0xd1, 1) | umask2), 0);
 	HT_CHECK_EQ(rdv(GP_CFG_A(0)), SEL(0xd1, 1) | umask2);
 	HT_CHECK_EQ(wr(0x186, SEL_INSTR | eq | 1ull << 24), 0);
-	HT_CHECK_EQ(wr(0x186, SEL_INSTR | udb), GP); /* EBX[2] clear */
-	HT_CHECK_EQ(wr(0x38d, 1ull << 33), GP);
-	HT_CHECK_EQ(wr(0x186, SEL_INSTR | 1ull << 38), GP); /* 38, 39 stay reserved */
+	HT_CHECK_EQ(wr(0x186, SEL_INSTR | udb), X86_VEC_GP); /* EBX[2] clear */
+	HT_CHECK_EQ(wr(0x38d, 1ull << 33), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x186, SEL_INSTR | 1ull << 38), X86_VEC_GP); /* 38, 39 stay reserved */
 	with(ud);
 	HT_CHECK_EQ(wr(0x186, SEL_INSTR | udb), 0);
 	HT_CHECK_EQ(wr(0x38d, 1ull << 33 | 1ull << 45), 0); /* fixed 0 and 3 */
-	HT_CHECK_EQ(wr(0x38d, 1ull << 49), GP);             /* fixed 4 does not exist */
+	HT_CHECK_EQ(wr(0x38d, 1ull << 49), X86_VEC_GP);     /* fixed 4 does not exist */
 	with(no_ext);
-	HT_CHECK_EQ(wr(0x186, SEL_INSTR | umask2), GP);
-	HT_CHECK_EQ(wr(0x186, SEL_INSTR | eq), GP);
+	HT_CHECK_EQ(wr(0x186, SEL_INSTR | umask2), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x186, SEL_INSTR | eq), X86_VEC_GP);
 }
 
 HT_TEST(rdpmc_user_disable_reads_0_at_cpl_3_only)
@@ -297,15 +281,15 @@ HT_TEST(acr_per_counter_capability_raises_gp)
 
 	shape("lunarlake-e");
 	/* GP 0-1 cannot be reloaded nor cause a reload (23.2 = 0xFC). */
-	HT_CHECK_EQ(wr(GP_CFG_B(0), 0), GP);
-	HT_CHECK_EQ(rd(GP_CFG_C(1), &v), GP);
+	HT_CHECK_EQ(wr(GP_CFG_B(0), 0), X86_VEC_GP);
+	HT_CHECK_EQ(rd(GP_CFG_C(1), &v), X86_VEC_GP);
 	HT_CHECK_EQ(wr(GP_CFG_B(2), 1ull << 3), 0);
 	HT_CHECK_EQ(rdv(GP_CFG_B(2)), 1ull << 3);
 	/* Panther Lake's fault: FX1 CFG_B <- GP0 | FX1 (Linux 43796f305078). */
-	HT_CHECK_EQ(wr(FX_CFG_B(1), 0x200000001ull), GP);
+	HT_CHECK_EQ(wr(FX_CFG_B(1), 0x200000001ull), X86_VEC_GP);
 	HT_CHECK_EQ(wr(FX_CFG_B(1), 0x200000004ull), 0);
 	HT_CHECK_EQ(wr(GP_CFG_C(2), 0x1000), 0);
-	HT_CHECK_EQ(wr(GP_CFG_C(2), 1ull << 32), GP); /* arch-PEBS bits: not emulated */
+	HT_CHECK_EQ(wr(GP_CFG_C(2), 1ull << 32), X86_VEC_GP); /* arch-PEBS bits: not emulated */
 	/* A counter disable does not clear them (Linux commit 5ad732a56be4). */
 	wr(GP_CFG_A(2), SEL_INSTR);
 	wr(GP_CFG_A(2), 0);
@@ -376,7 +360,7 @@ HT_TEST(perf_metrics_bytes_and_rdpmc_index)
 	shape("lunarlake-p");
 	/* Lion Cove has it; Skymont (no fixed counter 3) does not. */
 	HT_CHECK_EQ(wr(0x329, 0), 0);
-	HT_CHECK_EQ(wr(0x329, 1), GP);
+	HT_CHECK_EQ(wr(0x329, 1), X86_VEC_GP);
 	wr(0x38d, 0x3ull << 12);
 	HT_CHECK_EQ(wr(0x38f, 1ull << 35 | 1ull << 48), 0);
 	run(300, 30);
@@ -399,9 +383,9 @@ HT_TEST(perf_metrics_bytes_and_rdpmc_index)
 	HT_CHECK_EQ(wr(0x329, 0), 0);
 	HT_CHECK_EQ(rdv(0x329), 0);
 	shape("lunarlake-e");
-	HT_CHECK_EQ(rd(0x329, &v), GP);
-	HT_CHECK_EQ(rdpmc(1u << 29, 0, &v), GP);
-	HT_CHECK_EQ(wr(0x38f, 1ull << 48), GP);
+	HT_CHECK_EQ(rd(0x329, &v), X86_VEC_GP);
+	HT_CHECK_EQ(rdpmc(1u << 29, 0, &v), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x38f, 1ull << 48), X86_VEC_GP);
 }
 
 /* --- AMD --- */
@@ -477,12 +461,12 @@ HT_TEST(amd_status_set_and_lbr_pmc_freeze)
 	HT_CHECK_EQ(wr(0xc0000303, 1ull << 58), 0);
 	HT_CHECK_EQ(rdv(0xc0000300), 0);
 	with(reserved_gp);
-	HT_CHECK_EQ(wr(0xc0000303, 1ull << 58), GP);
+	HT_CHECK_EQ(wr(0xc0000303, 1ull << 58), X86_VEC_GP);
 	with(freeze);
 	cpuid(0x80000022, 0, r);
 	HT_CHECK_EQ(r[0], 0x7); /* PerfMonV2, LbrExtV2 (the Zen 4 shape), LbrAndPmcFreeze */
 	HT_CHECK_EQ(wr(0x1d9, 1ull << 11), 0);
-	HT_CHECK_EQ(wr(0x1d9, 1ull << 12), GP);
+	HT_CHECK_EQ(wr(0x1d9, 1ull << 12), X86_VEC_GP);
 	wr(0xc0010201, 0xfffffffffffeull);
 	wr(0xc0010200, SEL_INSTR | INT);
 	wr(0xc0010203, 0);
@@ -522,7 +506,7 @@ HT_TEST(new_defects_break_what_they_say)
 
 	shape("lunarlake-p");
 	broken(X86PMU_DEFECT_EVTSEL_EXTENSIONS_REFUSED);
-	HT_CHECK_EQ(wr(0x186, SEL_INSTR | 1ull << 36), GP);
+	HT_CHECK_EQ(wr(0x186, SEL_INSTR | 1ull << 36), X86_VEC_GP);
 
 	shape("lunarlake-p");
 	with(ud);
@@ -561,7 +545,7 @@ HT_TEST(new_defects_break_what_they_say)
 
 	amd_v2();
 	broken(X86PMU_DEFECT_AMD_STATUS_SET_ABSENT);
-	HT_CHECK_EQ(wr(0xc0000303, 1), GP);
+	HT_CHECK_EQ(wr(0xc0000303, 1), X86_VEC_GP);
 
 	amd_v2();
 	with(freeze);

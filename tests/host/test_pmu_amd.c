@@ -14,18 +14,10 @@
 #define SEL_USR_OS 0x30000ull
 #define SEL_EN 0x400000ull
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-
 static void boot(enum model_amd_profile p)
 {
 	model_amd_init(p, 4);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	model_set_cpu(0);
 	model_trace_clear();
 }
@@ -33,7 +25,7 @@ static void boot(enum model_amd_profile p)
 static void boot_cfg(const struct model_amd_config *cfg)
 {
 	model_amd_init_custom(cfg, 1);
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	model_trace_clear();
 }
 
@@ -206,7 +198,7 @@ HT_TEST(probe_kvm_here_skips_with_reason)
 {
 	model_amd_init(MODEL_AMD_KVM_HERE, 2);
 	model_trace_clear();
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	for (unsigned cpu = 0; cpu < 2; cpu++) {
 		model_set_cpu(cpu);
 		HT_CHECK_STR(
@@ -229,7 +221,7 @@ HT_TEST(probe_v2_trace_uses_global_ctl)
 {
 	model_amd_init(MODEL_AMD_PERFMON_V2, 1);
 	model_trace_clear();
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	/* Quiesce our GlobalCtl bits, pattern write/restore, then count on
 	 * counter 0 with GlobalCtl bit 0 around the workload. */
 	check_write(0, 0xc0000301, 0);
@@ -301,7 +293,7 @@ HT_TEST(event_names_stay_intel_on_intel)
 	struct pmu_event_attr a;
 
 	model_init(MODEL_V4, false);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	model_set_cpu(0);
 	pmu_attr_arch(&a, PMU_ARCH_CYCLES);
 	HT_CHECK_EQ(a.event, 0x3c);
@@ -470,7 +462,7 @@ HT_TEST(counter_48_bit_delta_and_v2_overflow_status)
 	/* StatusClr clears it; GlobalStatus itself is read-only. */
 	HT_CHECK_EQ(pmu_hw_wrmsr(pmu_caps()->global_ovf, 1), 0);
 	HT_CHECK_EQ(model_peek(0, 0xc0000300), 0);
-	HT_CHECK_EQ(pmu_hw_wrmsr(pmu_caps()->global_status, 0), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(pmu_caps()->global_status, 0), X86_VEC_GP);
 	/* Any value of the width can be written and read back. */
 	HT_CHECK_EQ(pmu_event_write_counter(&ev, 0x923456789abcull), PMU_OK);
 	HT_CHECK_EQ(model_peek(0, 0xc0010201), 0x923456789abcull);
@@ -520,7 +512,7 @@ HT_TEST(reserved_bits_refused_before_the_write)
 		 "reason: %s", ev.reason);
 	HT_CHECK_EQ(model_trace_len(), 0);
 	/* ... and the model would have raised #GP on that write. */
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 0x1004300c0ull), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 0x1004300c0ull), X86_VEC_GP);
 
 	/* AnyThread (bit 21) is reserved on every AMD part. */
 	boot(MODEL_AMD_EXTCORE);
@@ -530,14 +522,14 @@ HT_TEST(reserved_bits_refused_before_the_write)
 	HT_CHECK_EQ(pmu_event_add(&ev), PMU_E_UNSUPPORTED);
 	HT_CHECK(strstr(ev.reason, "bit 21 is reserved") != NULL, "reason: %s", ev.reason);
 	HT_CHECK_EQ(model_trace_len(), 0);
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, 0x2000c0ull), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, 0x2000c0ull), X86_VEC_GP);
 	/* GuestOnly/HostOnly (40/41) are no reserved bits (APM vol. 2, 13.2):
 	 * the driver encodes them, the model takes them. The old reading
 	 * (refused like KVM's reserved mask) is gone. */
 	HT_CHECK(!(pmu_caps()->evtsel_reserved >> 40 & 3), "bits 40/41 are not in the reserved mask");
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 40) | 0xc0), 0);
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 41) | 0xc0), 0);
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 42) | 0xc0), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010200, (1ull << 42) | 0xc0), X86_VEC_GP);
 	pmu_hw_wrmsr(0xc0010200, 0);
 }
 
@@ -572,7 +564,7 @@ HT_TEST(host_only_guest_only_encoded_and_counted)
 	pmu_events_del(g, 2);
 	/* Intel has no such bits: refused with the reason, nothing written. */
 	model_init(MODEL_V4, true);
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc0,guest_only/", &a, err, sizeof(err)), PMU_OK);
 	pmu_event_init(&go, &a, "guest-only");
@@ -634,26 +626,26 @@ HT_TEST(model_layouts_and_kvm_here)
 	HT_CHECK_EQ(v, 0x1234);
 	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 0);
 	HT_CHECK_EQ(v, 0x1234);
-	HT_CHECK_EQ(pmu_hw_rdpmc(6, &v), 13);                  /* past the core counters */
-	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010201, 1ull << 48), 13); /* past 48 bits */
-	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0000301, &v), 13);         /* no PerfMonV2 */
+	HT_CHECK_EQ(pmu_hw_rdpmc(6, &v), X86_VEC_GP);                  /* past the core counters */
+	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010201, 1ull << 48), X86_VEC_GP); /* past 48 bits */
+	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0000301, &v), X86_VEC_GP);         /* no PerfMonV2 */
 	model_set_cpl(3);
-	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 13); /* CPL 3 without CR4.PCE */
+	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), X86_VEC_GP); /* CPL 3 without CR4.PCE */
 	model_set_cr4_pce(true);
 	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 0);
 	model_set_cpl(0);
 
 	model_amd_init(MODEL_AMD_LEGACY, 1);
-	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), 13); /* no ExtCore */
-	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), X86_VEC_GP); /* no ExtCore */
+	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), X86_VEC_GP);
 
 	model_amd_init(MODEL_AMD_KVM_HERE, 1);
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010004, 0x2a5b3c4d), 0);
 	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010004, &v), 0);
 	HT_CHECK_EQ(v, 0);
 	HT_CHECK_EQ(pmu_hw_wrmsr(0xc0010000, 1ull << 63), 0); /* no reserved-bit check either */
-	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), X86_VEC_GP);
+	HT_CHECK_EQ(pmu_hw_rdmsr(0xc0010200, &v), X86_VEC_GP);
 }
 
 /* --- Reports --- */
@@ -669,7 +661,7 @@ static void collect(void *ctx, const char *line)
 HT_TEST(boot_report_names_amd_layout_and_verdict)
 {
 	model_amd_init(MODEL_AMD_KVM_HERE, 2);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	printed[0] = '\0';
 	pmu_boot_report(collect, NULL);
 	HT_CHECK(strstr(printed, "pmu: cpu 0-1:\n") != NULL, "%s", printed);
@@ -694,7 +686,7 @@ HT_TEST(boot_report_names_amd_layout_and_verdict)
 		"%s", printed);
 
 	model_amd_init(MODEL_AMD_PERFMON_V2, 1);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	printed[0] = '\0';
 	pmu_boot_report(collect, NULL);
 	HT_CHECK(strstr(printed, "AMD PMU PerfMonV2: 6 counters x 48 bits (mask 0x3f, CPUID 0x80000022)") !=

@@ -6,15 +6,9 @@
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
 static void boot(enum model_profile p, bool full_width)
 {
-	struct pmu_init_opts o = { .workload = tick_probe };
+	struct pmu_init_opts o = { .workload = model_tick_probe };
 	model_init(p, full_width);
 	pmu_init_all(&o, model_run_on);
 }

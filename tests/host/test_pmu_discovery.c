@@ -156,19 +156,12 @@ static struct model_cpu_config spr_cpu(unsigned pkg, unsigned core)
 	return c;
 }
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
 static void boot_spr(unsigned ntables)
 {
 	struct model_cpu_config cfg[4] = { spr_cpu(0, 0), spr_cpu(0, 1), spr_cpu(1, 0), spr_cpu(1, 1) };
-	static const struct pmu_init_opts opts = { .workload = tick_probe };
 
 	model_init_custom(cfg, 4);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	memset(fns, 0, sizeof(fns));
 	memset(imc_regs, 0, sizeof(imc_regs));
 	for (unsigned p = 0; p < ntables; p++) {
@@ -411,10 +404,9 @@ static void boot_emu_spr(X86PMUDefect defect)
 {
 	struct model_cpu_config cfg[4] = { emu_spr_cpu(0, 0, defect), emu_spr_cpu(0, 1, defect),
 					   emu_spr_cpu(1, 0, defect), emu_spr_cpu(1, 1, defect) };
-	static const struct pmu_init_opts opts = { .workload = tick_probe };
 
 	model_init_custom(cfg, 4);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	model_set_cpu(0);
 	model_trace_clear();
 	pmu_discovery_forget();

@@ -7,18 +7,10 @@
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-
 static void boot(enum model_profile p, bool full_width)
 {
 	model_init(p, full_width);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	model_set_cpu(0);
 	model_trace_clear();
 }
@@ -26,7 +18,7 @@ static void boot(enum model_profile p, bool full_width)
 static void boot_cfg(const struct model_cpu_config *cfg)
 {
 	model_init_custom(cfg, 1);
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	model_trace_clear();
 }
 
@@ -337,7 +329,7 @@ HT_TEST(boot_owner_bits_kept_in_global_ctrl)
 	struct pmu_event e;
 	model_init(MODEL_V4, false);
 	model_poke(0, MSR_IA32_PERFEVTSEL0 + 1, 0x43003c);
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	model_trace_clear();
 	arch_ev(&e, PMU_ARCH_BRANCHES);
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_OK);

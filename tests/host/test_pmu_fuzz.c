@@ -97,12 +97,6 @@ static bool fz_rdmsr(unsigned cpu, uint32_t msr, uint64_t *val, int *rc)
 	return true;
 }
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
 /* A case: a real shape's registers, then what a VMM might claim. */
 static void make_case(char *what, size_t n)
 {
@@ -150,7 +144,7 @@ static void make_case(char *what, size_t n)
 
 HT_TEST(cpuid_and_perf_caps_fuzz)
 {
-	static const struct pmu_init_opts opts = { .workload = tick_probe };
+	static const struct pmu_init_opts opts = { .workload = model_tick_probe };
 	const char *env = getenv("PMUTEST_FUZZ_SEED");
 	uint64_t seed = env ? strtoull(env, NULL, 0) : 0x22;
 	time_t start = time(NULL);

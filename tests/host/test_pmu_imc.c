@@ -11,44 +11,12 @@
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-
-static void boot_cfg(const struct model_cpu_config *cfg, unsigned n)
-{
-	model_init_custom(cfg, n);
-	pmu_init_all(&opts, model_run_on);
-	model_set_cpu(0);
-	model_trace_clear();
-}
-
 static struct model_cpu_config skl_cfg(void)
 {
 	model_init(MODEL_V4, false); /* Skylake 0x5E */
 	struct model_cpu_config c = *model_config(0);
 	c.uncore = MODEL_UNCORE_SKL, c.uncore_cboxes = 4, c.cores_per_pkg = 4;
 	return c;
-}
-
-static struct model_cpu_config skx_cfg(unsigned pkg, unsigned core)
-{
-	model_init(MODEL_SNB_CLIENT, false);
-	struct model_cpu_config c = *model_config(0);
-	c.signature = 0x00050654, c.version = 4, c.uncore = MODEL_UNCORE_SKX, c.uncore_cboxes = 2;
-	c.x2apic_id = pkg << 5 | core << 1, c.cores_per_pkg = 2;
-	return c;
-}
-
-static const char *trace(void)
-{
-	static char t[8192];
-	model_trace_format(t, sizeof(t));
-	return t;
 }
 
 HT_TEST(rows_per_generation)
@@ -106,7 +74,7 @@ HT_TEST(client_mchbar_free_running_window)
 	struct pmu_imc m;
 	struct pmu_imc_counts k;
 
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	model_tick(&(struct model_work){ .cycles = 10, .cas_reads = 12345, .cas_writes = 77 }); /* before */
 	HT_CHECK_EQ(pmu_imc_detect(&m, pmu_caps()), PMU_OK);
 	HT_CHECK_EQ(m.mchbar_reg, 0xfed10001ull);
@@ -134,19 +102,19 @@ HT_TEST(refusals_name_the_reason)
 
 	/* No client uncore in the model: MCHBAR reads 0 (firmware left it off). */
 	c.uncore = MODEL_UNCORE_NONE;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_imc_detect(&m, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(m.why, "MCHBAR (host bridge 0:0.0 config 48H) reads 0: not enabled by the firmware");
 
 	c.signature = 0x000c06c0; /* Panther Lake 0xCC */
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_imc_detect(&m, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(m.why, "family 6 model 0xcc is Panther Lake: no memory-controller table for it");
 
 	/* Skylake-SP without its PCI functions (a VM): no UBOX anywhere. */
-	c = skx_cfg(0, 0);
+	c = model_skx_config(0, 0, 2);
 	c.uncore = MODEL_UNCORE_NONE;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_imc_detect(&m, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(m.why, "no UBOX (PCI 8086:2014 at 8.2) on any of 256 buses: no bus-to-package map");
 }
@@ -182,10 +150,11 @@ static void stream(void *p)
  * counts only its own package's CAS. */
 HT_TEST(server_channels_per_package)
 {
-	struct model_cpu_config cfg[4] = { skx_cfg(0, 0), skx_cfg(0, 1), skx_cfg(1, 0), skx_cfg(1, 1) };
+	struct model_cpu_config cfg[4] = { model_skx_config(0, 0, 2), model_skx_config(0, 1, 2),
+					   model_skx_config(1, 0, 2), model_skx_config(1, 1, 2) };
 	struct imc_arg a[2];
 
-	boot_cfg(cfg, 4);
+	model_boot_custom(cfg, 4);
 	model_run_on(2, detect_begin, &a[1]);
 	HT_CHECK_EQ(a[1].err, PMU_OK);
 	HT_CHECK_EQ(a[1].m.package, 1);
@@ -195,12 +164,12 @@ HT_TEST(server_channels_per_package)
 	HT_CHECK(a[1].m.chan[5].dev == 13 && a[1].m.chan[5].fn == 2, "channel 5 at %u.%u", a[1].m.chan[5].dev,
 		 a[1].m.chan[5].fn);
 	/* Freeze and reset, CAS.RD on counter 0 and CAS.WR on 1, unfreeze. */
-	HT_CHECK(strncmp(trace(),
+	HT_CHECK(strncmp(model_trace_text(),
 			 "02:0a.2+0xf4<-0x10103 02:0a.2+0xd8<-0x400304 02:0a.2+0xdc<-0x400c04 "
 			 "02:0a.6+0xf4<-0x10103",
 			 strlen("02:0a.2+0xf4<-0x10103 02:0a.2+0xd8<-0x400304 02:0a.2+0xdc<-0x400c04 "
 				"02:0a.6+0xf4<-0x10103")) == 0,
-		 "%s", trace());
+		 "%s", model_trace_text());
 	model_run_on(0, detect_begin, &a[0]);
 	HT_CHECK_EQ(a[0].err, PMU_OK);
 	HT_CHECK_EQ(a[0].m.chan[0].bus, 0);

@@ -54,17 +54,11 @@ static bool emu_tick(unsigned cpu, const struct model_work *w)
 	return pmis != 0;
 }
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
 /* One CPU with the PMU QEMU gives `cpu_model` (Intel) or family 19h model
  * 11h (AMD, qemu_model NULL), edited by `edit` when not NULL. */
 static X86PMUState *boot(const char *qemu_model, void (*edit)(X86PMUConfig *))
 {
-	static const struct pmu_init_opts opts = { .workload = tick_probe };
+	static const struct pmu_init_opts opts = { .workload = model_tick_probe };
 	struct model_cpu_config mc = { .cpu_ops = &emu_cpu_ops };
 	X86PMUConfig *c = &emu[0].cfg;
 
@@ -521,7 +515,7 @@ HT_TEST(pebs_decode_each_format)
  * what replaces it (pmu/intel/arch_pebs.c drives it). */
 HT_TEST(arch_pebs_decoded_and_reported)
 {
-	static const struct pmu_init_opts opts = { .workload = tick_probe };
+	static const struct pmu_init_opts opts = { .workload = model_tick_probe };
 	struct model_cpu_config mc = { .vendor = "GenuineIntel", .cpu_ops = &emu_cpu_ops };
 	struct pmu_pebs_caps p;
 

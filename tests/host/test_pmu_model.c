@@ -22,11 +22,11 @@ HT_TEST(no_pmu_faults_everything)
 {
 	uint64_t v;
 	model_init(MODEL_NO_PMU, false);
-	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PMC0, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PMC0, &v), X86_VEC_GP);
 	HT_CHECK_EQ(v, 0);
-	HT_CHECK_EQ(pmu_hw_wrmsr(MSR_IA32_PERFEVTSEL0, 0), 13);
-	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PERF_GLOBAL_CTRL, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), 13);
+	HT_CHECK_EQ(pmu_hw_wrmsr(MSR_IA32_PERFEVTSEL0, 0), X86_VEC_GP);
+	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PERF_GLOBAL_CTRL, &v), X86_VEC_GP);
+	HT_CHECK_EQ(pmu_hw_rdpmc(0, &v), X86_VEC_GP);
 	struct cpuid_regs r;
 	pmu_hw_cpuid(0x0a, 0, &r);
 	HT_CHECK_EQ(r.eax, 0);
@@ -58,31 +58,32 @@ HT_TEST(legacy_write_sign_extends_bit31)
 HT_TEST(full_width_alias_only_with_perf_caps_13)
 {
 	model_init(MODEL_V4, false);
-	HT_CHECK_EQ(wr(MSR_IA32_A_PMC0, 5), 13);
+	HT_CHECK_EQ(wr(MSR_IA32_A_PMC0, 5), X86_VEC_GP);
 	model_init(MODEL_V4, true);
 	HT_CHECK_EQ(wr(MSR_IA32_A_PMC0, 0xffff80000000ull), 0);
 	HT_CHECK_EQ(rd(MSR_IA32_PMC0), 0xffff80000000ull);
 	HT_CHECK_EQ(wr(MSR_IA32_A_PMC0, 0x123456789abcull), 0);
 	HT_CHECK_EQ(rd(MSR_IA32_A_PMC0), 0x123456789abcull);
-	HT_CHECK_EQ(wr(MSR_IA32_A_PMC0, 1ull << 48), 13); /* past the width */
-	HT_CHECK_EQ(wr(MSR_IA32_A_PMC0 + 4, 0), 13);      /* PMC4 absent */
+	HT_CHECK_EQ(wr(MSR_IA32_A_PMC0, 1ull << 48), X86_VEC_GP); /* past the width */
+	HT_CHECK_EQ(wr(MSR_IA32_A_PMC0 + 4, 0), X86_VEC_GP);      /* PMC4 absent */
 }
 
 HT_TEST(reserved_bits_fault)
 {
 	model_init(MODEL_V2, false);
-	HT_CHECK_EQ(wr(MSR_IA32_PERFEVTSEL0, 1ull << 32), 13);
-	HT_CHECK_EQ(wr(MSR_IA32_PERFEVTSEL0, 1ull << PERFEVTSEL_ANY_BIT), 13); /* v2: AnyThread reserved */
-	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0x4), 13);                     /* ANY in field 0 */
+	HT_CHECK_EQ(wr(MSR_IA32_PERFEVTSEL0, 1ull << 32), X86_VEC_GP);
+	HT_CHECK_EQ(wr(MSR_IA32_PERFEVTSEL0, 1ull << PERFEVTSEL_ANY_BIT),
+		    X86_VEC_GP);                                   /* v2: AnyThread reserved */
+	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0x4), X86_VEC_GP); /* ANY in field 0 */
 	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0xbbb), 0);
-	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0xb000), 13); /* field 3: no FIXED_CTR3 */
+	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0xb000), X86_VEC_GP); /* field 3: no FIXED_CTR3 */
 	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 0x700000003ull), 0);
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 0x4), 13);        /* PMC2 absent */
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << 35), 13); /* FIXED_CTR3 absent */
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS, 0), 13);        /* read-only */
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_CAPABILITIES, 0), 13);
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS_SET, 1), 13); /* v4 only */
-	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR0, 1ull << 40), 13);    /* past the width */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 0x4), X86_VEC_GP);        /* PMC2 absent */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << 35), X86_VEC_GP); /* FIXED_CTR3 absent */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS, 0), X86_VEC_GP);        /* read-only */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_CAPABILITIES, 0), X86_VEC_GP);
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS_SET, 1), X86_VEC_GP); /* v4 only */
+	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR0, 1ull << 40), X86_VEC_GP);    /* past the width */
 	model_init(MODEL_V4, false);
 	HT_CHECK_EQ(wr(MSR_IA32_PERFEVTSEL0, 1ull << PERFEVTSEL_ANY_BIT), 0);
 	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0xfff), 0);
@@ -92,9 +93,9 @@ HT_TEST(v1_has_no_global_registers)
 {
 	uint64_t v;
 	model_init(MODEL_V1, false);
-	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PERF_GLOBAL_CTRL, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_FIXED_CTR_CTRL, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PERF_GLOBAL_CTRL, &v), X86_VEC_GP);
+	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_FIXED_CTR_CTRL, &v), X86_VEC_GP);
+	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0, &v), X86_VEC_GP);
 	/* Version 1: EN alone makes the counter count. */
 	HT_CHECK_EQ(wr(MSR_IA32_PERFEVTSEL0, 0x4300c0), 0);
 	model_tick_loop(10);
@@ -105,13 +106,13 @@ HT_TEST(v5_fixed_bitmap_gap)
 {
 	uint64_t v;
 	model_init(MODEL_V5_GAP, false);
-	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + 2, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + 2, &v), X86_VEC_GP);
 	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_FIXED_CTR0 + 3, &v), 0);
-	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0x3 << 8), 13);
+	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0x3 << 8), X86_VEC_GP);
 	HT_CHECK_EQ(wr(MSR_IA32_FIXED_CTR_CTRL, 0x3 << 12), 0);
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << 34), 13);
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << 34), X86_VEC_GP);
 	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << 35), 0);
-	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 30) | 2, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 30) | 2, &v), X86_VEC_GP);
 	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 30) | 3, &v), 0);
 }
 
@@ -168,7 +169,7 @@ HT_TEST(overflow_status_ovf_ctrl_and_pmi)
 	/* v4 STATUS_SET sets, OVF_CTRL clears. */
 	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_STATUS_SET, 0x2), 0);
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_STATUS), 3);
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1ull << 40), 13); /* no FIXED_CTR8 */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1ull << 40), X86_VEC_GP); /* no FIXED_CTR8 */
 }
 
 HT_TEST(freeze_on_pmi_v4_and_legacy)
@@ -194,7 +195,7 @@ HT_TEST(freeze_on_pmi_v4_and_legacy)
 	wr(MSR_IA32_PERF_GLOBAL_CTRL, 0x1);
 	model_tick_loop(1);
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_CTRL), 0); /* legacy freeze clears it */
-	HT_CHECK_EQ(wr(MSR_IA32_DEBUGCTL, 1ull << 2), 13);
+	HT_CHECK_EQ(wr(MSR_IA32_DEBUGCTL, 1ull << 2), X86_VEC_GP);
 }
 
 HT_TEST(inuse_follows_evtsel_and_fixed_ctrl)
@@ -206,7 +207,7 @@ HT_TEST(inuse_follows_evtsel_and_fixed_ctrl)
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_INUSE), 0x4 | (1ull << 33));
 	wr((MSR_IA32_PERFEVTSEL0 + 2), 0x10003c); /* INT */
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_INUSE), 0x4 | (1ull << 33) | (1ull << 63));
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_INUSE, 0), 13);
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_INUSE, 0), X86_VEC_GP);
 }
 
 HT_TEST(rdpmc_index_and_pce)
@@ -216,17 +217,17 @@ HT_TEST(rdpmc_index_and_pce)
 	wr(MSR_IA32_PMC0 + 3, 0x1234);
 	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 0);
 	HT_CHECK_EQ(v, 0x1234);
-	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdpmc(0x100, &v), 13); /* ECX[15:8] must be 0 */
-	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 30) | 3, &v), 13);
-	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 31) | 3, &v), 13); /* ECX[31] reserved: architectural PMU */
+	HT_CHECK_EQ(pmu_hw_rdpmc(4, &v), X86_VEC_GP);
+	HT_CHECK_EQ(pmu_hw_rdpmc(0x100, &v), X86_VEC_GP); /* ECX[15:8] must be 0 */
+	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 30) | 3, &v), X86_VEC_GP);
+	HT_CHECK_EQ(pmu_hw_rdpmc((1u << 31) | 3, &v), X86_VEC_GP); /* ECX[31] reserved: architectural PMU */
 	model_set_cpl(3);
-	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), X86_VEC_GP);
 	model_set_cr4_pce(true);
 	HT_CHECK_EQ(pmu_hw_rdpmc(3, &v), 0);
 	model_set_cpl(0);
 	model_init(MODEL_V2, false);
-	HT_CHECK_EQ(pmu_hw_rdpmc(1u << 31, &v), 13); /* v1/v2 too */
+	HT_CHECK_EQ(pmu_hw_rdpmc(1u << 31, &v), X86_VEC_GP); /* v1/v2 too */
 	/* The model's fast-read path (pre-architectural parts), by hand. */
 	struct model_cpu_config c = *model_config(0);
 	c.fast_rdpmc = true;
@@ -282,7 +283,7 @@ HT_TEST(hybrid_cpuid_per_cpu)
 	HT_CHECK_EQ(r.eax, 0x3f);
 	HT_CHECK_EQ(r.ebx, 0x7);
 	uint64_t v;
-	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PMC0 + 6, &v), 13);
+	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PMC0 + 6, &v), X86_VEC_GP);
 	model_set_cpu(0);
 	HT_CHECK_EQ(pmu_hw_rdmsr(MSR_IA32_PMC0 + 6, &v), 0);
 }

@@ -11,26 +11,10 @@
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-
 static void boot(enum model_profile p)
 {
 	model_init(p, false);
-	pmu_init_all(&opts, model_run_on);
-	model_set_cpu(0);
-	model_trace_clear();
-}
-
-static void boot_cfg(const struct model_cpu_config *cfg, unsigned n)
-{
-	model_init_custom(cfg, n);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	model_set_cpu(0);
 	model_trace_clear();
 }
@@ -188,7 +172,7 @@ HT_TEST(rows_since_skylake_per_core)
 		struct model_cpu_config c = cpu_of(cases[i].model, cases[i].core_type, cases[i].native);
 		const struct pmu_offcore_model *m;
 
-		boot_cfg(&c, 1);
+		model_boot_custom(&c, 1);
 		m = pmu_offcore_model(pmu_caps());
 		HT_CHECK(m != NULL, "model %#x core type %#x: no row", cases[i].model, cases[i].core_type);
 		if (!m)
@@ -255,7 +239,7 @@ HT_TEST(omr_rows_of_families_18_19)
 		const struct pmu_offcore_model *m;
 
 		c.signature = sig_ext(cases[i].family, cases[i].model);
-		boot_cfg(&c, 1);
+		model_boot_custom(&c, 1);
 		HT_CHECK(pmu_caps()->family == cases[i].family && pmu_caps()->model == cases[i].model,
 			 "signature %#x decodes as family %u model %#x", c.signature, pmu_caps()->family,
 			 pmu_caps()->model);
@@ -302,7 +286,7 @@ HT_TEST(golden_cove_selects_2a_2b)
 	struct pmu_event a, b, p, x;
 
 	c.num_gp = 8, c.offcore = glc;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	offcore_ev(&a, 0x2a, 0x3fbfc00001ull, "a");
 	offcore_ev(&b, 0x2a, 0x10001ull, "b");
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
@@ -357,7 +341,7 @@ HT_TEST(omr_allocation_moves_in_turn)
 	c.signature = sig_ext(19, 0x01);
 	c.num_gp = 8;
 	x86pmu_omr_layout(&c.offcore);
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 4);
 	for (unsigned i = 0; i < 5; i++) {
 		offcore_ev(&o[i], 0x2a, 0xfffff000000001ull | (uint64_t)i << 1, "o");
@@ -413,7 +397,7 @@ HT_TEST(arctic_wolf_keeps_its_msr)
 	x86pmu_omr_layout(&c.offcore);
 	for (unsigned i = 0; i < 4; i++)
 		c.offcore.event[i] = 0xb7, c.offcore.valid[i] = 0xc0ffffffffffffffull;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_STR(pmu_offcore_model(pmu_caps())->name, "Arctic Wolf (OMR)");
 	offcore_ev(&a, 0xb7, 0xfffff000000001ull, "a");
 	offcore_ev(&b, 0xb7, 0x4000000000000001ull, "b");
@@ -441,7 +425,7 @@ HT_TEST(atom_cores_select_by_umask)
 	struct pmu_event a, b, h, k;
 
 	c.num_gp = 8, c.offcore = cmt;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	offcore_ev(&a, 0xb7, 0x3fbfc00001ull, "a");
 	offcore_ev(&b, 0xb7, 0x10001ull, "b");
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
@@ -481,7 +465,7 @@ HT_TEST(hybrid_rows_per_cpu)
 		cfg[i] = cpu_of(0x9a, i < 2 ? 0x40 : 0x20, 1);
 		cfg[i].leaf_0b = true, cfg[i].x2apic_id = i;
 	}
-	boot_cfg(cfg, 4);
+	model_boot_custom(cfg, 4);
 	for (unsigned i = 0; i < 4; i++) {
 		const struct pmu_offcore_model *m = pmu_offcore_model(&pmu_cpu_of(i)->caps);
 		HT_CHECK_STR(m ? m->name : "(none)", i < 2 ? "Golden/Raptor/Redwood Cove" : "Gracemont");
@@ -632,7 +616,7 @@ HT_TEST(nehalem_has_one_msr)
 	model_init(MODEL_WESTMERE, false);
 	cfg = *model_config(0);
 	cfg.signature = 0x000106a5; /* Nehalem (Core i7-9xx), model 0x1A */
-	boot_cfg(&cfg, 1);
+	model_boot_custom(&cfg, 1);
 	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 1);
 	offcore_ev(&a, 0xbb, 0xf001ull, "a"); /* 0xBB asked: there is only RSP_0 */
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);

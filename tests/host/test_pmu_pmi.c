@@ -31,14 +31,6 @@ static void model_pmi(void *arg)
 	pmu_pmi_handle(cur_rip, cur_from);
 }
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-
 static void pmi_reset_cpu(void *arg)
 {
 	(void)arg;
@@ -50,7 +42,7 @@ static void pmi_reset_cpu(void *arg)
 static void boot(enum model_profile p, bool full_width)
 {
 	model_init(p, full_width);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	for (unsigned c = 0; c < model_ncpus(); c++)
 		model_run_on(c, pmi_reset_cpu, NULL);
 	model_set_cpu(0);

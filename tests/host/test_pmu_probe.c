@@ -7,14 +7,8 @@
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-static const struct pmu_init_opts opts_takeover = { .takeover = true, .workload = tick_probe };
+static const struct pmu_init_opts opts = { .workload = model_tick_probe };
+static const struct pmu_init_opts opts_takeover = { .takeover = true, .workload = model_tick_probe };
 
 static void boot(enum model_profile p, bool full_width)
 {
@@ -163,7 +157,7 @@ HT_TEST(inuse_fault_is_no_inuse)
 	cfg.quirks = X86PMU_QUIRK_NO_INUSE_MSR;
 	cfg.hypervisor = true;
 	model_init_custom(&cfg, 1);
-	pmu_cpu_init(&(struct pmu_init_opts){ .workload = tick_probe });
+	pmu_cpu_init(&(struct pmu_init_opts){ .workload = model_tick_probe });
 	struct pmu_cpu *pc = pmu_cpu_of(0);
 	HT_CHECK(pc->counting, "counters count: %s", pc->reason);
 	HT_CHECK_EQ(pc->inuse.read_fault, 0);

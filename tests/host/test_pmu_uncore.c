@@ -11,22 +11,6 @@
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-
-static void boot_cfg(const struct model_cpu_config *cfg, unsigned n)
-{
-	model_init_custom(cfg, n);
-	pmu_init_all(&opts, model_run_on);
-	model_set_cpu(0);
-	model_trace_clear();
-}
-
 static struct model_cpu_config snb_cfg(void)
 {
 	model_init(MODEL_SNB_CLIENT, false);
@@ -39,29 +23,12 @@ static uint32_t sig6(uint8_t m)
 	return (uint32_t)(m >> 4) << 16 | 6u << 8 | (uint32_t)(m & 0xf) << 4;
 }
 
-/* A Skylake-SP CPU with `chas` CHAs; package p in CPUID.0BH (x2APIC ID
- * p << 5 | core << 1, SMT bits 1, core bits 4). */
-static struct model_cpu_config skx_cfg(unsigned pkg, unsigned core, unsigned chas)
-{
-	struct model_cpu_config c = snb_cfg();
-	c.signature = 0x00050654, c.version = 4, c.uncore = MODEL_UNCORE_SKX, c.uncore_cboxes = (uint8_t)chas;
-	c.x2apic_id = pkg << 5 | core << 1, c.cores_per_pkg = 2;
-	return c;
-}
-
-static const char *trace(void)
-{
-	static char t[8192];
-	model_trace_format(t, sizeof(t));
-	return t;
-}
-
 HT_TEST(detect_sandy_bridge_client)
 {
 	struct model_cpu_config c = snb_cfg();
 	struct pmu_uncore u;
 
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 	HT_CHECK(u.model != NULL, "%s", u.why);
 	if (!u.model)
@@ -85,7 +52,7 @@ HT_TEST(box_count_per_layout)
 
 	/* Haswell: CONFIG holds count + 1 ("derive value by -1"). */
 	c.signature = 0x000306c3, c.uncore = MODEL_UNCORE_HSW, c.uncore_cboxes = 3;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 	HT_CHECK_EQ(u.count_val, 4);
 	HT_CHECK_EQ(u.nboxes, 3);
@@ -93,7 +60,7 @@ HT_TEST(box_count_per_layout)
 	/* More boxes reported than cores: bounded by the cores. */
 	c = snb_cfg();
 	c.uncore_cboxes = 4, c.cores_per_pkg = 2;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 	HT_CHECK_EQ(u.boxes_reported, 4);
 	HT_CHECK_EQ(u.nboxes, 2);
@@ -102,15 +69,15 @@ HT_TEST(box_count_per_layout)
 	c = snb_cfg();
 	c.signature = 0x000906ec, c.version = 4, c.uncore = MODEL_UNCORE_SKL, c.uncore_cboxes = 7;
 	c.cores_per_pkg = 8;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 	HT_CHECK_EQ(u.model ? u.model->global[0].msr : 0, 0xe01);
 	HT_CHECK_EQ(u.nboxes, 7);
 
 	/* Skylake-SP: MSR 0x702[5:0] counts the CHAs; not bounded by the
 	 * cores (a fused-off core keeps its CHA). */
-	c = skx_cfg(0, 0, 5);
-	boot_cfg(&c, 1);
+	c = model_skx_config(0, 0, 5);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 	HT_CHECK_STR(u.model ? u.model->name : "", "Skylake-SP/Cascade Lake");
 	HT_CHECK_EQ(u.count_msr, 0x702);
@@ -124,18 +91,18 @@ HT_TEST(refusals_name_the_reason)
 	struct pmu_caps amd = { .vendor = PMU_VENDOR_AMD, .vendor_id = "AuthenticAMD", .family = 0x19 };
 
 	c.signature = sig6(0x4f); /* Broadwell-EP */
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(u.why, "family 6 model 0x4f is Broadwell-EP (server): no uncore table for it");
 
 	c.signature = sig6(0x1e); /* Lynnfield: the Nehalem client uncore */
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(u.why, "family 6 model 0x1e is Lynnfield: no uncore table for it (the Nehalem uncore "
 			    "at 391H/3B0H-3C7H)");
 
 	c.signature = sig6(0xdd); /* Clearwater Forest: no source addresses its CHAs */
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(
 		u.why,
@@ -143,7 +110,7 @@ HT_TEST(refusals_name_the_reason)
 
 	c = snb_cfg();
 	c.signature = 0x000006f6; /* Core 2, model 0xF */
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(u.why, "no uncore table for family 6 model 0xf");
 
@@ -153,7 +120,7 @@ HT_TEST(refusals_name_the_reason)
 	/* A hypervisor's Sandy Bridge without the uncore MSRs (TCG/KVM). */
 	c = snb_cfg();
 	c.uncore = MODEL_UNCORE_NONE, c.hypervisor = true;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_FAULT);
 	HT_CHECK_STR(u.why,
 		     "box count MSR 0x396 raised vector 13 on Sandy/Ivy Bridge client model 0x2a (under a "
@@ -162,7 +129,7 @@ HT_TEST(refusals_name_the_reason)
 	/* MSRs that read 0 and drop writes (KVM with ignore_msrs). */
 	c = snb_cfg();
 	c.ignores_writes = true;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(u.why, "box count MSR 0x396 reads 0: no C-box to count with on Sandy/Ivy Bridge client");
 }
@@ -269,11 +236,11 @@ HT_TEST(client_sequence_program_start_read_stop)
 	char why[PMU_REASON_LEN] = "";
 	uint64_t v, sum = 0;
 
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 	l = u.model->box;
 	HT_CHECK(pmu_uncore_probe(&u) == NULL, "probe: %s", u.why);
-	HT_CHECK_STR(trace(), "0x700<-0x5aa5 0x700<-0");
+	HT_CHECK_STR(model_trace_text(), "0x700<-0x5aa5 0x700<-0");
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_uncore_prepare(&u), PMU_OK);
 	for (unsigned b = 0; b < u.nboxes; b++)
@@ -281,8 +248,9 @@ HT_TEST(client_sequence_program_start_read_stop)
 					       true, why, sizeof(why)),
 			    PMU_OK);
 	HT_CHECK_EQ(pmu_uncore_start(&u), PMU_OK);
-	HT_CHECK_STR(trace(), "0x706<-0 0x700<-0x408f34 0x716<-0 0x710<-0x408f34 0x726<-0 0x720<-0x408f34 "
-			      "0x736<-0 0x730<-0x408f34 0x391<-0x2000000f");
+	HT_CHECK_STR(model_trace_text(),
+		     "0x706<-0 0x700<-0x408f34 0x716<-0 0x710<-0x408f34 0x726<-0 0x720<-0x408f34 "
+		     "0x736<-0 0x730<-0x408f34 0x391<-0x2000000f");
 	model_tick(&(struct model_work){ .cycles = 100, .llc_lookups = 1002 });
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_uncore_stop(&u), PMU_OK);
@@ -294,7 +262,7 @@ HT_TEST(client_sequence_program_start_read_stop)
 		HT_CHECK_EQ(pmu_uncore_clear(&u, l, b, 0), PMU_OK);
 	}
 	HT_CHECK_EQ(sum, 1002);
-	HT_CHECK_STR(trace(), "0x391<-0 0x700<-0 0x710<-0 0x720<-0 0x730<-0");
+	HT_CHECK_STR(model_trace_text(), "0x391<-0 0x700<-0 0x710<-0 0x720<-0 0x730<-0");
 
 	/* Out of range and bad bits never reach a WRMSR. */
 	model_trace_clear();
@@ -311,12 +279,12 @@ HT_TEST(skylake_sequence_uses_e01)
 	char why[PMU_REASON_LEN] = "";
 
 	c.signature = 0x000506e3, c.version = 4, c.uncore = MODEL_UNCORE_SKL, c.uncore_cboxes = 2;
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 	HT_CHECK_EQ(pmu_uncore_program(&u, u.model->box, 1, 1, 0x34, 0x8f, true, why, sizeof(why)), PMU_OK);
 	HT_CHECK_EQ(pmu_uncore_start(&u), PMU_OK);
 	HT_CHECK_EQ(pmu_uncore_stop(&u), PMU_OK);
-	HT_CHECK_STR(trace(), "0x717<-0 0x711<-0x408f34 0xe01<-0x2000001f 0xe01<-0");
+	HT_CHECK_STR(model_trace_text(), "0x717<-0 0x711<-0x408f34 0xe01<-0x2000001f 0xe01<-0");
 	/* 0x391 is IA32_PERF_GLOBAL_STATUS_SET on this v4 core PMU, not the uncore. */
 	HT_CHECK_EQ(model_peek(0, 0x391), 0);
 }
@@ -325,13 +293,13 @@ HT_TEST(skylake_sequence_uses_e01)
  * with its enable, unfreeze; CHA counters are never written. */
 HT_TEST(server_cha_sequence)
 {
-	struct model_cpu_config c = skx_cfg(0, 0, 2);
+	struct model_cpu_config c = model_skx_config(0, 0, 2);
 	const struct pmu_unc_layout *l;
 	struct pmu_uncore u;
 	char why[PMU_REASON_LEN] = "";
 	uint64_t v0, v1;
 
-	boot_cfg(&c, 1);
+	model_boot_custom(&c, 1);
 	HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 	l = u.model->box;
 	HT_CHECK(pmu_uncore_probe(&u) == NULL, "probe: %s", u.why);
@@ -342,8 +310,9 @@ HT_TEST(server_cha_sequence)
 					       true, why, sizeof(why)),
 			    PMU_OK);
 	HT_CHECK_EQ(pmu_uncore_start(&u), PMU_OK);
-	HT_CHECK_STR(trace(), "0xe00<-0x10103 0xe10<-0x10103 0xe01<-0x400150 0xe11<-0x400150 0xe00<-0x10000 "
-			      "0xe10<-0x10000");
+	HT_CHECK_STR(model_trace_text(),
+		     "0xe00<-0x10103 0xe10<-0x10103 0xe01<-0x400150 0xe11<-0x400150 0xe00<-0x10000 "
+		     "0xe10<-0x10000");
 	model_tick(&(struct model_work){ .cycles = 100, .llc_lookups = 301 });
 	HT_CHECK_EQ(pmu_uncore_stop(&u), PMU_OK);
 	model_tick(&(struct model_work){ .cycles = 100, .llc_lookups = 999 }); /* frozen */
@@ -366,7 +335,7 @@ HT_TEST(disabled_counter_counts_nothing)
 		uint64_t v;
 
 		c.uncore_defect = defect ? X86PMU_DEFECT_UNCORE_IGNORES_ENABLE : X86PMU_DEFECT_NONE;
-		boot_cfg(&c, 1);
+		model_boot_custom(&c, 1);
 		HT_CHECK_EQ(pmu_uncore_detect(&u, pmu_caps()), PMU_OK);
 		HT_CHECK_EQ(pmu_uncore_program(&u, u.model->box, 0, 0, 0x34, 0x8f, false, why, sizeof(why)),
 			    PMU_OK);
@@ -427,8 +396,8 @@ static void read_total(void *arg)
 HT_TEST(packages_keep_their_counts)
 {
 	for (int defect = 0; defect < 2; defect++) {
-		struct model_cpu_config cfg[4] = { skx_cfg(0, 0, 2), skx_cfg(0, 1, 2), skx_cfg(1, 0, 2),
-						   skx_cfg(1, 1, 2) };
+		struct model_cpu_config cfg[4] = { model_skx_config(0, 0, 2), model_skx_config(0, 1, 2),
+						   model_skx_config(1, 0, 2), model_skx_config(1, 1, 2) };
 		struct pmu_package pk[PMU_MAX_PACKAGES];
 		struct pmu_uncore u[2];
 		struct read_arg r[2];
@@ -436,7 +405,7 @@ HT_TEST(packages_keep_their_counts)
 		for (unsigned i = 0; i < 4; i++)
 			cfg[i].uncore_defect = defect ? X86PMU_DEFECT_UNCORE_LEAKS_ACROSS_PACKAGES
 						      : X86PMU_DEFECT_NONE;
-		boot_cfg(cfg, 4);
+		model_boot_custom(cfg, 4);
 		HT_CHECK_EQ(pmu_packages(pk, PMU_MAX_PACKAGES), 2);
 		HT_CHECK(pk[0].id == 0 && pk[0].lead == 0 && pk[0].ncpus == 2,
 			 "package 0: id %u lead %u cpus %u", pk[0].id, pk[0].lead, pk[0].ncpus);

@@ -10,14 +10,6 @@
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
-static const struct pmu_init_opts opts = { .workload = tick_probe };
-
 /* Lunar Lake as InstLatx64's CPUID dump B06D1 reads: leaf 0AH
  * 0D300806-280-7-8603 on both core types; Lion Cove (CPUs 0-1) 23.0 EAX
  * 0xB EBX 3, GP 0x3FF, fixed 0xF, events 0x1DFF; Skymont (CPUs 2-3) 23.0
@@ -61,7 +53,7 @@ static void boot_lnl(void)
 	for (unsigned c = 0; c < 4; c++)
 		cfgs[c] = lnl(c);
 	model_init_custom(cfgs, 4);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	model_set_cpu(0);
 	model_trace_clear();
 }
@@ -186,7 +178,7 @@ HT_TEST(leaf_23_needs_arch_perfmon_ext)
 
 	c.leaf23 = false, c.v6_features = 0, c.leaf23_events = false;
 	model_init_custom(&c, 1);
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	const struct pmu_caps *p = pmu_caps();
 	HT_CHECK(!p->arch_perfmon_ext && !p->leaf23, "no leaf 23H");
 	HT_CHECK_EQ(p->gp_mask, 0xff);
@@ -208,7 +200,7 @@ HT_TEST(overflow_inferred_without_global_status)
 	struct pmu_event ev, plain;
 
 	model_init(MODEL_V1, false);
-	pmu_cpu_init(&opts);
+	pmu_cpu_init(&model_probe_opts);
 	HT_CHECK_EQ(pmu_caps()->global_status, 0);
 	struct pmu_event_attr a;
 	pmu_attr_arch(&a, PMU_ARCH_INSTRUCTIONS);

@@ -280,12 +280,6 @@ static void model_pmi(void *arg)
 	pmu_pmi_handle(cur_rip, 0);
 }
 
-static void tick_probe(void *ctx)
-{
-	(void)ctx;
-	model_tick_loop(PMU_PROBE_LOOPS);
-}
-
 static void pmi_reset_cpu(void *arg)
 {
 	(void)arg;
@@ -295,10 +289,8 @@ static void pmi_reset_cpu(void *arg)
 
 static void boot(void)
 {
-	static const struct pmu_init_opts opts = { .workload = tick_probe };
-
 	model_init(MODEL_V4, true);
-	pmu_init_all(&opts, model_run_on);
+	pmu_init_all(&model_probe_opts, model_run_on);
 	for (unsigned c = 0; c < model_ncpus(); c++)
 		model_run_on(c, pmi_reset_cpu, NULL);
 	model_set_pmi_handler(model_pmi, NULL);

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Check that the kernel's includes and calls only point down the house,
 and that neither includes nor calls form a circle (in the kernel, in the
-emulated PMU's model emu/model, and among the Python tools' modules).
+emulated PMU's model emu/model, and among the Python modules of the tools
+and the harnesses).
 
-The house is a stack of layers, top first; a layer is one or more folders
-(docs/HACKING.md draws it). A file may include, or call into, files of its
-own layer or of a layer below, never of a layer above. Files are grouped
-into rooms (a .c, .h or .S file with the files of the same name beside it:
-pmu/event.c and arch/x86/lapic.h are one room), and the room graphs must
-have no circle, inside a layer too.
+The house is a stack of layers, top first; a layer is one or more folders.
+LAYERS below is the one list of them: docs/HACKING.md draws it (checked:
+its drawing runs through every layer in this order), README.md's folder
+map names every folder of it (checked), and the Makefile's KERNEL_DIRS
+must build every source of it (checked from the objects). A file may
+include, or call into, files of its own layer or of a layer below, never
+of a layer above. Files are grouped into rooms (a .c, .h or .S file with
+the files of the same name beside it: pmu/event.c and arch/x86/lapic.h
+are one room), and the room graphs must have no circle, inside a layer
+too.
 
 Calls are measured, not read from the sources: each object file's symbol
 table (nm) says which global symbols it defines and which it references;
@@ -17,16 +22,18 @@ symbol that a header of a lower layer declares and a higher layer defines
 is a seam (SEAMS: pmu/pmu_hw.h, implemented by pmu/kernel/hw.c): the edge
 goes to the header's room, not up. The kernel's objects are the build's
 (BUILD/k); emu/model is built as host objects (BUILD/layers/emu/model) the
-way tests/host links it. The tools' edges are the imports inside
-tools/pmutest (ast).
+way tests/host links it. The Python edges are the imports (ast) among the
+modules of tools/pmutest and harness/, across both packages.
 
 Usage: python3 -m pmutest.check_layers [--root DIR] [--build DIR] [--weights]
 Prints every violation with the include line or symbol that makes it, then
-"layers: N passed, M failed, K skipped" (seven checks: include direction,
-include circles, reference direction (calls and data), kernel call
-circles, emu/model call circles, tools import circles, and README.md's
-folder map naming every top-level folder and every layer; a check whose
-objects are not built is skipped and says so). --weights prints the non-blank kernel C/asm lines
+"layers: N passed, M failed, K skipped" (nine checks: include direction,
+include circles, reference direction (calls and data) with every kernel
+source built, kernel call circles, emu/model call circles, emu/model
+include circles, Python import circles, README.md's folder map naming
+every top-level folder and every layer, and docs/HACKING.md's drawing of
+LAYERS; a check whose objects are not built is skipped and says so).
+--weights prints the non-blank kernel C/asm lines
 per folder (its own files, not its subfolders') instead, with each
 folder's share. Exit 1 on a violation."""
 import argparse
@@ -62,8 +69,14 @@ MODEL = 'emu/model'
 # inside one of these passes (and is printed as known); a new room in it,
 # or a new circle, fails.  None is left.
 KNOWN_CIRCLES = []
-# The Python tools' package, for the import check.
+# The Python packages, for the import check: folder -> the name it is
+# imported by (tools/ is on sys.path, the repository root for harness).
 TOOLS_PACKAGE = 'tools/pmutest'
+HARNESS_PACKAGE = 'harness'
+PY_PACKAGES = {TOOLS_PACKAGE: 'pmutest', HARNESS_PACKAGE: 'harness'}
+# The developers' guide, whose drawing of the house must show LAYERS in
+# their order.
+HACKING = 'docs/HACKING.md'
 DECLARED = re.compile(r'\b([A-Za-z_]\w*)\s*\(')
 SOURCE = re.compile(r'\.(c|h|S)$')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -230,14 +243,20 @@ def call_graph(table, seams=None, calls_only=True):
     return edges, why
 
 
-def python_imports(root):
-    """(edges, why) of the imports between the modules of TOOLS_PACKAGE."""
-    pkg_dir = os.path.join(root, TOOLS_PACKAGE)
-    pkg = os.path.basename(TOOLS_PACKAGE)
-    mods = sorted(f[:-3] for f in os.listdir(pkg_dir) if f.endswith('.py'))
+def python_imports(root, packages=None):
+    """(edges, why) of the imports between the modules of the Python
+    packages (PY_PACKAGES: tools/pmutest and harness, across both)."""
+    packages = packages or PY_PACKAGES
+    mods = {}  # (package name, module) -> its room
+    for folder, pkg in packages.items():
+        pkg_dir = os.path.join(root, folder)
+        if os.path.isdir(pkg_dir):
+            for f in sorted(os.listdir(pkg_dir)):
+                if f.endswith('.py'):
+                    mods[(pkg, f[:-3])] = folder + '/' + f[:-3]
     edges, why = {}, {}
-    for mod in mods:
-        with open(os.path.join(pkg_dir, mod + '.py'), errors='replace') as f:
+    for (pkg, mod), room in sorted(mods.items()):
+        with open(os.path.join(root, room + '.py'), errors='replace') as f:
             tree = ast.parse(f.read())
         for node in ast.walk(tree):
             names = []
@@ -249,17 +268,65 @@ def python_imports(root):
                     names = [pkg + '.' + a.name for a in node.names]
                 elif node.level == 1:
                     names = [pkg + '.' + base]
-                elif base == pkg:
-                    names = [pkg + '.' + a.name for a in node.names]
+                elif base in packages.values():
+                    names = [base + '.' + a.name for a in node.names]
                 else:
                     names = [base]
             for name in names:
                 parts = name.split('.')
-                if len(parts) >= 2 and parts[0] == pkg and parts[1] in mods and parts[1] != mod:
-                    a, b = TOOLS_PACKAGE + '/' + mod, TOOLS_PACKAGE + '/' + parts[1]
-                    edges.setdefault(a, set()).add(b)
-                    why.setdefault((a, b), 'line %d' % node.lineno)
+                target = mods.get((parts[0], parts[1])) if len(parts) >= 2 else None
+                if target and target != room:
+                    edges.setdefault(room, set()).add(target)
+                    why.setdefault((room, target), 'line %d' % node.lineno)
     return edges, why
+
+
+def model_includes(root, files):
+    """(edges, why) of the quoted includes between emu/model's rooms."""
+    edges, why = {}, {}
+    for path in files:
+        if not under(path, MODEL):
+            continue
+        for line, inc in includes(root, path):
+            if inc and under(inc, MODEL) and room_of(inc) != room_of(path):
+                edges.setdefault(room_of(path), set()).add(room_of(inc))
+                why.setdefault((room_of(path), room_of(inc)), '%s:%d' % (path, line))
+    return edges, why
+
+
+def unbuilt_sources(files, kdir):
+    """The kernel sources of a layer with no object in kdir: the Makefile's
+    KERNEL_DIRS does not build their folder."""
+    return ['%s: a source of layer %s/ that the Makefile does not build (add its folder to KERNEL_DIRS)'
+            % (path, layer_of(path)[1]) for path in files
+            if path.endswith(('.c', '.S')) and layer_of(path) and not any(under(path, i) for i in IGNORED)
+            and not os.path.isfile(os.path.join(kdir, path + '.o'))]
+
+
+def drawing_order(root):
+    """Problems with docs/HACKING.md's drawing of the house (the first code
+    block): the folders it names, top first, must run through every layer
+    of LAYERS in LAYERS' order."""
+    try:
+        with open(os.path.join(root, HACKING), errors='replace') as f:
+            text = f.read()
+    except OSError:
+        return ['%s: not found' % HACKING]
+    m = re.search(r'^```\n(.*?)^```', text, re.M | re.S)
+    if not m:
+        return ['%s: no drawing of the house (a code block)' % HACKING]
+    seen, last = [], None
+    for word in re.findall(r'(?<![\w/])([a-z][\w/]*/)(?=\s|$)', m.group(1), re.M):
+        layer = layer_of(word.rstrip('/'))
+        if layer is None:
+            return ['%s: the drawing names %s, in no layer of LAYERS' % (HACKING, word)]
+        if seen and layer[0] < seen[-1]:
+            return ['%s: the drawing puts %s below %s, which LAYERS puts under it' % (HACKING, word, last)]
+        if not seen or seen[-1] != layer[0]:
+            seen.append(layer[0])
+        last = word
+    return ['%s: the drawing does not show the layer %s/' % (HACKING, '/, '.join(LAYERS[i]))
+            for i in range(len(LAYERS)) if i not in seen]
 
 
 def folder_map(root, files):
@@ -366,11 +433,12 @@ def main(argv):
             la, lb = layer_of(a), layer_of(b)
             if la and lb and lb[0] < la[0]:
                 up.append('%s refers to %s (%s): %s/ is a layer above %s/' % (a, b, name, lb[1], la[1]))
-        for msg in up:
+        unbuilt = unbuilt_sources(files, kdir)
+        for msg in up + unbuilt:
             print(msg)
         cloops = circles(cedges)
         report_circles('calls', cloops, cedges, cwhy)
-        results += [not up, not cloops]
+        results += [not (up or unbuilt), not cloops]
         print('layers: kernel: %d rooms, %d call edges, %d upward, %d call circle(s)'
               % (len({room_of(s) for s in table}), sum(len(v) for v in cedges.values()), len(up), len(cloops)))
     else:
@@ -395,13 +463,27 @@ def main(argv):
         print('layers: SKIP: calls: no %s objects in %s (make layer-check builds them)' % (MODEL, mdir))
         results.append(None)
 
-    # Imports: the tools' package.
+    # Includes: emu/model (QEMU code, no kernel layer, but no circle).
+    iedges, iwhy = model_includes(args.root, files)
+    iloops = circles(iedges)
+    report_circles('includes', iloops, iedges, iwhy)
+    results.append(not iloops)
+    print('layers: %s: %d include edges, %d include circle(s)'
+          % (MODEL, sum(len(v) for v in iedges.values()), len(iloops)))
+
+    # Imports: the tools' package and the harnesses, across both.
     pedges, pwhy = python_imports(args.root)
     ploops = circles(pedges)
     report_circles('imports', ploops, pedges, pwhy)
     results.append(not ploops)
     print('layers: %s: %d import edges, %d import circle(s)'
-          % (TOOLS_PACKAGE, sum(len(v) for v in pedges.values()), len(ploops)))
+          % (' and '.join(p + '/' for p in PY_PACKAGES), sum(len(v) for v in pedges.values()), len(ploops)))
+
+    # The one list of layers, drawn in docs/HACKING.md.
+    drawn = drawing_order(args.root)
+    for msg in drawn:
+        print(msg)
+    results.append(not drawn)
 
     # The newcomer's map of the folders.
     mapped = folder_map(args.root, files + tracked_dirs_files(args.root))

@@ -140,7 +140,8 @@ class SchemaCheck(unittest.TestCase):
         self.assertEqual(validate(self.GOOD, 'ant'), [])
 
     def test_skipped_on_testsuites(self):
-        """What consumers review finding #2 found in every pmutest file."""
+        """A skipped count on <testsuites>, which pmutest once wrote in every
+        file: the xunit schema (tools/pmutest/junit_schema.py) has none."""
         bad = self.GOOD.replace('<testsuites>', '<testsuites skipped="1">')
         self.assertEqual(validate(bad, 'xunit'), ["testsuites: attribute 'skipped' not allowed"])
 

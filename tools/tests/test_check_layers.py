@@ -1,0 +1,101 @@
+"""pmutest.check_layers: the checks that have no kernel objects to read,
+on small trees: emu/model include circles, import circles across
+tools/pmutest and harness/, docs/HACKING.md's drawing of LAYERS, and the
+kernel sources the Makefile does not build."""
+import os
+import shutil
+import tempfile
+import unittest
+
+from pmutest import check_layers as cl
+
+DRAWING = ('# Hacking\n\n```\n boot/   tests/\n   |\n modes/\n   |\n pmu/kernel/\n   |\n'
+           ' pmu/intel/  pmu/amd/\n   |\n pmu/\n   |\n arch/x86/  arch/x86/pc/\n   |\n lib/\n```\n')
+
+
+class Tree(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def put(self, path, text=''):
+        full = os.path.join(self.root, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, 'w') as f:
+            f.write(text)
+
+
+class ModelIncludes(Tree):
+    def test_a_circle_is_found_with_its_lines(self):
+        self.put('emu/model/a.h', '#include "b.h"\n')
+        self.put('emu/model/b.h', '#include "x86-pmu.h"\n')
+        self.put('emu/model/x86-pmu.h', '\n#include "a.h"\n')
+        self.put('emu/model/a.c', '#include "a.h"\n')
+        files = ['emu/model/a.c', 'emu/model/a.h', 'emu/model/b.h', 'emu/model/x86-pmu.h']
+        edges, why = cl.model_includes(self.root, files)
+        self.assertEqual(cl.circles(edges), [['emu/model/a', 'emu/model/b', 'emu/model/x86-pmu']])
+        self.assertEqual(why[('emu/model/x86-pmu', 'emu/model/a')], 'emu/model/x86-pmu.h:2')
+
+    def test_a_downward_chain_is_no_circle(self):
+        self.put('emu/model/a.c', '#include "b.h"\n')
+        self.put('emu/model/b.h', '#include "c.h"\n')
+        self.put('emu/model/c.h', '')
+        edges, _ = cl.model_includes(self.root, ['emu/model/a.c', 'emu/model/b.h', 'emu/model/c.h'])
+        self.assertEqual(cl.circles(edges), [])
+        self.assertEqual(sum(len(v) for v in edges.values()), 2)
+
+
+class Imports(Tree):
+    def test_a_circle_across_tools_and_harness(self):
+        self.put('tools/pmutest/qemu.py', 'from harness import kexec\n')
+        self.put('harness/kexec.py', 'from harness import _paths\nfrom pmutest.qemu import run_qemu\n')
+        self.put('harness/_paths.py', 'import os\n')
+        edges, _ = cl.python_imports(self.root)
+        self.assertEqual(cl.circles(edges), [['harness/kexec', 'tools/pmutest/qemu']])
+
+    def test_harness_over_tools_is_no_circle(self):
+        self.put('tools/pmutest/qemu.py', 'import os\n')
+        self.put('tools/pmutest/ktap.py', 'from . import qemu\n')
+        self.put('harness/kexec.py', 'from harness import debian\nfrom pmutest import ktap\n')
+        self.put('harness/debian.py', 'import os\n')
+        edges, _ = cl.python_imports(self.root)
+        self.assertEqual(cl.circles(edges), [])
+        self.assertEqual(edges['harness/kexec'], {'harness/debian', 'tools/pmutest/ktap'})
+        self.assertEqual(edges['tools/pmutest/ktap'], {'tools/pmutest/qemu'})
+
+
+class Drawing(Tree):
+    def test_the_drawing_of_layers_passes(self):
+        self.put('docs/HACKING.md', DRAWING)
+        self.assertEqual(cl.drawing_order(self.root), [])
+
+    def test_a_layer_out_of_order_fails(self):
+        self.put('docs/HACKING.md', DRAWING.replace(' modes/\n', ' lib2/\n').replace(' lib/\n', ' modes/\n')
+                 .replace(' lib2/\n', ' lib/\n'))
+        self.assertEqual(cl.drawing_order(self.root),
+                         ['docs/HACKING.md: the drawing puts pmu/kernel/ below lib/, which LAYERS puts under it'])
+
+    def test_a_missing_layer_fails(self):
+        self.put('docs/HACKING.md', DRAWING.replace(' modes/\n   |\n', ''))
+        self.assertEqual(cl.drawing_order(self.root), ['docs/HACKING.md: the drawing does not show the layer modes/'])
+
+    def test_a_folder_in_no_layer_fails(self):
+        self.put('docs/HACKING.md', DRAWING.replace(' lib/\n', ' lib/  extra/\n'))
+        self.assertEqual(cl.drawing_order(self.root),
+                         ['docs/HACKING.md: the drawing names extra/, in no layer of LAYERS'])
+
+
+class Unbuilt(Tree):
+    def test_a_source_without_its_object(self):
+        self.put('build/k/pmu/event.c.o')
+        self.put('build/k/boot/entry.S.o')
+        files = ['pmu/event.c', 'pmu/pmu.h', 'pmu/amd/core.c', 'boot/entry.S', 'tests/host/test_x.c', 'emu/model/a.c']
+        self.assertEqual(cl.unbuilt_sources(files, os.path.join(self.root, 'build/k')),
+                         ['pmu/amd/core.c: a source of layer pmu/amd/ that the Makefile does not build '
+                          '(add its folder to KERNEL_DIRS)'])
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -20,12 +20,16 @@ ARCH_PEBS_C = os.path.join(_paths.ROOT, "emu", "model", "x86-pmu-arch-pebs.c")
 
 # The named shapes (pmu-shape=), each as the functions that build it: the
 # fields the first sets, then those each next one changes.
+# Each begins with leaf 0AH as Lunar Lake's dump gives it, which the shape
+# functions call first.
+LUNARLAKE_0A = (CONFIG_C, "x86pmu_config_lunarlake_0a(X86PMUConfig")
 NAMED = {
-    "lunarlake-p": ((V6_C, "x86pmu_shape_named("),),
-    "lunarlake-e": ((V6_C, "x86pmu_shape_named("),),
+    "lunarlake-p": (LUNARLAKE_0A, (V6_C, "x86pmu_shape_named(")),
+    "lunarlake-e": (LUNARLAKE_0A, (V6_C, "x86pmu_shape_named(")),
     # Lion Cove's counters changed to Diamond Rapids' (x86pmu_dmr_shape).
-    "diamondrapids": ((V6_C, "x86pmu_shape_named("), (OMR_C, "x86pmu_dmr_shape(X86PMUConfig")),
-    "clearwater-forest": ((ARCH_PEBS_C, "x86pmu_arch_pebs_shape(const char"),),
+    "diamondrapids": (LUNARLAKE_0A, (V6_C, "x86pmu_shape_named("),
+                      (OMR_C, "x86pmu_dmr_shape(X86PMUConfig")),
+    "clearwater-forest": (LUNARLAKE_0A, (ARCH_PEBS_C, "x86pmu_arch_pebs_shape(const char")),
 }
 
 # A shape built on another's row of a table (perf_caps from that row).
@@ -110,8 +114,8 @@ def _named_fields(name):
         with open(path) as f:
             text = f.read()
         body = _body(text, anchor)
-        for field, val in re.findall(r"c->(version|num_gp|gp_width|fixed_bitmap|num_fixed|"
-                                     r"lbr_depth|perf_caps) = ([^;]+);", body, re.S):
+        for field, val in re.findall(r"(?:c|cfg)->(version|num_gp|gp_width|fixed_bitmap|"
+                                     r"num_fixed|lbr_depth|perf_caps) = ([^;]+);", body, re.S):
             if field == "perf_caps":
                 if "v->perf_caps" in val:   # the shape's row of the table
                     row = text[text.index('{ "%s",' % NAMED_ROW.get(name, name)):]

@@ -83,6 +83,15 @@ if [ -x "$binary" ]; then
 	exit 0
 fi
 
+# --- One set-up at a time per cache: apt-get and dpkg each hold a lock, and
+# two builds starting together (the boot matrix runs two kexec legs at once,
+# each asking for this binary) would otherwise fail on the other's lock from
+# an empty cache. The build itself waits on its tree's lock below.
+mkdir -p "$CACHE"
+exec 8>"$CACHE/setup.lock"
+step="waiting for another build's set-up ($CACHE/setup.lock)"
+flock 8 || fail
+
 # --- Build dependencies and Debian's firmware, from Debian
 step="installing the build dependencies (tools/install-deps.sh qemu-pmu)"
 "$ROOT/tools/install-deps.sh" qemu-pmu || fail
@@ -152,6 +161,7 @@ if [ ! -d "$pristine/qemu" ]; then
 		{ tail -n 5 "$pristine.$$/unpack.log" >&2; rm -rf "$pristine.$$"; fail; }
 	mv "$pristine.$$" "$pristine" 2>/dev/null || rm -rf "$pristine.$$"
 fi
+exec 8>&-
 clone_key=$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)
 tree=$CACHE/tree-$upstream-$clone_key${MUTANTS:+-mutants}
 mkdir -p "$tree"

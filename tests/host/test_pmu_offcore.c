@@ -156,6 +156,11 @@ HT_TEST(rows_since_skylake_per_core)
 		  0x800ff3ffffffffff, 0xff3ffffffffff, 0x13fbfc00001, 0, 0 },
 		{ 0xd5, 0x20, 4, "Skymont/Darkmont (Lunar/Panther Lake)", 0xb7, 0xb7, 1, 2,
 		  0x800ff3ffffffffff, 0xff3ffffffffff, 0x13fbfc00001, 0, 0 },
+		/* Panther Lake-R: Cougar Cove / Darkmont like 0xCC (Linux intel-family.h). */
+		{ 0xe5, 0x40, 4, "Lion/Cougar Cove (Lunar/Panther Lake)", 0x2a, 0x2b, 1, 1, 0xfffffffffff,
+		  0xfffffffffff, 0x9e7fa000001, 0, 0xf },
+		{ 0xe5, 0x20, 4, "Skymont/Darkmont (Lunar/Panther Lake)", 0xb7, 0xb7, 1, 2,
+		  0x800ff3ffffffffff, 0xff3ffffffffff, 0x13fbfc00001, 0, 0 },
 		{ 0xaf, 0, 0, "Crestmont", 0xb7, 0xb7, 1, 2, 0x800ff3ffffffffff, 0xff3ffffffffff,
 		  0x3fbfc00001, 0, 0 },
 		{ 0xb6, 0, 0, "Crestmont", 0xb7, 0xb7, 1, 2, 0x800ff3ffffffffff, 0xff3ffffffffff,

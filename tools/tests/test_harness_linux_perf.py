@@ -134,6 +134,16 @@ class Shapes(unittest.TestCase):
         self.assertEqual((amd.vendor, amd.version, amd.gp, amd.lbr), ("amd", 2, 6, 16))
         self.assertEqual((got["amd-k8"].version, got["amd-k8"].gp), (0, 4))
 
+    def test_every_silicon_profile_has_a_shape(self):
+        # The named shapes are read through the functions that build them:
+        # a function moved or renamed in emu/model must not go unnoticed.
+        got = {p.name: pmu_shape.shape(p.cpu) for p in profiles.load_profiles()
+               if p.kind == "silicon"}
+        lnl = got["intel-v6-lnl-p"]
+        self.assertEqual((lnl.version, lnl.gp, lnl.width, lnl.fixed), (6, 8, 48, 3))
+        self.assertEqual(got["intel-arch-pebs"].pebs, 0xf)
+        self.assertEqual(got["intel-dmr"].version, 6)
+
     def test_unknown_property_refused(self):
         with self.assertRaises(pmu_shape.ShapeError):
             pmu_shape.shape("Skylake-Client,pmu=on,pmu-perf-caps=0x2000")

@@ -93,9 +93,11 @@ XEN_PBUF_CHARS = 199
 
 def guest_log(console):
     """The guest's lines from Xen's console ("(d1) text"), pieces of a
-    long line joined, or None."""
+    long line joined, or None. A line may start with another writer's
+    text that had no newline yet (dom0's "xl: Parsing config from ..."
+    on the same serial port): the guest's line starts at its "(dN) "."""
     lines, joining = [], False
-    for m in re.finditer(r"^\(d\d+\) (.*?)\r?$", console, re.M):
+    for m in re.finditer(r"^.*?\(d\d+\) (.*?)\r?$", console, re.M):
         text = m.group(1)
         if joining:
             lines[-1] += text

@@ -225,7 +225,8 @@ class ExpectFiles(unittest.TestCase):
         # ... nor version 6 (pmu.v6.*); FEP, TSX and the level-2 top-down
         # bytes (pmu.topdown.*) depend on the host.
         intel_newest = [('pmu.v6.*', 'skip'), ('pmu.v6.arch_events_8_12', 'pass|skip'),
-                        ('pmu.v6.perf_metrics', 'pass|skip'), ('pmu.topdown.*', 'pass|skip'),
+                        ('pmu.v6.perf_metrics', 'pass|skip'),
+                        ('pmu.v6.perf_metrics_mispredicts', 'pass|skip'), ('pmu.topdown.*', 'pass|skip'),
                         ('pmu.amd.*', 'skip'),
                         ('pmu.parity.emulated_instructions', 'pass|skip'), ('pmu.parity.tsx_cycles', 'pass|skip')]
         # AMD PerfMonV2 has a status-set register: only freeze_on_pmi skips.

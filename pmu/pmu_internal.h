@@ -111,6 +111,8 @@ struct pmu_lbr_ops {
 	/* l->ctl_filter: the enabling value of filter f (kinds its branch
 	 * kinds), a filter pmu_lbr_encode found l can keep. */
 	uint64_t (*encode_ctl)(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f, uint32_t kinds);
+	/* The kind's name in reports ("legacy", "architectural", ...). */
+	const char *(*kind_name)(unsigned kind);
 	/* One record's raw FROM, TO and INFO as this kind lays them out. */
 	struct pmu_lbr_entry (*entry)(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to,
 				      uint64_t info);

@@ -455,6 +455,7 @@ static const struct pmu_ops pmu_intel_ops = {
 	.print_caps = intel_caps_print,
 	.precise = &pmu_intel_precise_ops,
 	.lbr = &intel_lbr_ops,
-	.arch_encoding = NULL, /* the SDM's, as pmu_attr_arch gives them */
+	.arch_encoding = NULL, /* the SDM's (arch), as pmu_attr_arch gives them */
+	.arch = &intel_arch_defs,
 };
 PMU_BACKEND(pmu_intel_ops);

@@ -68,7 +68,8 @@ bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b)
 	       a->perf_caps == b->perf_caps && a->hybrid == b->hybrid && a->core_type == b->core_type &&
 	       a->native_model == b->native_model && a->events_avail == b->events_avail &&
 	       a->v6_features == b->v6_features && a->acr_reload == b->acr_reload &&
-	       a->acr_cause == b->acr_cause && a->amd_lbr_pmc_freeze == b->amd_lbr_pmc_freeze;
+	       a->acr_cause == b->acr_cause &&
+	       memcmp(a->vendor_caps, b->vendor_caps, sizeof(a->vendor_caps)) == 0;
 }
 
 /* The register names where no backend defines the architectural PMU. */

@@ -144,8 +144,8 @@ struct pmu_caps {
 	bool perf_caps_valid; /* IA32_PERF_CAPABILITIES was read */
 	uint64_t perf_caps;
 	bool full_width_write; /* PERF_CAPABILITIES[13] */
-	unsigned lbr_format, pebs_format;
-	bool pebs_trap, pebs_arch_regs, pebs_baseline, perf_metrics, freeze_smm;
+	unsigned lbr_format;
+	bool perf_metrics, freeze_smm;
 
 	bool hybrid;           /* CPUID.07H.0:EDX[15] */
 	unsigned core_type;    /* CPUID.1AH:EAX[31:24]: 0x20 Atom, 0x40 Core */
@@ -190,11 +190,10 @@ struct pmu_caps {
 	 * manual says they #GP (SDM vol. 4, table 2-2, reserved bits; vol.
 	 * 3B, IA32_PERF_GLOBAL_STATUS read-only). */
 	const char *reserved_gp_unchecked_why;
-	bool counters_assumed;             /* counters inferred from the family, not enumerated */
-	const char *counters_added;        /* counters the model has beyond what CPUID says, or NULL */
-	bool ctr_write_full;               /* ctr_base writes store the full width (no sign extension) */
-	uint32_t rdpmc_extra_mask;         /* RDPMC indices past the GP counters that read other counters */
-	bool amd_ext_core, amd_perfmon_v2; /* CPUID 0x80000001:ECX[23], 0x80000022:EAX[0] */
+	bool counters_assumed;      /* counters inferred from the family, not enumerated */
+	const char *counters_added; /* counters the model has beyond what CPUID says, or NULL */
+	bool ctr_write_full;        /* ctr_base writes store the full width (no sign extension) */
+	uint32_t rdpmc_extra_mask;  /* RDPMC indices past the GP counters that read other counters */
 
 	/* Freeze on PMI, as the handler sees it (pmu/pmi.c): the DEBUGCTL
 	 * bit that asks for it (Intel 12 FREEZE_PERFMON_ON_PMI, AMD 11 with
@@ -207,7 +206,6 @@ struct pmu_caps {
 	/* The debugctl bit that freezes the counters while in SMM, valid
 	 * with freeze_smm (Intel's FREEZE_WHILE_SMM). */
 	uint64_t freeze_smm_ctl;
-	bool amd_lbr_pmc_freeze; /* CPUID 0x80000022:EAX[2] */
 
 	/* Version 6 and CPUID.23H (pmu/intel/v6.c). */
 	bool arch_perfmon_ext;            /* CPUID.(07H,1):EAX[8]: leaf 23H exists */
@@ -218,6 +216,11 @@ struct pmu_caps {
 	uint64_t acr_cause;               /* 23.2 ECX | EDX << 32 */
 	bool events_from_leaf23;          /* events_avail came from 23.3 EAX */
 	bool v6_msrs;                     /* the counters are driven through 0x1900 + 4n */
+
+	/* The backend's own facts, in its own struct (pmu/intel/caps.h,
+	 * pmu/amd/caps.h): the core zeroes, copies and compares these words
+	 * and never reads them; the backend's print_caps prints them. */
+	uint64_t vendor_caps[2];
 };
 
 /* The narrowest counter the driver counts with. A GP counter has at

@@ -137,7 +137,7 @@ static void sm_setup(struct run_cpu *rc)
 	if (m->plan.precise >= 0) {
 		char why[PMU_REASON_LEN];
 		struct pmu_event *pev = &mc->ev[m->plan.precise];
-		uint32_t can = pmu_sampling_hw_pebs_counters(why, sizeof(why));
+		uint32_t can = pmu_sampling_hw_precise_counters(why, sizeof(why));
 		unsigned x = 0;
 		while (x < 32 && !((can >> x) & 1))
 			x++;

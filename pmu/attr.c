@@ -267,7 +267,7 @@ int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_
 	} else {
 		enum pmu_arch_event e = PMU_ARCH_NONE;
 		for (int i = 0; i < PMU_ARCH_NR; i++)
-			if (tok_is(s, nlen, pmu_arch_events[i].name))
+			if (tok_is(s, nlen, pmu_arch_event_name((enum pmu_arch_event)i)))
 				e = (enum pmu_arch_event)i;
 		if (e != PMU_ARCH_NONE) {
 			pmu_attr_arch(&a, e);

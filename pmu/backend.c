@@ -22,6 +22,14 @@ const struct pmu_ops *pmu_backend_of(enum pmu_vendor vendor)
 	return NULL;
 }
 
+const struct pmu_arch_defs *pmu_backend_arch(void)
+{
+	for (const struct pmu_ops *const *b = __start_pmu_backends; b < __stop_pmu_backends; b++)
+		if ((*b)->arch)
+			return (*b)->arch;
+	return NULL;
+}
+
 const struct pmu_lbr_ops *pmu_backend_lbr(unsigned k)
 {
 	for (const struct pmu_ops *const *b = __start_pmu_backends; b < __stop_pmu_backends; b++)

@@ -68,7 +68,55 @@ bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b)
 	       a->perf_caps == b->perf_caps && a->hybrid == b->hybrid && a->core_type == b->core_type &&
 	       a->native_model == b->native_model && a->events_avail == b->events_avail &&
 	       a->v6_features == b->v6_features && a->acr_reload == b->acr_reload &&
-	       a->acr_cause == b->acr_cause && a->amd_lbr_pmc_freeze == b->amd_lbr_pmc_freeze;
+	       a->acr_cause == b->acr_cause &&
+	       memcmp(a->vendor_caps, b->vendor_caps, sizeof(a->vendor_caps)) == 0;
+}
+
+/* The register names where no backend defines the architectural PMU. */
+static const struct pmu_arch_defs plain_names = {
+	.evtsel_name = "PERFEVTSEL",
+	.ctr_name = "PMC",
+	.fixed_name = "FIXED_CTR",
+	.fixed_ctrl_name = "FIXED_CTR_CTRL",
+	.global_ctrl_name = "GLOBAL_CTRL",
+	.global_inuse_name = "GLOBAL_INUSE",
+};
+
+static const struct pmu_arch_defs *arch_names(void)
+{
+	const struct pmu_arch_defs *a = pmu_backend_arch();
+
+	return a ? a : &plain_names;
+}
+
+const char *pmu_evtsel_name(const struct pmu_caps *c)
+{
+	return c && c->evtsel_name ? c->evtsel_name : arch_names()->evtsel_name;
+}
+
+const char *pmu_ctr_name(const struct pmu_caps *c)
+{
+	return c && c->ctr_name ? c->ctr_name : arch_names()->ctr_name;
+}
+
+const char *pmu_fixed_name(const struct pmu_caps *c)
+{
+	return c && c->fixed_name ? c->fixed_name : arch_names()->fixed_name;
+}
+
+const char *pmu_fixed_ctrl_name(const struct pmu_caps *c)
+{
+	return c && c->fixed_ctrl_name ? c->fixed_ctrl_name : arch_names()->fixed_ctrl_name;
+}
+
+const char *pmu_global_ctrl_name(const struct pmu_caps *c)
+{
+	return c && c->global_ctrl_name ? c->global_ctrl_name : arch_names()->global_ctrl_name;
+}
+
+const char *pmu_global_inuse_name(const struct pmu_caps *c)
+{
+	return c && c->global_inuse_name ? c->global_inuse_name : arch_names()->global_inuse_name;
 }
 
 const char *pmu_idx_name(const struct pmu_caps *c, int idx, char *buf, size_t n)
@@ -76,8 +124,8 @@ const char *pmu_idx_name(const struct pmu_caps *c, int idx, char *buf, size_t n)
 	if (idx < 0)
 		ksnprintf(buf, n, "(no counter)");
 	else if (PMU_IDX_IS_FIXED(idx))
-		ksnprintf(buf, n, "IA32_FIXED_CTR%d", idx - PMU_IDX_FIXED_BASE);
+		ksnprintf(buf, n, "%s%d", pmu_fixed_name(c), idx - PMU_IDX_FIXED_BASE);
 	else
-		ksnprintf(buf, n, "%s%d", c ? pmu_ctr_name(c) : "IA32_PMC", idx);
+		ksnprintf(buf, n, "%s%d", pmu_ctr_name(c), idx);
 	return buf;
 }

@@ -106,8 +106,8 @@ struct alloc_cand {
 static int fixed_too_narrow(const struct pmu_cpu *pc, unsigned i, char *why, size_t whylen)
 {
 	return kerrf(why, whylen, PMU_E_UNSUPPORTED,
-		     "IA32_FIXED_CTR%u is %u-bit (%s), narrower than the %u bits counted with", i,
-		     pc->caps.fixed_width, pc->ops->src_fixed_width, PMU_MIN_COUNTER_WIDTH);
+		     "%s%u is %u-bit (%s), narrower than the %u bits counted with", pmu_fixed_name(&pc->caps),
+		     i, pc->caps.fixed_width, pc->ops->src_fixed_width, PMU_MIN_COUNTER_WIDTH);
 }
 
 /* Work out where one event may go, ignoring what is taken. */
@@ -261,7 +261,7 @@ static int alloc_busy_reason(struct pmu_cpu *pc, struct pmu_event *ev, const str
 	char fx[64] = "";
 
 	if (k->fixed >= 0)
-		ksnprintf(fx, sizeof(fx), "IA32_FIXED_CTR%d and ", k->fixed);
+		ksnprintf(fx, sizeof(fx), "%s%d and ", pmu_fixed_name(&pc->caps), k->fixed);
 	return fail(
 		ev, PMU_E_BUSY,
 		"%s: no free counter%s: %sGP counters 0x%x%s%s%s are taken (ours 0x%x, in use at boot 0x%x)",
@@ -449,15 +449,18 @@ int pmu_event_write_counter(struct pmu_event *ev, uint64_t value)
 		return err;
 	if (!PMU_IDX_IS_FIXED(hw->idx) && !pc->caps.ctr_write_full &&
 	    hw->write_base == pmu_ctr_msr(&pc->caps, (unsigned)hw->idx)) {
-		/* Legacy IA32_PMCx write: EAX is sign-extended to the width
+		/* Legacy counter write: EAX is sign-extended to the width
 		 * (SDM vol. 3B, "Full-Width Writes to Performance Counter
 		 * Registers"), so only such values can be stored. */
+		const struct pmu_arch_defs *arch = pmu_backend_arch();
 		uint64_t sx = (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(hw->width);
 		if (sx != v)
 			return fail(
 				ev, PMU_E_UNSUPPORTED,
-				"%s: %#llx cannot be written through IA32_PMC%d: legacy writes sign-extend bit 31 (IA32_PERF_CAPABILITIES[13]=0)",
-				ev_name(ev), (unsigned long long)v, hw->idx);
+				"%s: %#llx cannot be written through %s%d: legacy writes sign-extend bit 31 (%s)",
+				ev_name(ev), (unsigned long long)v, pmu_ctr_name(&pc->caps), hw->idx,
+				arch && arch->narrow_write_why ? arch->narrow_write_why
+							       : "no full-width writes");
 		err = wr(ev, hw->write_base, (uint32_t)v);
 	} else {
 		err = wr(ev, hw->write_base, v);
@@ -626,8 +629,8 @@ int pmu_events_arm(struct pmu_event *const *evs, unsigned n, struct pmu_bracket_
 		if (n != 1 || PMU_IDX_IS_FIXED(evs[0]->hw.idx))
 			return fail(
 				evs[0], PMU_E_UNSUPPORTED,
-				"architectural PMU v%u has no IA32_PERF_GLOBAL_CTRL: a bracket can start only one GP counter",
-				pc->caps.version);
+				"architectural PMU v%u has no %s: a bracket can start only one GP counter",
+				pc->caps.version, pmu_global_ctrl_name(&pc->caps));
 		if ((err = program_one(pc, evs[0], false)) != PMU_OK)
 			return err;
 		br->msr = evs[0]->hw.config_base;

@@ -147,13 +147,12 @@ int pmu_lbr_clear(const struct pmu_lbr_caps *l)
 
 const char *pmu_lbr_kind_name(enum pmu_lbr_kind k)
 {
-	static const char *const names[] = {
-		[PMU_LBR_NONE] = "no",
-		[PMU_LBR_LEGACY] = "legacy",
-		[PMU_LBR_ARCH] = "architectural",
-		[PMU_LBR_AMD] = "AMD LbrExtV2",
-	};
-	return k < ARRAY_LEN(names) ? names[k] : "?";
+	const struct pmu_lbr_ops *ops;
+
+	if (k == PMU_LBR_NONE)
+		return "no";
+	ops = pmu_backend_lbr(k);
+	return ops && ops->kind_name ? ops->kind_name(k) : "?";
 }
 
 const char *pmu_lbr_branch_name(enum pmu_lbr_branch b)

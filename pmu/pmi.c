@@ -125,7 +125,7 @@ static void handle_counter(struct pmi_cpu *p, struct pmu_cpu *pc, struct pmu_eve
 }
 
 /* A PEBS record of the session's precise event: one overflow, one sample. */
-struct pebs_emit {
+struct precise_emit {
 	struct pmi_cpu *p;
 	struct pmu_cpu *pc;
 	unsigned from;
@@ -133,7 +133,7 @@ struct pebs_emit {
 
 static void emit_precise(void *ctx, uint64_t rip)
 {
-	struct pebs_emit *e = ctx;
+	struct precise_emit *e = ctx;
 	struct pmu_event *ev = e->p->hw->precise;
 
 	e->p->stats.overflows++;
@@ -183,17 +183,17 @@ uint64_t pmu_pmi_handle(uint64_t rip, unsigned from)
 	/* Precise sampling: the buffer PMI carries the PEBS records; the
 	 * PEBS counter's own bit, if the CPU sets it, is PEBS's (Linux
 	 * handle_pmi_common leaves it to the drain too). */
-	uint64_t pebs_bits = 0;
+	uint64_t precise_bits = 0;
 	if (p->hw && p->hw->precise) {
-		struct pebs_emit e = { p, pc, (from & PMU_PMI_FROM_NMI) | PMU_SAMPLE_MISC_PRECISE };
-		pebs_bits = pmu_idx_bit(p->hw->precise->hw.idx);
+		struct precise_emit e = { p, pc, (from & PMU_PMI_FROM_NMI) | PMU_SAMPLE_MISC_PRECISE };
+		precise_bits = pmu_idx_bit(p->hw->precise->hw.idx);
 		uint64_t buffer = pc->ops->precise->buffer_status;
 		if (status & buffer) {
-			pmu_sampling_hw_pebs(p->hw, emit_precise, &e);
-			handled |= buffer | (status & pebs_bits);
+			pmu_sampling_hw_precise(p->hw, emit_precise, &e);
+			handled |= buffer | (status & precise_bits);
 		}
 	}
-	for (uint64_t bits = status & counter_bits(c) & ~pebs_bits; bits; bits &= bits - 1) {
+	for (uint64_t bits = status & counter_bits(c) & ~precise_bits; bits; bits &= bits - 1) {
 		int idx = __builtin_ctzll(bits);
 		struct pmu_event *ev = idx < PMU_IDX_NR ? pc->owner[idx] : NULL;
 		if (!ev)

@@ -62,7 +62,7 @@ enum pmu_arch_event {
 	PMU_ARCH_BRANCH_MISSES = 6,
 	PMU_ARCH_TOPDOWN_SLOTS = 7,
 	/* Bits 8-12 of the vector (CPUID.23H.3:EAX says "supported" for the
-	 * same bits): pmu/arch_events.c gives the sources. */
+	 * same bits): pmu/intel/arch_events.c gives the sources. */
 	PMU_ARCH_TOPDOWN_BE_BOUND = 8,
 	PMU_ARCH_TOPDOWN_BAD_SPEC = 9,
 	PMU_ARCH_TOPDOWN_FE_BOUND = 10,
@@ -72,14 +72,21 @@ enum pmu_arch_event {
 };
 
 struct pmu_arch_event_desc {
-	const char *name;     /* perf's name: "instructions" (the SDM's names are in arch_events.c) */
+	const char *name; /* perf's name: "instructions" (the SDM's names are in pmu/intel/arch_events.c) */
 	uint8_t event, umask; /* encoding on a GP counter */
 	int8_t fixed;         /* the fixed counter that counts it, or -1 */
 };
 
-extern const struct pmu_arch_event_desc pmu_arch_events[PMU_ARCH_NR];
+/* The table of the backend that defines the architectural PMU (its
+ * pmu_ops.arch, pmu/named_events.c), PMU_ARCH_NR entries indexed by
+ * enum pmu_arch_event; NULL when no backend is linked.
+ * pmu_arch_events[e].name reads it as an array. */
+const struct pmu_arch_event_desc *pmu_arch_event_table(void);
+#define pmu_arch_events (pmu_arch_event_table())
 /* NULL for PMU_ARCH_NONE or out of range. */
 const struct pmu_arch_event_desc *pmu_arch_event(enum pmu_arch_event e);
+/* Its perf name ("instructions"); "?" for PMU_ARCH_NONE or out of range. */
+const char *pmu_arch_event_name(enum pmu_arch_event e);
 enum pmu_arch_event pmu_arch_event_by_name(const char *name);
 enum pmu_arch_event pmu_arch_event_by_code(uint8_t event, uint8_t umask);
 /* The architectural event fixed counter i counts, or PMU_ARCH_NONE. */
@@ -137,8 +144,8 @@ struct pmu_caps {
 	bool perf_caps_valid; /* IA32_PERF_CAPABILITIES was read */
 	uint64_t perf_caps;
 	bool full_width_write; /* PERF_CAPABILITIES[13] */
-	unsigned lbr_format, pebs_format;
-	bool pebs_trap, pebs_arch_regs, pebs_baseline, perf_metrics, freeze_smm;
+	unsigned lbr_format;
+	bool perf_metrics, freeze_smm;
 
 	bool hybrid;           /* CPUID.07H.0:EDX[15] */
 	unsigned core_type;    /* CPUID.1AH:EAX[31:24]: 0x20 Atom, 0x40 Core */
@@ -162,11 +169,13 @@ struct pmu_caps {
 	unsigned offcore_msrs; /* MSR_OFFCORE_RSP_x present (model table) */
 	const char *uarch;     /* from the model table, or NULL */
 
-	/* Backend wording and facts the Intel fields cannot carry, so that
-	 * generic code and tests never branch on the vendor (NULL/0/false:
-	 * the Intel meaning). */
-	const char *evtsel_name, *ctr_name;     /* "PerfEvtSel", "PerfCtr" */
-	const char *global_ctrl_name;           /* "PerfCntrGlobalCtl" */
+	/* Backend wording and facts the architectural fields cannot carry,
+	 * so that generic code and tests never branch on the vendor
+	 * (NULL/0/false: the architectural PMU's meaning, pmu_ops.arch). */
+	const char *evtsel_name, *ctr_name; /* "PerfEvtSel", "PerfCtr" */
+	const char *fixed_name, *fixed_ctrl_name;
+	const char *global_ctrl_name; /* "PerfCntrGlobalCtl" */
+	const char *global_inuse_name;
 	const char *no_pmu_why;                 /* why version is 0 */
 	const char *no_global_why;              /* why global_ctrl is 0 */
 	const char *no_fixed_why;               /* why fixed_mask is 0 */
@@ -181,11 +190,10 @@ struct pmu_caps {
 	 * manual says they #GP (SDM vol. 4, table 2-2, reserved bits; vol.
 	 * 3B, IA32_PERF_GLOBAL_STATUS read-only). */
 	const char *reserved_gp_unchecked_why;
-	bool counters_assumed;             /* counters inferred from the family, not enumerated */
-	const char *counters_added;        /* counters the model has beyond what CPUID says, or NULL */
-	bool ctr_write_full;               /* ctr_base writes store the full width (no sign extension) */
-	uint32_t rdpmc_extra_mask;         /* RDPMC indices past the GP counters that read other counters */
-	bool amd_ext_core, amd_perfmon_v2; /* CPUID 0x80000001:ECX[23], 0x80000022:EAX[0] */
+	bool counters_assumed;      /* counters inferred from the family, not enumerated */
+	const char *counters_added; /* counters the model has beyond what CPUID says, or NULL */
+	bool ctr_write_full;        /* ctr_base writes store the full width (no sign extension) */
+	uint32_t rdpmc_extra_mask;  /* RDPMC indices past the GP counters that read other counters */
 
 	/* Freeze on PMI, as the handler sees it (pmu/pmi.c): the DEBUGCTL
 	 * bit that asks for it (Intel 12 FREEZE_PERFMON_ON_PMI, AMD 11 with
@@ -198,7 +206,6 @@ struct pmu_caps {
 	/* The debugctl bit that freezes the counters while in SMM, valid
 	 * with freeze_smm (Intel's FREEZE_WHILE_SMM). */
 	uint64_t freeze_smm_ctl;
-	bool amd_lbr_pmc_freeze; /* CPUID 0x80000022:EAX[2] */
 
 	/* Version 6 and CPUID.23H (pmu/intel/v6.c). */
 	bool arch_perfmon_ext;            /* CPUID.(07H,1):EAX[8]: leaf 23H exists */
@@ -209,6 +216,11 @@ struct pmu_caps {
 	uint64_t acr_cause;               /* 23.2 ECX | EDX << 32 */
 	bool events_from_leaf23;          /* events_avail came from 23.3 EAX */
 	bool v6_msrs;                     /* the counters are driven through 0x1900 + 4n */
+
+	/* The backend's own facts, in its own struct (pmu/intel/caps.h,
+	 * pmu/amd/caps.h): the core zeroes, copies and compares these words
+	 * and never reads them; the backend's print_caps prints them. */
+	uint64_t vendor_caps[2];
 };
 
 /* The narrowest counter the driver counts with. A GP counter has at
@@ -259,19 +271,16 @@ static inline uint32_t pmu_fixed_msr(const struct pmu_caps *c, unsigned i)
 {
 	return c->fixed_base + i * c->fixed_stride;
 }
-/* Register names for messages: the backend's, or Intel's. */
-static inline const char *pmu_evtsel_name(const struct pmu_caps *c)
-{
-	return c->evtsel_name ? c->evtsel_name : "IA32_PERFEVTSEL";
-}
-static inline const char *pmu_ctr_name(const struct pmu_caps *c)
-{
-	return c->ctr_name ? c->ctr_name : "IA32_PMC";
-}
-static inline const char *pmu_global_ctrl_name(const struct pmu_caps *c)
-{
-	return c->global_ctrl_name ? c->global_ctrl_name : "IA32_PERF_GLOBAL_CTRL";
-}
+/* Register names for messages (pmu/caps.c): the backend's (caps'
+ * evtsel_name ...), else the architectural PMU's (the backend's
+ * pmu_ops.arch); c may be NULL. The counter names take the number after
+ * them: "IA32_PMC" "3", "IA32_FIXED_CTR" "1". */
+const char *pmu_evtsel_name(const struct pmu_caps *c);
+const char *pmu_ctr_name(const struct pmu_caps *c);
+const char *pmu_fixed_name(const struct pmu_caps *c);
+const char *pmu_fixed_ctrl_name(const struct pmu_caps *c);
+const char *pmu_global_ctrl_name(const struct pmu_caps *c);
+const char *pmu_global_inuse_name(const struct pmu_caps *c);
 static inline bool pmu_has_gp(const struct pmu_caps *c, unsigned x)
 {
 	return x < PMU_MAX_GP && (c->gp_mask >> x) & 1;

@@ -100,6 +100,22 @@ struct pmu_ops {
 	bool (*foreign_why)(const struct pmu_caps *caps, char *why, size_t whylen);
 	/* Last branch records (pmu/lbr.c); NULL: none. */
 	const struct pmu_lbr_ops *lbr;
+	/* The definitions of the architectural PMU (CPUID.0AH's), given by
+	 * the backend whose PMU it is; NULL for the others. */
+	const struct pmu_arch_defs *arch;
+};
+
+/* What the architectural PMU defines, which the core uses where no CPU
+ * says otherwise (pmu_backend_arch()): the named events' encodings and
+ * fixed counters, the default of pmu_attr_arch (a backend with its own
+ * numbers gives arch_encoding), and the register names of the messages
+ * a backend's caps leave NULL (pmu_evtsel_name() ...; every one set). */
+struct pmu_arch_defs {
+	const struct pmu_arch_event_desc *events; /* PMU_ARCH_NR entries */
+	const char *evtsel_name, *ctr_name, *fixed_name, *fixed_ctrl_name;
+	const char *global_ctrl_name, *global_inuse_name;
+	/* Why a write to ctr_base sign-extends bit 31 (no full-width writes). */
+	const char *narrow_write_why;
 };
 
 /* A backend's last branch records, for pmu/lbr.c: which facility the CPU
@@ -111,6 +127,8 @@ struct pmu_lbr_ops {
 	/* l->ctl_filter: the enabling value of filter f (kinds its branch
 	 * kinds), a filter pmu_lbr_encode found l can keep. */
 	uint64_t (*encode_ctl)(const struct pmu_lbr_caps *l, const struct pmu_lbr_filter *f, uint32_t kinds);
+	/* The kind's name in reports ("legacy", "architectural", ...). */
+	const char *(*kind_name)(unsigned kind);
 	/* One record's raw FROM, TO and INFO as this kind lays them out. */
 	struct pmu_lbr_entry (*entry)(const struct pmu_lbr_caps *l, uint64_t from, uint64_t to,
 				      uint64_t info);
@@ -163,6 +181,9 @@ const struct pmu_ops *pmu_backend_of(enum pmu_vendor vendor);
 /* Why a CPU of a vendor no backend takes has no counting: the first
  * backend foreign_why that says something, else no backend's. */
 void pmu_backend_foreign_why(const struct pmu_caps *caps, char *why, size_t whylen);
+/* The architectural PMU's definitions: the first backend's arch; NULL:
+ * no backend gives them. */
+const struct pmu_arch_defs *pmu_backend_arch(void);
 /* The LBR ops of the backend that decodes LBRs of kind k; NULL: none. */
 const struct pmu_lbr_ops *pmu_backend_lbr(unsigned k);
 

@@ -165,7 +165,7 @@ static int probe_count(struct pmu_cpu *pc, unsigned x, enum pmu_arch_event e,
 	pmu_attr_arch(&attr, e);
 	pmu_attr_resolve(pc, &attr);
 	if (pc->ops->encode_gp(c, &attr, &sel, why, sizeof(why)) != PMU_OK) {
-		reason(pc, "cannot encode %s for the probe: %s", pmu_arch_events[e].name, why);
+		reason(pc, "cannot encode %s for the probe: %s", pmu_arch_event_name(e), why);
 		return -1;
 	}
 	sel |= BIT(PERFEVTSEL_EN_BIT);
@@ -310,7 +310,7 @@ void pmu_probe(struct pmu_cpu *pc, const struct pmu_init_opts *opts)
 	if (count == 0) {
 		reason(pc,
 		       "counters do not count: %s%u programmed for %s (%s%u=0x%llx) stayed 0 over the probe workload",
-		       pmu_ctr_name(c), x, pmu_arch_events[e].name,
+		       pmu_ctr_name(c), x, pmu_arch_event_name(e),
 		       c->evtsel_name ? c->evtsel_name : "PERFEVTSEL", x, (unsigned long long)sel);
 		return;
 	}
@@ -357,8 +357,8 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 			continue;
 		ksnprintf(
 			line, sizeof(line),
-			"cpu %u: IA32_FIXED_CTR_CTRL (MSR %#x) = %#llx: FIXED_CTR%u enabled (field %#llx) by an earlier owner; %s",
-			pc->cpu, c->fixed_ctrl, (unsigned long long)iu->fixed_ctrl, i,
+			"cpu %u: %s (MSR %#x) = %#llx: FIXED_CTR%u enabled (field %#llx) by an earlier owner; %s",
+			pc->cpu, pmu_fixed_ctrl_name(c), c->fixed_ctrl, (unsigned long long)iu->fixed_ctrl, i,
 			(unsigned long long)((iu->fixed_ctrl >> FIXED_CTR_CTRL_SHIFT(i)) &
 					     FIXED_CTR_CTRL_FIELD_MASK),
 			owner_note(iu));
@@ -375,14 +375,15 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 	if (iu->global_inuse_fault) {
 		ksnprintf(
 			line, sizeof(line),
-			"cpu %u: IA32_PERF_GLOBAL_INUSE (MSR %#x) raised %s though the PMU is version %u: taken as absent, counters in use seen by their enables only",
-			pc->cpu, c->global_inuse, vector_name(iu->global_inuse_fault), c->version);
+			"cpu %u: %s (MSR %#x) raised %s though the PMU is version %u: taken as absent, counters in use seen by their enables only",
+			pc->cpu, pmu_global_inuse_name(c), c->global_inuse,
+			vector_name(iu->global_inuse_fault), c->version);
 		out(ctx, line);
 		any = true;
 	}
 	if (iu->global_inuse_valid && iu->global_inuse) {
-		ksnprintf(line, sizeof(line), "cpu %u: IA32_PERF_GLOBAL_INUSE (MSR %#x) = %#llx at boot",
-			  pc->cpu, c->global_inuse, (unsigned long long)iu->global_inuse);
+		ksnprintf(line, sizeof(line), "cpu %u: %s (MSR %#x) = %#llx at boot", pc->cpu,
+			  pmu_global_inuse_name(c), c->global_inuse, (unsigned long long)iu->global_inuse);
 		out(ctx, line);
 		any = true;
 	}

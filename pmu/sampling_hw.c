@@ -22,7 +22,7 @@ static const char *backend_name(const struct pmu_cpu *pc)
 	return pc && pc->ops ? pc->ops->name : "no";
 }
 
-uint32_t pmu_sampling_hw_pebs_counters(char *why, size_t whylen)
+uint32_t pmu_sampling_hw_precise_counters(char *why, size_t whylen)
 {
 	struct pmu_cpu *pc = pmu_this_cpu();
 
@@ -33,7 +33,7 @@ uint32_t pmu_sampling_hw_pebs_counters(char *why, size_t whylen)
 	return pc->ops->precise->counters(pc, why, whylen);
 }
 
-static int start_pebs(struct pmu_sampling_hw *h, struct pmu_event *ev, void *mem, size_t mem_size)
+static int start_precise(struct pmu_sampling_hw *h, struct pmu_event *ev, void *mem, size_t mem_size)
 {
 	const struct pmu_cpu *pc = pmu_this_cpu();
 
@@ -95,7 +95,7 @@ int pmu_sampling_hw_start(struct pmu_sampling_hw *h, struct pmu_event *precise,
 	int err;
 
 	memset(h, 0, sizeof(*h));
-	if (precise && (err = start_pebs(h, precise, mem, mem_size)) != PMU_OK)
+	if (precise && (err = start_precise(h, precise, mem, mem_size)) != PMU_OK)
 		return err;
 	if (branches != PMU_SAMPLING_BRANCHES_NONE && (err = start_lbr(h, branches)) != PMU_OK) {
 		pmu_sampling_hw_stop(h);
@@ -139,7 +139,7 @@ unsigned pmu_sampling_hw_branches(const struct pmu_sampling_hw *h, struct pmu_sa
 	return n;
 }
 
-unsigned pmu_sampling_hw_pebs(struct pmu_sampling_hw *h, void (*emit)(void *ctx, uint64_t rip), void *ctx)
+unsigned pmu_sampling_hw_precise(struct pmu_sampling_hw *h, void (*emit)(void *ctx, uint64_t rip), void *ctx)
 {
 	if (!h->precise)
 		return 0;

@@ -62,16 +62,17 @@ void pmu_sampling_hw_stop(struct pmu_sampling_hw *h);
 /* Route the calling CPU's PMI handler (pmu/pmi.c) to h (NULL: stop). */
 void pmu_pmi_set_hw(struct pmu_sampling_hw *h);
 
-/* For a PEBS-capable placement: the free GP counters that can use PEBS
- * on the calling CPU (0 with why when there are none). */
-uint32_t pmu_sampling_hw_pebs_counters(char *why, size_t whylen);
+/* For a placement that samples precisely: the free GP counters that can
+ * (the backend's precise ops: PEBS on Intel) on the calling CPU (0 with
+ * why when there are none). */
+uint32_t pmu_sampling_hw_precise_counters(char *why, size_t whylen);
 
 /* In the PMI (pmu/pmi.c): the newest branches, at most max. */
 unsigned pmu_sampling_hw_branches(const struct pmu_sampling_hw *h, struct pmu_sample_branch *out,
 				  unsigned max);
-/* In the PMI: each PEBS record as emit(ctx, rip), the buffer emptied.
+/* In the PMI: each precise record as emit(ctx, rip), the buffer emptied.
  * Returns the records. */
-unsigned pmu_sampling_hw_pebs(struct pmu_sampling_hw *h, void (*emit)(void *ctx, uint64_t rip), void *ctx);
+unsigned pmu_sampling_hw_precise(struct pmu_sampling_hw *h, void (*emit)(void *ctx, uint64_t rip), void *ctx);
 /* At the end of the PMI: LBRs a version 2-3 freeze stopped run again. */
 void pmu_sampling_hw_pmi_done(const struct pmu_sampling_hw *h);
 

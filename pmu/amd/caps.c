@@ -1,5 +1,6 @@
 /* The AMD backend's caps lines (pmu_ops.print_caps, after the generic
  * first line of pmu/caps.c). */
+#include "pmu/amd/caps.h"
 #include "lib/printf.h"
 #include "pmu/amd/amd.h"
 #include "pmu/pmu_internal.h"
@@ -15,9 +16,9 @@ void amd_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 		return;
 	}
 	pmu_caps_line_add(&l, "%sAMD PMU %s: %u counters x %u bits (mask %#x%s), no fixed counters", prefix,
-			  c->amd_perfmon_v2 ? "PerfMonV2"
-			  : c->amd_ext_core ? "PerfCtrExtCore"
-					    : "legacy",
+			  amd_caps(c)->perfmon_v2 ? "PerfMonV2"
+			  : amd_caps(c)->ext_core ? "PerfCtrExtCore"
+						  : "legacy",
 			  c->num_gp, c->gp_width, c->gp_mask,
 			  c->counters_assumed ? ", from the family" : ", CPUID 0x80000022");
 	pmu_caps_line_emit(&l, out, ctx);
@@ -33,7 +34,7 @@ void amd_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 				  c->global_ctrl, c->global_status, c->global_ovf);
 	if (c->global_status_set)
 		pmu_caps_line_add(&l, " STATUS_SET %#x", c->global_status_set);
-	if (c->amd_lbr_pmc_freeze)
+	if (amd_caps(c)->lbr_pmc_freeze)
 		pmu_caps_line_add(&l, ", LbrAndPmcFreeze");
 	if (!c->global_ctrl && c->no_global_why)
 		pmu_caps_line_add(&l, "; %s", c->no_global_why);

@@ -6,6 +6,7 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/amd/amd.h"
+#include "pmu/amd/caps.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
 
@@ -133,19 +134,19 @@ static void amd_decode_caps(struct pmu_caps *c)
 	max_ext = r.eax;
 	if (max_ext >= CPUID_AMD_EXT_FEATURES) {
 		pmu_hw_cpuid(CPUID_AMD_EXT_FEATURES, 0, &r);
-		c->amd_ext_core = (r.ecx >> CPUID_80000001_ECX_PERFCTR_CORE_BIT) & 1;
+		amd_caps_rw(c)->ext_core = (r.ecx >> CPUID_80000001_ECX_PERFCTR_CORE_BIT) & 1;
 		nb = (r.ecx >> CPUID_80000001_ECX_PERFCTR_NB_BIT) & 1;
 		llc = (r.ecx >> CPUID_80000001_ECX_PERFCTR_LLC_BIT) & 1;
 	}
-	if (c->amd_ext_core && max_ext >= CPUID_AMD_PERFMON) {
+	if (amd_caps_rw(c)->ext_core && max_ext >= CPUID_AMD_PERFMON) {
 		pmu_hw_cpuid(CPUID_AMD_PERFMON, 0, &r);
-		c->amd_perfmon_v2 = (r.eax >> CPUID_80000022_EAX_PERFMON_V2_BIT) & 1;
-		c->amd_lbr_pmc_freeze = c->amd_perfmon_v2 &&
-					((r.eax >> CPUID_80000022_EAX_LBR_PMC_FREEZE_BIT) & 1);
+		amd_caps_rw(c)->perfmon_v2 = (r.eax >> CPUID_80000022_EAX_PERFMON_V2_BIT) & 1;
+		amd_caps_rw(c)->lbr_pmc_freeze = amd_caps_rw(c)->perfmon_v2 &&
+						 ((r.eax >> CPUID_80000022_EAX_LBR_PMC_FREEZE_BIT) & 1);
 		v2_counters = BITS(r.ebx, 3, 0);
 	}
 
-	if (c->amd_perfmon_v2) {
+	if (amd_caps_rw(c)->perfmon_v2) {
 		if (v2_counters == 0) {
 			c->no_pmu_why = "PerfMonV2 reports no core counters (CPUID 0x80000022:EBX[3:0]=0)";
 			return;
@@ -154,7 +155,7 @@ static void amd_decode_caps(struct pmu_caps *c)
 		c->num_gp = v2_counters;
 	} else {
 		c->version = 1;
-		c->num_gp = c->amd_ext_core ? AMD_EXTCORE_COUNTERS : AMD_LEGACY_COUNTERS;
+		c->num_gp = amd_caps_rw(c)->ext_core ? AMD_EXTCORE_COUNTERS : AMD_LEGACY_COUNTERS;
 		c->counters_assumed = true;
 	}
 	c->gp_width = AMD_COUNTER_WIDTH;
@@ -163,7 +164,7 @@ static void amd_decode_caps(struct pmu_caps *c)
 		if (amd_arch_events[e].valid)
 			c->events_avail |= 1u << e;
 
-	if (c->amd_ext_core) {
+	if (amd_caps_rw(c)->ext_core) {
 		c->evtsel_base = MSR_F15H_PERF_CTL0;
 		c->ctr_base = MSR_F15H_PERF_CTR0;
 		c->ctr_stride = 2;
@@ -180,7 +181,7 @@ static void amd_decode_caps(struct pmu_caps *c)
 		c->evtsel_reserved |= AMD_EVTSEL_EVENT_HI_MASK;
 	c->rdpmc_extra_mask = (nb ? AMD_RDPMC_NB_MASK : 0) | (llc ? AMD_RDPMC_LLC_MASK : 0);
 
-	if (c->amd_perfmon_v2) {
+	if (amd_caps_rw(c)->perfmon_v2) {
 		c->global_ctrl = MSR_AMD64_PERF_CNTR_GLOBAL_CTL;
 		c->global_status = MSR_AMD64_PERF_CNTR_GLOBAL_STATUS;
 		c->global_ovf = MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR;
@@ -193,7 +194,7 @@ static void amd_decode_caps(struct pmu_caps *c)
 		 * StatusClr lifts it (Linux commit 598c2fafc06f and
 		 * arch/x86/events/amd/core.c). That the counters stop with the
 		 * LBRs comes from the feature's name only. */
-		if (c->amd_lbr_pmc_freeze) {
+		if (amd_caps_rw(c)->lbr_pmc_freeze) {
 			c->debugctl = MSR_IA32_DEBUGCTL;
 			c->freeze_ctl = BIT(DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT);
 			c->freeze_status_bits = BIT(AMD_PERF_GLOBAL_STATUS_LBR_FREEZE_BIT);

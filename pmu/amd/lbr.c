@@ -40,7 +40,7 @@ static void amd_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 	l->ctl_msr = MSR_AMD_DBG_EXTN_CFG;
 	l->ctl_enable = BIT(AMD_DBG_EXTN_CFG_LBRV2EN_BIT);
 	l->cpl_filter = l->type_filter = true;
-	l->kind = PMU_LBR_AMD;
+	l->kind = PMU_LBR_EXTV2;
 }
 
 /* FROM 57:0 address, 63 mispredicted; TO 57:0 address, 62 speculative,
@@ -59,8 +59,15 @@ static struct pmu_lbr_entry amd_lbr_entry(const struct pmu_lbr_caps *l, uint64_t
 	};
 }
 
+static const char *amd_lbr_kind_name(unsigned kind)
+{
+	(void)kind;
+	return "AMD LbrExtV2";
+}
+
 const struct pmu_lbr_ops amd_lbr_ops = {
-	.kinds = BIT(PMU_LBR_AMD),
+	.kinds = BIT(PMU_LBR_EXTV2),
+	.kind_name = amd_lbr_kind_name,
 	.decode = amd_lbr_decode,
 	.entry = amd_lbr_entry,
 };

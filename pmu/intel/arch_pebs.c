@@ -15,6 +15,7 @@
 #include "arch/x86/cpuid.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/intel/caps.h"
 
 void pmu_arch_pebs_decode(const struct pmu_caps *c, struct pmu_arch_pebs_caps *a)
 {
@@ -27,11 +28,11 @@ void pmu_arch_pebs_decode(const struct pmu_caps *c, struct pmu_arch_pebs_caps *a
 			  "architectural PEBS is Intel's (AMD samples precisely with IBS)");
 		return;
 	}
-	if (!c->perf_caps_valid || c->pebs_format != 0xf) {
+	if (!c->perf_caps_valid || intel_caps(c)->pebs_format != 0xf) {
 		ksnprintf(
 			a->why, sizeof(a->why),
 			"no architectural PEBS: IA32_PERF_CAPABILITIES[11:8] (PEBS format) is %u%s, not 0xF",
-			c->pebs_format, c->perf_caps_valid ? "" : " (the MSR is absent)");
+			intel_caps(c)->pebs_format, c->perf_caps_valid ? "" : " (the MSR is absent)");
 		return;
 	}
 	/* Linux update_pmu_cap: both sub-leaves valid, or no arch-PEBS. */

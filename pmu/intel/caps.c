@@ -1,6 +1,7 @@
 /* The Intel backend's caps lines (pmu_ops.print_caps, after the generic
  * first line of pmu/caps.c): CPUID.0AH, IA32_PERF_CAPABILITIES, the
  * register map and CPUID.23H. */
+#include "pmu/intel/caps.h"
 #include "lib/printf.h"
 #include "pmu/intel/intel.h"
 #include "pmu/intel/v6.h"
@@ -51,10 +52,11 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 			&l,
 			"%sIA32_PERF_CAPABILITIES=%#llx: full-width writes %s, LBR format %u, PEBS format %u%s%s%s%s%s",
 			prefix, (unsigned long long)c->perf_caps, c->full_width_write ? "yes" : "no",
-			c->lbr_format, c->pebs_format, c->pebs_trap ? ", PEBS trap" : "",
-			c->pebs_arch_regs ? ", PEBS arch regs" : "",
-			c->pebs_baseline ? ", PEBS baseline" : "", c->perf_metrics ? ", perf metrics" : "",
-			c->freeze_smm ? ", freeze while SMM" : "");
+			c->lbr_format, intel_caps(c)->pebs_format,
+			intel_caps(c)->pebs_trap ? ", PEBS trap" : "",
+			intel_caps(c)->pebs_arch_regs ? ", PEBS arch regs" : "",
+			intel_caps(c)->pebs_baseline ? ", PEBS baseline" : "",
+			c->perf_metrics ? ", perf metrics" : "", c->freeze_smm ? ", freeze while SMM" : "");
 	pmu_caps_line_emit(&l, out, ctx);
 
 	pmu_caps_line_add(&l, "%sregisters: PERFEVTSEL0 %#x, counter0 %#x (writes via %#x), stride %u",

@@ -5,6 +5,7 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/intel/caps.h"
 #include "pmu/intel/intel.h"
 #include "pmu/intel/models.h"
 #include "pmu/intel/offcore.h"
@@ -55,15 +56,15 @@ static void intel_decode_perf_caps(struct pmu_caps *c)
 	c->perf_caps_valid = true;
 	c->perf_caps = v;
 	c->lbr_format = v & PERF_CAP_LBR_FMT_MASK;
-	c->pebs_trap = (v >> PERF_CAP_PEBS_TRAP_BIT) & 1;
-	c->pebs_arch_regs = (v >> PERF_CAP_PEBS_ARCH_REG_BIT) & 1;
-	c->pebs_format = (v & PERF_CAP_PEBS_FMT_MASK) >> PERF_CAP_PEBS_FMT_SHIFT;
+	intel_caps_rw(c)->pebs_trap = (v >> PERF_CAP_PEBS_TRAP_BIT) & 1;
+	intel_caps_rw(c)->pebs_arch_regs = (v >> PERF_CAP_PEBS_ARCH_REG_BIT) & 1;
+	intel_caps_rw(c)->pebs_format = (v & PERF_CAP_PEBS_FMT_MASK) >> PERF_CAP_PEBS_FMT_SHIFT;
 	c->freeze_smm = (v >> PERF_CAP_FREEZE_SMM_BIT) & 1;
 	/* SDM vol. 3B, "IA32_DEBUGCTL MSR": bit 14, valid when
 	 * IA32_PERF_CAPABILITIES[12] (SMM_FREEZE) is set. */
 	c->freeze_smm_ctl = BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT);
 	c->full_width_write = (v >> PERF_CAP_FW_WRITE_BIT) & 1;
-	c->pebs_baseline = (v >> PERF_CAP_PEBS_BASELINE_BIT) & 1;
+	intel_caps_rw(c)->pebs_baseline = (v >> PERF_CAP_PEBS_BASELINE_BIT) & 1;
 	c->perf_metrics = (v >> PERF_CAP_PERF_METRICS_BIT) & 1;
 }
 
@@ -455,6 +456,7 @@ static const struct pmu_ops pmu_intel_ops = {
 	.print_caps = intel_caps_print,
 	.precise = &pmu_intel_precise_ops,
 	.lbr = &intel_lbr_ops,
-	.arch_encoding = NULL, /* the SDM's, as pmu_attr_arch gives them */
+	.arch_encoding = NULL, /* the SDM's (arch), as pmu_attr_arch gives them */
+	.arch = &intel_arch_defs,
 };
 PMU_BACKEND(pmu_intel_ops);

@@ -12,6 +12,10 @@ const char *intel_core_type_name(unsigned core_type);
 /* The LBRs (pmu/intel/lbr.c): the backend's lbr. */
 struct pmu_lbr_ops;
 extern const struct pmu_lbr_ops intel_lbr_ops;
+/* The architectural events and register names (pmu/intel/arch_events.c):
+ * the backend's arch. */
+struct pmu_arch_defs;
+extern const struct pmu_arch_defs intel_arch_defs;
 /* Precise sampling with PEBS (pmu/intel/precise.c): the backend's precise. */
 extern const struct pmu_precise_ops pmu_intel_precise_ops;
 

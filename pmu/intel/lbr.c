@@ -219,8 +219,14 @@ static struct pmu_lbr_entry intel_lbr_entry(const struct pmu_lbr_caps *l, uint64
 	return e;
 }
 
+static const char *intel_lbr_kind_name(unsigned kind)
+{
+	return kind == PMU_LBR_ARCH ? "architectural" : "legacy";
+}
+
 const struct pmu_lbr_ops intel_lbr_ops = {
 	.kinds = BIT(PMU_LBR_LEGACY) | BIT(PMU_LBR_ARCH),
+	.kind_name = intel_lbr_kind_name,
 	.decode = intel_lbr_decode,
 	.encode_ctl = intel_lbr_encode_ctl,
 	.entry = intel_lbr_entry,

@@ -17,6 +17,7 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
+#include "pmu/intel/caps.h"
 #include "pmu/pmu_hw.h"
 
 /* Fixed formats 0-3: RFLAGS, RIP, RAX..R15 (0x90 bytes), then format 1's
@@ -88,9 +89,9 @@ void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 		ksnprintf(p->why, sizeof(p->why), "no architectural PMU (CPUID.0AH:EAX[7:0]=0)");
 		return;
 	}
-	p->format = c->pebs_format;
-	p->trap = c->pebs_trap;
-	p->arch_regs = c->pebs_arch_regs;
+	p->format = intel_caps(c)->pebs_format;
+	p->trap = intel_caps(c)->pebs_trap;
+	p->arch_regs = intel_caps(c)->pebs_arch_regs;
 	if (p->format == PMU_PEBS_FORMAT_ARCH) {
 		arch_pebs_decode(c, p);
 		return;
@@ -127,14 +128,14 @@ void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 	 * KVM gives guests that shape (vmx_get_perf_capabilities clears
 	 * PEBS_BASELINE, keeps the format).  Not driven here: refused with the
 	 * value rather than sized as a fixed format it is not. */
-	if (p->format >= 4 && !c->pebs_baseline) {
+	if (p->format >= 4 && !intel_caps(c)->pebs_baseline) {
 		ksnprintf(p->why, sizeof(p->why),
 			  "PEBS format %u without PEBS_BASELINE (IA32_PERF_CAPABILITIES=%#lx, bit 14 clear): "
 			  "basic-group-only records are not driven here",
 			  p->format, (unsigned long)c->perf_caps);
 		return;
 	}
-	p->adaptive = c->pebs_baseline && p->format >= 4;
+	p->adaptive = intel_caps(c)->pebs_baseline && p->format >= 4;
 	p->fixed_reset_offset = p->format >= 5 ? DS_PEBS_RESET_FIXED0_FMT5 : DS_PEBS_RESET_FIXED0;
 	/* Which counters: PMC0 only on Core 2 and Atom (format 0), PMC0-3 up
 	 * to Skylake, every counter with adaptive PEBS (fixed ones at 32 + i

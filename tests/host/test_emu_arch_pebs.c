@@ -10,6 +10,7 @@
 #include "arch/x86/msr.h"
 #include "emu/model/x86-pmu.h"
 #include "pmu/intel/arch_pebs.h"
+#include "pmu/intel/caps.h"
 #include "tests/host/hosttest.h"
 
 static void put(uint8_t *b, size_t off, uint64_t v)
@@ -123,7 +124,7 @@ static struct pmu_caps caps_with(unsigned fmt, uint32_t valid, uint32_t ebx4, ui
 	memset(&c, 0, sizeof(c));
 	c.vendor = PMU_VENDOR_INTEL;
 	c.perf_caps_valid = true;
-	c.pebs_format = fmt;
+	intel_caps_rw(&c)->pebs_format = fmt;
 	c.arch_perfmon_ext = true;
 	c.leaf23_valid = valid;
 	c.gp_mask = 0xff;

@@ -4,6 +4,7 @@
  * (per-counter EN) and PerfMonV2 (PerfCntrGlobalCtl) groups, 48-bit
  * deltas, 12-bit events and reserved bits refused before any write. */
 #include "arch/x86/msr.h"
+#include "pmu/amd/caps.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
@@ -88,7 +89,7 @@ HT_TEST(caps_legacy_family_10h)
 	HT_CHECK_EQ(c->events_avail, arch_mask());
 	HT_CHECK(c->counters_assumed, "legacy counters come from the family rule");
 	HT_CHECK(c->ctr_write_full, "PerfCtr writes are full width");
-	HT_CHECK(!c->amd_ext_core && !c->amd_perfmon_v2, "no ExtCore, no PerfMonV2");
+	HT_CHECK(!amd_caps(c)->ext_core && !amd_caps(c)->perfmon_v2, "no ExtCore, no PerfMonV2");
 	HT_CHECK(c->no_global_why && strstr(c->no_global_why, "PerfMonV2 absent"), "no_global_why: %s",
 		 c->no_global_why ? c->no_global_why : "(null)");
 	HT_CHECK_STR(c->no_fixed_why, "AMD has no fixed counters (APM vol. 2, 13.2)");
@@ -109,7 +110,7 @@ HT_TEST(caps_extcore_family_15h)
 	HT_CHECK_EQ(pmu_evtsel_msr(c, 5), 0xc001020a);
 	HT_CHECK_EQ(pmu_ctr_msr(c, 5), 0xc001020b);
 	HT_CHECK_EQ(c->global_ctrl, 0);
-	HT_CHECK(c->amd_ext_core && !c->amd_perfmon_v2, "ExtCore only");
+	HT_CHECK(amd_caps(c)->ext_core && !amd_caps(c)->perfmon_v2, "ExtCore only");
 }
 
 HT_TEST(caps_perfmon_v2_family_19h)
@@ -581,7 +582,8 @@ HT_TEST(perfmon_v2_status_set_and_lbr_pmc_freeze)
 
 	boot_cfg(&cfg);
 	HT_CHECK_EQ(pmu_caps()->global_status_set, 0xc0000303);
-	HT_CHECK(!pmu_caps()->amd_lbr_pmc_freeze && !pmu_caps()->freeze_ctl, "no freeze without EAX[2]");
+	HT_CHECK(!amd_caps(pmu_caps())->lbr_pmc_freeze && !pmu_caps()->freeze_ctl,
+		 "no freeze without EAX[2]");
 	HT_CHECK_EQ(pmu_pmi_set_freeze(true), PMU_E_UNSUPPORTED);
 	HT_CHECK_EQ(pmu_pmi_status_set(0x2), PMU_OK);
 	HT_CHECK_EQ(model_peek(0, 0xc0000300), 0x2);
@@ -590,7 +592,7 @@ HT_TEST(perfmon_v2_status_set_and_lbr_pmc_freeze)
 	cfg.lbr_pmc_freeze = true;
 	boot_cfg(&cfg);
 	const struct pmu_caps *c = pmu_caps();
-	HT_CHECK(c->amd_lbr_pmc_freeze, "CPUID 0x80000022:EAX[2] decoded");
+	HT_CHECK(amd_caps(c)->lbr_pmc_freeze, "CPUID 0x80000022:EAX[2] decoded");
 	HT_CHECK_EQ(c->freeze_ctl, 1ull << 11);
 	HT_CHECK_EQ(c->freeze_status_bits, 1ull << 58);
 	HT_CHECK_EQ(pmu_pmi_set_freeze(true), PMU_OK);

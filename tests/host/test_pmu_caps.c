@@ -2,6 +2,7 @@
  * on every model profile: CPUID.0AH fields, the v5 fixed bitmap, PDCM and
  * IA32_PERF_CAPABILITIES, hybrid per-CPU caps, the register map. */
 #include "arch/x86/msr.h"
+#include "pmu/intel/caps.h"
 #include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
 #include "tests/host/pmu_model.h"
@@ -102,9 +103,10 @@ HT_TEST(v4_full_width_on_and_off)
 	HT_CHECK(c->full_width_write, "PERF_CAPABILITIES[13] set");
 	HT_CHECK_EQ(c->ctr_write_base, MSR_IA32_A_PMC0);
 	HT_CHECK_EQ(c->lbr_format, 5);
-	HT_CHECK_EQ(c->pebs_format, 3);
-	HT_CHECK(c->pebs_trap && c->pebs_arch_regs && c->freeze_smm, "PEBS trap, arch regs, SMM freeze");
-	HT_CHECK(!c->pebs_baseline && !c->perf_metrics, "no baseline, no metrics");
+	HT_CHECK_EQ(intel_caps(c)->pebs_format, 3);
+	HT_CHECK(intel_caps(c)->pebs_trap && intel_caps(c)->pebs_arch_regs && c->freeze_smm,
+		 "PEBS trap, arch regs, SMM freeze");
+	HT_CHECK(!intel_caps(c)->pebs_baseline && !c->perf_metrics, "no baseline, no metrics");
 	HT_CHECK_EQ(c->global_status_set, MSR_IA32_PERF_GLOBAL_STATUS_SET);
 	HT_CHECK_EQ(c->global_inuse, MSR_IA32_PERF_GLOBAL_INUSE);
 	HT_CHECK_EQ(c->fixed_ctrl_reserved, ~0xfffull);
@@ -130,8 +132,8 @@ HT_TEST(v5_fixed_bitmap_with_gap)
 	/* Bit 48 lets PERF_METRICS count (PERF_CAPABILITIES[15] and fixed 3). */
 	HT_CHECK_EQ(c->global_ctrl_reserved, ~(0xffull | 0xbull << 32 | 1ull << 48));
 	HT_CHECK_EQ(c->fixed_ctrl_reserved, ~0xf0ffull);
-	HT_CHECK(c->pebs_baseline && c->perf_metrics, "baseline and metrics");
-	HT_CHECK_EQ(c->pebs_format, 4);
+	HT_CHECK(intel_caps(c)->pebs_baseline && c->perf_metrics, "baseline and metrics");
+	HT_CHECK_EQ(intel_caps(c)->pebs_format, 4);
 }
 
 HT_TEST(hybrid_caps_per_cpu)

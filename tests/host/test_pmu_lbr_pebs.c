@@ -135,7 +135,7 @@ HT_TEST(lbr_decode_each_facility)
 
 	boot(NULL, NULL);
 	pmu_lbr_decode(pmu_caps(), &l);
-	HT_CHECK(l.kind == PMU_LBR_AMD, "Zen 4: %s", l.why);
+	HT_CHECK(l.kind == PMU_LBR_EXTV2, "Zen 4: %s", l.why);
 	HT_CHECK(l.depth == 16 && l.from_msr == 0xc0010300 && l.to_msr == 0xc0010301 && l.stride == 2 &&
 			 l.ctl_msr == 0xc000010f && l.ctl_enable == 0x40 && l.select_msr == 0xc000010e,
 		 "Zen 4: depth %u from %#x stride %u ctl %#x", l.depth, l.from_msr, l.stride, l.ctl_msr);
@@ -421,7 +421,7 @@ HT_TEST(lbr_entry_decoding)
 	l.format = 6; /* Goldmont: TO[63:48] cycles */
 	e = pmu_lbr_decode_entry(&l, 0x401000, 0x1234000000402000ull, 0);
 	HT_CHECK(e.to == 0x402000, "format 6: TO %#lx", (unsigned long)e.to);
-	l.kind = PMU_LBR_AMD;
+	l.kind = PMU_LBR_EXTV2;
 	e = pmu_lbr_decode_entry(&l, (1ull << 63) | 0x03ffffff81000010ull, 0x8000000081000040ull, 0);
 	HT_CHECK(e.from == 0xffffffff81000010ull && e.mispred && e.valid && e.to == 0x81000040,
 		 "AMD: %#lx -> %#lx valid %u", (unsigned long)e.from, (unsigned long)e.to, e.valid);

@@ -7,6 +7,7 @@
  * programmed through the legacy select counts as through the extended. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
+#include "pmu/amd/caps.h"
 #include "pmu/bracket.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -27,7 +28,7 @@ static const char *needs_ext_core(void)
 	if (pmu_caps()->vendor != PMU_VENDOR_AMD)
 		return ktest_reason("C001_0000-7 are AMD's legacy counter MSRs (vendor %s)",
 				    pmu_caps()->vendor_id);
-	if (!pmu_caps()->amd_ext_core)
+	if (!amd_caps(pmu_caps())->ext_core)
 		return ktest_reason(
 			"no PerfCtrExtCore (CPUID 0x80000001:ECX[23]=0): the legacy MSRs are the only ones");
 	return NULL;

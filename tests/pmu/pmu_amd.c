@@ -6,6 +6,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/timer.h"
+#include "pmu/amd/caps.h"
 #include "pmu/bracket.h"
 #include "pmu/kernel/pmi_lvt.h"
 #include "pmu/loops.h"
@@ -242,8 +243,8 @@ static const char *needs_freeze(void)
 		return why;
 	if (pmu_caps()->vendor != PMU_VENDOR_AMD)
 		return ktest_reason("LbrAndPmcFreeze is AMD's (vendor %s)", pmu_caps()->vendor_id);
-	if (!pmu_caps()->amd_lbr_pmc_freeze)
-		return pmu_caps()->amd_perfmon_v2
+	if (!amd_caps(pmu_caps())->lbr_pmc_freeze)
+		return amd_caps(pmu_caps())->perfmon_v2
 			       ? "no LbrAndPmcFreeze: CPUID 0x80000022:EAX[2]=0"
 			       : "no PerfMonV2 (CPUID 0x80000022:EAX[0]=0): no LbrAndPmcFreeze";
 	return NULL;

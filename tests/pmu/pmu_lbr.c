@@ -227,7 +227,7 @@ static const char *needs_lbr_freeze(void)
 
 	if (why)
 		return why;
-	if (l->kind == PMU_LBR_AMD)
+	if (l->kind == PMU_LBR_EXTV2)
 		return "AMD LbrExtV2: the LBR freeze (CPUID Fn8000_0022_EAX[2], LbrAndPmcFreeze) is not driven here";
 	if (!l->freeze)
 		return ktest_reason("FREEZE_LBRS_ON_PMI needs PDCM and PMU version 2 (PDCM %u, version %u)",

@@ -10,6 +10,7 @@
 #include "arch/x86/timer.h"
 #include "lib/bits.h"
 #include "lib/string.h"
+#include "pmu/intel/caps.h"
 #include "pmu/intel/pebs.h"
 #include "pmu/lbr.h"
 #include "pmu/pmu.h"
@@ -130,7 +131,7 @@ static const char *needs_adaptive(void)
 		return why;
 	if (!pebs_here()->adaptive)
 		return ktest_reason("PEBS format %u without adaptive PEBS (IA32_PERF_CAPABILITIES[14]=%u)",
-				    pebs_here()->format, pmu_caps()->pebs_baseline);
+				    pebs_here()->format, intel_caps(pmu_caps())->pebs_baseline);
 	return NULL;
 }
 

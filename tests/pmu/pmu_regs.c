@@ -7,6 +7,7 @@
 #include "arch/x86/vectors.h"
 #include "lib/printf.h"
 #include "pmu/bracket.h"
+#include "pmu/intel/caps.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/deviations.h"
@@ -511,7 +512,7 @@ KTEST("pmu.regs", inuse_follows_selects, needs_inuse, KTEST_PER_CPU,
 			    (ctrl_now & BIT(FIXED_CTR_CTRL_PMI_BIT) << FIXED_CTR_CTRL_SHIFT(i)))
 				want_pmi = true;
 	uint64_t pebs_en = 0;
-	if (c->pebs_format && pmu_hw_rdmsr(MSR_IA32_PEBS_ENABLE, &pebs_en) == 0 && pebs_en)
+	if (intel_caps(c)->pebs_format && pmu_hw_rdmsr(MSR_IA32_PEBS_ENABLE, &pebs_en) == 0 && pebs_en)
 		diag("PEBS_ENABLE = %#lx: INUSE bit 63 (%u) not checked against the selects", pebs_en,
 		     (unsigned)(base >> PERF_GLOBAL_INUSE_PMI_BIT) & 1);
 	else

@@ -27,12 +27,25 @@ modules of tools/pmutest and harness/, across both packages.
 
 Usage: python3 -m pmutest.check_layers [--root DIR] [--build DIR] [--weights]
 Prints every violation with the include line or symbol that makes it, then
-"layers: N passed, M failed, K skipped" (nine checks: include direction,
+"layers: N passed, M failed, K skipped" (ten checks: include direction,
 include circles, reference direction (calls and data) with every kernel
-source built, kernel call circles, emu/model call circles, emu/model
-include circles, Python import circles, README.md's folder map naming
-every top-level folder and every layer, and docs/HACKING.md's drawing of
-LAYERS; a check whose objects are not built is skipped and says so).
+source built, kernel call circles, the vendor-neutral core, emu/model
+call circles, emu/model include circles, Python import circles,
+README.md's folder map naming every top-level folder and every layer,
+and docs/HACKING.md's drawing of LAYERS; a check whose objects are not
+built is skipped and says so).
+
+The vendor-neutral core (CORE, pmu/'s own files, not its subfolders) is
+read from its objects too: no core object refers to a symbol a vendor
+backend's object (VENDORS: pmu/intel, pmu/amd) defines, the backends
+being reached only through the pmu_ops they register (PMU_BACKEND); no
+name in a core object's symbol table or debug information (functions,
+variables, parameters, types, struct members, enumerators: DWARF
+DW_AT_name) has a vendor word (VENDOR_WORD: intel, amd, pebs, ia32 as a
+part between underscores), but the vendor enumerators of enum pmu_vendor
+(VENDOR_ID_NAMES: the identity a backend registers under); and no string
+constant of a core object (its .rodata sections) holds a vendor's
+register or name (VENDOR_TEXT: IA32_*, MSR_*, Intel, AMD, PEBS).
 --weights prints the non-blank kernel C/asm lines
 per folder (its own files, not its subfolders') instead, with each
 folder's share. Exit 1 on a violation."""
@@ -65,6 +78,13 @@ SEAMS = {
 }
 # The emulated PMU's model, built as host objects for the call check.
 MODEL = 'emu/model'
+# The vendor-neutral core and the vendor backends it reaches only through
+# pmu_ops (the vendor check, from the objects: see the docstring).
+CORE = 'pmu'
+VENDORS = ('pmu/intel', 'pmu/amd')
+VENDOR_WORD = re.compile(r'(?i)(?:^|_)(intel|amd|pebs|ia32)(?=_|$|\d)')
+VENDOR_ID_NAMES = re.compile(r'^PMU_VENDOR_[A-Z]+$')
+VENDOR_TEXT = re.compile(r'\b(IA32_\w*|MSR_\w+|Intel|AMD|PEBS)\b')
 # Call circles known and not yet broken, each a set of rooms: a circle
 # inside one of these passes (and is printed as known); a new room in it,
 # or a new circle, fails.  None is left.
@@ -241,6 +261,67 @@ def call_graph(table, seams=None, calls_only=True):
                 edges.setdefault(a, set()).add(b)
                 why.setdefault((a, b), name)
     return edges, why
+
+
+def debug_names(obj):
+    """{(DWARF tag, name)} of the named entries of obj's debug information."""
+    out = subprocess.run(['readelf', '--wide', '--debug-dump=info', obj], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True, errors='replace', check=True).stdout
+    names, tag = set(), None
+    for line in out.split('\n'):
+        m = re.search(r'Abbrev Number: \d+ \((DW_TAG_\w+)\)', line)
+        if m:
+            tag = m.group(1)[len('DW_TAG_'):]
+            continue
+        if tag and re.match(r'\s*<[0-9a-f]+>\s+DW_AT_name\s*:', line):
+            names.add((tag, line.split()[-1]))  # "(strp) (offset: 0x12): name" or "(string) name"
+    return names
+
+
+def rodata_strings(obj):
+    """The printable strings (4 characters or more) of obj's .rodata sections."""
+    out = subprocess.run(['readelf', '--wide', '--section-headers', obj], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True, errors='replace', check=True).stdout
+    sections = sorted(set(re.findall(r'\]\s+(\.rodata\S*)', out)))
+    if not sections:
+        return []
+    args = ['readelf', '--wide'] + ['--string-dump=' + s for s in sections] + [obj]
+    out = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                         errors='replace', check=True).stdout
+    return [m.group(1) for m in re.finditer(r'^\s*\[\s*[0-9a-f]+\]\s+(.{4,})$', out, re.M)]
+
+
+def vendor_names(objdir, table):
+    """The vendor-neutral core's violations (see the docstring), one line
+    each, from the core's objects below objdir and table (symbols())."""
+    core = sorted(src for src in table if os.path.dirname(src) == CORE)
+    owner = {}
+    for src, (defined, _) in table.items():
+        if any(under(src, v) for v in VENDORS):
+            for name, _ in defined:
+                owner.setdefault(name, src)
+    out = []
+    for src in core:
+        defined, used = table[src]
+        obj = os.path.join(objdir, src + '.o')
+        for name in sorted(used):
+            if name in owner:
+                out.append('%s refers to %s, which the vendor backend %s defines: the core reaches a '
+                           'backend only through its pmu_ops' % (src, name, owner[name]))
+        syms = {n for n, _ in defined} | used
+        named = {('symbol', n) for n in syms} | debug_names(obj)
+        seen = set()
+        for tag, name in sorted(named, key=lambda tn: (tn[1], tn[0])):
+            if name in seen or not VENDOR_WORD.search(name) or VENDOR_ID_NAMES.match(name):
+                continue
+            seen.add(name)
+            out.append('%s names %s (%s): a vendor name in the vendor-neutral core' % (src, name, tag))
+        for text in sorted(set(rodata_strings(obj))):
+            m = VENDOR_TEXT.search(text)
+            if m:
+                out.append('%s holds the string "%s" (%s): a vendor register or name in the vendor-neutral '
+                           'core' % (src, text, m.group(1)))
+    return core, out
 
 
 def python_imports(root, packages=None):
@@ -441,9 +522,14 @@ def main(argv):
         results += [not (up or unbuilt), not cloops]
         print('layers: kernel: %d rooms, %d call edges, %d upward, %d call circle(s)'
               % (len({room_of(s) for s in table}), sum(len(v) for v in cedges.values()), len(up), len(cloops)))
+        core, vendor = vendor_names(kdir, table)
+        for msg in vendor:
+            print(msg)
+        results.append(bool(core) and not vendor)
+        print('layers: %s/ core: %d objects, %d vendor name(s) or reference(s)' % (CORE, len(core), len(vendor)))
     else:
         print('layers: SKIP: calls: no kernel objects in %s (make kernel builds them)' % kdir)
-        results += [None, None]
+        results += [None, None, None]
 
     # Calls: emu/model as host objects.
     mdir = os.path.join(args.build, 'layers')

@@ -1,9 +1,11 @@
 """pmutest.check_layers: the checks that have no kernel objects to read,
 on small trees: emu/model include circles, import circles across
 tools/pmutest and harness/, docs/HACKING.md's drawing of LAYERS, and the
-kernel sources the Makefile does not build."""
+kernel sources the Makefile does not build; and the vendor-neutral core
+on objects compiled here (skipped without gcc)."""
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 
@@ -95,6 +97,52 @@ class Unbuilt(Tree):
         self.assertEqual(cl.unbuilt_sources(files, os.path.join(self.root, 'build/k')),
                          ['pmu/amd/core.c: a source of layer pmu/amd/ that the Makefile does not build '
                           '(add its folder to KERNEL_DIRS)'])
+
+
+@unittest.skipUnless(shutil.which('gcc') and shutil.which('readelf'), 'needs gcc and readelf')
+class VendorNeutralCore(Tree):
+    """The core's objects name no vendor: symbols, debug names, strings."""
+
+    def build(self, path, text):
+        self.put(path, text)
+        obj = os.path.join(self.root, 'build/k', path + '.o')
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        subprocess.run(['gcc', '-std=c11', '-g', '-O1', '-c', os.path.join(self.root, path), '-o', obj],
+                       check=True)
+
+    def check(self):
+        kdir = os.path.join(self.root, 'build/k')
+        table = cl.symbols(kdir, self.root)
+        return cl.vendor_names(kdir, table)[1]
+
+    def test_a_neutral_core_passes(self):
+        self.build('pmu/intel/core.c', 'int intel_decode(int x) { return x + 1; }\n')
+        self.build('pmu/event.c', 'enum pmu_vendor { PMU_VENDOR_UNKNOWN, PMU_VENDOR_INTEL };\n'
+                   'struct caps { unsigned long long vendor_caps[2]; enum pmu_vendor v; };\n'
+                   'const char *pmu_ctr_name(struct caps *c) { return c->v ? "PMC" : "?"; }\n')
+        self.assertEqual(self.check(), [])
+
+    def test_a_call_into_a_backend_fails(self):
+        self.build('pmu/intel/core.c', 'int backend_decode(int x) { return x + 1; }\n')
+        self.build('pmu/event.c', 'int backend_decode(int x);\nint pmu_go(int x) { return backend_decode(x); }\n')
+        self.assertEqual(self.check(), ['pmu/event.c refers to backend_decode, which the vendor backend '
+                                        'pmu/intel/core.c defines: the core reaches a backend only through its '
+                                        'pmu_ops'])
+
+    def test_vendor_names_and_strings_fail(self):
+        self.build('pmu/caps.c', 'struct caps { int amd_ext_core; unsigned pebs_format; };\n'
+                   'int pmu_caps_pebs(struct caps *c) { return c->amd_ext_core + (int)c->pebs_format; }\n'
+                   'const char *pmu_fixed_name(void) { return "IA32_FIXED_CTR"; }\n')
+        found = self.check()
+        for want in ('pmu/caps.c names amd_ext_core (member)', 'pmu/caps.c names pebs_format (member)',
+                     'pmu/caps.c names pmu_caps_pebs (',
+                     'pmu/caps.c holds the string "IA32_FIXED_CTR" (IA32_FIXED_CTR)'):
+            self.assertTrue(any(f.startswith(want) for f in found), '%s not in %s' % (want, found))
+        self.assertEqual(len(found), 4, found)
+
+    def test_a_subfolder_is_no_core(self):
+        self.build('pmu/kernel/hw.c', 'const char *name(void) { return "IA32_PMC"; }\n')
+        self.assertEqual(self.check(), [])
 
 
 if __name__ == '__main__':

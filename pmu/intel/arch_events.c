@@ -1,8 +1,11 @@
-/* The architectural performance events: one table keyed by enum
- * pmu_arch_event, whose values are the CPUID.0AH:EBX availability bits. */
-#include "pmu/pmu.h"
+/* The architectural PMU's definitions (the backend's arch): the
+ * architectural performance events, one table keyed by enum
+ * pmu_arch_event, whose values are the CPUID.0AH:EBX availability bits,
+ * and the architectural registers' names, which the core's messages use
+ * where a backend's caps name none. */
+#include "pmu/intel/intel.h"
 
-#include "lib/string.h"
+#include "pmu/pmu_internal.h"
 
 /* Encodings from SDM vol. 3B, "Pre-defined Architectural Performance
  * Events" (table "UMask and Event Select Encodings for Pre-Defined
@@ -11,7 +14,7 @@
  * 2 reference cycles at TSC rate, 3 top-down slots). Note: on a GP counter
  * 0x3C/0x01 counts reference cycles at the bus/crystal clock, while
  * FIXED_CTR2 counts at the TSC rate: the two differ by a fixed ratio. */
-const struct pmu_arch_event_desc pmu_arch_events[PMU_ARCH_NR] = {
+static const struct pmu_arch_event_desc intel_arch_events[PMU_ARCH_NR] = {
 	[PMU_ARCH_CYCLES] = { "cycles", 0x3c, 0x00, 1 },                  /* UnHalted Core Cycles */
 	[PMU_ARCH_INSTRUCTIONS] = { "instructions", 0xc0, 0x00, 0 },      /* Instructions Retired */
 	[PMU_ARCH_REF_CYCLES] = { "ref-cycles", 0x3c, 0x01, 2 },          /* UnHalted Reference Cycles */
@@ -33,33 +36,17 @@ const struct pmu_arch_event_desc pmu_arch_events[PMU_ARCH_NR] = {
 	[PMU_ARCH_LBR_INSERTS] = { "lbr-inserts", 0xe4, 0x01, -1 },           /* LBR Inserts */
 };
 
-const struct pmu_arch_event_desc *pmu_arch_event(enum pmu_arch_event e)
-{
-	if ((int)e < 0 || e >= PMU_ARCH_NR)
-		return NULL;
-	return &pmu_arch_events[e];
-}
-
-enum pmu_arch_event pmu_arch_event_by_name(const char *name)
-{
-	for (int e = 0; e < PMU_ARCH_NR; e++)
-		if (strcmp(pmu_arch_events[e].name, name) == 0)
-			return (enum pmu_arch_event)e;
-	return PMU_ARCH_NONE;
-}
-
-enum pmu_arch_event pmu_arch_event_by_code(uint8_t event, uint8_t umask)
-{
-	for (int e = 0; e < PMU_ARCH_NR; e++)
-		if (pmu_arch_events[e].event == event && pmu_arch_events[e].umask == umask)
-			return (enum pmu_arch_event)e;
-	return PMU_ARCH_NONE;
-}
-
-enum pmu_arch_event pmu_arch_event_of_fixed(unsigned i)
-{
-	for (int e = 0; e < PMU_ARCH_NR; e++)
-		if (pmu_arch_events[e].fixed >= 0 && (unsigned)pmu_arch_events[e].fixed == i)
-			return (enum pmu_arch_event)e;
-	return PMU_ARCH_NONE;
-}
+/* Register names from SDM vol. 4, "Architectural MSRs"; a legacy write
+ * to IA32_PMCx sign-extends bit 31 unless IA32_PERF_CAPABILITIES[13]
+ * offers full-width writes (SDM vol. 3B, "Full-Width Writes to
+ * Performance Counter Registers"). */
+const struct pmu_arch_defs intel_arch_defs = {
+	.events = intel_arch_events,
+	.evtsel_name = "IA32_PERFEVTSEL",
+	.ctr_name = "IA32_PMC",
+	.fixed_name = "IA32_FIXED_CTR",
+	.fixed_ctrl_name = "IA32_FIXED_CTR_CTRL",
+	.global_ctrl_name = "IA32_PERF_GLOBAL_CTRL",
+	.global_inuse_name = "IA32_PERF_GLOBAL_INUSE",
+	.narrow_write_why = "IA32_PERF_CAPABILITIES[13]=0",
+};

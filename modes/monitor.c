@@ -206,11 +206,12 @@ static void mon_print_ready(struct mon_run *m)
 			struct mon_cpu *mc = mon_cpu_at(m, c);
 			if (__atomic_load_n(&mc->published, __ATOMIC_ACQUIRE) >= m->next)
 				continue;
-			if (uptime_us() > mon_boundary(m, m->next) + RUN_LATE_US) {
+			if (run_late(&m->run, mon_boundary(m, m->next))) {
 				m->status = run_fail(
 					&m->run, MODE_E_STALLED,
-					"cpu %u did not report interval %llu within %llu ms of its end; stopping",
-					mc->rc.cpu, (unsigned long long)m->next, RUN_LATE_US / 1000);
+					"cpu %u did not report interval %llu within %llu ms of its end (the guest ran %u times slower than native); stopping",
+					mc->rc.cpu, (unsigned long long)m->next,
+					(unsigned long long)run_late_ms(&m->run), m->run.late_stretch);
 				__atomic_store_n(&m->run.go, RUN_ABORT, __ATOMIC_RELEASE);
 			}
 			return;

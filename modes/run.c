@@ -222,6 +222,23 @@ void run_go(struct run *r)
 	__atomic_store_n(&r->go, RUN_GO, __ATOMIC_RELEASE);
 }
 
+bool run_late(struct run *r, uint64_t deadline_us)
+{
+	if (r->late_stretch < 1)
+		r->late_stretch = 1;
+	if (uptime_us() < deadline_us + RUN_LATE_US * r->late_stretch)
+		return false;
+	unsigned f = timer_slowdown();
+	if (f > r->late_stretch)
+		r->late_stretch = f;
+	return uptime_us() >= deadline_us + RUN_LATE_US * r->late_stretch;
+}
+
+uint64_t run_late_ms(const struct run *r)
+{
+	return RUN_LATE_US * (r->late_stretch > 1 ? r->late_stretch : 1) / 1000;
+}
+
 void run_self(struct run *r)
 {
 	if (!r->self)

@@ -24,7 +24,8 @@
  * counts as stalled. */
 #define RUN_SETUP_TIMEOUT_US (120ull * 1000000)
 /* How late a CPU may be with a snapshot or with stopping: a workload step
- * is well under a millisecond, so this is generous. */
+ * is well under a millisecond, so this is generous on silicon; run_late()
+ * stretches it by the guest's slowdown. */
 #define RUN_LATE_US (2ull * 1000000)
 /* Waiting for a CPU to take the cross-CPU call, and to leave it. */
 #define RUN_CALL_TIMEOUT_US (1ull * 1000000)
@@ -71,8 +72,18 @@ struct run {
 	unsigned ncpu;
 	void *cpus; /* ncpu of the mode's per-CPU structs, stride bytes apart */
 	size_t stride;
-	struct run_cpu *self; /* the coordinator's own entry, or NULL */
+	struct run_cpu *self;  /* the coordinator's own entry, or NULL */
+	unsigned late_stretch; /* RUN_LATE_US's multiplier (run_late), 0 = 1 */
 };
+
+/* Whether a CPU is now RUN_LATE_US past deadline_us. Under TCG or on a
+ * busy host a vCPU may not run for seconds: when that budget is over, the
+ * coordinator times the guest (timer_slowdown) and stretches it by the
+ * slowdown, as the tests' budgets are (docs/verdicts.md); a CPU that
+ * stopped is still late after that. */
+bool run_late(struct run *r, uint64_t deadline_us);
+/* The budget run_late() last judged by, in ms; and its stretch. */
+uint64_t run_late_ms(const struct run *r);
 
 /* What the workloads get in the kernel: boot memory and the uptime clock. */
 extern const struct pmu_wl_env run_wl_env;

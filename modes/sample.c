@@ -319,8 +319,9 @@ static int sm_report(struct sm_run *m)
 		if (!__atomic_load_n(&mc->rc.done, __ATOMIC_ACQUIRE)) {
 			v = run_fail(
 				r, MODE_E_STALLED,
-				"cpu %u did not finish within %llu ms of the end; its ring is not drained",
-				mc->rc.cpu, RUN_LATE_US / 1000);
+				"cpu %u did not finish within %llu ms of the end (the guest ran %u times slower than native); its ring is not drained",
+				mc->rc.cpu, (unsigned long long)run_late_ms(r),
+				r->late_stretch < 1 ? 1 : r->late_stretch);
 			status = status ? status : v;
 			continue;
 		}
@@ -396,8 +397,7 @@ int sample_mode_run(const struct mode_opts *o, void (*line)(const char *), struc
 	 * UART's pace never stretches the measurement. */
 	for (unsigned c = 0; c < m->run.ncpu; c++) {
 		struct sm_cpu *mc = sm_cpu_at(m, c);
-		while (!__atomic_load_n(&mc->rc.done, __ATOMIC_ACQUIRE) &&
-		       uptime_us() < m->end_us + RUN_LATE_US)
+		while (!__atomic_load_n(&mc->rc.done, __ATOMIC_ACQUIRE) && !run_late(&m->run, m->end_us))
 			cpu_relax();
 	}
 	status = sm_report(m);

@@ -234,27 +234,6 @@ static _Noreturn void abort_on_exception(struct trap_frame *f)
  * than native it ran (at most SLOWDOWN_MAX times): a test that was slow
  * because the host was is given the time its work needs, one that hangs
  * still times out, and the TIMEOUT says what the guest's speed was. */
-/* Long enough (4M iterations: 2 ms native) to span several of the host
- * scheduler's slices when the guest is slow: a short probe that fits in one
- * slice sees the emulator's speed, not the share of the host it gets. */
-#define SLOWDOWN_PROBE_ITERS (1u << 22)
-/* Native: one iteration (add, compare, branch) per core cycle on any x86-64
- * core, the TSC at or near the core clock; 2 ticks leaves room for a core
- * below its TSC rate. */
-#define SLOWDOWN_NATIVE_TICKS 2u
-#define SLOWDOWN_MAX 64u
-
-unsigned ktest_slowdown(void)
-{
-	uint64_t t0 = rdtsc(), ticks;
-
-	for (unsigned i = 0; i < SLOWDOWN_PROBE_ITERS; i++)
-		__asm__ volatile("" ::: "memory");
-	ticks = rdtsc() - t0;
-	ticks /= (uint64_t)SLOWDOWN_PROBE_ITERS * SLOWDOWN_NATIVE_TICKS;
-	return ticks < 1 ? 1 : ticks > SLOWDOWN_MAX ? SLOWDOWN_MAX : (unsigned)ticks;
-}
-
 bool ktest_budget_over(uint64_t start_tsc, uint64_t budget_us, unsigned *stretch)
 {
 	uint64_t budget = us_to_tsc(budget_us);
@@ -263,7 +242,7 @@ bool ktest_budget_over(uint64_t start_tsc, uint64_t budget_us, unsigned *stretch
 		*stretch = 1;
 	if (rdtsc() - start_tsc < budget * *stretch)
 		return false;
-	unsigned f = ktest_slowdown();
+	unsigned f = timer_slowdown();
 	if (f > *stretch)
 		*stretch = f;
 	return rdtsc() - start_tsc >= budget * *stretch;

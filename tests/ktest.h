@@ -96,13 +96,9 @@ _Noreturn void ktest_fail(const char *fmt, ...) __attribute__((format(printf, 1,
  * stays valid until the next call on this CPU. */
 const char *ktest_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* How many times slower than native the guest runs now (1..64): TSC ticks
- * of a fixed loop against silicon's. Under TCG or on a busy host budgets
- * of guest time are stretched by it (docs/verdicts.md). */
-unsigned ktest_slowdown(void);
 /* Whether budget_us of guest time since start_tsc, stretched by *stretch,
- * is over; at its end the slowdown is measured again and *stretch raised
- * to it. */
+ * is over; at its end the slowdown (timer_slowdown) is measured again and
+ * *stretch raised to it. */
 bool ktest_budget_over(uint64_t start_tsc, uint64_t budget_us, unsigned *stretch);
 
 #endif

@@ -27,7 +27,7 @@ struct ktest_run {
 	uint32_t budget_ms;
 	uint64_t start_tsc;    /* when the body began */
 	uint64_t deadline_tsc; /* start + budget x stretch */
-	unsigned stretch;      /* the budget's multiplier: the guest's slowdown (ktest_slowdown) */
+	unsigned stretch;      /* the budget's multiplier: the guest's slowdown (timer_slowdown) */
 	enum ktest_result result;
 	unsigned checks, failed_checks;
 	unsigned xfail_checks;

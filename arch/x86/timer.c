@@ -40,6 +40,27 @@ uint64_t uptime_us(void)
 	return tsc_to_us(rdtsc() - tsc_at_boot);
 }
 
+/* Long enough (4M iterations: 2 ms native) to span several of the host
+ * scheduler's slices when the guest is slow: a short probe that fits in one
+ * slice sees the emulator's speed, not the share of the host it gets. */
+#define SLOWDOWN_PROBE_ITERS (1u << 22)
+/* Native: one iteration (add, compare, branch) per core cycle on any x86-64
+ * core, the TSC at or near the core clock; 2 ticks leaves room for a core
+ * below its TSC rate. */
+#define SLOWDOWN_NATIVE_TICKS 2u
+#define SLOWDOWN_MAX 64u
+
+unsigned timer_slowdown(void)
+{
+	uint64_t t0 = rdtsc(), ticks;
+
+	for (unsigned i = 0; i < SLOWDOWN_PROBE_ITERS; i++)
+		__asm__ volatile("" ::: "memory");
+	ticks = rdtsc() - t0;
+	ticks /= (uint64_t)SLOWDOWN_PROBE_ITERS * SLOWDOWN_NATIVE_TICKS;
+	return ticks < 1 ? 1 : ticks > SLOWDOWN_MAX ? SLOWDOWN_MAX : (unsigned)ticks;
+}
+
 void udelay(uint64_t us)
 {
 	uint64_t end = rdtsc() + us_to_tsc(us);

@@ -17,5 +17,9 @@ uint64_t us_to_tsc(uint64_t us);
 void udelay(uint64_t us);
 /* Microseconds since timer_calibrate(). */
 uint64_t uptime_us(void);
+/* How many times slower than native the guest runs now (1..64): TSC ticks
+ * of a fixed loop against silicon's. Under TCG or on a busy host budgets
+ * of guest time are stretched by it (docs/verdicts.md). */
+unsigned timer_slowdown(void);
 
 #endif

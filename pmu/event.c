@@ -453,7 +453,7 @@ int pmu_event_write_counter(struct pmu_event *ev, uint64_t value)
 		 * (SDM vol. 3B, "Full-Width Writes to Performance Counter
 		 * Registers"), so only such values can be stored. */
 		const struct pmu_arch_defs *arch = pmu_backend_arch();
-		uint64_t sx = (uint64_t)(int64_t)(int32_t)(uint32_t)v & pmu_width_mask(hw->width);
+		uint64_t sx = pmu_sext32(v, hw->width);
 		if (sx != v)
 			return fail(
 				ev, PMU_E_UNSUPPORTED,

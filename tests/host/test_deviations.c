@@ -468,9 +468,9 @@ HT_TEST(model_quirks_show_what_the_rows_match)
 	/* The SDM's PMU behind the same signature: #GP, #GP, the RESET value. */
 	pc = model_kvm_cpu(0);
 	o = fast_rdpmc_seen(pc);
-	HT_CHECK_EQ(o.fast_rdpmc.vector, 13);
+	HT_CHECK_EQ(o.fast_rdpmc.vector, X86_VEC_GP);
 	o = wide_write_seen(pc);
-	HT_CHECK_EQ(o.wide_write.vector, 13);
+	HT_CHECK_EQ(o.wide_write.vector, X86_VEC_GP);
 	HT_CHECK(dev_fingerprint(&o) == NULL, "a #GP is no fingerprint");
 	o = boot_seen(pc);
 	HT_CHECK_EQ(o.global_ctrl_boot.value, pc->caps.gp_mask);

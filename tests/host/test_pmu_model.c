@@ -264,7 +264,7 @@ HT_TEST(write_trace_records_faults)
 	HT_CHECK_EQ(model_trace_len(), 2);
 	HT_CHECK_EQ(model_trace_at(0)->msr, MSR_IA32_PERFEVTSEL0);
 	HT_CHECK_EQ(model_trace_at(0)->fault, 0);
-	HT_CHECK_EQ(model_trace_at(1)->fault, 13);
+	HT_CHECK_EQ(model_trace_at(1)->fault, X86_VEC_GP);
 }
 
 HT_TEST(hybrid_cpuid_per_cpu)

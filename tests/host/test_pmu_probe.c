@@ -161,7 +161,7 @@ HT_TEST(inuse_fault_is_no_inuse)
 	struct pmu_cpu *pc = pmu_cpu_of(0);
 	HT_CHECK(pc->counting, "counters count: %s", pc->reason);
 	HT_CHECK_EQ(pc->inuse.read_fault, 0);
-	HT_CHECK_EQ(pc->inuse.global_inuse_fault, 13);
+	HT_CHECK_EQ(pc->inuse.global_inuse_fault, X86_VEC_GP);
 	HT_CHECK(!pc->inuse.global_inuse_valid, "no INUSE value");
 	HT_CHECK(pmu_inuse_found(pc), "the fault is worth reporting");
 	printed[0] = '\0';

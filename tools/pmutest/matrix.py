@@ -220,14 +220,40 @@ def junit_problems(path):
 
 # ---------------------------------------------------------------- screenshot
 
-def hmp(sock_path, command, timeout=10):
-    """Send one QEMU human-monitor command over its unix socket."""
+HMP_PROMPT = b'(qemu) '
+
+
+def hmp(sock_path, command, timeout=120):
+    """Send one QEMU human-monitor command over its unix socket and wait
+    until the monitor has run it: it prints its prompt once at the start
+    and again when the command is done. A fixed pause instead lost the
+    screendump on a busy host (the file never appeared). Returns False if
+    the prompt did not come back within timeout ('quit' may close the
+    socket first, which counts as done)."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
-    s.connect(sock_path)
-    s.sendall(command.encode() + b'\n')
-    time.sleep(0.5)
-    s.close()
+    try:
+        s.connect(sock_path)
+        seen, prompts = b'', 0
+        end = time.monotonic() + timeout
+        while prompts < 1 and time.monotonic() < end:
+            chunk = s.recv(4096)
+            if not chunk:
+                return False
+            seen += chunk
+            prompts = seen.count(HMP_PROMPT)
+        s.sendall(command.encode() + b'\n')
+        while prompts < 2 and time.monotonic() < end:
+            chunk = s.recv(4096)
+            if not chunk:
+                return command == 'quit'
+            seen += chunk
+            prompts = seen.count(HMP_PROMPT)
+        return prompts >= 2
+    except OSError:
+        return command == 'quit'
+    finally:
+        s.close()
 
 
 def screenshot_run(iso, logdir, name, timeout=180):
@@ -259,11 +285,8 @@ def screenshot_run(iso, logdir, name, timeout=180):
             return 1, 'no end marker on the serial port within %d s (QEMU %s)' % (
                 timeout, 'exited %s' % proc.returncode if proc.poll() is not None else 'running')
         time.sleep(1)  # the framebuffer is written with the serial line; let it settle
-        hmp(sock, 'screendump ' + shot)
-        for _ in range(20):
-            if os.path.exists(shot) and os.path.getsize(shot) > 0:
-                break
-            time.sleep(0.5)
+        if not hmp(sock, 'screendump ' + shot):
+            return 1, 'the QEMU monitor did not finish "screendump" within 120 s (a busy host?)'
         hmp(sock, 'quit')
         check = subprocess.run([sys.executable, '-m', 'pmutest.fbcheck', shot, log],
                                env=dict(os.environ, PYTHONPATH=TOOLS),

@@ -45,3 +45,43 @@ class NoLongMode(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class Monitor(unittest.TestCase):
+    """hmp() returns once the monitor printed its prompt after the command."""
+
+    def serve(self, delay, reply_prompt=True):
+        import socket
+        import threading
+        import time
+        tmp = tempfile.mkdtemp()
+        path = os.path.join(tmp, 'mon.sock')
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(path)
+        srv.listen(1)
+        got = []
+
+        def run():
+            c, _ = srv.accept()
+            c.sendall(b'QEMU 7.2 monitor\r\n(qemu) ')
+            got.append(c.recv(4096))
+            time.sleep(delay)   # the command runs
+            if reply_prompt:
+                c.sendall(b'(qemu) ')
+            time.sleep(0.3)
+            c.close()
+            srv.close()
+        t = threading.Thread(target=run)
+        t.start()
+        return path, got, t
+
+    def test_waits_for_the_command_to_finish(self):
+        path, got, t = self.serve(1.0)
+        self.assertTrue(matrix.hmp(path, 'screendump x.ppm', timeout=10))
+        t.join()
+        self.assertEqual(got, [b'screendump x.ppm\n'])
+
+    def test_a_monitor_that_never_answers_is_not_done(self):
+        path, got, t = self.serve(0.1, reply_prompt=False)
+        self.assertFalse(matrix.hmp(path, 'screendump x.ppm', timeout=2))
+        t.join()

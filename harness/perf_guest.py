@@ -150,9 +150,14 @@ if grep -q AuthenticAMD /proc/cpuinfo; then RAW=r00c0:u,r00c2:u,r00c4:u; else RA
 for i in 1 2 3; do run STAT$i taskset -c 1 perf stat -x, -e instructions:u,branches:u {K_EVENTS} -- ./loop; done
 run RAW taskset -c 1 perf stat -x, -e $RAW {K_EVENTS} -- ./loop
 run ALLCPU perf stat -a -A -x, -e instructions,cycles -- sleep 1
+# CPU 1's NMIs and PMIs around the record (/proc/interrupts), and perf's
+# lost-record count: a missing sample then says whether its NMI came.
+run RECORD-IRQS0 grep -E '^ *(NMI|PMI):' /proc/interrupts
 run RECORD taskset -c 1 perf record -q -o /tmp/rec.data -e instructions/period={RECORD_PERIOD}/u {K_EVENTS} ./loop10m
+run RECORD-IRQS1 grep -E '^ *(NMI|PMI):' /proc/interrupts
 run RECORD-SAMPLES sh -c 'perf script -i /tmp/rec.data -F event | sort | uniq -c'
 run RECORD-THROTTLE sh -c 'perf report -i /tmp/rec.data -D 2>/dev/null | grep -c "PERF_RECORD_THROTTLE"'
+run RECORD-LOST sh -c 'perf report -i /tmp/rec.data -D 2>/dev/null | grep -c "PERF_RECORD_LOST"'
 rm -f /tmp/rec.data
 # The default event in frequency mode: under TCG each PMI takes long in the
 # host's time, which Linux's period adjustment answers with shorter periods

@@ -151,12 +151,14 @@ class Shapes(unittest.TestCase):
 
 def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, "
             "full-width counters, Intel PMU driver.", pebs_ip="4000aa", samples=999,
-            msr_error=False, perftest="Ok", iret_cx=None, lbr_depths=(), switch_in=False):
+            msr_error=False, perftest="Ok", iret_cx=None, lbr_depths=(), switch_in=False,
+            nmis=None, lost="0"):
     """A made-up intel-v4 console as perf_guest's /init prints it.  iret_cx:
     the 50th PEBS sample is at the IRET returning to ring 3, with that RCX
     (the kernel entry before it saved 0x1234); lbr_depths: samples of those
     depths after the 999 full ones, the first of them after a switch-in if
-    switch_in."""
+    switch_in; nmis: CPU 1's NMIs and PMIs during the record (the sections
+    are left out when None), lost: perf's PERF_RECORD_LOST count."""
     a = perf_guest.addresses()
     order = "  1.0: context_tracking:user_exit: ffffffff81000100 ABI:2 CX:0x0 ABI:2 CX:0x0\n"
     for i in range(1, 100):
@@ -204,6 +206,12 @@ def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, 
         "PERFTEST-4": "  4: mmap interface tests :\n  4.1: Read samples using the mmap interface : %s\n"
                       % perftest,
     }
+    if nmis is not None:
+        irqs = (" NMI:  7  %d  Non-maskable interrupts\n"
+                " PMI:  7  %d  Performance monitoring interrupts\n")
+        s["RECORD-IRQS0"] = irqs % (40, 40)
+        s["RECORD-IRQS1"] = irqs % (40 + nmis, 40 + nmis)
+        s["RECORD-LOST"] = lost + "\n"
     return "".join("@@ BEGIN %s\n%s@@ END %s rc=0\n" % (k, v, k) for k, v in s.items()) + "@@ DONE\n"
 
 
@@ -247,6 +255,22 @@ class Judge(unittest.TestCase):
         self.assertTrue(any("perf test 4" in f for f in j.failed))
         j = self.judge(console(driver="PEBS fmt3+, Skylake events, Intel PMU driver."))
         self.assertTrue(any("LBR depth" in f for f in j.failed))
+
+    def test_a_missing_sample_says_whether_its_nmi_came(self):
+        cases = {
+            (998, "0"): "CPU 1 took 998 NMIs: the missing overflow's NMI never came",
+            (999, "0"): "CPU 1 took 999 NMIs: Linux made no sample of 1",
+            (998, "2"): "perf lost records (2)",
+            (None, "0"): "(CPU 1's NMIs and perf's lost records not in this log)",
+        }
+        for (nmis, lost), want in cases.items():
+            j = self.judge(console(samples=998, nmis=nmis, lost=lost))
+            self.assertTrue(any(f.startswith("perf record -e instructions:u") and f.endswith(want)
+                                for f in j.failed), (want, j.failed))
+        j = self.judge(console(nmis=999))
+        self.assertEqual(j.failed, [])
+        self.assertIn("     record: CPU 1 took 999 NMIs, 999 PMIs; PERF_RECORD_LOST records 0",
+                      j.lines)
 
     def test_judged_again_from_the_log(self):
         with tempfile.TemporaryDirectory() as d:

@@ -183,6 +183,18 @@ static int run_check_setup(struct run *r)
 	return failed ? MODE_E_EVENTS : MODE_OK;
 }
 
+/* The guest's slowdown, measured again (r->late_stretch keeps the most). */
+static unsigned run_stretch(struct run *r)
+{
+	unsigned f = timer_slowdown();
+
+	if (r->late_stretch < f)
+		r->late_stretch = f;
+	if (r->late_stretch < 1)
+		r->late_stretch = 1;
+	return r->late_stretch;
+}
+
 int run_start(struct run *r, const struct run_ops *ops)
 {
 	int status = MODE_OK;
@@ -193,7 +205,12 @@ int run_start(struct run *r, const struct run_ops *ops)
 		struct run_cpu *rc = run_cpu_at(r, c);
 		if (rc == r->self)
 			continue;
-		if (!on_cpu_try_async(rc->cpu, run_worker, rc, RUN_CALL_TIMEOUT_US, &rc->ticket)) {
+		/* A CPU busy past RUN_CALL_TIMEOUT_US may be a vCPU the host did
+		 * not run (an earlier run's worker still leaving): waited for as
+		 * run_late() waits, stretched by the slowdown. */
+		if (!on_cpu_try_async(rc->cpu, run_worker, rc, RUN_CALL_TIMEOUT_US, &rc->ticket) &&
+		    !on_cpu_try_async(rc->cpu, run_worker, rc,
+				      RUN_CALL_TIMEOUT_US * run_stretch(r) * RUN_STALL_FACTOR, &rc->ticket)) {
 			status = run_fail(r, MODE_E_STALLED,
 					  "cpu %u is still busy with an earlier cross-CPU call", rc->cpu);
 			break;
@@ -228,15 +245,22 @@ bool run_late(struct run *r, uint64_t deadline_us)
 		r->late_stretch = 1;
 	if (uptime_us() < deadline_us + RUN_LATE_US * r->late_stretch)
 		return false;
-	unsigned f = timer_slowdown();
-	if (f > r->late_stretch)
-		r->late_stretch = f;
-	return uptime_us() >= deadline_us + RUN_LATE_US * r->late_stretch;
+	uint64_t soft = RUN_LATE_US * run_stretch(r);
+	if (uptime_us() < deadline_us + soft)
+		return false;
+	if (!r->late_said) {
+		r->late_said = true;
+		run_say(r,
+			"a CPU is more than %llu ms late (the guest ran %u times slower than native): waiting up to %llu ms for it before calling it stalled",
+			(unsigned long long)(soft / 1000), r->late_stretch,
+			(unsigned long long)(soft * RUN_STALL_FACTOR / 1000));
+	}
+	return uptime_us() >= deadline_us + soft * RUN_STALL_FACTOR;
 }
 
 uint64_t run_late_ms(const struct run *r)
 {
-	return RUN_LATE_US * (r->late_stretch > 1 ? r->late_stretch : 1) / 1000;
+	return RUN_LATE_US * (r->late_stretch > 1 ? r->late_stretch : 1) * RUN_STALL_FACTOR / 1000;
 }
 
 void run_self(struct run *r)
@@ -252,7 +276,9 @@ void run_join(struct run *r)
 {
 	for (unsigned c = 0; c < r->ncpu; c++) {
 		struct run_cpu *rc = run_cpu_at(r, c);
-		if (rc->launched && !on_cpu_wait(rc->cpu, rc->ticket, RUN_CALL_TIMEOUT_US + RUN_LATE_US))
+		if (rc->launched && !on_cpu_wait(rc->cpu, rc->ticket, RUN_CALL_TIMEOUT_US + RUN_LATE_US) &&
+		    !on_cpu_wait(rc->cpu, rc->ticket,
+				 (RUN_CALL_TIMEOUT_US + RUN_LATE_US) * run_stretch(r) * RUN_STALL_FACTOR))
 			run_say(r,
 				"cpu %u did not finish its run in time; its counters may still be programmed",
 				rc->cpu);

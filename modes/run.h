@@ -27,6 +27,13 @@
  * is well under a millisecond, so this is generous on silicon; run_late()
  * stretches it by the guest's slowdown. */
 #define RUN_LATE_US (2ull * 1000000)
+/* A CPU later than that is waited for this many times longer before it
+ * counts as stalled: the slowdown is the coordinator's, and a host that
+ * does not run one vCPU at all for tens of seconds (a loaded host, more
+ * so with a nested hypervisor between) gives that vCPU a larger one. A
+ * vCPU the host starved comes back within the wait; a stopped CPU does
+ * not. */
+#define RUN_STALL_FACTOR 10
 /* Waiting for a CPU to take the cross-CPU call, and to leave it. */
 #define RUN_CALL_TIMEOUT_US (1ull * 1000000)
 /* "pmutest": the same chase permutation and branchy bits every run. */
@@ -74,15 +81,19 @@ struct run {
 	size_t stride;
 	struct run_cpu *self;  /* the coordinator's own entry, or NULL */
 	unsigned late_stretch; /* RUN_LATE_US's multiplier (run_late), 0 = 1 */
+	bool late_said;        /* run_late() said it waits for a late CPU */
 };
 
-/* Whether a CPU is now RUN_LATE_US past deadline_us. Under TCG or on a
- * busy host a vCPU may not run for seconds: when that budget is over, the
- * coordinator times the guest (timer_slowdown) and stretches it by the
- * slowdown, as the tests' budgets are (docs/verdicts.md); a CPU that
- * stopped is still late after that. */
+/* Whether a CPU is now too late past deadline_us to be waited for. Under
+ * TCG or on a busy host a vCPU may not run for seconds: when RUN_LATE_US
+ * is over, the coordinator times the guest (timer_slowdown) and stretches
+ * that budget by the slowdown, as the tests' budgets are
+ * (docs/verdicts.md); past the stretched budget it says once that it
+ * waits, and waits RUN_STALL_FACTOR times longer. A CPU that stopped is
+ * still late after that. */
 bool run_late(struct run *r, uint64_t deadline_us);
-/* The budget run_late() last judged by, in ms; and its stretch. */
+/* The budget run_late() last judged by, in ms (the stretched one times
+ * RUN_STALL_FACTOR); its stretch is r->late_stretch. */
 uint64_t run_late_ms(const struct run *r);
 
 /* What the workloads get in the kernel: boot memory and the uptime clock. */

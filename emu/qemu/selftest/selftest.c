@@ -420,6 +420,75 @@ static void pmi_before_interrupt(void)
           nmi_eip - (uint32_t)(uintptr_t)pmi_boundary, 0);
 }
 
+/*
+ * A PMI comes at its overflow whatever else the PMU does between
+ * instructions (SDM vol. 3B, 21.6.3.5.8 "Generating an Interrupt on
+ * Overflow": the interrupt is generated when the counter overflows).
+ * The emulator folds what translated code accounted whenever it re-decides
+ * how far the guest may run: its reference-cycles timer, which catches a
+ * FIXED_CTR2 overflow between instructions, must not let an instruction
+ * counter's PMI come late.  ESI counts a DEC/JNZ loop down; the NMI
+ * handler keeps it, the iteration the PMI interrupted.  It must be the
+ * same with FIXED_CTR2 some ticks from its overflow (its timer fires
+ * within the window, its PMI off) as without it.
+ */
+#define PMI_ITERS 10000000u
+#define PMI_PERIOD 16000000u
+extern volatile uint32_t nmi_esi;
+volatile uint32_t nmi_esi;
+void nmi_esi_handler(void);
+__asm__(".globl nmi_esi_handler\nnmi_esi_handler:\n\t"
+        "mov %esi, nmi_esi\n\tincl nmis_seen\n\tiret\n");
+
+static uint32_t pmi_iteration(bool ref_clock, uint32_t ref_ticks)
+{
+    volatile uint32_t *apic = (volatile uint32_t *)0xfee00000;
+    uint32_t lo = 1, hi = ref_clock ? 1u << (34 - 32) : 0;
+    uint32_t ecx = MSR_GLOBAL_CTRL, n = PMI_ITERS;
+
+    nmis_seen = 0;
+    nmi_esi = 0;
+    apic[0x340 / 4] = 0x400;            /* LVTPC: NMI, unmasked */
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_PERFEVTSEL0, 0xc0 | SEL_OS_USR_EN | (1u << 20));
+    wrmsr(MSR_PMC0, (uint32_t)-PMI_PERIOD);   /* sign-extended */
+    /* FIXED_CTR2: reference cycles, OS and USR, no PMI. */
+    wrmsr(MSR_FIXED_CTR_CTRL, 0x3 << 8);
+    wrmsr(MSR_FIXED_CTR0 + 2, ref_clock ? (1ull << 48) - ref_ticks : 0);
+    __asm__ volatile("wrmsr\n\t"
+                     "1: dec %%esi\n\tjnz 1b\n\t"
+                     "mov $0, %%eax\n\tmov $0, %%edx\n\twrmsr"
+                     : "+a"(lo), "+d"(hi), "+c"(ecx), "+S"(n) : : "memory", "cc");
+    wrmsr(MSR_FIXED_CTR_CTRL, 0);
+    wrmsr(MSR_PERFEVTSEL0, 0);
+    apic[0x340 / 4] = 0x10000;          /* LVTPC masked */
+    return nmis_seen == 1 ? nmi_esi : 0;
+}
+
+static void pmi_on_time(void)
+{
+    /* TSC ticks to FIXED_CTR2's overflow: its timer fires early, midway or late in the window. */
+    static const uint32_t ref_ticks[3] = { 3000000, 10000000, 30000000 };
+    uint32_t alone, beside_ref;
+    unsigned i;
+
+    set_gate(2, nmi_esi_handler);
+    alone = pmi_iteration(false, 0);
+    beside_ref = alone;
+    for (i = 0; i < 3 && beside_ref == alone; i++) {
+        beside_ref = pmi_iteration(true, ref_ticks[i]);
+    }
+    set_gate(2, nmi_handler);
+    /*
+     * The enabling WRMSR retires counted, then each iteration's DEC and
+     * JNZ: the DEC of iteration PERIOD / 2 overflows, the PMI follows it.
+     */
+    check("instruction PMI alone: one NMI, after its overflowing DEC",
+          alone, PMI_ITERS - PMI_PERIOD / 2);
+    check("... the same iteration in 3 windows while FIXED_CTR2's timer runs",
+          beside_ref, alone);
+}
+
 static uint32_t timed_loop_body(uint32_t n)
 {
     __asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
@@ -636,6 +705,7 @@ void main32(uint32_t magic, uint32_t mbi)
     conventions();
     model_specific_events();
     pmi_before_interrupt();
+    pmi_on_time();
     privilege();
     cost();
     puts("# emu-selftest: ");

@@ -579,9 +579,34 @@ static void pmu_update(CPUX86State *env)
     pmu_arm_ref_timer(env);
 }
 
+static void pmu_deliver(CPUX86State *env, unsigned pmis);
+
+/*
+ * Between TBs, on a request from outside the TB chain (the uncore's kick,
+ * the reference-cycles timer): what translated code accounted since the
+ * last fold goes into the model first.  pmu_update takes the countdown
+ * from the counters' headroom; without the fold that headroom leaves out
+ * the events already accounted, the countdown runs past the overflow, and
+ * its PMI comes late by up to what had been accounted (SDM vol. 3B,
+ * "Generating an Interrupt on Overflow": the PMI is generated when the
+ * counter overflows).  helper_pmu_tb_start folds the same way.
+ */
+static unsigned pmu_fold_between_tbs(CPUX86State *env)
+{
+    unsigned pmis = pmu_fold(env, env->hflags & HF_PMU_STEP_MASK);
+
+    pmis += pmu_fold_ref(env);
+    pmis += x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
+    env->pmu_last_ip = env->eip;
+    return pmis;
+}
+
 void x86_pmu_rethink(CPUX86State *env)
 {
+    unsigned pmis = pmu_fold_between_tbs(env);
+
     pmu_update(env);
+    pmu_deliver(env, pmis);
 }
 
 /* PMIs through the LVT performance-counter entry, under the BQL. */
@@ -982,9 +1007,8 @@ void x86_pmu_delivery_end(CPUX86State *env, int is_int)
 static void pmu_ref_timer_work(CPUState *cs, run_on_cpu_data data)
 {
     CPUX86State *env = cs->env_ptr;
-    unsigned pmis = pmu_fold_ref(env);
+    unsigned pmis = pmu_fold_between_tbs(env);
 
-    pmis += x86_pmu_pebs(env, env->eip, env->pmu_last_ip);
     pmu_update(env);
     pmu_deliver(env, pmis);
 }

@@ -392,6 +392,17 @@ def cpu1_irqs(body):
     return out
 
 
+def cpu1_maskable_irqs(body):
+    """CPU 1's interrupts other than NMIs (PMIs are NMIs) from a
+    /proc/interrupts listing: every row whose second column is CPU 1's."""
+    total = 0
+    for line in body.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0].endswith(":") and f[0] not in ("NMI:", "PMI:") and f[2].isdigit():
+            total += int(f[2])
+    return total
+
+
 def record_diagnosis(j, sec, got):
     """Where a missing sample went, from CPU 1's NMI and PMI counts around
     the record and perf's PERF_RECORD_LOST records (logs before these
@@ -481,12 +492,34 @@ def judge_record(j, sec, shape, addrs):
             if t[0] != str(shape.lbr):
                 short.append((n, rest))
         wiped, odd = lbr_short_stacks(sec.get("LBR-SWITCHES", ("", None))[0], shape.lbr)
+        # Architectural LBRs record the return from an interrupt into the
+        # user-only stack with FROM_IP all ones (SDM vol. 3B, "Architectural
+        # Last Branch Records"); its branch type is "other", which Linux
+        # 6.1 decodes from FROM, finds no kernel text there and drops
+        # (arch/x86/events/intel/lbr.c intel_pmu_lbr_filter, utils.c
+        # get_branch_type: X86_BR_NONE), compressing the stack: a sample
+        # whose last branches hold an interrupt's return is one short per
+        # return, as on silicon. At most one sample per interrupt taken on
+        # CPU 1 in the run; legacy LBRs keep the kernel's FROM, and Linux
+        # keeps the entry.
+        irqs = None
+        i0, i1 = sec.get("LBR-IRQS0"), sec.get("LBR-IRQS1")
+        if "Architectural LBR" in j.f["driver"] and i0 and i1:
+            irqs = cpu1_maskable_irqs(i1[0]) - cpu1_maskable_irqs(i0[0])
+        by_irq = [o for o in odd if int(o.split()[1]) < shape.lbr]
+        if irqs is not None and by_irq and len(by_irq) <= irqs and len(by_irq) == len(odd):
+            j.note(f"LBR: {len(by_irq)} sample(s) short not after a switch-in, CPU 1 took {irqs} "
+                   f"interrupts in the run: each an interrupt's return Linux dropped "
+                   f"(FROM_IP all ones): {by_irq}")
+            wiped, odd = wiped + len(by_irq), []
         ok1 = j.check("LBR" in sec and sec["LBR"][1] == 0 and nsamp > 0
                       and set(by_depth) <= {str(d) for d in range(shape.lbr + 1)}
                       and sum(n for n, _ in short) == wiped and not odd,
                       f"perf record -b: {nsamp} samples, each {shape.lbr} branches deep, but "
                       f"for the first after the workload was switched back in (Linux wipes "
-                      f"the LBRs then): depths {by_depth}; short after a switch-in {wiped}, "
+                      f"the LBRs then) and, with architectural LBRs, one per interrupt CPU 1 "
+                      f"took ({irqs if irqs is not None else 'not counted'}): depths {by_depth}; "
+                      f"short after a switch-in or an interrupt {wiped}, "
                       f"others: {odd or 'none'}; (samples depth ip sym): {short or 'none'}")
         want = "0x%x/0x%x" % (addrs["jnz"], addrs["loop"])
         bad = []

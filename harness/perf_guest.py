@@ -175,7 +175,9 @@ run PEBS-IRET sh -c "grep ' native_irq_return_iret$' /proc/kallsyms"
 rm -f /tmp/pebs.data
 fi
 if [ -e /sys/bus/event_source/devices/cpu/caps/branches ]; then
+run LBR-IRQS0 cat /proc/interrupts
 run LBR taskset -c 1 perf record -q -o /tmp/lbr.data --switch-events -b -e instructions/period={RECORD_PERIOD}/u ./loop10m
+run LBR-IRQS1 cat /proc/interrupts
 run LBR-DEPTHS sh -c 'perf script -i /tmp/lbr.data -F ip,sym,brstack | awk "{{n = 0; for (i = 1; i <= NF; i++) if (\$i ~ /^0x[0-9a-f]+\/0x/) n++; print n, \$1, \$2}}" | sort | uniq -c'
 run LBR-SWITCHES sh -c 'perf script -i /tmp/lbr.data --show-switch-events -F time,ip,brstack | awk "/PERF_RECORD_SWITCH/ {{print (/ OUT/ ? \\"SWITCH-OUT\\" : \\"SWITCH-IN\\"); next}} {{n = 0; for (i = 1; i <= NF; i++) if (\\$i ~ /^0x[0-9a-f]+\\/0x/) n++; print \\"SAMPLE\\", n, \\$2}}"'
 run LBR-ENTRIES sh -c 'perf script -i /tmp/lbr.data -F brstack | tr " " "\\n" | grep . | cut -d/ -f1,2 | sort | uniq -c'

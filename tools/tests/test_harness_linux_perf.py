@@ -152,13 +152,14 @@ class Shapes(unittest.TestCase):
 def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, "
             "full-width counters, Intel PMU driver.", pebs_ip="4000aa", samples=999,
             msr_error=False, perftest="Ok", iret_cx=None, lbr_depths=(), switch_in=False,
-            nmis=None, lost="0"):
+            nmis=None, lost="0", lbr_irqs=None):
     """A made-up intel-v4 console as perf_guest's /init prints it.  iret_cx:
     the 50th PEBS sample is at the IRET returning to ring 3, with that RCX
     (the kernel entry before it saved 0x1234); lbr_depths: samples of those
     depths after the 999 full ones, the first of them after a switch-in if
     switch_in; nmis: CPU 1's NMIs and PMIs during the record (the sections
-    are left out when None), lost: perf's PERF_RECORD_LOST count."""
+    are left out when None), lost: perf's PERF_RECORD_LOST count; lbr_irqs:
+    CPU 1's maskable interrupts during the LBR run (left out when None)."""
     a = perf_guest.addresses()
     order = "  1.0: context_tracking:user_exit: ffffffff81000100 ABI:2 CX:0x0 ABI:2 CX:0x0\n"
     for i in range(1, 100):
@@ -206,6 +207,12 @@ def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, 
         "PERFTEST-4": "  4: mmap interface tests :\n  4.1: Read samples using the mmap interface : %s\n"
                       % perftest,
     }
+    if lbr_irqs is not None:
+        rows = ("           CPU0       CPU1\n  0:   90   0   IO-APIC   2-edge      timer\n"
+                " NMI:  7  %d  Non-maskable interrupts\n LOC:  500  %d  Local timer interrupts\n"
+                " PMI:  7  %d  Performance monitoring interrupts\n")
+        s["LBR-IRQS0"] = rows % (40, 100, 40)
+        s["LBR-IRQS1"] = rows % (1040, 100 + lbr_irqs, 1040)
     if nmis is not None:
         irqs = (" NMI:  7  %d  Non-maskable interrupts\n"
                 " PMI:  7  %d  Performance monitoring interrupts\n")
@@ -294,6 +301,17 @@ class Judge(unittest.TestCase):
         # Right only with the registers that IRET restored.
         self.assertIn("pebs=ok", self.judge(console(iret_cx=0x1234)).summary())
         self.assertIn("pebs=bad", self.judge(console(iret_cx=0x1235)).summary())
+
+    def test_architectural_lbrs_short_by_an_interrupts_return(self):
+        arch = ("Architectural LBR, PEBS fmt3+, Skylake events, 32-deep LBR, "
+                "full-width counters, Intel PMU driver.")
+        self.assertIn("lbr=ok", self.judge(console(driver=arch, lbr_depths=(31,), lbr_irqs=1)).summary())
+        # No interrupt on CPU 1, more short samples than interrupts, or
+        # legacy LBRs (Linux keeps the kernel's FROM): still bad.
+        self.assertIn("lbr=bad", self.judge(console(driver=arch, lbr_depths=(31,), lbr_irqs=0)).summary())
+        self.assertIn("lbr=bad", self.judge(console(driver=arch, lbr_depths=(31, 30), lbr_irqs=1)).summary())
+        self.assertIn("lbr=bad", self.judge(console(driver=arch, lbr_depths=(31,))).summary())
+        self.assertIn("lbr=bad", self.judge(console(lbr_depths=(31,), lbr_irqs=5)).summary())
 
     def test_a_short_stack_only_after_a_switch_in(self):
         self.assertIn("lbr=ok", self.judge(console(lbr_depths=(0,), switch_in=True)).summary())

@@ -40,6 +40,7 @@ struct pmu_cpu {
 	char reason[PMU_REASON_LEN];
 };
 
+struct pmu_caps_line;
 struct pmu_lbr_caps;
 struct pmu_lbr_entry;
 struct pmu_lbr_filter;
@@ -77,9 +78,13 @@ struct pmu_ops {
 	int (*get_extra)(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr,
 			 uint64_t *evtsel);
 	void (*put_extra)(struct pmu_cpu *pc, uint32_t msr);
-	/* The name of a hybrid part's core type (caps->core_type), for the
-	 * caps report's first line; NULL: "unknown". */
-	const char *(*core_type_name)(unsigned core_type);
+	/* What the backend adds to the caps report's first line (a hybrid
+	 * part's core type); NULL: nothing. */
+	void (*print_caps_ident)(const struct pmu_caps *caps, struct pmu_caps_line *l);
+	/* Whether the backend's own caps (pmu_caps.vendor_caps) of two CPUs
+	 * whose common caps agree make them one CPU type; NULL: the words
+	 * are equal. */
+	bool (*caps_same)(const struct pmu_caps *a, const struct pmu_caps *b);
 	/* The caps lines past the generic first one (pmu_caps_print). */
 	void (*print_caps)(const struct pmu_caps *caps, const char *prefix, pmu_line_fn out, void *ctx);
 	/* The encoding of a named architectural event on this PMU (the names

@@ -7,6 +7,7 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
+#include "pmu/intel/caps.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
 
@@ -566,7 +567,9 @@ static void busy_reason(struct pmu_event *ev, const struct pmu_offcore_view *v, 
 int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr)
 {
 	const struct pmu_offcore_model *m = pmu_offcore_model(&pc->caps);
-	unsigned nmsrs = m ? m->nmsrs : (pc->caps.offcore_msrs > 2 ? 2 : pc->caps.offcore_msrs);
+	unsigned nmsrs = m ? m->nmsrs
+			   : (intel_caps(&pc->caps)->offcore_msrs > 2 ? 2
+								      : intel_caps(&pc->caps)->offcore_msrs);
 	unsigned nsel = pmu_offcore_nsel(m);
 	struct pmu_offcore_view v;
 	int got[PMU_IDX_NR];

@@ -123,16 +123,16 @@ static struct pmu_caps caps_with(unsigned fmt, uint32_t valid, uint32_t ebx4, ui
 
 	memset(&c, 0, sizeof(c));
 	c.vendor = PMU_VENDOR_INTEL;
-	c.perf_caps_valid = true;
+	intel_caps_rw(&c)->perf_caps_valid = true;
 	intel_caps_rw(&c)->pebs_format = fmt;
-	c.arch_perfmon_ext = true;
-	c.leaf23_valid = valid;
+	intel_caps_rw(&c)->arch_perfmon_ext = true;
+	intel_caps_rw(&c)->leaf23_valid = valid;
 	c.gp_mask = 0xff;
 	c.fixed_mask = 0x77;
-	c.leaf23_regs[4].ebx = ebx4;
-	c.leaf23_regs[5].eax = eax5;
-	c.leaf23_regs[5].ebx = 1;
-	c.leaf23_regs[5].ecx = ecx5;
+	intel_caps_rw(&c)->leaf23_regs[4].ebx = ebx4;
+	intel_caps_rw(&c)->leaf23_regs[5].eax = eax5;
+	intel_caps_rw(&c)->leaf23_regs[5].ebx = 1;
+	intel_caps_rw(&c)->leaf23_regs[5].ecx = ecx5;
 	return c;
 }
 

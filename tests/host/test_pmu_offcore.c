@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arch/x86/msr.h"
+#include "pmu/intel/caps.h"
 #include "pmu/intel/offcore.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
@@ -53,7 +54,7 @@ HT_TEST(model_table)
 		HT_CHECK_EQ(m->dmnd_rd_l3_miss, SNB_DMND_RD_L3_MISS);
 		HT_CHECK_EQ(m->smt_shared, false);
 	}
-	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 2);
+	HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 2);
 
 	boot(MODEL_V4); /* Skylake 0x5E */
 	m = pmu_offcore_model(pmu_caps());
@@ -67,7 +68,7 @@ HT_TEST(model_table)
 
 	boot(MODEL_V2); /* Core 2 model 0xF: no row */
 	HT_CHECK(pmu_offcore_model(pmu_caps()) == NULL, "Core 2 has no offcore table");
-	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 0);
+	HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 0);
 }
 
 /* CPUID.01H:EAX of family 6, DisplayModel m (SDM vol. 2A, CPUID leaf 01H). */
@@ -202,7 +203,7 @@ HT_TEST(rows_since_skylake_per_core)
 		HT_CHECK(m->dmnd_rd_l3_miss || (m->no_l3_miss_why && m->no_l3_miss_why[0]),
 			 "model %#x %s: no value and no reason", cases[i].model, m->name);
 		HT_CHECK_EQ(m->gp_mask, cases[i].gp_mask);
-		HT_CHECK_EQ(pmu_caps()->offcore_msrs, 2);
+		HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 2);
 	}
 }
 
@@ -255,8 +256,8 @@ HT_TEST(omr_rows_of_families_18_19)
 		if (!m)
 			continue;
 		HT_CHECK_STR(m->name, cases[i].row);
-		HT_CHECK(m->omr && m->nmsrs == 4 && pmu_caps()->offcore_msrs == 4, "%s: four OMR MSRs",
-			 m->name);
+		HT_CHECK(m->omr && m->nmsrs == 4 && intel_caps(pmu_caps())->offcore_msrs == 4,
+			 "%s: four OMR MSRs", m->name);
 		for (int s = 0; s < 4; s++) {
 			HT_CHECK(m->event[s] == cases[i].event && m->umask[s] == 1u << s &&
 					 m->valid[s] == cases[i].valid,
@@ -347,7 +348,7 @@ HT_TEST(omr_allocation_moves_in_turn)
 	c.num_gp = 8;
 	x86pmu_omr_layout(&c.offcore);
 	model_boot_custom(&c, 1);
-	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 4);
+	HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 4);
 	for (unsigned i = 0; i < 5; i++) {
 		offcore_ev(&o[i], 0x2a, 0xfffff000000001ull | (uint64_t)i << 1, "o");
 		HT_CHECK_EQ(pmu_event_add(&o[i]), i < 4 ? PMU_OK : PMU_E_BUSY);
@@ -622,7 +623,7 @@ HT_TEST(nehalem_has_one_msr)
 	cfg = *model_config(0);
 	cfg.signature = 0x000106a5; /* Nehalem (Core i7-9xx), model 0x1A */
 	model_boot_custom(&cfg, 1);
-	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 1);
+	HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 1);
 	offcore_ev(&a, 0xbb, 0xf001ull, "a"); /* 0xBB asked: there is only RSP_0 */
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
 	HT_CHECK_EQ(a.hw.extra_msr, MSR_OFFCORE_RSP_0);

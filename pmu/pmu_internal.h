@@ -64,6 +64,13 @@ struct pmu_ops {
 			 char *why, size_t whylen);
 	int (*encode_fixed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, unsigned i,
 			    uint64_t *field, char *why, size_t whylen);
+	/* The fixed counters' control register (caps->fixed_ctrl) holds one
+	 * field per counter, as encode_fixed gives it: fixed counter i's
+	 * field in ctrl; ctrl with that field replaced (0: cleared); whether
+	 * a field counts at some privilege level. NULL: no fixed counters. */
+	uint64_t (*fixed_field)(uint64_t ctrl, unsigned i);
+	uint64_t (*fixed_field_set)(uint64_t ctrl, unsigned i, uint64_t field);
+	bool (*fixed_field_counts)(uint64_t field);
 	/* The extra MSR an event needs (offcore response), or 0. */
 	uint32_t (*extra_msr)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
 	/* PMU_OK, or why attr cannot have the extra MSR extra_msr gave it

@@ -350,6 +350,27 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 	return PMU_OK;
 }
 
+/* IA32_FIXED_CTR_CTRL: a 4-bit field per fixed counter, counter i's at
+ * bit 4i, counting when its OS or USR bit (1:0) is set (SDM vol. 3B,
+ * "IA32_FIXED_CTR_CTRL MSR"; Linux intel_pmu_enable_fixed writes it the
+ * same way). */
+static uint64_t intel_fixed_field(uint64_t ctrl, unsigned i)
+{
+	return (ctrl >> FIXED_CTR_CTRL_SHIFT(i)) & FIXED_CTR_CTRL_FIELD_MASK;
+}
+
+static uint64_t intel_fixed_field_set(uint64_t ctrl, unsigned i, uint64_t field)
+{
+	unsigned sh = FIXED_CTR_CTRL_SHIFT(i);
+
+	return (ctrl & ~(FIXED_CTR_CTRL_FIELD_MASK << sh)) | (field << sh);
+}
+
+static bool intel_fixed_field_counts(uint64_t field)
+{
+	return (field & FIXED_CTR_CTRL_EN_MASK) != 0;
+}
+
 /* The RSP or OMR MSR an offcore select names: 0xB7/0xBB umask 0x01 from
  * Nehalem to Ice Lake, 0x2A/0x2B umask 0x01 on Golden Cove to Cougar Cove
  * P-cores, 0xB7 umask 0x01/0x02 on Atom cores, and OMR n with umask bit n
@@ -454,6 +475,9 @@ static const struct pmu_ops pmu_intel_ops = {
 	.fixed_for = intel_fixed_for,
 	.encode_gp = intel_encode_gp,
 	.encode_fixed = intel_encode_fixed,
+	.fixed_field = intel_fixed_field,
+	.fixed_field_set = intel_fixed_field_set,
+	.fixed_field_counts = intel_fixed_field_counts,
 	.extra_msr = intel_extra_msr,
 	.extra_check = intel_extra_check,
 	.get_extra = intel_get_extra,

@@ -40,6 +40,7 @@ struct pmu_cpu {
 	char reason[PMU_REASON_LEN];
 };
 
+struct pmu_attr_term;
 struct pmu_caps_line;
 struct pmu_lbr_caps;
 struct pmu_lbr_entry;
@@ -115,6 +116,22 @@ struct pmu_ops {
 	/* The definitions of the architectural PMU (CPUID.0AH's), given by
 	 * the backend whose PMU it is; NULL for the others. */
 	const struct pmu_arch_defs *arch;
+	/* The cpu/.../ terms of the backend's own event fields, ended by a
+	 * NULL name; NULL: none. */
+	const struct pmu_attr_term *terms;
+};
+
+/* A cpu/.../ term a backend adds to the parser (pmu/attr.c), as a Linux
+ * PMU exports its own format/ terms: a bare name means 1 when it is a
+ * flag; the value must be at most max; set stores it, get reads it back
+ * for pmu_attr_format (0: the term is left out). Every CPU parses every
+ * backend's terms: the backend's encode refuses what its PMU lacks. */
+struct pmu_attr_term {
+	const char *name;
+	bool flag;
+	uint64_t max;
+	void (*set)(struct pmu_event_attr *attr, uint64_t v);
+	uint64_t (*get)(const struct pmu_event_attr *attr);
 };
 
 /* What the architectural PMU defines, which the core uses where no CPU
@@ -198,6 +215,9 @@ void pmu_backend_foreign_why(const struct pmu_caps *caps, char *why, size_t whyl
 const struct pmu_arch_defs *pmu_backend_arch(void);
 /* The LBR ops of the backend that decodes LBRs of kind k; NULL: none. */
 const struct pmu_lbr_ops *pmu_backend_lbr(unsigned k);
+/* The backends' cpu/.../ terms one after the other, in the order of the
+ * pmu_backends section (the link order); NULL past the last. */
+const struct pmu_attr_term *pmu_backend_term(unsigned k);
 
 /* The boot scan and the probe (pmu/probe.c), normally via pmu_cpu_init. */
 void pmu_inuse_scan(struct pmu_cpu *pc);

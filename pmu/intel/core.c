@@ -466,6 +466,24 @@ static void intel_print_caps(const struct pmu_caps *c, const char *prefix, pmu_l
 	intel_v6_print(c, prefix, out, ctx);
 }
 
+/* offcore_rsp=V: the value of the event's MSR_OFFCORE_RSP_x or OMR (the
+ * extra MSR extra_msr names), as Linux's offcore_rsp format term
+ * (config1) on Intel. */
+static void intel_term_offcore_set(struct pmu_event_attr *a, uint64_t v)
+{
+	a->offcore_rsp = v;
+}
+
+static uint64_t intel_term_offcore_get(const struct pmu_event_attr *a)
+{
+	return a->offcore_rsp;
+}
+
+static const struct pmu_attr_term intel_terms[] = {
+	{ "offcore_rsp", false, ~0ull, intel_term_offcore_set, intel_term_offcore_get },
+	{ NULL, false, 0, NULL, NULL },
+};
+
 static const struct pmu_ops pmu_intel_ops = {
 	.name = "intel",
 	.vendor = PMU_VENDOR_INTEL,
@@ -494,5 +512,6 @@ static const struct pmu_ops pmu_intel_ops = {
 	.lbr = &intel_lbr_ops,
 	.arch_encoding = NULL, /* the SDM's (arch), as pmu_attr_arch gives them */
 	.arch = &intel_arch_defs,
+	.terms = intel_terms,
 };
 PMU_BACKEND(pmu_intel_ops);

@@ -481,7 +481,7 @@ static int program_one(struct pmu_cpu *pc, struct pmu_event *ev, bool set_en)
 	if ((err = pmu_event_write_counter(ev, start)) != PMU_OK)
 		return err;
 	__atomic_store_n(&hw->count, 0, __ATOMIC_RELAXED);
-	if (hw->extra_msr && (err = wr(ev, hw->extra_msr, ev->attr.offcore_rsp)) != PMU_OK)
+	if (hw->extra_msr && (err = wr(ev, hw->extra_msr, ev->attr.extra_config)) != PMU_OK)
 		return err;
 	if (PMU_IDX_IS_FIXED(hw->idx)) {
 		pc->fixed_ctrl_shadow = pc->ops->fixed_field_set(pc->fixed_ctrl_shadow,

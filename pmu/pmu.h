@@ -294,7 +294,7 @@ struct pmu_event_attr {
 	uint16_t event; /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
 	uint8_t umask, cmask;
 	bool usr, os, edge, inv, any, intr;
-	uint64_t offcore_rsp;       /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
+	uint64_t extra_config;      /* for the extra MSR pmu_ops.extra_msr names (Linux config1) */
 	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
 	enum pmu_arch_event arch;   /* the named event it came from, or PMU_ARCH_NONE */
 	bool host_only, guest_only; /* AMD PerfEvtSel HostOnly (41) / GuestOnly (40) */

@@ -247,10 +247,10 @@ static int amd_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *
 		return kerrf(
 			why, whylen, PMU_E_UNSUPPORTED,
 			"AnyThread (any) does not exist on AMD: PerfEvtSel bit 21 is reserved (APM vol. 2, 13.2)");
-	if (a->offcore_rsp)
+	if (a->extra_config)
 		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
 			     "offcore_rsp=%#llx: AMD has no MSR_OFFCORE_RSP registers",
-			     (unsigned long long)a->offcore_rsp);
+			     (unsigned long long)a->extra_config);
 	if (a->event > 0xfff)
 		return kerrf(why, whylen, PMU_E_INVAL,
 			     "event select %#x: PerfEvtSel holds 12 bits (7:0 and 35:32)", a->event);

@@ -404,11 +404,11 @@ static int intel_extra_check(const struct pmu_caps *c, const struct pmu_event_at
 	}
 	if (extra)
 		return pmu_offcore_check(c, a, why, whylen);
-	if (a->offcore_rsp) {
+	if (a->extra_config) {
 		char sel[48];
 		ksnprintf(why, whylen,
 			  "offcore_rsp=%#llx belongs to events %s here, not event 0x%02x umask 0x%02x",
-			  (unsigned long long)a->offcore_rsp,
+			  (unsigned long long)a->extra_config,
 			  pmu_offcore_selects(pmu_offcore_model(c), sel, sizeof(sel)), a->event, a->umask);
 		return PMU_E_INVAL;
 	}
@@ -471,12 +471,12 @@ static void intel_print_caps(const struct pmu_caps *c, const char *prefix, pmu_l
  * (config1) on Intel. */
 static void intel_term_offcore_set(struct pmu_event_attr *a, uint64_t v)
 {
-	a->offcore_rsp = v;
+	a->extra_config = v;
 }
 
 static uint64_t intel_term_offcore_get(const struct pmu_event_attr *a)
 {
-	return a->offcore_rsp;
+	return a->extra_config;
 }
 
 static const struct pmu_attr_term intel_terms[] = {

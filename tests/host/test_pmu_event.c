@@ -510,14 +510,14 @@ HT_TEST(offcore_response_msrs)
 	struct pmu_event_attr at;
 	boot(MODEL_V4, true);
 	pmu_attr_raw(&at, 0xb7, 0x01);
-	at.offcore_rsp = 0x3fffc00001ull; /* DEMAND_DATA_RD.L3_MISS.ANY_RESPONSE (pmu/intel/offcore.c) */
+	at.extra_config = 0x3fffc00001ull; /* DEMAND_DATA_RD.L3_MISS.ANY_RESPONSE (pmu/intel/offcore.c) */
 	pmu_event_init(&a, &at, "offcore0");
 	pmu_event_init(&b, &at, "offcore0-same");
-	at.offcore_rsp = 0x10001ull;
+	at.extra_config = 0x10001ull;
 	pmu_event_init(&c, &at, "offcore0-other");
 	at.event = 0xbb;
 	pmu_event_init(&d, &at, "offcore1");
-	at.offcore_rsp = 0x20001ull;
+	at.extra_config = 0x20001ull;
 	pmu_event_init(&e, &at, "offcore-third");
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
 	HT_CHECK_EQ(pmu_event_add(&b), PMU_OK); /* same value: shares the MSR */

@@ -24,7 +24,7 @@ static void offcore_ev(struct pmu_event *ev, uint8_t event, uint64_t rsp, const 
 {
 	struct pmu_event_attr a;
 	pmu_attr_raw(&a, event, 0x01);
-	a.offcore_rsp = rsp;
+	a.extra_config = rsp;
 	pmu_event_init(ev, &a, name);
 }
 
@@ -444,7 +444,7 @@ HT_TEST(atom_cores_select_by_umask)
 	/* Bit 63 on RSP_1 is refused before any write. */
 	struct pmu_event_attr ha;
 	pmu_attr_raw(&ha, 0xb7, 0x02);
-	ha.offcore_rsp = 0x8000000000010001ull;
+	ha.extra_config = 0x8000000000010001ull;
 	pmu_event_init(&h, &ha, "h");
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_add(&h), PMU_E_INVAL);

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Check docs/rule-map.tsv, the map of the emulated PMU's rules to the
 checks that catch their breakage (docs/mutants.md):
 
@@ -12,7 +11,7 @@ checks that catch their breakage (docs/mutants.md):
 Prints each problem, "# rule-map: N rules, C checked, G gaps, U not checkable",
 then "rule-map: N passed, M failed, K skipped" (a row with a gap is skipped).
 
-  tools/check-rule-map.py [--root DIR]
+  python3 -m pmutest.check_rule_map [--root DIR]   (make rule-map-check)
 """
 import argparse
 import glob
@@ -20,7 +19,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KTEST = re.compile(r'\bKTEST\(\s*"([a-z0-9_.]+)"\s*,\s*([a-z0-9_]+)\s*,')
 FUNC = re.compile(r'^[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{', re.M)
 # The model column's file names: x86-pmu-NAME.c is NAME; the one private

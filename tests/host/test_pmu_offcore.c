@@ -28,13 +28,6 @@ static void offcore_ev(struct pmu_event *ev, uint8_t event, uint64_t rsp, const 
 	pmu_event_init(ev, &a, name);
 }
 
-static const char *trace(void)
-{
-	static char t[4096];
-	model_trace_format(t, sizeof(t));
-	return t;
-}
-
 /* DEMAND_DATA_RD with an L3-miss response on Sandy Bridge client: request
  * bit 0, supplier local DRAM (22), any snoop (31-37). */
 #define SNB_DMND_RD_L3_MISS 0x3f80400001ull
@@ -303,7 +296,7 @@ HT_TEST(golden_cove_selects_2a_2b)
 	HT_CHECK(a.hw.idx < 4 && b.hw.idx < 4, "PMC0-3: %d %d", a.hw.idx, b.hw.idx);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_enable(&a), PMU_OK);
-	HT_CHECK_STR(trace(), "0xc1<-0 0x1a6<-0x3fbfc00001 0x186<-0x43012a 0x38f<-0x1");
+	HT_CHECK_STR(model_trace_text(), "0xc1<-0 0x1a6<-0x3fbfc00001 0x186<-0x43012a 0x38f<-0x1");
 	model_tick(&(struct model_work){ .cycles = 10, .dmnd_rd_l3_miss = 321 });
 	HT_CHECK_EQ(pmu_event_disable(&a), PMU_OK);
 	HT_CHECK_EQ(pmu_event_count(&a), 321);
@@ -368,7 +361,7 @@ HT_TEST(omr_allocation_moves_in_turn)
 	pmu_event_del(&x);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_enable(&o[2]), PMU_OK);
-	HT_CHECK(strstr(trace(), "0x3e2<-0xfffff000000005") != NULL, "%s", trace());
+	HT_CHECK(strstr(model_trace_text(), "0x3e2<-0xfffff000000005") != NULL, "%s", model_trace_text());
 	HT_CHECK_EQ(pmu_event_disable(&o[2]), PMU_OK);
 	for (unsigned i = 0; i < 4; i++)
 		if (i != 3 && i != 0)
@@ -537,8 +530,9 @@ HT_TEST(equal_values_share_exact_trace)
 	HT_CHECK_EQ(pmu_events_enable(g, 2), PMU_OK);
 	/* Per event: counter (legacy IA32_PMCx, no full-width writes here),
 	 * the RSP value, the event select with EN; then GLOBAL_CTRL once. */
-	HT_CHECK_STR(trace(), "0xc1<-0 0x1a6<-0x3f80400001 0x186<-0x4301b7 0xc2<-0 0x1a6<-0x3f80400001 "
-			      "0x187<-0x4301b7 0x38f<-0x3");
+	HT_CHECK_STR(model_trace_text(),
+		     "0xc1<-0 0x1a6<-0x3f80400001 0x186<-0x4301b7 0xc2<-0 0x1a6<-0x3f80400001 "
+		     "0x187<-0x4301b7 0x38f<-0x3");
 	model_tick(&(struct model_work){ .cycles = 100, .dmnd_rd_l3_miss = 777 });
 	HT_CHECK_EQ(pmu_events_disable(g, 2), PMU_OK);
 	HT_CHECK_EQ(pmu_event_count(&a), 777);
@@ -561,7 +555,7 @@ HT_TEST(move_b7_to_bb_and_bb_to_b7)
 	HT_CHECK_EQ(y.attr.event, 0xb7);      /* what the user asked for is kept */
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_enable(&y), PMU_OK);
-	HT_CHECK_STR(trace(), "0xc2<-0 0x1a7<-0x3f80400001 0x187<-0x4301bb 0x38f<-0x2");
+	HT_CHECK_STR(model_trace_text(), "0xc2<-0 0x1a7<-0x3f80400001 0x187<-0x4301bb 0x38f<-0x2");
 	model_tick(&(struct model_work){ .cycles = 10, .dmnd_rd_l3_miss = 4096 });
 	HT_CHECK_EQ(pmu_event_disable(&y), PMU_OK);
 	HT_CHECK_EQ(pmu_event_count(&y), 4096); /* counted through RSP_1's value */

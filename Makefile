@@ -379,7 +379,7 @@ mutants-test: $(BUILD)/pmutest.elf
 	@$(PYTHON) -m harness.test_mutgen
 	@$(PYTHON) -m harness.mutants --check-sample --jobs $(MUTANT_JOBS)
 rule-map-check:
-	@$(PYTHON) tools/check-rule-map.py
+	@PYTHONPATH=tools $(PYTHON) -m pmutest.check_rule_map
 
 # --- Xen judges pmutest (harness/xen_pvh.py, docs/kvm-nested.md "Xen"):
 # Debian's Xen 4.17 with vpmu=on on the emulated AMD PMU, Debian's Linux as

@@ -121,6 +121,7 @@ static int parse_raw(struct parse *p, const char *s, struct pmu_event_attr *a)
 	return parse_mods(p, end, a);
 }
 
+/* The terms every PMU has; a backend's own follow them (pmu_attr_term). */
 enum term_kind {
 	T_EVENT,
 	T_UMASK,
@@ -132,10 +133,7 @@ enum term_kind {
 	T_ANY,
 	T_INT,
 	T_PERIOD,
-	T_OFFCORE,
-	T_HOST_ONLY,
-	T_GUEST_ONLY,
-	T_NR
+	T_NR /* the first backend term's bit in parse_term's seen mask */
 };
 
 static const struct {
@@ -152,17 +150,40 @@ static const struct {
 	[T_INV] = { "inv", true, 1 },
 	[T_ANY] = { "any", true, 1 },
 	[T_INT] = { "int", true, 1 },
+	/* Sampling reloads the counter with -period. */
 	[T_PERIOD] = { "period", false, ~0ull >> 1 },
-	[T_OFFCORE] = { "offcore_rsp", false, ~0ull },
-	[T_HOST_ONLY] = { "host_only", true, 1 },
-	[T_GUEST_ONLY] = { "guest_only", true, 1 },
 };
+
+/* The backends' terms, in pmu_backend_term's order, each with its bit in
+ * parse_term's seen mask after T_NR's. */
+#define T_BACKEND_MAX (32 - T_NR)
+
+/* The terms parse_term knows, for its refusal: the common ones, then the
+ * backends'. */
+static const char *known_terms(char *buf, size_t n)
+{
+	const struct pmu_attr_term *bt;
+	size_t len = 0;
+	int w;
+
+	buf[0] = '\0';
+	for (unsigned k = 0; k < T_NR && len < n; k++)
+		if ((w = ksnprintf(buf + len, n - len, "%s%s", k ? " " : "", terms[k].name)) > 0)
+			len += (size_t)w;
+	for (unsigned b = 0; b < T_BACKEND_MAX && (bt = pmu_backend_term(b)) && len < n; b++)
+		if ((w = ksnprintf(buf + len, n - len, " %s", bt->name)) > 0)
+			len += (size_t)w;
+	return buf;
+}
 
 static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_event_attr *a, unsigned *seen)
 {
-	const char *eq = NULL;
+	const struct pmu_attr_term *bt = NULL;
+	const char *eq = NULL, *name;
+	char known[160];
 	size_t nlen;
-	uint64_t v = 1;
+	uint64_t v = 1, max;
+	bool flag;
 	int k;
 
 	if (len == 0)
@@ -176,25 +197,37 @@ static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_eve
 	for (k = 0; k < T_NR; k++)
 		if (tok_is(t, nlen, terms[k].name))
 			break;
-	if (k == T_NR)
-		return perr(
-			p,
-			"unknown term '%.*s' (known: event umask cmask usr os edge inv any int period offcore_rsp host_only guest_only)",
-			kshown(nlen), t);
+	if (k == T_NR) {
+		unsigned b = 0;
+
+		while (b < T_BACKEND_MAX && (bt = pmu_backend_term(b)) && !tok_is(t, nlen, bt->name))
+			b++;
+		if (!bt || b == T_BACKEND_MAX)
+			return perr(p, "unknown term '%.*s' (known: %s)", kshown(nlen), t,
+				    known_terms(known, sizeof(known)));
+		k = T_NR + (int)b;
+	}
+	name = k < T_NR ? terms[k].name : bt->name;
+	flag = k < T_NR ? terms[k].flag : bt->flag;
+	max = k < T_NR ? terms[k].max : bt->max;
 	if (*seen & (1u << k))
-		return perr(p, "duplicate term '%s'", terms[k].name);
+		return perr(p, "duplicate term '%s'", name);
 	*seen |= 1u << k;
 	if (eq) {
 		size_t vlen = len - nlen - 1;
 		if (parse_u64(eq + 1, vlen, &v) != PARSE_OK)
 			return perr(p, "term '%.*s': '%.*s' is not a number (decimal or 0x hex)", kshown(len),
 				    t, kshown(vlen), eq + 1);
-	} else if (!terms[k].flag) {
-		return perr(p, "term '%s' needs a value (%s=N)", terms[k].name, terms[k].name);
+	} else if (!flag) {
+		return perr(p, "term '%s' needs a value (%s=N)", name, name);
 	}
-	if (v > terms[k].max)
+	if (v > max)
 		return perr(p, "term '%.*s': value out of range 0..%#llx", kshown(len), t,
-			    (unsigned long long)terms[k].max);
+			    (unsigned long long)max);
+	if (k >= T_NR) {
+		bt->set(a, v);
+		return PMU_OK;
+	}
 	switch ((enum term_kind)k) {
 	case T_EVENT: a->event = (uint8_t)v; break;
 	case T_UMASK: a->umask = (uint8_t)v; break;
@@ -206,9 +239,6 @@ static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_eve
 	case T_ANY: a->any = v; break;
 	case T_INT: a->intr = v; break;
 	case T_PERIOD: a->period = v; break;
-	case T_OFFCORE: a->offcore_rsp = v; break;
-	case T_HOST_ONLY: a->host_only = v; break;
-	case T_GUEST_ONLY: a->guest_only = v; break;
 	case T_NR: break;
 	}
 	return PMU_OK;
@@ -289,16 +319,27 @@ int pmu_event_parse(const char *s, struct pmu_event_attr *attr, char *err, size_
 
 int pmu_attr_format(const struct pmu_event_attr *a, char *buf, size_t n)
 {
-	char cmask[16] = "", period[32] = "", rsp[32] = "";
+	char cmask[16] = "", period[32] = "", own[96] = "";
+	const struct pmu_attr_term *bt;
+	size_t len = 0;
 
 	if (a->cmask)
 		ksnprintf(cmask, sizeof(cmask), ",cmask=%u", a->cmask);
 	if (a->period)
 		ksnprintf(period, sizeof(period), ",period=%llu", (unsigned long long)a->period);
-	if (a->offcore_rsp)
-		ksnprintf(rsp, sizeof(rsp), ",offcore_rsp=0x%llx", (unsigned long long)a->offcore_rsp);
-	return ksnprintf(buf, n, "cpu/event=0x%02x,umask=0x%02x%s%s%s%s%s%s%s%s%s%s%s/", a->event, a->umask,
+	for (unsigned b = 0; (bt = pmu_backend_term(b)) && len < sizeof(own); b++) {
+		uint64_t v = bt->get(a);
+		int w;
+
+		if (!v)
+			continue;
+		w = bt->flag ? ksnprintf(own + len, sizeof(own) - len, ",%s", bt->name)
+			     : ksnprintf(own + len, sizeof(own) - len, ",%s=0x%llx", bt->name,
+					 (unsigned long long)v);
+		if (w > 0)
+			len += (size_t)w;
+	}
+	return ksnprintf(buf, n, "cpu/event=0x%02x,umask=0x%02x%s%s%s%s%s%s%s%s%s/", a->event, a->umask,
 			 cmask, a->usr ? ",usr" : ",usr=0", a->os ? ",os" : ",os=0", a->edge ? ",edge" : "",
-			 a->inv ? ",inv" : "", a->any ? ",any" : "", a->intr ? ",int" : "", period, rsp,
-			 a->host_only ? ",host_only" : "", a->guest_only ? ",guest_only" : "");
+			 a->inv ? ",inv" : "", a->any ? ",any" : "", a->intr ? ",int" : "", period, own);
 }

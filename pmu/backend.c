@@ -38,6 +38,15 @@ const struct pmu_lbr_ops *pmu_backend_lbr(unsigned k)
 	return NULL;
 }
 
+const struct pmu_attr_term *pmu_backend_term(unsigned k)
+{
+	for (const struct pmu_ops *const *b = __start_pmu_backends; b < __stop_pmu_backends; b++)
+		for (const struct pmu_attr_term *t = (*b)->terms; t && t->name; t++)
+			if (k-- == 0)
+				return t;
+	return NULL;
+}
+
 void pmu_backend_foreign_why(const struct pmu_caps *caps, char *why, size_t whylen)
 {
 	for (const struct pmu_ops *const *b = __start_pmu_backends; b < __stop_pmu_backends; b++)

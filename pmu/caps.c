@@ -43,10 +43,8 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 	else if (c->hypervisor)
 		pmu_caps_line_add(&l, ", under %s", pmu_hv_name(c->hv));
 	ops = c->vendor == PMU_VENDOR_UNKNOWN ? NULL : pmu_backend_of(c->vendor);
-	if (c->hybrid)
-		pmu_caps_line_add(&l, ", hybrid: core type %#x (%s), native model %#x", c->core_type,
-				  ops && ops->core_type_name ? ops->core_type_name(c->core_type) : "unknown",
-				  c->native_model);
+	if (ops && ops->print_caps_ident)
+		ops->print_caps_ident(c, &l);
 	pmu_caps_line_emit(&l, out, ctx);
 
 	if (c->vendor == PMU_VENDOR_UNKNOWN) {
@@ -60,16 +58,20 @@ void pmu_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn ou
 
 bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b)
 {
-	return a->vendor == b->vendor && strcmp(a->vendor_id, b->vendor_id) == 0 && a->family == b->family &&
-	       a->model == b->model && a->version == b->version && a->gp_mask == b->gp_mask &&
-	       a->gp_width == b->gp_width && a->fixed_mask == b->fixed_mask &&
-	       a->fixed_width == b->fixed_width && a->events_len == b->events_len &&
-	       a->events_unavail == b->events_unavail && a->perf_caps_valid == b->perf_caps_valid &&
-	       a->perf_caps == b->perf_caps && a->hybrid == b->hybrid && a->core_type == b->core_type &&
-	       a->native_model == b->native_model && a->events_avail == b->events_avail &&
-	       a->v6_features == b->v6_features && a->acr_reload == b->acr_reload &&
-	       a->acr_cause == b->acr_cause &&
-	       memcmp(a->vendor_caps, b->vendor_caps, sizeof(a->vendor_caps)) == 0;
+	const struct pmu_ops *ops;
+
+	if (!(a->vendor == b->vendor && strcmp(a->vendor_id, b->vendor_id) == 0 && a->family == b->family &&
+	      a->model == b->model && a->version == b->version && a->gp_mask == b->gp_mask &&
+	      a->gp_width == b->gp_width && a->fixed_mask == b->fixed_mask &&
+	      a->fixed_width == b->fixed_width && a->events_len == b->events_len &&
+	      a->events_unavail == b->events_unavail && a->events_avail == b->events_avail))
+		return false;
+	/* The backend knows which of its words tell two CPU types apart;
+	 * without it, all of them do. */
+	ops = a->vendor == PMU_VENDOR_UNKNOWN ? NULL : pmu_backend_of(a->vendor);
+	if (ops && ops->caps_same)
+		return ops->caps_same(a, b);
+	return memcmp(a->vendor_caps, b->vendor_caps, sizeof(a->vendor_caps)) == 0;
 }
 
 /* The register names where no backend defines the architectural PMU. */

@@ -481,12 +481,11 @@ static int program_one(struct pmu_cpu *pc, struct pmu_event *ev, bool set_en)
 	if ((err = pmu_event_write_counter(ev, start)) != PMU_OK)
 		return err;
 	__atomic_store_n(&hw->count, 0, __ATOMIC_RELAXED);
-	if (hw->extra_msr && (err = wr(ev, hw->extra_msr, ev->attr.offcore_rsp)) != PMU_OK)
+	if (hw->extra_msr && (err = wr(ev, hw->extra_msr, ev->attr.extra_config)) != PMU_OK)
 		return err;
 	if (PMU_IDX_IS_FIXED(hw->idx)) {
-		unsigned sh = FIXED_CTR_CTRL_SHIFT(hw->idx - PMU_IDX_FIXED_BASE);
-		pc->fixed_ctrl_shadow = (pc->fixed_ctrl_shadow & ~(FIXED_CTR_CTRL_FIELD_MASK << sh)) |
-					(hw->config << sh);
+		pc->fixed_ctrl_shadow = pc->ops->fixed_field_set(pc->fixed_ctrl_shadow,
+								 hw->idx - PMU_IDX_FIXED_BASE, hw->config);
 		return PMU_OK;
 	}
 	return wr(ev, hw->config_base, hw->config | (set_en ? BIT(PERFEVTSEL_EN_BIT) : 0));
@@ -585,8 +584,8 @@ static int stop_group(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned
 			err = e;
 		pmu_event_update(evs[i]);
 		if (PMU_IDX_IS_FIXED(hw->idx))
-			pc->fixed_ctrl_shadow &= ~(FIXED_CTR_CTRL_FIELD_MASK
-						   << FIXED_CTR_CTRL_SHIFT(hw->idx - PMU_IDX_FIXED_BASE));
+			pc->fixed_ctrl_shadow = pc->ops->fixed_field_set(pc->fixed_ctrl_shadow,
+									 hw->idx - PMU_IDX_FIXED_BASE, 0);
 		hw->enabled = false;
 	}
 	if (any_fixed(evs, n) && (e = wr(evs[0], pc->caps.fixed_ctrl, pc->fixed_ctrl_shadow)) && !err)

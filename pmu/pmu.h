@@ -140,17 +140,9 @@ struct pmu_caps {
 	uint32_t events_unknown;   /* available bits past the ones we know */
 	bool anythread_deprecated; /* EDX[15] */
 
-	bool pdcm;            /* CPUID.01H:ECX[15] */
-	bool perf_caps_valid; /* IA32_PERF_CAPABILITIES was read */
-	uint64_t perf_caps;
+	bool pdcm;             /* CPUID.01H:ECX[15] */
 	bool full_width_write; /* PERF_CAPABILITIES[13] */
-	unsigned lbr_format;
-	bool perf_metrics, freeze_smm;
-
-	bool hybrid;           /* CPUID.07H.0:EDX[15] */
-	unsigned core_type;    /* CPUID.1AH:EAX[31:24]: 0x20 Atom, 0x40 Core */
-	uint32_t native_model; /* CPUID.1AH:EAX[23:0] */
-	bool leaf23;           /* counter bitmaps came from CPUID.23H.1 */
+	bool freeze_smm;       /* freeze_smm_ctl works (PERF_CAPABILITIES[12] on Intel) */
 
 	/* Register map. GP counter x: event select evtsel_base + x*ctr_stride,
 	 * counter ctr_base + x*ctr_stride (read), ctr_write_base + x*stride
@@ -166,8 +158,7 @@ struct pmu_caps {
 	 * (SDM vol. 3A, "Processor State After Reset", table of initial MSR
 	 * values). */
 	uint64_t global_ctrl_reset;
-	unsigned offcore_msrs; /* MSR_OFFCORE_RSP_x present (model table) */
-	const char *uarch;     /* from the model table, or NULL */
+	const char *uarch; /* from the model table, or NULL */
 
 	/* Backend wording and facts the architectural fields cannot carry,
 	 * so that generic code and tests never branch on the vendor
@@ -207,20 +198,12 @@ struct pmu_caps {
 	 * with freeze_smm (Intel's FREEZE_WHILE_SMM). */
 	uint64_t freeze_smm_ctl;
 
-	/* Version 6 and CPUID.23H (pmu/intel/v6.c). */
-	bool arch_perfmon_ext;            /* CPUID.(07H,1):EAX[8]: leaf 23H exists */
-	uint32_t leaf23_valid;            /* 23.0 EAX: bit n = sub-leaf n valid */
-	struct cpuid_regs leaf23_regs[6]; /* sub-leaves 0-5 as read (0 when not valid) */
-	uint32_t v6_features;             /* 23.0 EBX: UMASK2, EQ, RDPMC user disable */
-	uint64_t acr_reload;              /* 23.2 EAX | EBX << 32 (GLOBAL_CTRL layout) */
-	uint64_t acr_cause;               /* 23.2 ECX | EDX << 32 */
-	bool events_from_leaf23;          /* events_avail came from 23.3 EAX */
-	bool v6_msrs;                     /* the counters are driven through 0x1900 + 4n */
-
 	/* The backend's own facts, in its own struct (pmu/intel/caps.h,
-	 * pmu/amd/caps.h): the core zeroes, copies and compares these words
-	 * and never reads them; the backend's print_caps prints them. */
-	uint64_t vendor_caps[2];
+	 * pmu/amd/caps.h): the core zeroes and copies these words and never
+	 * reads them; the backend's caps_same compares them and its
+	 * print_caps prints them. Sized for struct intel_caps, the larger
+	 * (its CPUID.23H sub-leaves). */
+	uint64_t vendor_caps[24];
 };
 
 /* The narrowest counter the driver counts with. A GP counter has at
@@ -311,7 +294,7 @@ struct pmu_event_attr {
 	uint16_t event; /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
 	uint8_t umask, cmask;
 	bool usr, os, edge, inv, any, intr;
-	uint64_t offcore_rsp;       /* MSR_OFFCORE_RSP_x value for events 0xB7/0xBB */
+	uint64_t extra_config;      /* for the extra MSR pmu_ops.extra_msr names (Linux config1) */
 	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
 	enum pmu_arch_event arch;   /* the named event it came from, or PMU_ARCH_NONE */
 	bool host_only, guest_only; /* AMD PerfEvtSel HostOnly (41) / GuestOnly (40) */

@@ -40,6 +40,8 @@ struct pmu_cpu {
 	char reason[PMU_REASON_LEN];
 };
 
+struct pmu_attr_term;
+struct pmu_caps_line;
 struct pmu_lbr_caps;
 struct pmu_lbr_entry;
 struct pmu_lbr_filter;
@@ -63,6 +65,13 @@ struct pmu_ops {
 			 char *why, size_t whylen);
 	int (*encode_fixed)(const struct pmu_caps *caps, const struct pmu_event_attr *attr, unsigned i,
 			    uint64_t *field, char *why, size_t whylen);
+	/* The fixed counters' control register (caps->fixed_ctrl) holds one
+	 * field per counter, as encode_fixed gives it: fixed counter i's
+	 * field in ctrl; ctrl with that field replaced (0: cleared); whether
+	 * a field counts at some privilege level. NULL: no fixed counters. */
+	uint64_t (*fixed_field)(uint64_t ctrl, unsigned i);
+	uint64_t (*fixed_field_set)(uint64_t ctrl, unsigned i, uint64_t field);
+	bool (*fixed_field_counts)(uint64_t field);
 	/* The extra MSR an event needs (offcore response), or 0. */
 	uint32_t (*extra_msr)(const struct pmu_caps *caps, const struct pmu_event_attr *attr);
 	/* PMU_OK, or why attr cannot have the extra MSR extra_msr gave it
@@ -77,9 +86,13 @@ struct pmu_ops {
 	int (*get_extra)(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr,
 			 uint64_t *evtsel);
 	void (*put_extra)(struct pmu_cpu *pc, uint32_t msr);
-	/* The name of a hybrid part's core type (caps->core_type), for the
-	 * caps report's first line; NULL: "unknown". */
-	const char *(*core_type_name)(unsigned core_type);
+	/* What the backend adds to the caps report's first line (a hybrid
+	 * part's core type); NULL: nothing. */
+	void (*print_caps_ident)(const struct pmu_caps *caps, struct pmu_caps_line *l);
+	/* Whether the backend's own caps (pmu_caps.vendor_caps) of two CPUs
+	 * whose common caps agree make them one CPU type; NULL: the words
+	 * are equal. */
+	bool (*caps_same)(const struct pmu_caps *a, const struct pmu_caps *b);
 	/* The caps lines past the generic first one (pmu_caps_print). */
 	void (*print_caps)(const struct pmu_caps *caps, const char *prefix, pmu_line_fn out, void *ctx);
 	/* The encoding of a named architectural event on this PMU (the names
@@ -103,6 +116,22 @@ struct pmu_ops {
 	/* The definitions of the architectural PMU (CPUID.0AH's), given by
 	 * the backend whose PMU it is; NULL for the others. */
 	const struct pmu_arch_defs *arch;
+	/* The cpu/.../ terms of the backend's own event fields, ended by a
+	 * NULL name; NULL: none. */
+	const struct pmu_attr_term *terms;
+};
+
+/* A cpu/.../ term a backend adds to the parser (pmu/attr.c), as a Linux
+ * PMU exports its own format/ terms: a bare name means 1 when it is a
+ * flag; the value must be at most max; set stores it, get reads it back
+ * for pmu_attr_format (0: the term is left out). Every CPU parses every
+ * backend's terms: the backend's encode refuses what its PMU lacks. */
+struct pmu_attr_term {
+	const char *name;
+	bool flag;
+	uint64_t max;
+	void (*set)(struct pmu_event_attr *attr, uint64_t v);
+	uint64_t (*get)(const struct pmu_event_attr *attr);
 };
 
 /* What the architectural PMU defines, which the core uses where no CPU
@@ -186,6 +215,9 @@ void pmu_backend_foreign_why(const struct pmu_caps *caps, char *why, size_t whyl
 const struct pmu_arch_defs *pmu_backend_arch(void);
 /* The LBR ops of the backend that decodes LBRs of kind k; NULL: none. */
 const struct pmu_lbr_ops *pmu_backend_lbr(unsigned k);
+/* The backends' cpu/.../ terms one after the other, in the order of the
+ * pmu_backends section (the link order); NULL past the last. */
+const struct pmu_attr_term *pmu_backend_term(unsigned k);
 
 /* The boot scan and the probe (pmu/probe.c), normally via pmu_cpu_init. */
 void pmu_inuse_scan(struct pmu_cpu *pc);

@@ -57,7 +57,7 @@ void pmu_inuse_scan(struct pmu_cpu *pc)
 		SCAN_READ(c->fixed_ctrl, iu->fixed_ctrl);
 		for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
 			if (pmu_has_fixed(c, i) &&
-			    ((iu->fixed_ctrl >> FIXED_CTR_CTRL_SHIFT(i)) & FIXED_CTR_CTRL_EN_MASK))
+			    pc->ops->fixed_field_counts(pc->ops->fixed_field(iu->fixed_ctrl, i)))
 				iu->fixed |= 1u << i;
 	}
 	if (c->global_ctrl) {
@@ -103,8 +103,7 @@ void pmu_inuse_takeover(struct pmu_cpu *pc)
 	if (iu->fixed && c->fixed_ctrl) {
 		for (unsigned i = 0; i < PMU_MAX_FIXED; i++)
 			if ((iu->fixed >> i) & 1)
-				pc->fixed_ctrl_shadow &= ~(FIXED_CTR_CTRL_FIELD_MASK
-							   << FIXED_CTR_CTRL_SHIFT(i));
+				pc->fixed_ctrl_shadow = pc->ops->fixed_field_set(pc->fixed_ctrl_shadow, i, 0);
 		pmu_hw_wrmsr(c->fixed_ctrl, pc->fixed_ctrl_shadow);
 	}
 	pc->gp_reserved = pc->fixed_reserved = 0;
@@ -359,9 +358,7 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 			line, sizeof(line),
 			"cpu %u: %s (MSR %#x) = %#llx: FIXED_CTR%u enabled (field %#llx) by an earlier owner; %s",
 			pc->cpu, pmu_fixed_ctrl_name(c), c->fixed_ctrl, (unsigned long long)iu->fixed_ctrl, i,
-			(unsigned long long)((iu->fixed_ctrl >> FIXED_CTR_CTRL_SHIFT(i)) &
-					     FIXED_CTR_CTRL_FIELD_MASK),
-			owner_note(iu));
+			(unsigned long long)pc->ops->fixed_field(iu->fixed_ctrl, i), owner_note(iu));
 		out(ctx, line);
 		any = true;
 	}

@@ -247,10 +247,10 @@ static int amd_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *
 		return kerrf(
 			why, whylen, PMU_E_UNSUPPORTED,
 			"AnyThread (any) does not exist on AMD: PerfEvtSel bit 21 is reserved (APM vol. 2, 13.2)");
-	if (a->offcore_rsp)
+	if (a->extra_config)
 		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
 			     "offcore_rsp=%#llx: AMD has no MSR_OFFCORE_RSP registers",
-			     (unsigned long long)a->offcore_rsp);
+			     (unsigned long long)a->extra_config);
 	if (a->event > 0xfff)
 		return kerrf(why, whylen, PMU_E_INVAL,
 			     "event select %#x: PerfEvtSel holds 12 bits (7:0 and 35:32)", a->event);
@@ -285,6 +285,34 @@ static bool amd_arch_encoding(const struct pmu_caps *c, enum pmu_arch_event e, u
 	return true;
 }
 
+/* host_only, guest_only: PerfEvtSel HostOnly (41) and GuestOnly (40)
+ * (APM vol. 2, 13.2), which amd_encode_gp sets. */
+static void amd_term_host_only_set(struct pmu_event_attr *a, uint64_t v)
+{
+	a->host_only = v;
+}
+
+static uint64_t amd_term_host_only_get(const struct pmu_event_attr *a)
+{
+	return a->host_only;
+}
+
+static void amd_term_guest_only_set(struct pmu_event_attr *a, uint64_t v)
+{
+	a->guest_only = v;
+}
+
+static uint64_t amd_term_guest_only_get(const struct pmu_event_attr *a)
+{
+	return a->guest_only;
+}
+
+static const struct pmu_attr_term amd_terms[] = {
+	{ "host_only", true, 1, amd_term_host_only_set, amd_term_host_only_get },
+	{ "guest_only", true, 1, amd_term_guest_only_set, amd_term_guest_only_get },
+	{ NULL, false, 0, NULL, NULL },
+};
+
 static const struct pmu_ops pmu_amd_ops = {
 	.name = "amd",
 	.vendor = PMU_VENDOR_AMD,
@@ -302,5 +330,6 @@ static const struct pmu_ops pmu_amd_ops = {
 	.print_caps = amd_caps_print,
 	.lbr = &amd_lbr_ops,
 	.arch_encoding = amd_arch_encoding,
+	.terms = amd_terms,
 };
 PMU_BACKEND(pmu_amd_ops);

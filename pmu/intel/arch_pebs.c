@@ -19,6 +19,7 @@
 
 void pmu_arch_pebs_decode(const struct pmu_caps *c, struct pmu_arch_pebs_caps *a)
 {
+	const struct intel_caps *ic = intel_caps(c);
 	struct cpuid_regs r;
 	uint64_t exist;
 
@@ -28,25 +29,26 @@ void pmu_arch_pebs_decode(const struct pmu_caps *c, struct pmu_arch_pebs_caps *a
 			  "architectural PEBS is Intel's (AMD samples precisely with IBS)");
 		return;
 	}
-	if (!c->perf_caps_valid || intel_caps(c)->pebs_format != 0xf) {
+	if (!ic->perf_caps_valid || ic->pebs_format != 0xf) {
 		ksnprintf(
 			a->why, sizeof(a->why),
 			"no architectural PEBS: IA32_PERF_CAPABILITIES[11:8] (PEBS format) is %u%s, not 0xF",
-			intel_caps(c)->pebs_format, c->perf_caps_valid ? "" : " (the MSR is absent)");
+			ic->pebs_format, ic->perf_caps_valid ? "" : " (the MSR is absent)");
 		return;
 	}
 	/* Linux update_pmu_cap: both sub-leaves valid, or no arch-PEBS. */
-	if (!c->arch_perfmon_ext || !((c->leaf23_valid >> CPUID_23_EAX_PEBS_CAPS_BIT) & 1) ||
-	    !((c->leaf23_valid >> CPUID_23_EAX_PEBS_COUNTERS_BIT) & 1)) {
+	if (!ic->arch_perfmon_ext || !((ic->leaf23_valid >> CPUID_23_EAX_PEBS_CAPS_BIT) & 1) ||
+	    !((ic->leaf23_valid >> CPUID_23_EAX_PEBS_COUNTERS_BIT) & 1)) {
 		ksnprintf(
 			a->why, sizeof(a->why),
 			"PEBS format 0xF (architectural PEBS), but CPUID.23H.0:EAX=%#x lacks sub-leaves 4 and 5%s",
-			c->leaf23_valid, c->arch_perfmon_ext ? "" : " (no leaf 23H: CPUID.(07H,1):EAX[8]=0)");
+			ic->leaf23_valid,
+			ic->arch_perfmon_ext ? "" : " (no leaf 23H: CPUID.(07H,1):EAX[8]=0)");
 		return;
 	}
-	r = c->leaf23_regs[4];
+	r = ic->leaf23_regs[4];
 	a->groups = (uint64_t)r.ebx << 32;
-	r = c->leaf23_regs[5];
+	r = ic->leaf23_regs[5];
 	a->counters = (uint64_t)r.eax | (uint64_t)r.ecx << PERF_GLOBAL_FIXED_SHIFT;
 	a->pdist = (uint64_t)r.ebx | (uint64_t)r.edx << PERF_GLOBAL_FIXED_SHIFT;
 	/* Linux WARNs and turns arch-PEBS off when 23.5 names a counter

@@ -1,14 +1,16 @@
-/* The Intel backend's caps lines (pmu_ops.print_caps, after the generic
- * first line of pmu/caps.c): CPUID.0AH, IA32_PERF_CAPABILITIES, the
- * register map and CPUID.23H. */
+/* The Intel backend's caps lines (after the generic first line of
+ * pmu/caps.c; pmu/intel/v6.c prints CPUID.23H's after them): CPUID.0AH,
+ * IA32_PERF_CAPABILITIES and the register map; the hybrid core type on
+ * the first line (print_caps_ident); and which of struct intel_caps tell
+ * two CPU types apart (caps_same). */
 #include "pmu/intel/caps.h"
 #include "lib/printf.h"
 #include "pmu/intel/intel.h"
-#include "pmu/intel/v6.h"
 #include "pmu/pmu_internal.h"
 
 void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx)
 {
+	const struct intel_caps *ic = intel_caps(c);
 	struct pmu_caps_line l = { .len = 0 };
 
 	if (c->version == 0) {
@@ -19,7 +21,7 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 	}
 
 	pmu_caps_line_add(&l, "%sarchitectural PMU v%u: %u GP counters x %u bits (mask %#x%s)", prefix,
-			  c->version, c->num_gp, c->gp_width, c->gp_mask, c->leaf23 ? ", CPUID.23H" : "");
+			  c->version, c->num_gp, c->gp_width, c->gp_mask, ic->leaf23 ? ", CPUID.23H" : "");
 	if (c->version >= 2)
 		pmu_caps_line_add(&l, ", fixed counters x %u bits (mask %#x, EDX[4:0]=%u%s)", c->fixed_width,
 				  c->fixed_mask, c->num_fixed, c->version >= 5 ? ", v5 ECX bitmap" : "");
@@ -44,19 +46,18 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 
 	if (!c->pdcm)
 		pmu_caps_line_add(&l, "%sIA32_PERF_CAPABILITIES absent (CPUID.01H:ECX.PDCM[15]=0)", prefix);
-	else if (!c->perf_caps_valid)
+	else if (!ic->perf_caps_valid)
 		pmu_caps_line_add(&l, "%sIA32_PERF_CAPABILITIES unreadable although CPUID.01H:ECX.PDCM=1",
 				  prefix);
 	else
 		pmu_caps_line_add(
 			&l,
 			"%sIA32_PERF_CAPABILITIES=%#llx: full-width writes %s, LBR format %u, PEBS format %u%s%s%s%s%s",
-			prefix, (unsigned long long)c->perf_caps, c->full_width_write ? "yes" : "no",
-			c->lbr_format, intel_caps(c)->pebs_format,
-			intel_caps(c)->pebs_trap ? ", PEBS trap" : "",
-			intel_caps(c)->pebs_arch_regs ? ", PEBS arch regs" : "",
-			intel_caps(c)->pebs_baseline ? ", PEBS baseline" : "",
-			c->perf_metrics ? ", perf metrics" : "", c->freeze_smm ? ", freeze while SMM" : "");
+			prefix, (unsigned long long)ic->perf_caps, c->full_width_write ? "yes" : "no",
+			ic->lbr_format, ic->pebs_format, ic->pebs_trap ? ", PEBS trap" : "",
+			ic->pebs_arch_regs ? ", PEBS arch regs" : "",
+			ic->pebs_baseline ? ", PEBS baseline" : "", ic->perf_metrics ? ", perf metrics" : "",
+			c->freeze_smm ? ", freeze while SMM" : "");
 	pmu_caps_line_emit(&l, out, ctx);
 
 	pmu_caps_line_add(&l, "%sregisters: PERFEVTSEL0 %#x, counter0 %#x (writes via %#x), stride %u",
@@ -72,22 +73,46 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 		pmu_caps_line_add(&l, " STATUS_SET %#x", c->global_status_set);
 	if (c->global_inuse)
 		pmu_caps_line_add(&l, " INUSE %#x", c->global_inuse);
-	if (c->offcore_msrs)
+	if (ic->offcore_msrs)
 		pmu_caps_line_add(&l,
-				  c->offcore_msrs > 2 ? ", %u off-module response MSRs (OMR)"
-						      : ", %u offcore-response MSR(s)",
-				  c->offcore_msrs);
+				  ic->offcore_msrs > 2 ? ", %u off-module response MSRs (OMR)"
+						       : ", %u offcore-response MSR(s)",
+				  ic->offcore_msrs);
 	pmu_caps_line_emit(&l, out, ctx);
-	intel_v6_print(c, prefix, out, ctx);
 }
 
 /* CPUID.1AH:EAX[31:24] (SDM vol. 2A, CPUID "Native Model ID Enumeration
  * Leaf"). */
-const char *intel_core_type_name(unsigned t)
+static const char *intel_core_type_name(unsigned t)
 {
 	switch (t) {
 	case CPUID_1A_CORE_TYPE_ATOM: return "Atom";
 	case CPUID_1A_CORE_TYPE_CORE: return "Core";
 	default: return "unknown";
 	}
+}
+
+void intel_caps_print_ident(const struct pmu_caps *c, struct pmu_caps_line *l)
+{
+	const struct intel_caps *ic = intel_caps(c);
+
+	if (ic->hybrid)
+		pmu_caps_line_add(l, ", hybrid: core type %#x (%s), native model %#x", ic->core_type,
+				  intel_core_type_name(ic->core_type), ic->native_model);
+}
+
+/* Two CPU types differ in what IA32_PERF_CAPABILITIES says, their core
+ * type, and version 6's features and auto counter reload. The LBR format
+ * and perf metrics are bits of PERF_CAPABILITIES, and CPUID.23H's counter
+ * bitmaps are the common caps' masks, which pmu_caps_same compares. */
+bool intel_caps_same(const struct pmu_caps *a, const struct pmu_caps *b)
+{
+	const struct intel_caps *x = intel_caps(a), *y = intel_caps(b);
+
+	return x->perf_caps_valid == y->perf_caps_valid && x->perf_caps == y->perf_caps &&
+	       x->pebs_format == y->pebs_format && x->pebs_trap == y->pebs_trap &&
+	       x->pebs_arch_regs == y->pebs_arch_regs && x->pebs_baseline == y->pebs_baseline &&
+	       x->hybrid == y->hybrid && x->core_type == y->core_type && x->native_model == y->native_model &&
+	       x->v6_features == y->v6_features && x->acr_reload == y->acr_reload &&
+	       x->acr_cause == y->acr_cause;
 }

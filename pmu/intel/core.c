@@ -46,6 +46,7 @@ static bool intel_match(const char *vendor_id)
 
 static void intel_decode_perf_caps(struct pmu_caps *c)
 {
+	struct intel_caps *ic = intel_caps_rw(c);
 	struct cpuid_regs r;
 	uint64_t v;
 
@@ -53,33 +54,34 @@ static void intel_decode_perf_caps(struct pmu_caps *c)
 	c->pdcm = (r.ecx >> CPUID_1_ECX_PDCM_BIT) & 1;
 	if (!c->pdcm || pmu_hw_rdmsr(MSR_IA32_PERF_CAPABILITIES, &v) != 0)
 		return;
-	c->perf_caps_valid = true;
-	c->perf_caps = v;
-	c->lbr_format = v & PERF_CAP_LBR_FMT_MASK;
-	intel_caps_rw(c)->pebs_trap = (v >> PERF_CAP_PEBS_TRAP_BIT) & 1;
-	intel_caps_rw(c)->pebs_arch_regs = (v >> PERF_CAP_PEBS_ARCH_REG_BIT) & 1;
-	intel_caps_rw(c)->pebs_format = (v & PERF_CAP_PEBS_FMT_MASK) >> PERF_CAP_PEBS_FMT_SHIFT;
+	ic->perf_caps_valid = true;
+	ic->perf_caps = v;
+	ic->lbr_format = v & PERF_CAP_LBR_FMT_MASK;
+	ic->pebs_trap = (v >> PERF_CAP_PEBS_TRAP_BIT) & 1;
+	ic->pebs_arch_regs = (v >> PERF_CAP_PEBS_ARCH_REG_BIT) & 1;
+	ic->pebs_format = (v & PERF_CAP_PEBS_FMT_MASK) >> PERF_CAP_PEBS_FMT_SHIFT;
 	c->freeze_smm = (v >> PERF_CAP_FREEZE_SMM_BIT) & 1;
 	/* SDM vol. 3B, "IA32_DEBUGCTL MSR": bit 14, valid when
 	 * IA32_PERF_CAPABILITIES[12] (SMM_FREEZE) is set. */
 	c->freeze_smm_ctl = BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT);
 	c->full_width_write = (v >> PERF_CAP_FW_WRITE_BIT) & 1;
-	intel_caps_rw(c)->pebs_baseline = (v >> PERF_CAP_PEBS_BASELINE_BIT) & 1;
-	c->perf_metrics = (v >> PERF_CAP_PERF_METRICS_BIT) & 1;
+	ic->pebs_baseline = (v >> PERF_CAP_PEBS_BASELINE_BIT) & 1;
+	ic->perf_metrics = (v >> PERF_CAP_PERF_METRICS_BIT) & 1;
 }
 
 static void intel_decode_hybrid(struct pmu_caps *c)
 {
+	struct intel_caps *ic = intel_caps_rw(c);
 	struct cpuid_regs r;
 
 	if (c->max_leaf >= 7) {
 		pmu_hw_cpuid(7, 0, &r);
-		c->hybrid = (r.edx >> CPUID_7_EDX_HYBRID_BIT) & 1;
+		ic->hybrid = (r.edx >> CPUID_7_EDX_HYBRID_BIT) & 1;
 	}
-	if (c->hybrid && c->max_leaf >= 0x1a) {
+	if (ic->hybrid && c->max_leaf >= 0x1a) {
 		pmu_hw_cpuid(0x1a, 0, &r);
-		c->core_type = BITS(r.eax, 31, 24);
-		c->native_model = BITS(r.eax, 23, 0);
+		ic->core_type = BITS(r.eax, 31, 24);
+		ic->native_model = BITS(r.eax, 23, 0);
 	}
 	/* Leaf 0x23 overrides the counter counts of leaf 0x0A with bitmaps:
 	 * on hybrid parts they differ per core type, and they may have holes
@@ -99,11 +101,12 @@ static void intel_decode_hybrid(struct pmu_caps *c)
 
 static void intel_decode_p_core_counters(struct pmu_caps *c)
 {
+	struct intel_caps *ic = intel_caps_rw(c);
 	const struct intel_model *m = intel_model_of(c);
 
 	/* A hypervisor's CPUID.0AH describes the counters of its vCPU. */
-	if (!m || !m->hybrid_0a_common || !c->hybrid || c->leaf23 || c->hypervisor ||
-	    c->core_type != CPUID_1A_CORE_TYPE_CORE)
+	if (!m || !m->hybrid_0a_common || !ic->hybrid || ic->leaf23 || c->hypervisor ||
+	    ic->core_type != CPUID_1A_CORE_TYPE_CORE)
 		return;
 	if (c->num_gp > ADL_COMMON_GP || c->num_fixed > ADL_COMMON_FIXED)
 		return;
@@ -224,7 +227,7 @@ static void intel_decode_caps(struct pmu_caps *c)
 	intel_v6_registers(c);
 
 	c->uarch = intel_uarch_name(intel_uarch_of(c));
-	c->offcore_msrs = pmu_offcore_msrs(c);
+	intel_caps_rw(c)->offcore_msrs = pmu_offcore_msrs(c);
 }
 
 static uint32_t intel_gp_allowed(const struct pmu_caps *c, const struct pmu_event_attr *a,
@@ -347,6 +350,27 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 	return PMU_OK;
 }
 
+/* IA32_FIXED_CTR_CTRL: a 4-bit field per fixed counter, counter i's at
+ * bit 4i, counting when its OS or USR bit (1:0) is set (SDM vol. 3B,
+ * "IA32_FIXED_CTR_CTRL MSR"; Linux intel_pmu_enable_fixed writes it the
+ * same way). */
+static uint64_t intel_fixed_field(uint64_t ctrl, unsigned i)
+{
+	return (ctrl >> FIXED_CTR_CTRL_SHIFT(i)) & FIXED_CTR_CTRL_FIELD_MASK;
+}
+
+static uint64_t intel_fixed_field_set(uint64_t ctrl, unsigned i, uint64_t field)
+{
+	unsigned sh = FIXED_CTR_CTRL_SHIFT(i);
+
+	return (ctrl & ~(FIXED_CTR_CTRL_FIELD_MASK << sh)) | (field << sh);
+}
+
+static bool intel_fixed_field_counts(uint64_t field)
+{
+	return (field & FIXED_CTR_CTRL_EN_MASK) != 0;
+}
+
 /* The RSP or OMR MSR an offcore select names: 0xB7/0xBB umask 0x01 from
  * Nehalem to Ice Lake, 0x2A/0x2B umask 0x01 on Golden Cove to Cougar Cove
  * P-cores, 0xB7 umask 0x01/0x02 on Atom cores, and OMR n with umask bit n
@@ -380,11 +404,11 @@ static int intel_extra_check(const struct pmu_caps *c, const struct pmu_event_at
 	}
 	if (extra)
 		return pmu_offcore_check(c, a, why, whylen);
-	if (a->offcore_rsp) {
+	if (a->extra_config) {
 		char sel[48];
 		ksnprintf(why, whylen,
 			  "offcore_rsp=%#llx belongs to events %s here, not event 0x%02x umask 0x%02x",
-			  (unsigned long long)a->offcore_rsp,
+			  (unsigned long long)a->extra_config,
 			  pmu_offcore_selects(pmu_offcore_model(c), sel, sizeof(sel)), a->event, a->umask);
 		return PMU_E_INVAL;
 	}
@@ -434,6 +458,32 @@ static bool intel_foreign_why(const struct pmu_caps *c, char *why, size_t whylen
 	return true;
 }
 
+/* The caps lines: pmu/intel/caps.c's, then version 6's (pmu/intel/v6.c,
+ * which reads struct intel_caps and so is not called from caps.c). */
+static void intel_print_caps(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx)
+{
+	intel_caps_print(c, prefix, out, ctx);
+	intel_v6_print(c, prefix, out, ctx);
+}
+
+/* offcore_rsp=V: the value of the event's MSR_OFFCORE_RSP_x or OMR (the
+ * extra MSR extra_msr names), as Linux's offcore_rsp format term
+ * (config1) on Intel. */
+static void intel_term_offcore_set(struct pmu_event_attr *a, uint64_t v)
+{
+	a->extra_config = v;
+}
+
+static uint64_t intel_term_offcore_get(const struct pmu_event_attr *a)
+{
+	return a->extra_config;
+}
+
+static const struct pmu_attr_term intel_terms[] = {
+	{ "offcore_rsp", false, ~0ull, intel_term_offcore_set, intel_term_offcore_get },
+	{ NULL, false, 0, NULL, NULL },
+};
+
 static const struct pmu_ops pmu_intel_ops = {
 	.name = "intel",
 	.vendor = PMU_VENDOR_INTEL,
@@ -443,6 +493,9 @@ static const struct pmu_ops pmu_intel_ops = {
 	.fixed_for = intel_fixed_for,
 	.encode_gp = intel_encode_gp,
 	.encode_fixed = intel_encode_fixed,
+	.fixed_field = intel_fixed_field,
+	.fixed_field_set = intel_fixed_field_set,
+	.fixed_field_counts = intel_fixed_field_counts,
 	.extra_msr = intel_extra_msr,
 	.extra_check = intel_extra_check,
 	.get_extra = intel_get_extra,
@@ -452,11 +505,13 @@ static const struct pmu_ops pmu_intel_ops = {
 	.src_events = "CPUID.0AH:EBX",
 	.src_fixed_width = "CPUID.0AH:EDX[12:5]",
 	.foreign_why = intel_foreign_why,
-	.core_type_name = intel_core_type_name,
-	.print_caps = intel_caps_print,
+	.print_caps_ident = intel_caps_print_ident,
+	.caps_same = intel_caps_same,
+	.print_caps = intel_print_caps,
 	.precise = &pmu_intel_precise_ops,
 	.lbr = &intel_lbr_ops,
 	.arch_encoding = NULL, /* the SDM's (arch), as pmu_attr_arch gives them */
 	.arch = &intel_arch_defs,
+	.terms = intel_terms,
 };
 PMU_BACKEND(pmu_intel_ops);

@@ -4,11 +4,14 @@
 
 #include "pmu/pmu.h"
 
-/* The Intel caps lines (pmu/intel/caps.c): the backend's print_caps. */
+/* The Intel caps lines but version 6's (pmu/intel/caps.c). */
 void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn out, void *ctx);
-/* A hybrid part's core type by name (pmu/intel/caps.c): the backend's
- * core_type_name. */
-const char *intel_core_type_name(unsigned core_type);
+/* The caps report's first line's hybrid core type, and whether two CPUs'
+ * Intel caps make one CPU type (pmu/intel/caps.c): the backend's
+ * print_caps_ident and caps_same. */
+struct pmu_caps_line;
+void intel_caps_print_ident(const struct pmu_caps *c, struct pmu_caps_line *l);
+bool intel_caps_same(const struct pmu_caps *a, const struct pmu_caps *b);
 /* The LBRs (pmu/intel/lbr.c): the backend's lbr. */
 struct pmu_lbr_ops;
 extern const struct pmu_lbr_ops intel_lbr_ops;

@@ -16,6 +16,7 @@
 #include "arch/x86/msr.h"
 #include "lib/bits.h"
 #include "lib/printf.h"
+#include "pmu/intel/caps.h"
 #include "pmu/lbr.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
@@ -39,17 +40,19 @@ static unsigned probe_depth(uint32_t from, uint32_t to, unsigned max)
 
 static void decode_legacy(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 {
+	const struct intel_caps *ic = intel_caps(c);
+
 	if (!c->pdcm) {
 		ksnprintf(
 			l->why, sizeof(l->why),
 			"CPUID.01H:ECX.PDCM[15]=0: no IA32_PERF_CAPABILITIES to give the LBR record format");
 		return;
 	}
-	if (!c->perf_caps_valid) {
+	if (!ic->perf_caps_valid) {
 		ksnprintf(l->why, sizeof(l->why), "IA32_PERF_CAPABILITIES unreadable: no LBR record format");
 		return;
 	}
-	l->format = c->lbr_format;
+	l->format = ic->lbr_format;
 	if (l->format == LBR_FORMAT_ARCH) {
 		ksnprintf(l->why, sizeof(l->why),
 			  "IA32_PERF_CAPABILITIES[5:0]=0x3f (architectural LBRs) but CPUID.07H:EDX[19]=0");

@@ -15,6 +15,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "lib/bits.h"
+#include "pmu/intel/caps.h"
 
 static const char *const uarch_names[INTEL_UARCH_NR] = {
 	[INTEL_NEHALEM] = "Nehalem",
@@ -160,12 +161,13 @@ enum intel_uarch intel_uarch_of(const struct pmu_caps *c)
 
 enum intel_uarch intel_core_uarch_of(const struct pmu_caps *c)
 {
+	const struct intel_caps *ic = intel_caps(c);
 	const struct intel_model *m = intel_model_of(c);
 
 	if (!m)
 		return INTEL_UARCH_UNKNOWN;
-	if (m->atom && c->hybrid && c->core_type == CPUID_1A_CORE_TYPE_ATOM) {
-		if (m->lp_atom && c->native_model == INTEL_CRESTMONT_NATIVE_ID)
+	if (m->atom && ic->hybrid && ic->core_type == CPUID_1A_CORE_TYPE_ATOM) {
+		if (m->lp_atom && ic->native_model == INTEL_CRESTMONT_NATIVE_ID)
 			return m->lp_atom;
 		return m->atom;
 	}

@@ -7,6 +7,7 @@
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
+#include "pmu/intel/caps.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
 
@@ -407,7 +408,7 @@ int pmu_offcore_slot_of(const struct pmu_offcore_model *m, uint16_t event, uint8
 void pmu_offcore_attr(struct pmu_event_attr *a, const struct pmu_offcore_model *m, int slot, uint64_t rsp)
 {
 	pmu_attr_raw(a, m->event[slot], m->umask[slot]);
-	a->offcore_rsp = rsp;
+	a->extra_config = rsp;
 }
 
 const char *pmu_offcore_msr_name(uint32_t msr, char *buf, size_t n)
@@ -437,7 +438,7 @@ const char *pmu_offcore_selects(const struct pmu_offcore_model *m, char *buf, si
 int pmu_offcore_check(const struct pmu_caps *c, const struct pmu_event_attr *a, char *why, size_t whylen)
 {
 	const struct pmu_offcore_model *m = pmu_offcore_model(c);
-	uint64_t v = a->offcore_rsp, valid;
+	uint64_t v = a->extra_config, valid;
 	int slot;
 
 	if (!m) {
@@ -547,26 +548,28 @@ static void busy_reason(struct pmu_event *ev, const struct pmu_offcore_view *v, 
 			"needs %#llx",
 			ev->name ? ev->name : "event", (unsigned long long)v->val[0], held[0],
 			(unsigned long long)v->val[1], held[1], (unsigned long long)v->val[2], held[2],
-			(unsigned long long)v->val[3], held[3], (unsigned long long)ev->attr.offcore_rsp);
+			(unsigned long long)v->val[3], held[3], (unsigned long long)ev->attr.extra_config);
 	else if (nmsrs < 2)
 		ksnprintf(ev->reason, sizeof(ev->reason),
 			  "%s: MSR_OFFCORE_RSP_0 (0x1a6) holds %#llx for %u event(s)%s and this model has no "
 			  "MSR_OFFCORE_RSP_1; this one needs %#llx",
 			  ev->name ? ev->name : "event", (unsigned long long)v->val[0], v->users[0], held[0],
-			  (unsigned long long)ev->attr.offcore_rsp);
+			  (unsigned long long)ev->attr.extra_config);
 	else
 		ksnprintf(
 			ev->reason, sizeof(ev->reason),
 			"%s: a third offcore value: MSR_OFFCORE_RSP_0 holds %#llx%s, MSR_OFFCORE_RSP_1 holds %#llx%s; "
 			"this one needs %#llx",
 			ev->name ? ev->name : "event", (unsigned long long)v->val[0], held[0],
-			(unsigned long long)v->val[1], held[1], (unsigned long long)ev->attr.offcore_rsp);
+			(unsigned long long)v->val[1], held[1], (unsigned long long)ev->attr.extra_config);
 }
 
 int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsigned n, uint32_t *msr)
 {
 	const struct pmu_offcore_model *m = pmu_offcore_model(&pc->caps);
-	unsigned nmsrs = m ? m->nmsrs : (pc->caps.offcore_msrs > 2 ? 2 : pc->caps.offcore_msrs);
+	unsigned nmsrs = m ? m->nmsrs
+			   : (intel_caps(&pc->caps)->offcore_msrs > 2 ? 2
+								      : intel_caps(&pc->caps)->offcore_msrs);
 	unsigned nsel = pmu_offcore_nsel(m);
 	struct pmu_offcore_view v;
 	int got[PMU_IDX_NR];
@@ -577,7 +580,7 @@ int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsign
 	spin_lock(&offcore_lock, pmu_hw_cpu());
 	view_locked(pc, m, &v);
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t val = evs[i]->attr.offcore_rsp;
+		uint64_t val = evs[i]->attr.extra_config;
 		int want, s = -1;
 
 		got[i] = -1;
@@ -617,7 +620,7 @@ int pmu_offcore_reserve(struct pmu_cpu *pc, struct pmu_event *const *evs, unsign
 		for (unsigned i = 0; i < n; i++) {
 			if (got[i] < 0)
 				continue;
-			pc->extra_val[got[i]] = evs[i]->attr.offcore_rsp;
+			pc->extra_val[got[i]] = evs[i]->attr.extra_config;
 			pc->extra_users[got[i]]++;
 			msr[i] = pmu_offcore_msr(m, got[i]);
 		}

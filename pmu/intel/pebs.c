@@ -70,6 +70,7 @@ static void arch_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 
 void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 {
+	const struct intel_caps *ic = intel_caps(c);
 	struct cpuid_regs r = { 0 };
 	uint64_t misc = 0;
 	int f;
@@ -79,7 +80,7 @@ void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 		ksnprintf(p->why, sizeof(p->why), "PEBS is Intel's (AMD samples precisely with IBS)");
 		return;
 	}
-	if (!c->pdcm || !c->perf_caps_valid) {
+	if (!c->pdcm || !ic->perf_caps_valid) {
 		ksnprintf(p->why, sizeof(p->why),
 			  "CPUID.01H:ECX.PDCM[15]=%u: no IA32_PERF_CAPABILITIES, no PEBS record format",
 			  c->pdcm);
@@ -89,9 +90,9 @@ void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 		ksnprintf(p->why, sizeof(p->why), "no architectural PMU (CPUID.0AH:EAX[7:0]=0)");
 		return;
 	}
-	p->format = intel_caps(c)->pebs_format;
-	p->trap = intel_caps(c)->pebs_trap;
-	p->arch_regs = intel_caps(c)->pebs_arch_regs;
+	p->format = ic->pebs_format;
+	p->trap = ic->pebs_trap;
+	p->arch_regs = ic->pebs_arch_regs;
 	if (p->format == PMU_PEBS_FORMAT_ARCH) {
 		arch_pebs_decode(c, p);
 		return;
@@ -128,14 +129,14 @@ void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 	 * KVM gives guests that shape (vmx_get_perf_capabilities clears
 	 * PEBS_BASELINE, keeps the format).  Not driven here: refused with the
 	 * value rather than sized as a fixed format it is not. */
-	if (p->format >= 4 && !intel_caps(c)->pebs_baseline) {
+	if (p->format >= 4 && !ic->pebs_baseline) {
 		ksnprintf(p->why, sizeof(p->why),
 			  "PEBS format %u without PEBS_BASELINE (IA32_PERF_CAPABILITIES=%#lx, bit 14 clear): "
 			  "basic-group-only records are not driven here",
-			  p->format, (unsigned long)c->perf_caps);
+			  p->format, (unsigned long)ic->perf_caps);
 		return;
 	}
-	p->adaptive = intel_caps(c)->pebs_baseline && p->format >= 4;
+	p->adaptive = ic->pebs_baseline && p->format >= 4;
 	p->fixed_reset_offset = p->format >= 5 ? DS_PEBS_RESET_FIXED0_FMT5 : DS_PEBS_RESET_FIXED0;
 	/* Which counters: PMC0 only on Core 2 and Atom (format 0), PMC0-3 up
 	 * to Skylake, every counter with adaptive PEBS (fixed ones at 32 + i

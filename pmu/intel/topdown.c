@@ -4,6 +4,7 @@
 
 #include "lib/bits.h"
 #include "lib/printf.h"
+#include "pmu/intel/caps.h"
 #include "pmu/intel/models.h"
 
 static const char *const td_names[INTEL_TD_NR] = {
@@ -64,7 +65,7 @@ const char *intel_td_level2_missing(const struct pmu_caps *c)
 
 	if (c->vendor != PMU_VENDOR_INTEL)
 		return "PERF_METRICS is Intel's";
-	if (!c->perf_metrics)
+	if (!intel_caps(c)->perf_metrics)
 		return "no PERF_METRICS (IA32_PERF_CAPABILITIES[15]=0)";
 	if (u == INTEL_UARCH_UNKNOWN)
 		return "a family and model the model table does not list: which PERF_METRICS bytes it fills is not known";

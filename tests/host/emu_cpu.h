@@ -45,6 +45,15 @@ static inline uint64_t emu_state_rdv(X86PMUState *s, uint32_t msr)
 	return v;
 }
 
+/* A write to s that must not fault: the check fails naming the MSR and
+ * the value. */
+static inline void emu_state_wrv(X86PMUState *s, uint32_t msr, uint64_t v)
+{
+	int rc = emu_state_wrmsr(s, msr, v);
+
+	HT_CHECK(rc == 0, "WRMSR %#x <- %#llx: %d", msr, (unsigned long long)v, rc);
+}
+
 struct emu_cpu {
 	X86PMUConfig cfg;
 	X86PMUState pmu;

@@ -11,6 +11,7 @@
 #include "emu/model/x86-pmu.h"
 #include "pmu/intel/arch_pebs.h"
 #include "pmu/intel/caps.h"
+#include "tests/host/emu_cpu.h"
 #include "tests/host/hosttest.h"
 
 static void put(uint8_t *b, size_t off, uint64_t v)
@@ -123,16 +124,16 @@ static struct pmu_caps caps_with(unsigned fmt, uint32_t valid, uint32_t ebx4, ui
 
 	memset(&c, 0, sizeof(c));
 	c.vendor = PMU_VENDOR_INTEL;
-	c.perf_caps_valid = true;
+	intel_caps_rw(&c)->perf_caps_valid = true;
 	intel_caps_rw(&c)->pebs_format = fmt;
-	c.arch_perfmon_ext = true;
-	c.leaf23_valid = valid;
+	intel_caps_rw(&c)->arch_perfmon_ext = true;
+	intel_caps_rw(&c)->leaf23_valid = valid;
 	c.gp_mask = 0xff;
 	c.fixed_mask = 0x77;
-	c.leaf23_regs[4].ebx = ebx4;
-	c.leaf23_regs[5].eax = eax5;
-	c.leaf23_regs[5].ebx = 1;
-	c.leaf23_regs[5].ecx = ecx5;
+	intel_caps_rw(&c)->leaf23_regs[4].ebx = ebx4;
+	intel_caps_rw(&c)->leaf23_regs[5].eax = eax5;
+	intel_caps_rw(&c)->leaf23_regs[5].ebx = 1;
+	intel_caps_rw(&c)->leaf23_regs[5].ecx = ecx5;
 	return c;
 }
 
@@ -172,20 +173,10 @@ static void shape(X86PMUDefect d)
 	x86pmu_reset(&st, &c);
 }
 
-static uint64_t rd(uint32_t msr)
-{
-	uint64_t v = 0;
-
-	HT_CHECK(x86pmu_rdmsr(&st, msr, &v) == X86PMU_OK, "RDMSR %#x faulted", msr);
-	return v;
-}
-
-static X86PMUAccess wr(uint32_t msr, uint64_t v)
-{
-	unsigned pmis;
-
-	return x86pmu_wrmsr(&st, msr, v, &pmis);
-}
+/* The model st's registers: rd must not fault; wr gives 0 or X86_VEC_GP
+ * (tests/host/emu_cpu.h). */
+#define rd(msr) emu_state_rdv(&st, (msr))
+#define wr(msr, v) emu_state_wrmsr(&st, (msr), (v))
 
 /* The buffer is mem[]: "physical" address 0 of the model is mem[0]. */
 static bool write_phys(void *o, uint64_t pa, const void *buf, unsigned len)
@@ -220,27 +211,27 @@ HT_TEST(model_cpuid_and_msrs)
 	HT_CHECK(a == 0xff && c == 0x77 && b == 1 && d == 1, "23.5: %#x %#x %#x %#x", a, b, c, d);
 	/* Format 0xF: the DS-area PEBS MSRs are gone. */
 	HT_CHECK_EQ((rd(MSR_IA32_PERF_CAPABILITIES) >> 8) & 0xf, 0xf);
-	HT_CHECK_EQ(wr(MSR_IA32_PEBS_ENABLE, 1), X86PMU_GP);
-	HT_CHECK_EQ(wr(MSR_PEBS_DATA_CFG, 0), X86PMU_GP);
+	HT_CHECK_EQ(wr(MSR_IA32_PEBS_ENABLE, 1), X86_VEC_GP);
+	HT_CHECK_EQ(wr(MSR_PEBS_DATA_CFG, 0), X86_VEC_GP);
 	/* PEBS_BASE: [11:4] reserved; PEBS_INDEX: its gaps reserved. */
-	HT_CHECK_EQ(wr(MSR_IA32_PEBS_BASE, 0x10000 | 2), X86PMU_OK);
+	HT_CHECK_EQ(wr(MSR_IA32_PEBS_BASE, 0x10000 | 2), 0);
 	HT_CHECK_EQ(rd(MSR_IA32_PEBS_BASE), 0x10002);
-	HT_CHECK_EQ(wr(MSR_IA32_PEBS_BASE, 0x10010), X86PMU_GP);
-	HT_CHECK_EQ(wr(MSR_IA32_PEBS_INDEX, 0x8), X86PMU_GP);
-	HT_CHECK_EQ(wr(MSR_IA32_PEBS_INDEX, 1ull << 33), X86PMU_GP);
+	HT_CHECK_EQ(wr(MSR_IA32_PEBS_BASE, 0x10010), X86_VEC_GP);
+	HT_CHECK_EQ(wr(MSR_IA32_PEBS_INDEX, 0x8), X86_VEC_GP);
+	HT_CHECK_EQ(wr(MSR_IA32_PEBS_INDEX, 1ull << 33), X86_VEC_GP);
 	/* CFG_C: the reload, EN and the groups 23.4 offers; not the counters
 	 * group, which this shape does not offer. */
 	HT_CHECK_EQ(wr(0x1903, 1ull << 63 | 1ull << 62 | 1ull << 61 | 1ull << 49 | 3ull << 40 | 0xffffffc0),
-		    X86PMU_OK);
-	HT_CHECK_EQ(wr(0x1903, 1ull << 63 | 1ull << 36), X86PMU_GP);
-	HT_CHECK_EQ(wr(0x1983 + 4 * 4, 1ull << 63), X86PMU_OK); /* fixed 4 */
-	HT_CHECK_EQ(wr(0x1983 + 4 * 3, 1ull << 63), X86PMU_GP); /* fixed 3 does not exist */
+		    0);
+	HT_CHECK_EQ(wr(0x1903, 1ull << 63 | 1ull << 36), X86_VEC_GP);
+	HT_CHECK_EQ(wr(0x1983 + 4 * 4, 1ull << 63), 0);          /* fixed 4 */
+	HT_CHECK_EQ(wr(0x1983 + 4 * 3, 1ull << 63), X86_VEC_GP); /* fixed 3 does not exist */
 	/* A part without it: #GP, and no sub-leaves 4 and 5. */
 	{
 		X86PMUConfig lnl;
 		HT_CHECK(x86pmu_shape_named("lunarlake-e", &lnl) != NULL, "lunarlake-e");
 		x86pmu_reset(&st, &lnl);
-		HT_CHECK_EQ(wr(MSR_IA32_PEBS_BASE, 0), X86PMU_GP);
+		HT_CHECK_EQ(wr(MSR_IA32_PEBS_BASE, 0), X86_VEC_GP);
 		a = b = c = d = 0;
 		x86pmu_cpuid(&st, 0x23, 0, &a, &b, &c, &d);
 		HT_CHECK_EQ(a & 0x30, 0);
@@ -252,12 +243,12 @@ HT_TEST(model_cpuid_and_msrs)
 static void arm(uint64_t g, uint64_t p, uint64_t thresh)
 {
 	memset(mem, 0, sizeof(mem));
-	HT_CHECK_EQ(wr(MSR_IA32_PEBS_BASE, 0 | 2), X86PMU_OK); /* 16 KiB at 0 */
-	HT_CHECK_EQ(wr(MSR_IA32_PEBS_INDEX, pmu_arch_pebs_index(0, thresh, true)), X86PMU_OK);
-	HT_CHECK_EQ(wr(0x1903, 1ull << 63 | g | ((0 - p) & 0xffffffff)), X86PMU_OK);
-	HT_CHECK_EQ(wr(0x1900, (0 - p) & 0xffffffffffffull), X86PMU_OK);
-	HT_CHECK_EQ(wr(0x1901, 0x4300c4), X86PMU_OK); /* branches, OS|USR|EN, no INT */
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1), X86PMU_OK);
+	HT_CHECK_EQ(wr(MSR_IA32_PEBS_BASE, 0 | 2), 0); /* 16 KiB at 0 */
+	HT_CHECK_EQ(wr(MSR_IA32_PEBS_INDEX, pmu_arch_pebs_index(0, thresh, true)), 0);
+	HT_CHECK_EQ(wr(0x1903, 1ull << 63 | g | ((0 - p) & 0xffffffff)), 0);
+	HT_CHECK_EQ(wr(0x1900, (0 - p) & 0xffffffffffffull), 0);
+	HT_CHECK_EQ(wr(0x1901, 0x4300c4), 0); /* branches, OS|USR|EN, no INT */
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_CTRL, 1), 0);
 }
 
 /* n branches, each followed by the instruction boundary's assist. */
@@ -301,11 +292,11 @@ HT_TEST(model_records)
 	HT_CHECK_EQ(branches(10), 0);
 	HT_CHECK_EQ(branches(10), 1);
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_STATUS), 1ull << 54);
-	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1ull << 54), X86PMU_OK);
+	HT_CHECK_EQ(wr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1ull << 54), 0);
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_STATUS), 0);
 	/* EN clear in CFG_C: an ordinary overflow, its status bit. */
-	HT_CHECK_EQ(wr(0x1903, 0), X86PMU_OK);
-	HT_CHECK_EQ(wr(0x1900, (uint64_t)-2 & 0xffffffffffffull), X86PMU_OK);
+	HT_CHECK_EQ(wr(0x1903, 0), 0);
+	HT_CHECK_EQ(wr(0x1900, (uint64_t)-2 & 0xffffffffffffull), 0);
 	branches(2);
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_STATUS), 1);
 	/* A full buffer: FULL set, the record dropped. */
@@ -341,7 +332,7 @@ HT_TEST(model_defects)
 	HT_CHECK(r.groups != 1ull << 63, "every group written: %#lx", (unsigned long)r.groups);
 	shape(X86PMU_DEFECT_ARCH_PEBS_UNCONFIGURED_RECORD);
 	arm(0, 10, 0x4000);
-	HT_CHECK_EQ(wr(0x1903, 0), X86PMU_OK);
+	HT_CHECK_EQ(wr(0x1903, 0), 0);
 	branches(10);
 	HT_CHECK_EQ(pmu_arch_pebs_index_decode(rd(MSR_IA32_PEBS_INDEX)).wr, 64);
 	HT_CHECK_EQ(rd(MSR_IA32_PERF_GLOBAL_STATUS), 0);

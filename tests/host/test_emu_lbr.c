@@ -5,6 +5,7 @@
  * Branch Records" and "Architectural Last Branch Records"; Linux's
  * branch_type() relies on it to keep or drop the records it reads). */
 #include "emu/model/x86-pmu-int.h"
+#include "tests/host/emu_cpu.h"
 #include "tests/host/hosttest.h"
 
 static X86PMUState st;
@@ -15,21 +16,9 @@ static X86PMUState st;
 #define KERNEL_JMP 0xffffffff81a00a10ull
 #define KERNEL_IRET 0xffffffff81a01220ull
 
-static void wr(uint32_t msr, uint64_t v)
-{
-	unsigned pmis;
-
-	HT_CHECK(x86pmu_wrmsr(&st, msr, v, &pmis) == X86PMU_OK, "WRMSR %#x <- %#llx", msr,
-		 (unsigned long long)v);
-}
-
-static uint64_t rd(uint32_t msr)
-{
-	uint64_t v = 0xdead;
-
-	HT_CHECK(x86pmu_rdmsr(&st, msr, &v) == X86PMU_OK, "RDMSR %#x", msr);
-	return v;
-}
+/* The model st's registers, which must not fault (tests/host/emu_cpu.h). */
+#define wr(msr, v) emu_state_wrv(&st, (msr), (v))
+#define rd(msr) emu_state_rdv(&st, (msr))
 
 /* A loop iteration in ring 3, an interrupt taken there, a jump in the
  * handler, the IRET back, one more iteration: what each filter keeps,

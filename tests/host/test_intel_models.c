@@ -8,6 +8,7 @@
  * finds nothing. */
 #include <string.h>
 
+#include "pmu/intel/caps.h"
 #include "pmu/intel/models.h"
 #include "tests/host/hosttest.h"
 
@@ -107,9 +108,10 @@ HT_TEST(caps_lookup_by_family)
 	HT_CHECK(intel_uarch_of(&c) == INTEL_UARCH_UNKNOWN, "caps family 6 model 1");
 	c.family = 6, c.model = 0x55;
 	HT_CHECK(intel_uarch_of(&c) == INTEL_SKYLAKE, "caps family 6 model 0x55");
-	c.family = 18, c.model = 0x03, c.hybrid = true, c.core_type = CPUID_1A_CORE_TYPE_ATOM;
+	c.family = 18, c.model = 0x03, intel_caps_rw(&c)->hybrid = true,
+	intel_caps_rw(&c)->core_type = CPUID_1A_CORE_TYPE_ATOM;
 	HT_CHECK(intel_core_uarch_of(&c) == INTEL_ARCTICWOLF, "a Nova Lake-L E-core");
-	c.core_type = CPUID_1A_CORE_TYPE_CORE;
+	intel_caps_rw(&c)->core_type = CPUID_1A_CORE_TYPE_CORE;
 	HT_CHECK(intel_core_uarch_of(&c) == INTEL_NOVALAKE, "a Nova Lake-L P-core");
 	c.vendor = PMU_VENDOR_AMD, c.family = 19, c.model = 0x01;
 	HT_CHECK(intel_model_of(&c) == NULL, "AMD family 19h model 1 is no Intel row");

@@ -3,6 +3,7 @@
  * keep and that break "each part within its whole". */
 #include <string.h>
 
+#include "pmu/intel/caps.h"
 #include "pmu/intel/topdown.h"
 #include "tests/host/hosttest.h"
 
@@ -55,7 +56,7 @@ static struct pmu_caps caps(unsigned family, unsigned model, bool metrics)
 
 	memset(&c, 0, sizeof(c));
 	c.vendor = PMU_VENDOR_INTEL;
-	c.family = family, c.model = model, c.perf_metrics = metrics;
+	c.family = family, c.model = model, intel_caps_rw(&c)->perf_metrics = metrics;
 	return c;
 }
 

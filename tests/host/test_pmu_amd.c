@@ -37,20 +37,14 @@ static void arch_ev(struct pmu_event *ev, enum pmu_arch_event e)
 	pmu_event_init(ev, &a, pmu_arch_events[e].name);
 }
 
-static const char *trace(void)
-{
-	static char t[4096];
-	model_trace_format(t, sizeof(t));
-	return t;
-}
-
 /* The write at position i of the trace is msr <- val, without a fault. */
 static void check_write(size_t i, uint32_t msr, uint64_t val)
 {
 	const struct model_write *w = model_trace_at(i);
 
 	HT_CHECK(w && w->msr == msr && w->val == val && !w->fault,
-		 "write %zu: expected %#x<-%#llx, trace: %s", i, msr, (unsigned long long)val, trace());
+		 "write %zu: expected %#x<-%#llx, trace: %s", i, msr, (unsigned long long)val,
+		 model_trace_text());
 }
 
 static uint32_t arch_mask(void)

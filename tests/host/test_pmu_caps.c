@@ -82,9 +82,9 @@ HT_TEST(v2)
 	HT_CHECK_EQ(c->global_ctrl_reset, 0x3);
 	HT_CHECK_EQ(c->global_ctrl_reserved, ~0x700000003ull);
 	HT_CHECK_EQ(c->fixed_ctrl_reserved, ~0xbbbull); /* no AnyThread before v3 */
-	HT_CHECK(c->pdcm && c->perf_caps_valid, "PDCM and PERF_CAPABILITIES");
-	HT_CHECK_EQ(c->perf_caps, 0x1);
-	HT_CHECK_EQ(c->lbr_format, 1);
+	HT_CHECK(c->pdcm && intel_caps(c)->perf_caps_valid, "PDCM and PERF_CAPABILITIES");
+	HT_CHECK_EQ(intel_caps(c)->perf_caps, 0x1);
+	HT_CHECK_EQ(intel_caps(c)->lbr_format, 1);
 	HT_CHECK(!c->full_width_write, "no full-width writes");
 	HT_CHECK_EQ(c->ctr_write_base, MSR_IA32_PMC0);
 }
@@ -96,17 +96,17 @@ HT_TEST(v4_full_width_on_and_off)
 	HT_CHECK_EQ(c->version, 4);
 	HT_CHECK_EQ(c->model, 0x5e);
 	HT_CHECK_STR(c->uarch, "Skylake");
-	HT_CHECK_EQ(c->offcore_msrs, 2);
+	HT_CHECK_EQ(intel_caps(c)->offcore_msrs, 2);
 	HT_CHECK_EQ(c->gp_mask, 0xf);
 	HT_CHECK_EQ(c->gp_width, 48);
-	HT_CHECK_EQ(c->perf_caps, 0x33c5);
+	HT_CHECK_EQ(intel_caps(c)->perf_caps, 0x33c5);
 	HT_CHECK(c->full_width_write, "PERF_CAPABILITIES[13] set");
 	HT_CHECK_EQ(c->ctr_write_base, MSR_IA32_A_PMC0);
-	HT_CHECK_EQ(c->lbr_format, 5);
+	HT_CHECK_EQ(intel_caps(c)->lbr_format, 5);
 	HT_CHECK_EQ(intel_caps(c)->pebs_format, 3);
 	HT_CHECK(intel_caps(c)->pebs_trap && intel_caps(c)->pebs_arch_regs && c->freeze_smm,
 		 "PEBS trap, arch regs, SMM freeze");
-	HT_CHECK(!intel_caps(c)->pebs_baseline && !c->perf_metrics, "no baseline, no metrics");
+	HT_CHECK(!intel_caps(c)->pebs_baseline && !intel_caps(c)->perf_metrics, "no baseline, no metrics");
 	HT_CHECK_EQ(c->global_status_set, MSR_IA32_PERF_GLOBAL_STATUS_SET);
 	HT_CHECK_EQ(c->global_inuse, MSR_IA32_PERF_GLOBAL_INUSE);
 	HT_CHECK_EQ(c->fixed_ctrl_reserved, ~0xfffull);
@@ -114,7 +114,7 @@ HT_TEST(v4_full_width_on_and_off)
 
 	boot(MODEL_V4, false);
 	c = caps_of(0);
-	HT_CHECK_EQ(c->perf_caps, 0x13c5);
+	HT_CHECK_EQ(intel_caps(c)->perf_caps, 0x13c5);
 	HT_CHECK(!c->full_width_write, "PERF_CAPABILITIES[13] clear");
 	HT_CHECK_EQ(c->ctr_write_base, MSR_IA32_PMC0);
 }
@@ -132,7 +132,7 @@ HT_TEST(v5_fixed_bitmap_with_gap)
 	/* Bit 48 lets PERF_METRICS count (PERF_CAPABILITIES[15] and fixed 3). */
 	HT_CHECK_EQ(c->global_ctrl_reserved, ~(0xffull | 0xbull << 32 | 1ull << 48));
 	HT_CHECK_EQ(c->fixed_ctrl_reserved, ~0xf0ffull);
-	HT_CHECK(intel_caps(c)->pebs_baseline && c->perf_metrics, "baseline and metrics");
+	HT_CHECK(intel_caps(c)->pebs_baseline && intel_caps(c)->perf_metrics, "baseline and metrics");
 	HT_CHECK_EQ(intel_caps(c)->pebs_format, 4);
 }
 
@@ -140,12 +140,12 @@ HT_TEST(hybrid_caps_per_cpu)
 {
 	boot(MODEL_HYBRID, false);
 	const struct pmu_caps *p = caps_of(0), *p1 = caps_of(1), *e = caps_of(2);
-	HT_CHECK(p->hybrid && e->hybrid, "CPUID.07H:EDX[15] on both");
-	HT_CHECK_EQ(p->core_type, 0x40);
-	HT_CHECK_EQ(e->core_type, 0x20);
-	HT_CHECK_EQ(p->native_model, 1);
-	HT_CHECK_EQ(e->native_model, 2);
-	HT_CHECK(p->leaf23 && e->leaf23, "leaf 0x23 used");
+	HT_CHECK(intel_caps(p)->hybrid && intel_caps(e)->hybrid, "CPUID.07H:EDX[15] on both");
+	HT_CHECK_EQ(intel_caps(p)->core_type, 0x40);
+	HT_CHECK_EQ(intel_caps(e)->core_type, 0x20);
+	HT_CHECK_EQ(intel_caps(p)->native_model, 1);
+	HT_CHECK_EQ(intel_caps(e)->native_model, 2);
+	HT_CHECK(intel_caps(p)->leaf23 && intel_caps(e)->leaf23, "leaf 0x23 used");
 	HT_CHECK_EQ(p->gp_mask, 0xff);
 	HT_CHECK_EQ(e->gp_mask, 0x3f);
 	HT_CHECK_EQ(p->fixed_mask, 0xf);

@@ -174,13 +174,6 @@ static void boot_spr(unsigned ntables)
 	pmu_discovery_forget();
 }
 
-static const char *trace(void)
-{
-	static char t[8192];
-	model_trace_format(t, sizeof(t));
-	return t;
-}
-
 /* --- The tests --- */
 
 HT_TEST(tables_found_per_package_in_bus_order)
@@ -280,12 +273,12 @@ HT_TEST(memory_channels_counted_through_mmio)
 	/* Freeze and reset (box control 301H), CAS.RD 05H/CFH on controls 0
 	 * and 2 (+40H, +48H), CAS.WR 05H/F0H on 1 and 3 (+44H, +4CH), then
 	 * unfreeze each. */
-	HT_CHECK_STR(trace(), "0x40000000<-0xe001000000000301 0x40000000<-0xe00100400000cf05 "
-			      "0x40000000<-0xe00100440000f005 0x40000000<-0xe00100480000cf05 "
-			      "0x40000000<-0xe001004c0000f005 0x40000000<-0xe001100000000301 "
-			      "0x40000000<-0xe00110400000cf05 0x40000000<-0xe00110440000f005 "
-			      "0x40000000<-0xe00110480000cf05 0x40000000<-0xe001104c0000f005 "
-			      "0x40000000<-0xe001000000000000 0x40000000<-0xe001100000000000");
+	HT_CHECK_STR(model_trace_text(), "0x40000000<-0xe001000000000301 0x40000000<-0xe00100400000cf05 "
+					 "0x40000000<-0xe00100440000f005 0x40000000<-0xe00100480000cf05 "
+					 "0x40000000<-0xe001004c0000f005 0x40000000<-0xe001100000000301 "
+					 "0x40000000<-0xe00110400000cf05 0x40000000<-0xe00110440000f005 "
+					 "0x40000000<-0xe00110480000cf05 0x40000000<-0xe001104c0000f005 "
+					 "0x40000000<-0xe001000000000000 0x40000000<-0xe001100000000000");
 	/* The counters (+8, +10H) as the hardware would leave them, above
 	 * the width's 48 bits too. */
 	imc_regs[1][0][0x08 / 4] = 1000, imc_regs[1][0][0x10 / 4] = 10;

@@ -15,13 +15,6 @@ static void boot(enum model_profile p, bool full_width)
 	model_trace_clear();
 }
 
-static void boot_cfg(const struct model_cpu_config *cfg)
-{
-	model_init_custom(cfg, 1);
-	pmu_cpu_init(&model_probe_opts);
-	model_trace_clear();
-}
-
 static struct model_cpu_config cfg_of(enum model_profile p, bool fw)
 {
 	model_init(p, fw);
@@ -40,13 +33,6 @@ static void raw_ev(struct pmu_event *ev, uint8_t event, uint8_t umask, const cha
 	struct pmu_event_attr a;
 	pmu_attr_raw(&a, event, umask);
 	pmu_event_init(ev, &a, name);
-}
-
-static const char *trace(void)
-{
-	static char t[4096];
-	model_trace_format(t, sizeof(t));
-	return t;
 }
 
 HT_TEST(fixed_counter_preferred_and_hwc_filled)
@@ -108,7 +94,7 @@ HT_TEST(narrow_fixed_counters_refused)
 	struct model_cpu_config c = cfg_of(MODEL_V2, false);
 
 	c.fixed_width = 1;
-	boot_cfg(&c);
+	model_boot_custom(&c, 1);
 	arch_ev(&a, PMU_ARCH_INSTRUCTIONS);
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
 	HT_CHECK_EQ(a.hw.idx, 0);
@@ -168,7 +154,7 @@ HT_TEST(constraints_skylake_prec_dist_and_mem)
 	struct pmu_event pd, pd2, m[5];
 	struct model_cpu_config c = cfg_of(MODEL_V4, true);
 	c.num_gp = 8; /* HT off: 8 counters, MEM_* still on 0-3 */
-	boot_cfg(&c);
+	model_boot_custom(&c, 1);
 	raw_ev(&pd, 0xc0, 0x01, "INST_RETIRED.PREC_DIST");
 	raw_ev(&pd2, 0xc0, 0x01, "INST_RETIRED.PREC_DIST#2");
 	HT_CHECK_EQ(pmu_event_add(&pd), PMU_OK);
@@ -212,7 +198,7 @@ HT_TEST(refusals_with_reasons)
 	struct pmu_event_attr a;
 	struct model_cpu_config c = cfg_of(MODEL_V2, false);
 	c.ebx_unavail = 1u << 5 | 1u << 1; /* branches and instructions unavailable */
-	boot_cfg(&c);
+	model_boot_custom(&c, 1);
 	arch_ev(&e, PMU_ARCH_BRANCHES);
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(e.reason, "branches (event 0xc4 umask 0x00): no counter can count it on this CPU "
@@ -284,15 +270,16 @@ HT_TEST(enable_disable_exact_trace_and_counts_v4)
 	HT_CHECK_EQ(pmu_events_enable(g, 4), PMU_OK);
 	/* Counters zeroed, selects written with EN, FIXED_CTR_CTRL once,
 	 * GLOBAL_CTRL last, once: the group starts in one write. */
-	HT_CHECK_STR(trace(), "0x309<-0 0x30a<-0 0x4c1<-0 0x186<-0x4300c4 0x4c2<-0 0x187<-0x43412e "
-			      "0x38d<-0x33 0x38f<-0x300000003");
+	HT_CHECK_STR(model_trace_text(),
+		     "0x309<-0 0x30a<-0 0x4c1<-0 0x186<-0x4300c4 0x4c2<-0 0x187<-0x43412e "
+		     "0x38d<-0x33 0x38f<-0x300000003");
 	struct model_work w = { .instructions = 3000, .cycles = 2000, .branches = 1000, .llc_misses = 7 };
 	model_tick(&w);
 	HT_CHECK_EQ(pmu_event_update(&ins), 3000); /* read while running */
 	model_tick(&w);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_events_disable(g, 4), PMU_OK);
-	HT_CHECK_STR(trace(), "0x38f<-0 0x186<-0x300c4 0x187<-0x3412e 0x38d<-0");
+	HT_CHECK_STR(model_trace_text(), "0x38f<-0 0x186<-0x300c4 0x187<-0x3412e 0x38d<-0");
 	HT_CHECK_EQ(pmu_event_count(&ins), 6000);
 	HT_CHECK_EQ(pmu_event_count(&cyc), 4000);
 	HT_CHECK_EQ(pmu_event_count(&br), 2000);
@@ -301,7 +288,7 @@ HT_TEST(enable_disable_exact_trace_and_counts_v4)
 	HT_CHECK_EQ(pmu_event_update(&br), 2000);
 	model_trace_clear();
 	pmu_events_del(g, 4);
-	HT_CHECK_STR(trace(), "0x186<-0 0x187<-0"); /* selects cleared: INUSE released */
+	HT_CHECK_STR(model_trace_text(), "0x186<-0 0x187<-0"); /* selects cleared: INUSE released */
 	HT_CHECK_EQ(model_peek(0, MSR_IA32_PERF_GLOBAL_INUSE), 0);
 }
 
@@ -314,11 +301,11 @@ HT_TEST(enable_v1_per_counter_en)
 	struct pmu_event *g[] = { &a, &b };
 	HT_CHECK_EQ(pmu_events_add(g, 2), PMU_OK);
 	HT_CHECK_EQ(pmu_events_enable(g, 2), PMU_OK);
-	HT_CHECK_STR(trace(), "0xc1<-0 0x186<-0x4300c0 0xc2<-0 0x187<-0x4300c4");
+	HT_CHECK_STR(model_trace_text(), "0xc1<-0 0x186<-0x4300c0 0xc2<-0 0x187<-0x4300c4");
 	model_tick_loop(50);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_events_disable(g, 2), PMU_OK);
-	HT_CHECK_STR(trace(), "0x186<-0x300c0 0x187<-0x300c4");
+	HT_CHECK_STR(model_trace_text(), "0x186<-0x300c0 0x187<-0x300c4");
 	HT_CHECK_EQ(pmu_event_count(&a), 150);
 	HT_CHECK_EQ(pmu_event_count(&b), 50);
 	pmu_events_del(g, 2);
@@ -349,7 +336,7 @@ HT_TEST(legacy_vs_full_width_counter_writes)
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_OK);
 	/* -2^31 is representable: low half 0x80000000 sign-extends. */
 	HT_CHECK_EQ(pmu_event_write_counter(&e, 0xffff80000000ull), PMU_OK);
-	HT_CHECK_STR(trace(), "0xc1<-0x80000000");
+	HT_CHECK_STR(model_trace_text(), "0xc1<-0x80000000");
 	HT_CHECK_EQ(model_peek(0, MSR_IA32_PMC0), 0xffff80000000ull);
 	HT_CHECK_EQ(pmu_event_write_counter(&e, 0x7fffffffull), PMU_OK);
 	HT_CHECK_EQ(model_peek(0, MSR_IA32_PMC0), 0x7fffffffull);
@@ -368,7 +355,7 @@ HT_TEST(legacy_vs_full_width_counter_writes)
 	HT_CHECK_EQ(pmu_event_write_counter(&e, 0x123456789aull), PMU_OK);
 	HT_CHECK_EQ(pmu_event_write_counter(&e, 0x80000000ull), PMU_OK);
 	HT_CHECK_EQ(pmu_event_write_counter(&f, 0xfedcba987654ull), PMU_OK); /* fixed: full width */
-	HT_CHECK_STR(trace(), "0x4c1<-0x123456789a 0x4c1<-0x80000000 0x309<-0xfedcba987654");
+	HT_CHECK_STR(model_trace_text(), "0x4c1<-0x123456789a 0x4c1<-0x80000000 0x309<-0xfedcba987654");
 	HT_CHECK_EQ(model_peek(0, MSR_IA32_PMC0), 0x80000000ull);
 	HT_CHECK_EQ(model_peek(0, MSR_IA32_FIXED_CTR0), 0xfedcba987654ull);
 	/* Values are cut to the width before they are written. */
@@ -389,8 +376,8 @@ HT_TEST(period_preload_and_wrap_counts)
 		pmu_event_init(&e, &a, "branches/period=100");
 		HT_CHECK_EQ(pmu_event_add(&e), PMU_OK);
 		HT_CHECK_EQ(pmu_event_enable(&e), PMU_OK);
-		HT_CHECK_STR(trace(), fw ? "0x4c1<-0xffffffffff9c 0x186<-0x4300c4 0x38f<-0x1"
-					 : "0xc1<-0xffffff9c 0x186<-0x4300c4 0x38f<-0x1");
+		HT_CHECK_STR(model_trace_text(), fw ? "0x4c1<-0xffffffffff9c 0x186<-0x4300c4 0x38f<-0x1"
+						    : "0xc1<-0xffffff9c 0x186<-0x4300c4 0x38f<-0x1");
 		HT_CHECK_EQ(model_peek(0, MSR_IA32_PMC0), 0xffffffffff9cull);
 		struct model_work w = { .branches = 40 };
 		model_tick(&w);
@@ -448,7 +435,7 @@ HT_TEST(read_near_wrap_with_small_width)
 	struct pmu_event e;
 	struct model_cpu_config c = cfg_of(MODEL_V4, true);
 	c.gp_width = 32;
-	boot_cfg(&c);
+	model_boot_custom(&c, 1);
 	arch_ev(&e, PMU_ARCH_BRANCHES);
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_OK);
 	HT_CHECK_EQ(pmu_event_enable(&e), PMU_OK);
@@ -474,7 +461,8 @@ HT_TEST(bracket_arm_v4_and_v1)
 	struct pmu_event *g[] = { &ins, &br };
 	HT_CHECK_EQ(pmu_events_add(g, 2), PMU_OK);
 	HT_CHECK_EQ(pmu_events_arm(g, 2, &r), PMU_OK);
-	HT_CHECK_STR(trace(), "0x309<-0 0x4c1<-0 0x186<-0x4300c4 0x38d<-0x3"); /* no GLOBAL_CTRL yet */
+	HT_CHECK_STR(model_trace_text(),
+		     "0x309<-0 0x4c1<-0 0x186<-0x4300c4 0x38d<-0x3"); /* no GLOBAL_CTRL yet */
 	HT_CHECK_EQ(r.msr, MSR_IA32_PERF_GLOBAL_CTRL);
 	HT_CHECK_EQ(r.on, 0x100000001ull);
 	HT_CHECK_EQ(r.off, 0);
@@ -510,14 +498,14 @@ HT_TEST(offcore_response_msrs)
 	struct pmu_event_attr at;
 	boot(MODEL_V4, true);
 	pmu_attr_raw(&at, 0xb7, 0x01);
-	at.offcore_rsp = 0x3fffc00001ull; /* DEMAND_DATA_RD.L3_MISS.ANY_RESPONSE (pmu/intel/offcore.c) */
+	at.extra_config = 0x3fffc00001ull; /* DEMAND_DATA_RD.L3_MISS.ANY_RESPONSE (pmu/intel/offcore.c) */
 	pmu_event_init(&a, &at, "offcore0");
 	pmu_event_init(&b, &at, "offcore0-same");
-	at.offcore_rsp = 0x10001ull;
+	at.extra_config = 0x10001ull;
 	pmu_event_init(&c, &at, "offcore0-other");
 	at.event = 0xbb;
 	pmu_event_init(&d, &at, "offcore1");
-	at.offcore_rsp = 0x20001ull;
+	at.extra_config = 0x20001ull;
 	pmu_event_init(&e, &at, "offcore-third");
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
 	HT_CHECK_EQ(pmu_event_add(&b), PMU_OK); /* same value: shares the MSR */
@@ -530,7 +518,7 @@ HT_TEST(offcore_response_msrs)
 	HT_CHECK_STR(e.reason, "offcore-third: a third offcore value: MSR_OFFCORE_RSP_0 holds 0x3fffc00001, "
 			       "MSR_OFFCORE_RSP_1 holds 0x10001; this one needs 0x20001");
 	HT_CHECK_EQ(pmu_event_enable(&a), PMU_OK);
-	HT_CHECK_STR(trace(), "0x4c1<-0 0x1a6<-0x3fffc00001 0x186<-0x4301b7 0x38f<-0x1");
+	HT_CHECK_STR(model_trace_text(), "0x4c1<-0 0x1a6<-0x3fffc00001 0x186<-0x4301b7 0x38f<-0x1");
 	pmu_event_del(&a);
 	pmu_event_del(&b);
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_OK); /* RSP_0 free again: e moves there as 0xB7 */

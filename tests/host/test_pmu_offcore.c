@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arch/x86/msr.h"
+#include "pmu/intel/caps.h"
 #include "pmu/intel/offcore.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
@@ -23,15 +24,8 @@ static void offcore_ev(struct pmu_event *ev, uint8_t event, uint64_t rsp, const 
 {
 	struct pmu_event_attr a;
 	pmu_attr_raw(&a, event, 0x01);
-	a.offcore_rsp = rsp;
+	a.extra_config = rsp;
 	pmu_event_init(ev, &a, name);
-}
-
-static const char *trace(void)
-{
-	static char t[4096];
-	model_trace_format(t, sizeof(t));
-	return t;
 }
 
 /* DEMAND_DATA_RD with an L3-miss response on Sandy Bridge client: request
@@ -53,7 +47,7 @@ HT_TEST(model_table)
 		HT_CHECK_EQ(m->dmnd_rd_l3_miss, SNB_DMND_RD_L3_MISS);
 		HT_CHECK_EQ(m->smt_shared, false);
 	}
-	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 2);
+	HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 2);
 
 	boot(MODEL_V4); /* Skylake 0x5E */
 	m = pmu_offcore_model(pmu_caps());
@@ -67,7 +61,7 @@ HT_TEST(model_table)
 
 	boot(MODEL_V2); /* Core 2 model 0xF: no row */
 	HT_CHECK(pmu_offcore_model(pmu_caps()) == NULL, "Core 2 has no offcore table");
-	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 0);
+	HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 0);
 }
 
 /* CPUID.01H:EAX of family 6, DisplayModel m (SDM vol. 2A, CPUID leaf 01H). */
@@ -202,7 +196,7 @@ HT_TEST(rows_since_skylake_per_core)
 		HT_CHECK(m->dmnd_rd_l3_miss || (m->no_l3_miss_why && m->no_l3_miss_why[0]),
 			 "model %#x %s: no value and no reason", cases[i].model, m->name);
 		HT_CHECK_EQ(m->gp_mask, cases[i].gp_mask);
-		HT_CHECK_EQ(pmu_caps()->offcore_msrs, 2);
+		HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 2);
 	}
 }
 
@@ -255,8 +249,8 @@ HT_TEST(omr_rows_of_families_18_19)
 		if (!m)
 			continue;
 		HT_CHECK_STR(m->name, cases[i].row);
-		HT_CHECK(m->omr && m->nmsrs == 4 && pmu_caps()->offcore_msrs == 4, "%s: four OMR MSRs",
-			 m->name);
+		HT_CHECK(m->omr && m->nmsrs == 4 && intel_caps(pmu_caps())->offcore_msrs == 4,
+			 "%s: four OMR MSRs", m->name);
 		for (int s = 0; s < 4; s++) {
 			HT_CHECK(m->event[s] == cases[i].event && m->umask[s] == 1u << s &&
 					 m->valid[s] == cases[i].valid,
@@ -302,7 +296,7 @@ HT_TEST(golden_cove_selects_2a_2b)
 	HT_CHECK(a.hw.idx < 4 && b.hw.idx < 4, "PMC0-3: %d %d", a.hw.idx, b.hw.idx);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_enable(&a), PMU_OK);
-	HT_CHECK_STR(trace(), "0xc1<-0 0x1a6<-0x3fbfc00001 0x186<-0x43012a 0x38f<-0x1");
+	HT_CHECK_STR(model_trace_text(), "0xc1<-0 0x1a6<-0x3fbfc00001 0x186<-0x43012a 0x38f<-0x1");
 	model_tick(&(struct model_work){ .cycles = 10, .dmnd_rd_l3_miss = 321 });
 	HT_CHECK_EQ(pmu_event_disable(&a), PMU_OK);
 	HT_CHECK_EQ(pmu_event_count(&a), 321);
@@ -347,7 +341,7 @@ HT_TEST(omr_allocation_moves_in_turn)
 	c.num_gp = 8;
 	x86pmu_omr_layout(&c.offcore);
 	model_boot_custom(&c, 1);
-	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 4);
+	HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 4);
 	for (unsigned i = 0; i < 5; i++) {
 		offcore_ev(&o[i], 0x2a, 0xfffff000000001ull | (uint64_t)i << 1, "o");
 		HT_CHECK_EQ(pmu_event_add(&o[i]), i < 4 ? PMU_OK : PMU_E_BUSY);
@@ -367,7 +361,7 @@ HT_TEST(omr_allocation_moves_in_turn)
 	pmu_event_del(&x);
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_enable(&o[2]), PMU_OK);
-	HT_CHECK(strstr(trace(), "0x3e2<-0xfffff000000005") != NULL, "%s", trace());
+	HT_CHECK(strstr(model_trace_text(), "0x3e2<-0xfffff000000005") != NULL, "%s", model_trace_text());
 	HT_CHECK_EQ(pmu_event_disable(&o[2]), PMU_OK);
 	for (unsigned i = 0; i < 4; i++)
 		if (i != 3 && i != 0)
@@ -443,7 +437,7 @@ HT_TEST(atom_cores_select_by_umask)
 	/* Bit 63 on RSP_1 is refused before any write. */
 	struct pmu_event_attr ha;
 	pmu_attr_raw(&ha, 0xb7, 0x02);
-	ha.offcore_rsp = 0x8000000000010001ull;
+	ha.extra_config = 0x8000000000010001ull;
 	pmu_event_init(&h, &ha, "h");
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_add(&h), PMU_E_INVAL);
@@ -536,8 +530,9 @@ HT_TEST(equal_values_share_exact_trace)
 	HT_CHECK_EQ(pmu_events_enable(g, 2), PMU_OK);
 	/* Per event: counter (legacy IA32_PMCx, no full-width writes here),
 	 * the RSP value, the event select with EN; then GLOBAL_CTRL once. */
-	HT_CHECK_STR(trace(), "0xc1<-0 0x1a6<-0x3f80400001 0x186<-0x4301b7 0xc2<-0 0x1a6<-0x3f80400001 "
-			      "0x187<-0x4301b7 0x38f<-0x3");
+	HT_CHECK_STR(model_trace_text(),
+		     "0xc1<-0 0x1a6<-0x3f80400001 0x186<-0x4301b7 0xc2<-0 0x1a6<-0x3f80400001 "
+		     "0x187<-0x4301b7 0x38f<-0x3");
 	model_tick(&(struct model_work){ .cycles = 100, .dmnd_rd_l3_miss = 777 });
 	HT_CHECK_EQ(pmu_events_disable(g, 2), PMU_OK);
 	HT_CHECK_EQ(pmu_event_count(&a), 777);
@@ -560,7 +555,7 @@ HT_TEST(move_b7_to_bb_and_bb_to_b7)
 	HT_CHECK_EQ(y.attr.event, 0xb7);      /* what the user asked for is kept */
 	model_trace_clear();
 	HT_CHECK_EQ(pmu_event_enable(&y), PMU_OK);
-	HT_CHECK_STR(trace(), "0xc2<-0 0x1a7<-0x3f80400001 0x187<-0x4301bb 0x38f<-0x2");
+	HT_CHECK_STR(model_trace_text(), "0xc2<-0 0x1a7<-0x3f80400001 0x187<-0x4301bb 0x38f<-0x2");
 	model_tick(&(struct model_work){ .cycles = 10, .dmnd_rd_l3_miss = 4096 });
 	HT_CHECK_EQ(pmu_event_disable(&y), PMU_OK);
 	HT_CHECK_EQ(pmu_event_count(&y), 4096); /* counted through RSP_1's value */
@@ -622,7 +617,7 @@ HT_TEST(nehalem_has_one_msr)
 	cfg = *model_config(0);
 	cfg.signature = 0x000106a5; /* Nehalem (Core i7-9xx), model 0x1A */
 	model_boot_custom(&cfg, 1);
-	HT_CHECK_EQ(pmu_caps()->offcore_msrs, 1);
+	HT_CHECK_EQ(intel_caps(pmu_caps())->offcore_msrs, 1);
 	offcore_ev(&a, 0xbb, 0xf001ull, "a"); /* 0xBB asked: there is only RSP_0 */
 	HT_CHECK_EQ(pmu_event_add(&a), PMU_OK);
 	HT_CHECK_EQ(a.hw.extra_msr, MSR_OFFCORE_RSP_0);

@@ -24,7 +24,7 @@ static bool attr_eq(const struct pmu_event_attr *a, const struct pmu_event_attr 
 {
 	return a->event == b->event && a->umask == b->umask && a->cmask == b->cmask && a->usr == b->usr &&
 	       a->os == b->os && a->edge == b->edge && a->inv == b->inv && a->any == b->any &&
-	       a->intr == b->intr && a->period == b->period && a->offcore_rsp == b->offcore_rsp;
+	       a->intr == b->intr && a->period == b->period && a->extra_config == b->extra_config;
 }
 
 HT_TEST(named_events)
@@ -109,7 +109,7 @@ HT_TEST(cpu_term_lists)
 	HT_CHECK(attr.any && attr.intr, "any, int");
 	HT_CHECK_EQ(attr.period, 100000);
 	HT_CHECK_EQ(parse("cpu/event=0xb7,umask=0x01,offcore_rsp=0x3fffc00001/"), PMU_OK);
-	HT_CHECK_EQ(attr.offcore_rsp, 0x3fffc00001ull);
+	HT_CHECK_EQ(attr.extra_config, 0x3fffc00001ull);
 	HT_CHECK_EQ(parse("cpu/event=0xc0/:u"), PMU_OK);
 	HT_CHECK(attr.usr && !attr.os, "modifier after the list");
 }

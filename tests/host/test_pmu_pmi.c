@@ -64,13 +64,6 @@ static void arch_ev(struct pmu_event *ev, enum pmu_arch_event e, uint64_t period
 	pmu_event_init(ev, &a, pmu_arch_events[e].name);
 }
 
-static const char *trace(void)
-{
-	static char t[4096];
-	model_trace_format(t, sizeof(t));
-	return t;
-}
-
 static struct pmu_pmi_stats stats(unsigned cpu)
 {
 	struct pmu_pmi_stats s;
@@ -99,7 +92,7 @@ static void check_write(size_t i, uint32_t msr, uint64_t val)
 {
 	const struct model_write *w = model_trace_at(i);
 	HT_CHECK(w && w->msr == msr && w->val == val && !w->fault, "write %zu: expected %#x<-%#llx, trace %s",
-		 i, msr, (unsigned long long)val, trace());
+		 i, msr, (unsigned long long)val, model_trace_text());
 }
 
 /* The handler's writes for one GP overflow: reload through the full-width

@@ -5,6 +5,7 @@
  * and the PMI handler's overflow inference on PMUs without a status
  * register (pmu/pmi.c). */
 #include "arch/x86/msr.h"
+#include "pmu/intel/caps.h"
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_internal.h"
 #include "tests/host/hosttest.h"
@@ -71,27 +72,28 @@ HT_TEST(lunar_lake_core_types_from_leaf_23)
 	boot_lnl();
 	const struct pmu_caps *p = &pmu_cpu_of(0)->caps, *e = &pmu_cpu_of(2)->caps;
 
-	HT_CHECK(p->arch_perfmon_ext && e->arch_perfmon_ext, "CPUID.(07H,1):EAX[8] read");
+	HT_CHECK(intel_caps(p)->arch_perfmon_ext && intel_caps(e)->arch_perfmon_ext,
+		 "CPUID.(07H,1):EAX[8] read");
 	HT_CHECK_EQ(p->version, 6);
-	HT_CHECK_EQ(p->leaf23_valid, 0xb);
-	HT_CHECK_EQ(e->leaf23_valid, 0xf);
+	HT_CHECK_EQ(intel_caps(p)->leaf23_valid, 0xb);
+	HT_CHECK_EQ(intel_caps(e)->leaf23_valid, 0xf);
 	HT_CHECK_EQ(p->gp_mask, 0x3ff);
 	HT_CHECK_EQ(p->num_gp, 10);
 	HT_CHECK_EQ(p->fixed_mask, 0xf);
 	HT_CHECK_EQ(e->gp_mask, 0xff);
 	HT_CHECK_EQ(e->fixed_mask, 0x77);
-	HT_CHECK_EQ(p->v6_features, 3);
-	HT_CHECK_EQ(p->acr_reload, 0);
-	HT_CHECK_EQ(e->acr_reload, 0x3000000fcull);
-	HT_CHECK_EQ(e->acr_cause, 0x3000000fcull);
+	HT_CHECK_EQ(intel_caps(p)->v6_features, 3);
+	HT_CHECK_EQ(intel_caps(p)->acr_reload, 0);
+	HT_CHECK_EQ(intel_caps(e)->acr_reload, 0x3000000fcull);
+	HT_CHECK_EQ(intel_caps(e)->acr_cause, 0x3000000fcull);
 	/* Events from 23.3, not from leaf 0AH's common subset (which marks 7
 	 * and 9 absent on both). */
-	HT_CHECK(p->events_from_leaf23 && e->events_from_leaf23, "events from 23.3");
+	HT_CHECK(intel_caps(p)->events_from_leaf23 && intel_caps(e)->events_from_leaf23, "events from 23.3");
 	HT_CHECK_EQ(p->events_avail, 0x1dff);
 	HT_CHECK_EQ(e->events_avail, 0x1f7f);
 	HT_CHECK_EQ(p->events_unknown, 0);
 	/* The version 6 map, full-width writes through it. */
-	HT_CHECK(p->v6_msrs, "v6 register map");
+	HT_CHECK(intel_caps(p)->v6_msrs, "v6 register map");
 	HT_CHECK_EQ(pmu_evtsel_msr(p, 9), 0x1925);
 	HT_CHECK_EQ(pmu_ctr_msr(p, 9), 0x1924);
 	HT_CHECK_EQ(pmu_ctr_write_msr(p, 2), 0x1908);
@@ -180,11 +182,11 @@ HT_TEST(leaf_23_needs_arch_perfmon_ext)
 	model_init_custom(&c, 1);
 	pmu_cpu_init(&model_probe_opts);
 	const struct pmu_caps *p = pmu_caps();
-	HT_CHECK(!p->arch_perfmon_ext && !p->leaf23, "no leaf 23H");
+	HT_CHECK(!intel_caps(p)->arch_perfmon_ext && !intel_caps(p)->leaf23, "no leaf 23H");
 	HT_CHECK_EQ(p->gp_mask, 0xff);
 	HT_CHECK_EQ(p->fixed_mask, 0x7);
 	HT_CHECK_EQ(p->events_avail, 0x1fff & ~0x280u);
-	HT_CHECK(p->v6_msrs, "version 6: the v6 map all the same");
+	HT_CHECK(intel_caps(p)->v6_msrs, "version 6: the v6 map all the same");
 	printed[0] = '\0';
 	pmu_caps_print(p, "", collect, NULL);
 	HT_CHECK(strstr(printed, "version 6 without CPUID.23H (CPUID.(07H,1):EAX[8]=0)") != NULL, "%s",

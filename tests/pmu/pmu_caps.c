@@ -4,6 +4,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/vectors.h"
+#include "pmu/intel/caps.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
 #include "tests/ktest.h"
@@ -28,7 +29,7 @@ static void check_pdcm(const struct pmu_caps *c)
 	int vec;
 
 	if (c->pdcm) {
-		check(c->perf_caps_valid,
+		check(intel_caps(c)->perf_caps_valid,
 		      "CPUID.01H:ECX.PDCM[15]=1: expected IA32_PERF_CAPABILITIES (MSR %#x) to read",
 		      MSR_IA32_PERF_CAPABILITIES);
 		return;
@@ -66,12 +67,13 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU,
 	check(!c->fixed_mask || (c->fixed_width >= 1 && c->fixed_width <= 64),
 	      "expected a fixed width of 1..64 bits with fixed counters present, CPUID.0AH says %u",
 	      c->fixed_width);
-	check(!c->hybrid || c->core_type == CPUID_1A_CORE_TYPE_ATOM ||
-		      c->core_type == CPUID_1A_CORE_TYPE_CORE,
+	check(!intel_caps(c)->hybrid || intel_caps(c)->core_type == CPUID_1A_CORE_TYPE_ATOM ||
+		      intel_caps(c)->core_type == CPUID_1A_CORE_TYPE_CORE,
 	      "hybrid part: expected core type 0x20 (Atom) or 0x40 (Core) in CPUID.1AH, saw %#x",
-	      c->core_type);
-	check(c->full_width_write == (c->perf_caps_valid && ((c->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1)),
-	      "full-width flag must follow IA32_PERF_CAPABILITIES[13] (%#lx)", c->perf_caps);
+	      intel_caps(c)->core_type);
+	check(c->full_width_write == (intel_caps(c)->perf_caps_valid &&
+				      ((intel_caps(c)->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1)),
+	      "full-width flag must follow IA32_PERF_CAPABILITIES[13] (%#lx)", intel_caps(c)->perf_caps);
 	if (c->vendor == PMU_VENDOR_INTEL)
 		check_pdcm(c);
 }

@@ -10,6 +10,7 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "pmu/bracket.h"
+#include "pmu/intel/caps.h"
 #include "pmu/kernel/pmi_lvt.h"
 #include "pmu/loops.h"
 #include "pmu/pmu_hw.h"
@@ -123,9 +124,9 @@ const char *pmu_test_gp_event_missing(enum pmu_arch_event e)
 		return NULL;
 	if (c->vendor != PMU_VENDOR_INTEL)
 		return ktest_reason("%s is not an event of this PMU (events %#x)", name, c->events_avail);
-	if (c->events_from_leaf23)
+	if (intel_caps(c)->events_from_leaf23)
 		return ktest_reason("%s is not available on GP counters: CPUID.23H.3:EAX=%#x, bit %d clear",
-				    name, c->leaf23_regs[3].eax, (int)e);
+				    name, intel_caps(c)->leaf23_regs[3].eax, (int)e);
 	if ((unsigned)e >= c->events_len)
 		return ktest_reason("%s is not available on GP counters: CPUID.0AH:EAX[31:24]=%u, the event "
 				    "vector ends before bit %d",
@@ -209,7 +210,7 @@ const char *pmu_test_smi_setup(char *buf, size_t n)
 		return NULL;
 	const char *freeze = smi[cpu].freeze == PMU_OK
 				     ? "counters frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM set)"
-			     : c && c->perf_caps_valid && c->freeze_smm
+			     : c && intel_caps(c)->perf_caps_valid && c->freeze_smm
 				     ? "IA32_DEBUGCTL refused FREEZE_WHILE_SMM"
 				     : "no FREEZE_WHILE_SMM (IA32_PERF_CAPABILITIES[12] clear)";
 	if (smi[cpu].counts)

@@ -8,6 +8,7 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/vectors.h"
 #include "pmu/bracket.h"
+#include "pmu/intel/caps.h"
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -376,7 +377,7 @@ KTEST("pmu.parity", absent_gp_counters, pmu_needs_counting, KTEST_PER_CPU,
 	unsigned n = 0;
 	uint64_t v;
 
-	for (unsigned x = 0; x < (c->v6_msrs ? 10u : 8u); x++) {
+	for (unsigned x = 0; x < (intel_caps(c)->v6_msrs ? 10u : 8u); x++) {
 		uint32_t msrs[5];
 		unsigned k = 0;
 
@@ -397,7 +398,7 @@ KTEST("pmu.parity", absent_gp_counters, pmu_needs_counting, KTEST_PER_CPU,
 			msrs[k++] = MSR_IA32_PERFEVTSEL0 + x;
 			msrs[k++] = MSR_IA32_A_PMC0 + x;
 		}
-		if (c->v6_msrs) {
+		if (intel_caps(c)->v6_msrs) {
 			msrs[k++] = MSR_IA32_PMC_V6_GP0_CTR + x * MSR_IA32_PMC_V6_STEP;
 			msrs[k++] = MSR_IA32_PMC_V6_GP0_CFG_A + x * MSR_IA32_PMC_V6_STEP;
 		}
@@ -414,7 +415,7 @@ KTEST("pmu.parity", absent_gp_counters, pmu_needs_counting, KTEST_PER_CPU,
 		}
 	}
 	if (!n)
-		check(true, "no absent GP counter below %u", c->v6_msrs ? 10 : 8);
+		check(true, "no absent GP counter below %u", intel_caps(c)->v6_msrs ? 10 : 8);
 }
 
 /* Every fixed counter below 8 that CPUID does not give (past EDX[4:0]

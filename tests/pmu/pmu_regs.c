@@ -335,8 +335,8 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 				  what);
 		}
 	}
-	if (c->perf_caps_valid)
-		expect_gp(MSR_IA32_PERF_CAPABILITIES, c->perf_caps, c->perf_caps,
+	if (intel_caps(c)->perf_caps_valid)
+		expect_gp(MSR_IA32_PERF_CAPABILITIES, intel_caps(c)->perf_caps, intel_caps(c)->perf_caps,
 			  "IA32_PERF_CAPABILITIES (read-only)");
 	if (c->global_status && c->reserved_gp_unchecked_why)
 		report_wr(c, c->global_status, 0, 0, "global status (read-only)");

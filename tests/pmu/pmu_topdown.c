@@ -5,6 +5,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "pmu/bracket.h"
+#include "pmu/intel/caps.h"
 #include "pmu/intel/topdown.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -19,7 +20,7 @@ static const char *needs_level2(void)
 	if (why)
 		return why;
 	c = pmu_caps();
-	if (c->vendor == PMU_VENDOR_INTEL && !c->perf_caps_valid)
+	if (c->vendor == PMU_VENDOR_INTEL && !intel_caps(c)->perf_caps_valid)
 		return ktest_reason("no IA32_PERF_CAPABILITIES (CPUID.01H:ECX.PDCM[15]=%u)", c->pdcm);
 	if ((why = intel_td_level2_missing(c)))
 		return ktest_reason("%s (family %u model %#x)", why, c->family, c->model);

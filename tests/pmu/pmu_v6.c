@@ -11,6 +11,7 @@
 #include "arch/x86/usermode.h"
 #include "arch/x86/vectors.h"
 #include "pmu/bracket.h"
+#include "pmu/intel/caps.h"
 #include "pmu/intel/topdown.h"
 #include "pmu/intel/v6.h"
 #include "pmu/loops.h"
@@ -47,7 +48,7 @@ static const char *needs_leaf23(void)
 	c = pmu_caps();
 	if (c->vendor != PMU_VENDOR_INTEL)
 		return ktest_reason("CPUID.23H is Intel's (vendor %s)", c->vendor_id);
-	if (!c->arch_perfmon_ext)
+	if (!intel_caps(c)->arch_perfmon_ext)
 		return ktest_reason(
 			"no CPUID.23H: CPUID.(07H,1):EAX[8]=0 (architectural PMU v%u, maximum leaf %#x)",
 			c->version, c->max_leaf);
@@ -77,9 +78,9 @@ static const char *needs_user_disable(void)
 
 	if (why)
 		return why;
-	if (!((pmu_caps()->v6_features >> CPUID_23_EBX_RDPMC_USER_DISABLE_BIT) & 1))
+	if (!((intel_caps(pmu_caps())->v6_features >> CPUID_23_EBX_RDPMC_USER_DISABLE_BIT) & 1))
 		return ktest_reason("no RDPMC user disable: CPUID.23H.0:EBX[2]=0 (EBX=%#x)",
-				    pmu_caps()->leaf23_regs[0].ebx);
+				    intel_caps(pmu_caps())->leaf23_regs[0].ebx);
 	return NULL;
 }
 
@@ -89,9 +90,9 @@ static const char *needs_acr(void)
 
 	if (why)
 		return why;
-	if (!((pmu_caps()->leaf23_valid >> CPUID_23_ACR_SUBLEAF) & 1))
+	if (!((intel_caps(pmu_caps())->leaf23_valid >> CPUID_23_ACR_SUBLEAF) & 1))
 		return ktest_reason("no auto counter reload: CPUID.23H.0:EAX[2]=0 (EAX=%#x)",
-				    pmu_caps()->leaf23_valid);
+				    intel_caps(pmu_caps())->leaf23_valid);
 	if (pmu_caps()->version < 6)
 		return ktest_reason("auto counter reload on a v%u PMU: its CFG_B/CFG_C MSRs are version 6's",
 				    pmu_caps()->version);
@@ -114,7 +115,7 @@ static const char *needs_events_8_12(void)
 	if (!(c->events_avail & TOPDOWN_EVENTS_MASK) && !(c->fixed_mask & TOPDOWN_FIXED_MASK))
 		return ktest_reason(
 			"no architectural event 8-12 (events available %#x, %s) and no fixed counter 4-6 (mask %#x)",
-			c->events_avail, c->events_from_leaf23 ? "CPUID.23H.3" : "CPUID.0AH:EBX",
+			c->events_avail, intel_caps(c)->events_from_leaf23 ? "CPUID.23H.3" : "CPUID.0AH:EBX",
 			c->fixed_mask);
 	return NULL;
 }
@@ -127,10 +128,11 @@ static const char *needs_perf_metrics(void)
 	if (why)
 		return why;
 	c = pmu_caps();
-	if (!c->perf_caps_valid)
+	if (!intel_caps(c)->perf_caps_valid)
 		return ktest_reason("no IA32_PERF_CAPABILITIES (CPUID.01H:ECX.PDCM[15]=%u)", c->pdcm);
-	if (!c->perf_metrics)
-		return ktest_reason("no PERF_METRICS: IA32_PERF_CAPABILITIES[15]=0 (%#lx)", c->perf_caps);
+	if (!intel_caps(c)->perf_metrics)
+		return ktest_reason("no PERF_METRICS: IA32_PERF_CAPABILITIES[15]=0 (%#lx)",
+				    intel_caps(c)->perf_caps);
 	if (!pmu_has_fixed(c, 3))
 		return ktest_reason("PERF_CAPABILITIES[15] set but no fixed counter 3 (mask %#x)",
 				    c->fixed_mask);
@@ -165,8 +167,8 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 	int vec;
 
 	intel_v6_print(c, "", diag_line, NULL);
-	check(c->leaf23_valid & 1, "CPUID.23H.0:EAX bit 0 (sub-leaf 0 valid) clear: EAX=%#x",
-	      c->leaf23_valid);
+	check(intel_caps(c)->leaf23_valid & 1, "CPUID.23H.0:EAX bit 0 (sub-leaf 0 valid) clear: EAX=%#x",
+	      intel_caps(c)->leaf23_valid);
 	/* A sub-leaf that sub-leaf 0 does not mark valid is an invalid
 	 * sub-leaf index and returns 0 in EAX-EDX (SDM vol. 2A, CPUID: "If
 	 * ECX contains an invalid sub-leaf index, EAX/EBX/ECX/EDX return 0",
@@ -176,24 +178,25 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 	for (unsigned n = 1; n < CPUID_23_SUBLEAVES; n++) {
 		struct cpuid_regs r;
 
-		if ((c->leaf23_valid >> n) & 1)
+		if ((intel_caps(c)->leaf23_valid >> n) & 1)
 			continue;
 		pmu_hw_cpuid(CPUID_23_LEAF, n, &r);
 		check(!r.eax && !r.ebx && !r.ecx && !r.edx,
 		      "CPUID.23H.%u: not valid (CPUID.23H.0:EAX %#x) but reads %#x %#x %#x %#x; expected 0",
-		      n, c->leaf23_valid, r.eax, r.ebx, r.ecx, r.edx);
+		      n, intel_caps(c)->leaf23_valid, r.eax, r.ebx, r.ecx, r.edx);
 	}
-	if (c->leaf23) {
+	if (intel_caps(c)->leaf23) {
 		uint64_t l0a = leaf0a_counters(c);
 		check(!(l0a & ~ctrs),
 		      "counters of CPUID.0AH (%#lx) missing from CPUID.23H.1 (%#lx): %#lx; expected 0AH to be a subset",
 		      l0a, ctrs, l0a & ~ctrs);
 	}
-	check(!(c->acr_reload & ~ctrs) && !(c->acr_cause & ~ctrs),
+	check(!(intel_caps(c)->acr_reload & ~ctrs) && !(intel_caps(c)->acr_cause & ~ctrs),
 	      "CPUID.23H.2 names counters CPUID.23H.1 does not have: reload %#lx, cause %#lx, counters %#lx",
-	      c->acr_reload, c->acr_cause, ctrs);
-	if (c->leaf23_regs[0].ebx >> 3)
-		diag("CPUID.23H.0:EBX bits past 2 set (%#x): unknown to pmutest", c->leaf23_regs[0].ebx);
+	      intel_caps(c)->acr_reload, intel_caps(c)->acr_cause, ctrs);
+	if (intel_caps(c)->leaf23_regs[0].ebx >> 3)
+		diag("CPUID.23H.0:EBX bits past 2 set (%#x): unknown to pmutest",
+		     intel_caps(c)->leaf23_regs[0].ebx);
 	for (unsigned x = 0; x < PMU_MAX_GP; x++) {
 		if (pmu_has_gp(c, x)) {
 			vec = pmu_hw_rdmsr(pmu_ctr_msr(c, x), &v);
@@ -332,27 +335,29 @@ KTEST("pmu.v6", evtsel_extensions, needs_leaf23, KTEST_PER_CPU,
 	if (x >= PMU_MAX_GP)
 		ktest_skip("no free GP counter (mask %#x)", pmu_test_free_gp());
 	for (unsigned k = 0; k < ARRAY_LEN(ext); k++) {
-		bool has = (c->leaf23_regs[0].ebx >> ext[k].ebx_bit) & 1;
+		bool has = (intel_caps(c)->leaf23_regs[0].ebx >> ext[k].ebx_bit) & 1;
 		uint64_t want = ext[k].base | ext[k].bits;
 		int vec = pmu_hw_wrmsr(pmu_evtsel_msr(c, x), want);
 
 		if (has) {
 			check(vec == 0, "%s enumerated (CPUID.23H.0:EBX=%#x): %s%u <- %#lx raised vector %d",
-			      ext[k].name, c->leaf23_regs[0].ebx, pmu_evtsel_name(c), x, want, vec);
+			      ext[k].name, intel_caps(c)->leaf23_regs[0].ebx, pmu_evtsel_name(c), x, want,
+			      vec);
 			check(vec || (pmu_hw_rdmsr(pmu_evtsel_msr(c, x), &v) == 0 && v == want),
 			      "%s: %s%u <- %#lx reads back %#lx", ext[k].name, pmu_evtsel_name(c), x, want,
 			      v);
 		} else {
 			check(vec == X86_VEC_GP,
 			      "%s not enumerated (CPUID.23H.0:EBX=%#x): %s%u <- %#lx expected #GP, saw %d",
-			      ext[k].name, c->leaf23_regs[0].ebx, pmu_evtsel_name(c), x, want, vec);
+			      ext[k].name, intel_caps(c)->leaf23_regs[0].ebx, pmu_evtsel_name(c), x, want,
+			      vec);
 		}
 		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
 	}
 	/* IA32_FIXED_CTR_CTRL's user-disable bit of fixed counter i: 33 + 4i. */
 	unsigned i = pmu_test_first_absent(~fx, 8);
 	if (i < 8 && c->fixed_ctrl) {
-		bool has = (c->leaf23_regs[0].ebx >> CPUID_23_EBX_RDPMC_USER_DISABLE_BIT) & 1;
+		bool has = (intel_caps(c)->leaf23_regs[0].ebx >> CPUID_23_EBX_RDPMC_USER_DISABLE_BIT) & 1;
 		uint64_t want = pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_RDPMC_USER_DISABLE_BIT(i));
 		int vec = pmu_hw_wrmsr(c->fixed_ctrl, want);
 
@@ -465,7 +470,7 @@ KTEST("pmu.v6", auto_counter_reload, needs_acr, KTEST_PER_CPU,
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint64_t ctrs = (uint64_t)c->gp_mask | (uint64_t)c->fixed_mask << PERF_GLOBAL_FIXED_SHIFT;
-	uint64_t cause = c->acr_cause, reload = c->acr_reload;
+	uint64_t cause = intel_caps(c)->acr_cause, reload = intel_caps(c)->acr_reload;
 	int r = pick_gp(reload, 0), bad = -1;
 	int vec;
 
@@ -848,7 +853,8 @@ static uint32_t acr_fixed_free(void)
 {
 	const struct pmu_caps *c = pmu_caps();
 
-	return (uint32_t)(c->acr_reload >> PMU_IDX_FIXED_BASE) & c->fixed_mask & pmu_test_free_fixed();
+	return (uint32_t)(intel_caps(c)->acr_reload >> PMU_IDX_FIXED_BASE) & c->fixed_mask &
+	       pmu_test_free_fixed();
 }
 
 static const char *needs_acr_fixed(void)
@@ -861,10 +867,10 @@ static const char *needs_acr_fixed(void)
 	if (!acr_fixed_free())
 		return ktest_reason(
 			"no free fixed counter can be reloaded (CPUID.23H.2 reload mask %#lx, fixed %#x, free %#x)",
-			c->acr_reload, c->fixed_mask, pmu_test_free_fixed());
-	if (pick_gp(c->acr_cause, 0) < 0)
+			intel_caps(c)->acr_reload, c->fixed_mask, pmu_test_free_fixed());
+	if (pick_gp(intel_caps(c)->acr_cause, 0) < 0)
 		return ktest_reason("no free GP counter can cause a reload (cause mask %#lx, free %#x)",
-				    c->acr_cause, pmu_test_free_gp());
+				    intel_caps(c)->acr_cause, pmu_test_free_gp());
 	return NULL;
 }
 
@@ -881,7 +887,7 @@ KTEST("pmu.v6", auto_counter_reload_fixed, needs_acr_fixed, KTEST_PER_CPU,
 {
 	const struct pmu_caps *c = pmu_caps();
 	uint32_t fixed = acr_fixed_free();
-	int a = pick_gp(c->acr_cause, 0);
+	int a = pick_gp(intel_caps(c)->acr_cause, 0);
 
 	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
 		struct pmu_event ea, ef;

@@ -42,8 +42,10 @@ being reached only through the pmu_ops they register (PMU_BACKEND); no
 name in a core object's symbol table or debug information (functions,
 variables, parameters, types, struct members, enumerators: DWARF
 DW_AT_name) has a vendor word (VENDOR_WORD: intel, amd, pebs, ia32 as a
-part between underscores), but the vendor enumerators of enum pmu_vendor
-(VENDOR_ID_NAMES: the identity a backend registers under); and no string
+part between underscores), or names a register only one vendor has
+(VENDOR_REGISTER: offcore, omr, perf_caps, leaf23, perf_metrics, ...), but
+the vendor enumerators of enum pmu_vendor (VENDOR_ID_NAMES: the identity a
+backend registers under); and no string
 constant of a core object (its .rodata sections) holds a vendor's
 register or name (VENDOR_TEXT: IA32_*, MSR_*, Intel, AMD, PEBS).
 --weights prints the non-blank kernel C/asm lines
@@ -84,6 +86,11 @@ CORE = 'pmu'
 VENDORS = ('pmu/intel', 'pmu/amd')
 VENDOR_WORD = re.compile(r'(?i)(?:^|_)(intel|amd|pebs|ia32)(?=_|$|\d)')
 VENDOR_ID_NAMES = re.compile(r'^PMU_VENDOR_[A-Z]+$')
+# Registers only one vendor has, which the core reaches through its
+# backend: Intel's offcore-response and OMR MSRs, IA32_PERF_CAPABILITIES,
+# CPUID leaf 23H and PERF_METRICS (SDM vol. 3B, vol. 4; the architectural
+# PMU's CPUID.0AH registers are the core's).
+VENDOR_REGISTER = re.compile(r'(?i)(?:^|_)(offcore|omr|perf_caps|perf_capabilities|leaf23|perf_metrics)(?=_|$|\d)')
 VENDOR_TEXT = re.compile(r'\b(IA32_\w*|MSR_\w+|Intel|AMD|PEBS)\b')
 # Call circles known and not yet broken, each a set of rooms: a circle
 # inside one of these passes (and is printed as known); a new room in it,
@@ -312,10 +319,16 @@ def vendor_names(objdir, table):
         named = {('symbol', n) for n in syms} | debug_names(obj)
         seen = set()
         for tag, name in sorted(named, key=lambda tn: (tn[1], tn[0])):
-            if name in seen or not VENDOR_WORD.search(name) or VENDOR_ID_NAMES.match(name):
+            if name in seen or VENDOR_ID_NAMES.match(name):
+                continue
+            if VENDOR_WORD.search(name):
+                out.append('%s names %s (%s): a vendor name in the vendor-neutral core' % (src, name, tag))
+            elif VENDOR_REGISTER.search(name):
+                out.append('%s names %s (%s): a register of one vendor in the vendor-neutral core'
+                           % (src, name, tag))
+            else:
                 continue
             seen.add(name)
-            out.append('%s names %s (%s): a vendor name in the vendor-neutral core' % (src, name, tag))
         for text in sorted(set(rodata_strings(obj))):
             m = VENDOR_TEXT.search(text)
             if m:

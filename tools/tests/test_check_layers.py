@@ -140,6 +140,18 @@ class VendorNeutralCore(Tree):
             self.assertTrue(any(f.startswith(want) for f in found), '%s not in %s' % (want, found))
         self.assertEqual(len(found), 4, found)
 
+    def test_a_register_of_one_vendor_fails(self):
+        self.build('pmu/attr.c', 'struct attr { unsigned long long offcore_rsp, extra_config; };\n'
+                   'struct caps { unsigned leaf23_valid; unsigned long long perf_caps; unsigned fixed_ctrl; };\n'
+                   'unsigned long long pmu_get(struct attr *a, struct caps *c)\n'
+                   '{ return a->offcore_rsp + a->extra_config + c->leaf23_valid + c->perf_caps + c->fixed_ctrl; }\n')
+        found = self.check()
+        for want in ('pmu/attr.c names offcore_rsp (member): a register of one vendor',
+                     'pmu/attr.c names leaf23_valid (member): a register of one vendor',
+                     'pmu/attr.c names perf_caps (member): a register of one vendor'):
+            self.assertTrue(any(f.startswith(want) for f in found), '%s not in %s' % (want, found))
+        self.assertEqual(len(found), 3, found)
+
     def test_a_subfolder_is_no_core(self):
         self.build('pmu/kernel/hw.c', 'const char *name(void) { return "IA32_PMC"; }\n')
         self.assertEqual(self.check(), [])

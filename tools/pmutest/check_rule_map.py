@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Check docs/rule-map.tsv, the map of the emulated PMU's rules to the
 checks that catch their breakage (docs/mutants.md):
 
@@ -12,7 +11,7 @@ checks that catch their breakage (docs/mutants.md):
 Prints each problem, "# rule-map: N rules, C checked, G gaps, U not checkable",
 then "rule-map: N passed, M failed, K skipped" (a row with a gap is skipped).
 
-  tools/check-rule-map.py [--root DIR]
+  python3 -m pmutest.check_rule_map [--root DIR]   (make rule-map-check)
 """
 import argparse
 import glob
@@ -20,14 +19,9 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KTEST = re.compile(r'\bKTEST\(\s*"([a-z0-9_.]+)"\s*,\s*([a-z0-9_]+)\s*,')
 FUNC = re.compile(r'^[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{', re.M)
-# The model column's file names: x86-pmu-NAME.c is NAME; the one private
-# header with function bodies (x86-pmu-pebs.h) is pebs.h.
-SHORT = {os.path.basename(p)[len('x86-pmu-'):-len('.c')]: os.path.basename(p)
-         for p in glob.glob(os.path.join(ROOT, 'emu', 'model', 'x86-pmu-*.c'))}
-SHORT['pebs.h'] = 'x86-pmu-pebs.h'
 COLUMNS = ['id', 'shape', 'model', 'manual', 'rule', 'checks']
 
 
@@ -40,9 +34,19 @@ def ktests(root):
     return names
 
 
-def model_functions(root):
+def short_names(root):
+    """The model column's file names: x86-pmu-NAME.c is NAME; the one
+    private header with function bodies (x86-pmu-pebs.h) is pebs.h."""
+    short = {os.path.basename(p)[len('x86-pmu-'):-len('.c')]: os.path.basename(p)
+             for p in glob.glob(os.path.join(root, 'emu', 'model', 'x86-pmu-*.c'))}
+    if os.path.exists(os.path.join(root, 'emu', 'model', 'x86-pmu-pebs.h')):
+        short['pebs.h'] = 'x86-pmu-pebs.h'
+    return short
+
+
+def model_functions(root, short_map):
     out = {}
-    for short, name in SHORT.items():
+    for short, name in short_map.items():
         with open(os.path.join(root, 'emu', 'model', name)) as f:
             text = re.sub(r'/\*.*?\*/', '', f.read(), flags=re.S)
         out[short] = set(FUNC.findall(text)) - {'if', 'for', 'while', 'switch'}
@@ -50,7 +54,8 @@ def model_functions(root):
 
 
 def check(root, out=sys.stdout):
-    tests, funcs = ktests(root), model_functions(root)
+    short_map = short_names(root)
+    tests, funcs = ktests(root), model_functions(root, short_map)
     problems, seen, used = [], set(), set()
     checked = gaps = uncheckable = 0
     with open(os.path.join(root, 'docs', 'rule-map.tsv')) as f:
@@ -74,7 +79,7 @@ def check(root, out=sys.stdout):
                 continue
             if short not in funcs or fn not in funcs[short]:
                 problems.append('%s (%s): %s is not a function of emu/model/%s' % (where, rid, ref,
-                                                                                  SHORT.get(short, short + '?')))
+                                                                                  short_map.get(short, short + '?')))
             else:
                 used.add((short, fn))
         if checks.startswith('gap:'):
@@ -91,7 +96,7 @@ def check(root, out=sys.stdout):
                 checked += 1
     for short in sorted(funcs):
         for fn in sorted(funcs[short] - {f for s, f in used if s == short}):
-            problems.append('emu/model/%s: function %s is in no row of docs/rule-map.tsv' % (SHORT[short], fn))
+            problems.append('emu/model/%s: function %s is in no row of docs/rule-map.tsv' % (short_map[short], fn))
     for p in problems:
         print('rule-map: ' + p, file=out)
     nrows = len(rows) - 1 if rows else 0

@@ -601,10 +601,6 @@ const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const s
 		break;
 	case PMU_ARCH_REF_CYCLES:
 		check_ref_cycles(what, m->min[i], m->rate[i], m->rate_count[i], m->rate_tsc[i]);
-		/* FIXED_CTR2 ticks with the TSC; a GP counter with the bus or
-		 * crystal clock the part reports the ratio of. */
-		if (!PMU_IDX_IS_FIXED(ev->hw.idx))
-			pmu_test_check_ref_ratio(what, m->rate_count[i], m->rate_tsc[i]);
 		break;
 	case PMU_ARCH_TOPDOWN_SLOTS:
 		/* At least one slot per cycle, at most 16 (widest issue known: 8). */

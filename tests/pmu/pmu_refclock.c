@@ -92,18 +92,34 @@ static enum ref_known ref_ratio_of(const struct pmu_caps *c, struct ref_ratio *r
 	return REF_UNKNOWN;
 }
 
-/* count events in tsc ticks against num/den ticks per event, within 5%
- * (the bracket's WRMSRs outside the count, a tick of each clock at either
- * end). */
-static bool near_ratio(uint64_t count, uint64_t tsc, const struct ref_ratio *r, uint64_t *milli)
-{
-	uint64_t want = r->num * 1000 / r->den;
+/* The span between the two readings of the running counter, in TSC
+ * ticks (about 7 ms at 3 GHz: thousands of ticks of the slowest clock),
+ * and the most two TSC reads around one counter read may lie apart (a
+ * reading taken while the vCPU was preempted, or an interrupt, is taken
+ * again). The clocks run on while a vCPU waits, so neither the host's
+ * load nor the bracket's cost enters the rate; the readings' own spread
+ * is at most 1/500 of the span. */
+#define REF_SPAN_TICKS ((uint64_t)20 * 1000 * 1000)
+#define REF_PAIR_GAP (REF_SPAN_TICKS / 500)
+#define REF_PAIR_TRIES 1000
 
-	*milli = count ? tsc * 1000 / count : 0;
-	return count && (*milli > want ? *milli - want : want - *milli) * 20 <= want;
+/* RDPMC of GP counter x between two RDTSCs: the count at *tsc, the
+ * middle of the two. False when no try kept them REF_PAIR_GAP apart. */
+static bool reading(unsigned x, uint64_t mask, uint64_t *tsc, uint64_t *count)
+{
+	for (unsigned i = 0; i < REF_PAIR_TRIES; i++) {
+		uint64_t a = rdtsc(), c = rdpmc(x), b = rdtsc();
+
+		if (b - a <= REF_PAIR_GAP) {
+			*tsc = a + (b - a) / 2;
+			*count = c & mask;
+			return true;
+		}
+	}
+	return false;
 }
 
-void pmu_test_check_ref_ratio(const char *what, const uint64_t count[2], const uint64_t tsc[2])
+void pmu_test_check_ref_ratio(struct pmu_event *ev)
 {
 	const struct pmu_caps *c = pmu_caps();
 	/* A hypervisor may scale the guest's TSC while the event counts the
@@ -111,9 +127,10 @@ void pmu_test_check_ref_ratio(const char *what, const uint64_t count[2], const u
 	 * not asserted. TCG's emulated parts are silicon. */
 	bool vmm = c->hypervisor && c->hv != PMU_HV_TCG;
 	struct ref_ratio r;
-	char why[160];
+	char why[160], what[48];
 	enum ref_known k = ref_ratio_of(c, &r, why, sizeof(why));
 
+	ksnprintf(what, sizeof(what), "ref-cycles on IA32_PMC%d", ev->hw.idx);
 	if (k == REF_UNKNOWN) {
 		diag("%s: TSC ratio not compared: %s", what, why);
 		return;
@@ -125,22 +142,37 @@ void pmu_test_check_ref_ratio(const char *what, const uint64_t count[2], const u
 			check(false, "%s: %s", what, why);
 		return;
 	}
-	uint64_t d_count = count[1] > count[0] ? count[1] - count[0] : 0;
-	uint64_t d_tsc = tsc[1] > tsc[0] ? tsc[1] - tsc[0] : 0, m_long, m_diff;
-	bool in_long = near_ratio(count[1], tsc[1], &r, &m_long);
-	bool ok = near_ratio(d_count, d_tsc, &r, &m_diff) || in_long;
+	uint64_t mask = pmu_width_mask(ev->hw.width), t0 = 0, c0 = 0, t1 = 0, c1 = 0;
+	bool was_on = irq_save();
 
-	if (vmm) {
-		diag("%s: %lu.%03lu TSC ticks per tick (long window), %lu.%03lu by difference; %s says %lu/%lu under %s%s",
-		     what, m_long / 1000, m_long % 1000, m_diff / 1000, m_diff % 1000, r.where, r.num, r.den,
-		     pmu_hv_name(c->hv), ok ? "" : ": not asserted, a hypervisor may scale the guest's TSC");
+	irq_disable();
+	bool ok = pmu_event_enable(ev) == PMU_OK && reading((unsigned)ev->hw.idx, mask, &t0, &c0);
+	/* No PAUSE: QEMU's TCG leaves its execution loop at each one, and
+	 * the emulated reference clock stops outside it. */
+	while (ok && rdtsc() - t0 < REF_SPAN_TICKS)
+		__asm__ volatile("" ::: "memory");
+	ok = ok && reading((unsigned)ev->hw.idx, mask, &t1, &c1);
+	pmu_event_disable(ev);
+	irq_restore(was_on);
+	if (!ok) {
+		diag("%s: no two readings %lu TSC ticks apart at most in %u tries (the host did not run this CPU?): TSC ratio not compared",
+		     what, REF_PAIR_GAP, REF_PAIR_TRIES);
 		return;
 	}
-	if (ok)
-		diag("%s: %lu.%03lu TSC ticks per tick (long window), %lu.%03lu by difference; %s says %lu/%lu",
-		     what, m_long / 1000, m_long % 1000, m_diff / 1000, m_diff % 1000, r.where, r.num, r.den);
-	check(ok,
-	      "%s: expected one tick per %lu/%lu TSC ticks (%s) within 5%%, saw %lu counts in %lu ticks (%lu.%03lu per tick), %lu.%03lu by the windows' difference",
-	      what, r.num, r.den, r.where, count[1], tsc[1], m_long / 1000, m_long % 1000, m_diff / 1000,
-	      m_diff % 1000);
+	/* TSC ticks per count, in thousandths, against num/den: within 2%
+	 * (the readings' spread, a tick of the slow clock at either end). */
+	uint64_t d_count = (c1 - c0) & mask, d_tsc = t1 - t0;
+	uint64_t got = d_count ? d_tsc * 1000 / d_count : 0, want = r.num * 1000 / r.den;
+	bool near = d_count && (got > want ? got - want : want - got) * 50 <= want;
+
+	if (vmm) {
+		diag("%s: %lu counts in %lu TSC ticks, %lu.%03lu ticks per count; %s says %lu/%lu under %s%s",
+		     what, d_count, d_tsc, got / 1000, got % 1000, r.where, r.num, r.den, pmu_hv_name(c->hv),
+		     near ? "" : ": not asserted, a hypervisor may scale the guest's TSC");
+		return;
+	}
+	diag("%s: %lu counts in %lu TSC ticks, %lu.%03lu ticks per count; %s says %lu/%lu", what, d_count,
+	     d_tsc, got / 1000, got % 1000, r.where, r.num, r.den);
+	check(near, "%s: expected one count per %lu/%lu TSC ticks (%s) within 2%%, saw %lu in %lu ticks",
+	      what, r.num, r.den, r.where, d_count, d_tsc);
 }

@@ -91,7 +91,10 @@ COVER_PROFILES = ['intel-v4', 'amd-perfmon-v2', 'intel-v6-lnl-p', 'intel-v6-lnl-
                   'intel-v4-w1-disabling', 'intel-v4-ibpb', 'vmm-events-unavail', 'vmware-hybrid',
                   'kvm-busy-host', 'intel-v4-delivery', 'intel-v4-w0', 'intel-v4-w2',
                   # CPUID.0AH's vector length, GP width, fixed width.
-                  'vmm-events-len2-gp32', 'vmm-events-none', 'vmm-fixed-width-1']
+                  'vmm-events-len2-gp32', 'vmm-events-none', 'vmm-fixed-width-1',
+                  # A family 19h model outside Zen 4's ranges (Zen 3):
+                  # amd_shape's range checks past model 10h-1Fh.
+                  'amd-zen3']
 # The other silicon and hypervisor profiles (--coverage-only
 # --extra-profiles measures them): the first four ran no site the list
 # above misses (measured on the mutant QEMU of de2b3f0); the last three

@@ -1,11 +1,13 @@
 /* AMD's PMU beyond its counters, on each CPU: the HostOnly/GuestOnly
  * event-select bits as the APM defines them (and as a hypervisor's vPMU
- * treats them), and LbrAndPmcFreeze. PerfMonV2's PerfCntrGlobalStatusSet
- * is checked by pmu.overflow.status_set, which runs on it too. */
+ * treats them), LbrAndPmcFreeze, and an exception's delivery counted as a
+ * retired branch. PerfMonV2's PerfCntrGlobalStatusSet is checked by
+ * pmu.overflow.status_set, which runs on it too. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/timer.h"
+#include "lib/string.h"
 #include "pmu/amd/caps.h"
 #include "pmu/bracket.h"
 #include "pmu/kernel/pmi_lvt.h"
@@ -335,4 +337,130 @@ KTEST("pmu.amd", lbr_pmc_freeze, needs_freeze, KTEST_PER_CPU,
 	}
 	check(pmu_pmi_set_freeze(false) == PMU_OK, "clearing FLBRI failed");
 	pmu_events_del(g, 2);
+}
+
+/* --- An exception's delivery is a retired branch --- */
+
+/* "The number of branch instructions retired. This includes all types of
+ * architectural control flow changes, including exceptions and
+ * interrupts" (AMD's PPRs and BKDGs, Retired Branch Instructions, PMCx0C2;
+ * Linux tools/perf/pmu-events/arch/x86/amdzen*, ex_ret_brn): a #UD that
+ * a handler of two instructions recovers (RIP += 2, IRETQ) adds exactly
+ * two branches, its delivery and the IRETQ; the faulting UD2 retires
+ * nothing. The SDM says nothing of Intel's count of a delivery. */
+#define DELIVERY_N ((uint64_t)1000)
+#define DELIVERY_TRIES 3
+
+void amd_ud_stub(void);
+void amd_ud_loop(uint64_t n);    /* n x (UD2, DEC, JNZ): 1 branch + the #UD's */
+void amd_plain_loop(uint64_t n); /* n x (DEC, JNZ): 1 branch */
+__asm__(".pushsection .text\n"
+	".globl amd_ud_stub\n"
+	"amd_ud_stub:\n\t"
+	"addq $2, (%rsp)\n\t"
+	"iretq\n"
+	".globl amd_ud_loop\n"
+	"amd_ud_loop:\n"
+	"1: ud2\n\t"
+	"dec %rdi\n\t"
+	"jnz 1b\n\t"
+	"ret\n"
+	".globl amd_plain_loop\n"
+	"amd_plain_loop:\n"
+	"1: dec %rdi\n\t"
+	"jnz 1b\n\t"
+	"ret\n"
+	".popsection\n");
+
+struct delivery_gate {
+	uint16_t off_lo, sel;
+	uint8_t ist, type;
+	uint16_t off_mid;
+	uint32_t off_hi, zero;
+} __attribute__((packed));
+struct delivery_idtr {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
+/* The CPU's IDT with #UD going to amd_ud_stub (SDM vol. 3A, "IDT
+ * Descriptors"; APM vol. 2, "Interrupt-Descriptor Table"), for the
+ * windows only: every other vector as it was. */
+static struct delivery_gate delivery_idt[256] __attribute__((aligned(16)));
+
+static const char *needs_amd_branches(void)
+{
+	const char *why = pmu_needs_counting();
+
+	if (why)
+		return why;
+	if (pmu_caps()->vendor != PMU_VENDOR_AMD)
+		return ktest_reason(
+			"the count of an exception's delivery is documented for AMD only (vendor %s)",
+			pmu_caps()->vendor_id);
+	return pmu_test_gp_event_missing(PMU_ARCH_BRANCHES);
+}
+
+/* Branches over n iterations of loop, the least of DELIVERY_TRIES windows
+ * (an NMI adds its handler's). */
+static uint64_t delivery_window(struct pmu_event *ev, void (*loop)(uint64_t), uint64_t n)
+{
+	struct pmu_event *g[] = { ev };
+	struct pmu_bracket_regs br;
+	uint64_t least = UINT64_MAX;
+
+	for (unsigned t = 0; t < DELIVERY_TRIES; t++) {
+		if (!check(pmu_events_arm(g, 1, &br) == PMU_OK, "arming %s: %s", ev->name, ev->reason))
+			return 0;
+		uint64_t before = pmu_event_count(ev);
+		wrmsr(br.msr, br.on);
+		loop(n);
+		wrmsr(br.msr, br.off);
+		pmu_events_disarm(g, 1);
+		uint64_t v = pmu_event_count(ev) - before;
+		least = v < least ? v : least;
+	}
+	return least;
+}
+
+KTEST("pmu.amd", exception_is_a_branch, needs_amd_branches, 0,
+      "a #UD's delivery counts as one retired branch (AMD's C2H)")
+{
+	const struct pmu_caps *c = pmu_caps();
+	bool vmm = c->hypervisor && c->hv != PMU_HV_TCG;
+	struct delivery_idtr old, priv;
+	struct pmu_event ev;
+	uint64_t stub = (uint64_t)(uintptr_t)amd_ud_stub;
+
+	pmu_test_event(&ev, PMU_ARCH_BRANCHES);
+	if (!check(pmu_event_add(&ev) == PMU_OK, "%s: %s", ev.name, ev.reason))
+		return;
+	bool was_on = irq_save();
+	irq_disable();
+	__asm__ volatile("sidt %0" : "=m"(old));
+	memcpy(delivery_idt, (const void *)(uintptr_t)old.base, sizeof(delivery_idt));
+	delivery_idt[X86_VEC_UD].off_lo = (uint16_t)stub;
+	delivery_idt[X86_VEC_UD].off_mid = (uint16_t)(stub >> 16);
+	delivery_idt[X86_VEC_UD].off_hi = (uint32_t)(stub >> 32);
+	priv.limit = sizeof(delivery_idt) - 1;
+	priv.base = (uint64_t)(uintptr_t)delivery_idt;
+	__asm__ volatile("lidt %0" ::"m"(priv) : "memory");
+	uint64_t p1 = delivery_window(&ev, amd_plain_loop, DELIVERY_N);
+	uint64_t p2 = delivery_window(&ev, amd_plain_loop, 2 * DELIVERY_N);
+	uint64_t u1 = delivery_window(&ev, amd_ud_loop, DELIVERY_N);
+	uint64_t u2 = delivery_window(&ev, amd_ud_loop, 2 * DELIVERY_N);
+	__asm__ volatile("lidt %0" ::"m"(old) : "memory");
+	irq_restore(was_on);
+	pmu_event_del(&ev);
+
+	/* Per DELIVERY_N iterations, the bracket's own branches cancelled. */
+	int64_t plain = (int64_t)(p2 - p1), ud = (int64_t)(u2 - u1), extra = ud - plain;
+	diag("%s: %ld per %lu iterations of DEC/JNZ, %ld with a #UD recovered in each: %ld more (expected %lu: the delivery and the IRETQ)%s",
+	     ev.name, plain, DELIVERY_N, ud, extra, 2 * DELIVERY_N,
+	     vmm ? "; not asserted under a hypervisor" : "");
+	if (vmm)
+		return; /* KVM intercepts #UD on SVM and injects it again */
+	check(plain == (int64_t)DELIVERY_N && extra == (int64_t)(2 * DELIVERY_N),
+	      "%s: expected %lu per %lu loop iterations and %lu more with a #UD in each (its delivery and the IRETQ), saw %ld and %ld more",
+	      ev.name, DELIVERY_N, DELIVERY_N, 2 * DELIVERY_N, plain, extra);
 }

@@ -158,6 +158,12 @@ bool pmu_test_measure_exact(struct pmu_event *const *evs, unsigned n, const stru
  * (pmu_test_unscheduled), NULL otherwise. */
 const char *pmu_test_check_count(const struct pmu_event *ev, unsigned i, const struct pmu_test_counts *m);
 
+/* 3CH/01H on GP counter ev (added, not running): its rate while it runs,
+ * read against the TSC, and the TSC ratio the part reports, where it
+ * fixes one (tests/pmu/pmu_refclock.c); asserted on bare metal and TCG,
+ * reported under a hypervisor. */
+void pmu_test_check_ref_ratio(struct pmu_event *ev);
+
 /* The exact check of an instructions or branches count measured on pc's
  * CPU at the two lengths of mem's workload (count[0] short, count[1]
  * long, each the least of its windows): the difference is exactly the

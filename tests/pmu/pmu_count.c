@@ -51,6 +51,8 @@ KTEST("pmu.count", gp_arch_events, pmu_needs_counting, KTEST_PER_CPU,
 			const char *why = pmu_test_measure_exact(g, 1, &w, m)
 						  ? pmu_test_check_count(&ev, 0, m)
 						  : NULL;
+			if (!why && e == PMU_ARCH_REF_CYCLES)
+				pmu_test_check_ref_ratio(&ev);
 			pmu_event_del(&ev);
 			if (why)
 				ktest_skip("%s", why);

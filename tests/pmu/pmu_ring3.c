@@ -98,8 +98,9 @@ __asm__(".text\n"
  * retired (architectural event 1; AMD's C0H) around a payload that only
  * returns counts exactly: the IRETQ that enters CPL 3, the trampoline's
  * MOV, MOV, CALL (arch/x86/usermode.c), the payload's RET = 5. The UD2
- * that ends the payload faults and does not retire (SDM vol. 3A 6.5,
- * faults report the faulting instruction unexecuted); on AMD its delivery
+ * that ends the payload faults and does not retire (SDM vol. 3A, 7.5
+ * "Exception Classifications": a fault returns to the faulting
+ * instruction, not executed); on AMD its delivery
  * counts at the handler's level, CPL 0. An interrupt taken at CPL 3 or
  * a hypervisor's VMRUN counted in guest context only adds, so the least
  * of RING3_TRIALS runs is judged. */

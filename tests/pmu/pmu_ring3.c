@@ -82,6 +82,60 @@ KTEST("pmu.ring3", usr_os_filtering, pmu_needs_counting, KTEST_PER_CPU,
 	pmu_events_del(g, 2);
 }
 
+/* A ring-3 payload of one RET (usermode_call() CALLs it). */
+void ring3_ret_only(void *arg);
+__asm__(".text\n"
+	".globl ring3_ret_only\n"
+	"ring3_ret_only:\n\t"
+	"ret\n");
+
+/* An instruction that changes the privilege level counts at the level it
+ * goes to: "instructions and events that change the mode are counted in
+ * the target mode" (Sandipan Das, AMD, on LKML 2023-04-26, for the APM);
+ * the SDM is silent, and what V. Weaver measured on Intel cores (a
+ * USR-only counter gains one instruction per interrupt taken at CPL 3:
+ * the IRET back) is the same rule. So a USR-only counter of instructions
+ * retired (architectural event 1; AMD's C0H) around a payload that only
+ * returns counts exactly: the IRETQ that enters CPL 3, the trampoline's
+ * MOV, MOV, CALL (arch/x86/usermode.c), the payload's RET = 5. The UD2
+ * that ends the payload faults and does not retire (SDM vol. 3A, 7.5
+ * "Exception Classifications": a fault returns to the faulting
+ * instruction, not executed); on AMD its delivery
+ * counts at the handler's level, CPL 0. An interrupt taken at CPL 3 or
+ * a hypervisor's VMRUN counted in guest context only adds, so the least
+ * of RING3_TRIALS runs is judged. */
+KTEST("pmu.ring3", mode_change_counted_at_target, pmu_needs_counting, KTEST_PER_CPU,
+      "IRETQ to CPL 3 counts at CPL 3: a USR-only counter sees exactly 5")
+{
+	struct pmu_event u;
+	struct pmu_event *g[] = { &u };
+	uint64_t least = ~0ull;
+
+	pmu_test_need_gp_event(PMU_ARCH_INSTRUCTIONS);
+	pmu_test_event(&u, PMU_ARCH_INSTRUCTIONS);
+	u.attr.os = false;
+	u.name = "instructions:u";
+	if (!check(pmu_events_add(g, 1) == PMU_OK, "instruction counter: %s", u.reason))
+		return;
+	for (int t = 0; t < RING3_TRIALS; t++) {
+		if (!check(pmu_events_enable(g, 1) == PMU_OK, "enable: %s", u.reason))
+			break;
+		int v = usermode_call(ring3_ret_only, NULL);
+		pmu_events_disable(g, 1);
+		if (!check(v == -1, "ring-3 RET: expected a normal return, saw vector %d", v))
+			break;
+		if (pmu_event_count(&u) < least)
+			least = pmu_event_count(&u);
+	}
+	if (least != ~0ull) {
+		check(least == 5,
+		      "USR-only instructions around a ring-3 RET: %lu (least of %d runs), expected 5 (IRETQ, MOV, MOV, CALL, RET)",
+		      least, RING3_TRIALS);
+		diag("USR-only instructions %lu (least of %d runs)", least, RING3_TRIALS);
+	}
+	pmu_events_del(g, 1);
+}
+
 /* RDPMC at CPL 3 raises #GP unless CR4.PCE is set (SDM vol. 3A, "CR4",
  * and vol. 2B, RDPMC); with PCE it reads the counter like CPL 0 does. */
 KTEST("pmu.ring3", cr4_pce_rdpmc, pmu_needs_counting, KTEST_PER_CPU,

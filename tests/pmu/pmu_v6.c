@@ -848,6 +848,95 @@ KTEST("pmu.v6", perf_metrics_mispredicts, needs_metrics_misses, KTEST_PER_CPU,
 	diag("branch mispredicts (level 2) %u/255", intel_td_byte(m, INTEL_TD_BR_MISPREDICT));
 }
 
+/* A walk that misses the L1 instruction cache at every step: FE_WALK_STEPS
+ * JMPs 4 KiB apart, so each sits at the same cache-set index (address
+ * bits 11:6) and in a page of its own; 32 exceed the ways of every L1i
+ * (8 to 16), so each fetch misses; a stride of a page defeats next-line
+ * prefetch. Called n times; each call is FE_WALK_STEPS JMPs and a RET. */
+#define FE_WALK_STEPS 32
+void fe_walk(void);
+__asm__(".pushsection .text.fe_walk, \"ax\"\n"
+	".balign 4096\n"
+	".globl fe_walk\n"
+	"fe_walk:\n"
+	".rept 32\n\t"
+	"jmp 1f\n\t"
+	".balign 4096\n"
+	"1:\n"
+	".endr\n\t"
+	"ret\n"
+	".popsection\n");
+
+static void fe_walk_n(const struct pmu_bracket_regs *br, uint64_t n)
+{
+	uint32_t lo = (uint32_t)br->on, hi = (uint32_t)(br->on >> 32);
+
+	__asm__ volatile(
+		"wrmsr\n"
+		"1:\n\t"
+		"call fe_walk\n\t"
+		"dec %[n]\n\t"
+		"jnz 1b\n\t"
+		"mov %k[off_lo], %%eax\n\t"
+		"mov %k[off_hi], %%edx\n\t"
+		"wrmsr\n\t"
+		: [n] "+&r"(n), "+&a"(lo), "+&d"(hi)
+		: "c"(br->msr), [off_lo] "r"((uint32_t)br->off), [off_hi] "r"((uint32_t)(br->off >> 32))
+		: "cc", "memory");
+}
+
+#define FE_WALK_LOOPS 2000u
+
+/* PERF_METRICS' frontend-bound byte (bits 23:16) is the share of
+ * FIXED_CTR3's slots the frontend left empty (SDM vol. 3B, "Performance
+ * Metrics"; the top-down method's Frontend Bound, Yasin, ISPASS 2014).
+ * An instruction fetch that misses the L1i delivers nothing until the
+ * line arrives (the method's Fetch Latency, under Frontend Bound): over
+ * FE_WALK_LOOPS walks whose every JMP misses, the frontend-bound byte is
+ * not 0. The four level-1 bytes still sum to 0xFF (within rounding). */
+KTEST("pmu.v6", perf_metrics_frontend, needs_perf_metrics, KTEST_PER_CPU,
+      "PERF_METRICS over a walk that misses the L1i: frontend bound above 0")
+{
+	const struct pmu_caps *c = pmu_caps();
+	struct pmu_event slots;
+	struct pmu_event *g[] = { &slots };
+	struct pmu_bracket_regs br;
+	uint64_t m = 0, sl = 0;
+
+	if (!(pmu_test_free_fixed() & BIT(3)))
+		ktest_skip("IA32_FIXED_CTR3 is not free (mask %#x)", pmu_test_free_fixed());
+	pmu_test_event(&slots, PMU_ARCH_TOPDOWN_SLOTS);
+	if (!check(pmu_event_add_idx(&slots, PMU_IDX_FIXED(3)) == PMU_OK, "slots on fixed 3: %s",
+		   slots.reason))
+		return;
+	if (check(pmu_events_arm(g, 1, &br) == PMU_OK, "arming: %s", slots.reason)) {
+		int vec = pmu_hw_wrmsr(MSR_PERF_METRICS, 0);
+		br.on |= BIT(PERF_GLOBAL_CTRL_PERF_METRICS_BIT);
+		bool irq = irq_save();
+		fe_walk_n(&br, FE_WALK_LOOPS);
+		irq_restore(irq);
+		pmu_hw_rdmsr(pmu_fixed_msr(c, 3), &sl);
+		vec |= pmu_hw_rdmsr(MSR_PERF_METRICS, &m);
+		pmu_events_disarm(g, 1);
+		pmu_hw_wrmsr(MSR_PERF_METRICS, 0);
+		if (check(vec == 0 && sl > 0,
+			  "PERF_METRICS cleared, then read: fault %d; FIXED_CTR3 counted %lu slots", vec,
+			  sl)) {
+			unsigned b[4], sum = 0;
+			for (unsigned k = 0; k < 4; k++)
+				sum += b[k] = intel_td_byte(m, (enum intel_td)k);
+			diag("%u walks of %u L1i-missing JMPs: %lu slots, PERF_METRICS %#lx: retiring %u, bad speculation %u, frontend %u, backend %u (/255)",
+			     FE_WALK_LOOPS, FE_WALK_STEPS, sl, m, b[0], b[1], b[2], b[3]);
+			check(b[INTEL_TD_FE_BOUND] > 0,
+			      "frontend bound 0/255 of %lu slots over %u fetches that miss the L1i: expected above 0",
+			      sl, FE_WALK_LOOPS * FE_WALK_STEPS);
+			check(sum >= 0xff - 4 && sum <= 0xff + 4,
+			      "level-1 bytes sum to %#x, expected 0xff (within 4)", sum);
+		}
+	}
+	pmu_event_del(&slots);
+}
+
 /* The fixed counters CPUID.23H.2 lets a reload reach, free here. */
 static uint32_t acr_fixed_free(void)
 {

@@ -226,12 +226,14 @@ class ExpectFiles(unittest.TestCase):
         # bytes (pmu.topdown.*) depend on the host.
         intel_newest = [('pmu.v6.*', 'skip'), ('pmu.v6.arch_events_8_12', 'pass|skip'),
                         ('pmu.v6.perf_metrics', 'pass|skip'),
-                        ('pmu.v6.perf_metrics_mispredicts', 'pass|skip'), ('pmu.topdown.*', 'pass|skip'),
+                        ('pmu.v6.perf_metrics_mispredicts', 'pass|skip'),
+                        ('pmu.v6.perf_metrics_frontend', 'pass|skip'), ('pmu.topdown.*', 'pass|skip'),
                         ('pmu.amd.*', 'skip'),
                         ('pmu.parity.emulated_instructions', 'pass|skip'), ('pmu.parity.tsx_cycles', 'pass|skip')]
         # AMD PerfMonV2 has a status-set register: only freeze_on_pmi skips.
         # PERF_METRICS' level 2 (pmu.topdown.*) is Intel's.
-        amd_newest = [('pmu.overflow.freeze_on_pmi', 'skip'), ('pmu.v6.*', 'skip'),
+        amd_newest = [('pmu.overflow.freeze_on_pmi', 'skip'),
+                      ('pmu.overflow.ref_cycles_pmi_while_running', 'skip'), ('pmu.v6.*', 'skip'),
                       ('pmu.topdown.*', 'skip'),
                       ('pmu.parity.tsx_cycles', 'skip'), ('pmu.parity.absent_fixed_counters', 'skip'),
                       ('pmu.parity.emulated_instructions', 'pass|skip'), ('pmu.amd.lbr_pmc_freeze', 'pass|skip')]

@@ -6,6 +6,7 @@
 #include "pmu/loops.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
+#include "tests/deviations.h"
 #include "tests/ktest.h"
 #include "tests/pmu/pmu_common.h"
 
@@ -128,9 +129,17 @@ KTEST("pmu.ring3", mode_change_counted_at_target, pmu_needs_counting, KTEST_PER_
 			least = pmu_event_count(&u);
 	}
 	if (least != ~0ull) {
-		check(least == 5,
-		      "USR-only instructions around a ring-3 RET: %lu (least of %d runs), expected 5 (IRETQ, MOV, MOV, CALL, RET)",
-		      least, RING3_TRIALS);
+		/* Under AMD's SVM a VMM that intercepts the UD2 (KVM always
+		 * intercepts #UD: Linux arch/x86/kvm/svm/svm.c init_vmcb())
+		 * resumes the guest at CPL 3 with a VMRUN counted as a guest
+		 * instruction there in every run: a constant excess, the
+		 * known deviation, judged as the bracket's excess is. */
+		struct dev_obs o = { .kind = DEV_OBS_RETIRED, .pc = pmu_this_cpu() };
+		o.retired.intercept = (int64_t)least - 5;
+		check_or_deviation(
+			least == 5, &o,
+			"USR-only instructions around a ring-3 RET: %lu (least of %d runs), expected 5 (IRETQ, MOV, MOV, CALL, RET)",
+			least, RING3_TRIALS);
 		diag("USR-only instructions %lu (least of %d runs)", least, RING3_TRIALS);
 	}
 	pmu_events_del(g, 1);

@@ -489,6 +489,104 @@ static void pmi_on_time(void)
           beside_ref, alone);
 }
 
+/*
+ * Reference cycles count while the core is not halted (SDM vol. 3B,
+ * "Pre-defined Architectural Performance Events", UnHalted Reference
+ * Cycles), and FIXED_CTR2 (CPU_CLK_UNHALTED.REF_TSC, "Fixed-function
+ * Performance Counters") ticks with the TSC: over a loop of PAUSE it counts
+ * the TSC's ticks.  TCG leaves its execution loop at every PAUSE; the
+ * reference clock must run on through those exits, which are not halts.
+ * The window is bounded by RDTSC, so the count is at most its ticks, and
+ * at least all but the few instructions between each RDTSC and its WRMSR:
+ * 1/64 of the window (over 2^27 ticks) leaves room for the host to
+ * preempt the vCPU there, and the best of 3 windows for it to do so more
+ * than once.  The TSC is the host's: a busy host only lengthens the window.
+ */
+#define PAUSE_WINDOW (1u << 27)
+
+static void pause_ref_cycles(void)
+{
+    uint64_t t0, t1, fixed, window, best_fixed = 0, best_window = 0;
+    unsigned i;
+
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_PERFEVTSEL0, 0);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0x3 << 8);   /* FIXED_CTR2, OS and USR */
+    for (i = 0; i < 3; i++) {
+        wrmsr(MSR_FIXED_CTR0 + 2, 0);
+        t0 = rdtsc();
+        wrmsr(MSR_GLOBAL_CTRL, 1ull << 34);
+        do {
+            __asm__ volatile("mov $100, %%ecx\n1: pause\n\tdec %%ecx\n\tjnz 1b"
+                             : : : "ecx", "cc");
+        } while (rdtsc() - t0 < PAUSE_WINDOW);
+        wrmsr(MSR_GLOBAL_CTRL, 0);
+        t1 = rdtsc();
+        fixed = rdmsr(MSR_FIXED_CTR0 + 2);
+        window = t1 - t0;
+        /* The best: the largest share of its window (a / b > c / d). */
+        if (!i || fixed * best_window > best_fixed * window) {
+            best_fixed = fixed;
+            best_window = window;
+        }
+    }
+    wrmsr(MSR_FIXED_CTR_CTRL, 0);
+    puts("# PAUSE loop (best of 3): ");
+    putu(best_window > ~0u ? ~0u : (uint32_t)best_window);
+    puts(" TSC ticks, FIXED_CTR2 ");
+    putu(best_fixed > ~0u ? ~0u : (uint32_t)best_fixed);
+    puts("\n");
+    check("PAUSE loop: FIXED_CTR2 counts the TSC's ticks, within 1/64 of them",
+          best_fixed <= best_window && best_fixed * 64 >= best_window * 63, 1);
+}
+
+/*
+ * ... and they stop while it is halted: HLT, woken by the local APIC's
+ * one-shot timer (vector 40H, intr_handler) some 2^24 of its ticks later.
+ * What counts is the few instructions before the HLT and after the wake;
+ * the check allows a quarter of the window, the best of 3 again.
+ */
+static void hlt_ref_cycles(void)
+{
+    volatile uint32_t *apic = (volatile uint32_t *)0xfee00000;
+    uint64_t t0, t1, fixed, window, best_fixed = 0, best_window = 0;
+    unsigned i;
+
+    set_gate(0x40, intr_handler);
+    apic[0xf0 / 4] = 0x1ff;             /* SVR: APIC software-enabled */
+    apic[0x3e0 / 4] = 0xb;              /* timer divide by 1 */
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0x3 << 8);   /* FIXED_CTR2, OS and USR */
+    intrs_seen = 0;
+    for (i = 0; i < 3; i++) {
+        wrmsr(MSR_FIXED_CTR0 + 2, 0);
+        apic[0x320 / 4] = 0x40;         /* LVT timer: one-shot, 40H */
+        t0 = rdtsc();
+        wrmsr(MSR_GLOBAL_CTRL, 1ull << 34);
+        apic[0x380 / 4] = 1u << 24;     /* initial count: start */
+        __asm__ volatile("sti\n\thlt\n\tcli" : : : "memory");
+        wrmsr(MSR_GLOBAL_CTRL, 0);
+        t1 = rdtsc();
+        fixed = rdmsr(MSR_FIXED_CTR0 + 2);
+        window = t1 - t0;
+        /* The best: the smallest share of its window. */
+        if (!i || fixed * best_window < best_fixed * window) {
+            best_fixed = fixed;
+            best_window = window;
+        }
+    }
+    apic[0x320 / 4] = 0x10000;          /* LVT timer masked */
+    wrmsr(MSR_FIXED_CTR_CTRL, 0);
+    puts("# HLT until the APIC timer (best of 3): ");
+    putu(best_window > ~0u ? ~0u : (uint32_t)best_window);
+    puts(" TSC ticks, FIXED_CTR2 ");
+    putu(best_fixed > ~0u ? ~0u : (uint32_t)best_fixed);
+    puts("\n");
+    check("HLT: 3 timer interrupts woke it", intrs_seen, 3);
+    check("HLT: FIXED_CTR2 stops while halted, under 1/4 of the window",
+          best_fixed * 4 < best_window, 1);
+}
+
 static uint32_t timed_loop_body(uint32_t n)
 {
     __asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
@@ -706,6 +804,8 @@ void main32(uint32_t magic, uint32_t mbi)
     model_specific_events();
     pmi_before_interrupt();
     pmi_on_time();
+    pause_ref_cycles();
+    hlt_ref_cycles();
     privilege();
     cost();
     puts("# emu-selftest: ");

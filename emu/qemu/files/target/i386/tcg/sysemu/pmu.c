@@ -317,6 +317,8 @@ void x86_pmu_reset(X86CPU *cpu)
     memset(env->pmu_acc, 0, sizeof(env->pmu_acc));
     env->pmu_mode_insn = 0;
     env->pmu_ref_mark = cpu_get_tsc(env);
+    /* An application processor waits for its SIPI halted. */
+    env->pmu_ref_halted = CPU(cpu)->halted;
     env->hflags &= ~HF_PMU_ALL_MASK;
     pmu_update(env);
 }
@@ -481,22 +483,27 @@ static unsigned pmu_fold(CPUX86State *env, bool one_insn)
 }
 
 /*
- * Reference cycles: the TSC's ticks while the vCPU executes guest code
- * (it is "unhalted" then; a halted vCPU leaves cpu_exec), attributed to
- * the privilege level current when they are folded; every privilege
- * change folds them first (x86_pmu_cpl_change).
+ * Reference cycles: the TSC's ticks while the core is not halted (SDM
+ * vol. 3B, "Pre-defined Architectural Performance Events", UnHalted
+ * Reference Cycles; "Fixed-function Performance Counters",
+ * CPU_CLK_UNHALTED.REF_TSC), attributed to the privilege level current
+ * when they are folded; every privilege change folds them first
+ * (x86_pmu_cpl_change).  Halted is cs->halted (HLT, MWAIT, waiting for
+ * SIPI): the vCPU leaves cpu_exec for other reasons too (PAUSE, I/O, a
+ * kick), and the clock runs on through those.  Ticks since the last fold
+ * count unless the vCPU was halted at it; a halt's own fold (at exit) and
+ * the fold at the next entry bound the halted time.
  */
 static unsigned pmu_fold_ref(CPUX86State *env)
 {
     uint64_t now, t[X86PMU_EV_NUM] = { 0 };
+    bool halted = env->pmu_ref_halted;
 
-    if (!env->pmu_ref_running) {
-        return 0;
-    }
     now = cpu_get_tsc(env);
     t[X86PMU_EV_REF_CYCLES] = now - env->pmu_ref_mark;
     env->pmu_ref_mark = now;
-    if (!(env->pmu_active.events & (1u << X86PMU_EV_REF_CYCLES))) {
+    env->pmu_ref_halted = env_cpu(env)->halted;
+    if (halted || !(env->pmu_active.events & (1u << X86PMU_EV_REF_CYCLES))) {
         return 0;
     }
     return x86pmu_count_bulk(&env->pmu, ring_of(env->hflags), t);
@@ -847,12 +854,26 @@ bool x86_pmu_rdpmc(CPUX86State *env, uint32_t ecx, uint64_t *val)
 
 /* --- Entering and leaving guest code, SMM --- */
 
+/*
+ * cpu_exec is entered after a halt ended (cs->halted is clear again) or
+ * after any other exit: the fold drops the halted time, or counts the
+ * ticks spent outside cpu_exec unhalted, at the level the vCPU left at.
+ */
 void x86_pmu_exec_enter(CPUX86State *env)
 {
-    env->pmu_ref_mark = cpu_get_tsc(env);
+    unsigned pmis = pmu_fold_ref(env);
+
     env->pmu_ref_running = true;
+    if (pmis) {
+        pmu_update(env);
+        pmu_deliver(env, pmis);
+    }
 }
 
+/*
+ * Leaving cpu_exec: fold at the level the vCPU leaves at.  The reference
+ * clock stops only if it leaves halted (pmu_fold_ref).
+ */
 void x86_pmu_exec_exit(CPUX86State *env)
 {
     unsigned pmis = pmu_fold_ref(env) +

@@ -1103,9 +1103,8 @@ KTEST("pmu.overflow", ref_cycles_pmi_while_running, pmu_needs_pmi, KTEST_PER_CPU
 	irq_enable();
 	uint64_t t0 = rdtsc(), end = t0 + us_to_tsc(REF_PMI_WAIT_US), t;
 	wrmsr(br.msr, br.on);
-	/* Memory and the TSC only until the handler counts it (no PAUSE:
-	 * QEMU's TCG leaves its execution loop at each one, and the
-	 * emulated reference clock stops outside it). */
+	/* Memory and the TSC only until the handler counts it: nothing
+	 * that halts the core, which stops reference cycles. */
 	do {
 		__asm__ volatile("" ::: "memory");
 		t = rdtsc();

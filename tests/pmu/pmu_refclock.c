@@ -147,8 +147,8 @@ void pmu_test_check_ref_ratio(struct pmu_event *ev)
 
 	irq_disable();
 	bool ok = pmu_event_enable(ev) == PMU_OK && reading((unsigned)ev->hw.idx, mask, &t0, &c0);
-	/* No PAUSE: QEMU's TCG leaves its execution loop at each one, and
-	 * the emulated reference clock stops outside it. */
+	/* Memory and the TSC only: nothing that halts the core, which
+	 * stops reference cycles. */
 	while (ok && rdtsc() - t0 < REF_SPAN_TICKS)
 		__asm__ volatile("" ::: "memory");
 	ok = ok && reading((unsigned)ev->hw.idx, mask, &t1, &c1);

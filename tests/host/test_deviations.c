@@ -394,7 +394,7 @@ HT_TEST(fingerprints_name_a_figure)
 	o.reserved_write.vector = -1;
 	d = dev_fingerprint(&o);
 	HT_CHECK_STR(d ? d->id : NULL, "AMD-RESERVED-BITS-NO-GP");
-	o.reserved_write.vector = 13;
+	o.reserved_write.vector = X86_VEC_GP;
 	HT_CHECK(dev_fingerprint(&o) == NULL, "a #GP is no fingerprint");
 }
 

@@ -133,16 +133,13 @@ struct pmu_caps {
 	uint32_t gp_mask;   /* which GP counters exist */
 	unsigned num_fixed; /* contiguous count, EDX[4:0] */
 	unsigned fixed_width;
-	uint32_t fixed_mask;       /* which fixed counters exist */
-	unsigned events_len;       /* EAX[31:24] */
-	uint32_t events_unavail;   /* EBX as read */
-	uint32_t events_avail;     /* known events usable on GP counters */
-	uint32_t events_unknown;   /* available bits past the ones we know */
-	bool anythread_deprecated; /* EDX[15] */
+	uint32_t fixed_mask;     /* which fixed counters exist */
+	unsigned events_len;     /* EAX[31:24] */
+	uint32_t events_unavail; /* EBX as read */
+	uint32_t events_avail;   /* known events usable on GP counters */
+	uint32_t events_unknown; /* available bits past the ones we know */
 
-	bool pdcm;             /* CPUID.01H:ECX[15] */
-	bool full_width_write; /* PERF_CAPABILITIES[13] */
-	bool freeze_smm;       /* freeze_smm_ctl works (PERF_CAPABILITIES[12] on Intel) */
+	bool freeze_smm; /* freeze_smm_ctl works (PERF_CAPABILITIES[12] on Intel) */
 
 	/* Register map. GP counter x: event select evtsel_base + x*ctr_stride,
 	 * counter ctr_base + x*ctr_stride (read), ctr_write_base + x*stride

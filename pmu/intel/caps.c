@@ -25,7 +25,7 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 	if (c->version >= 2)
 		pmu_caps_line_add(&l, ", fixed counters x %u bits (mask %#x, EDX[4:0]=%u%s)", c->fixed_width,
 				  c->fixed_mask, c->num_fixed, c->version >= 5 ? ", v5 ECX bitmap" : "");
-	if (c->anythread_deprecated)
+	if (ic->anythread_deprecated)
 		pmu_caps_line_add(&l, ", AnyThread deprecated");
 	if (c->counters_added)
 		pmu_caps_line_add(&l, "; with %s", c->counters_added);
@@ -44,7 +44,7 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 		pmu_caps_line_add(&l, "; further available bits, unknown to pmutest: %#x", c->events_unknown);
 	pmu_caps_line_emit(&l, out, ctx);
 
-	if (!c->pdcm)
+	if (!ic->pdcm)
 		pmu_caps_line_add(&l, "%sIA32_PERF_CAPABILITIES absent (CPUID.01H:ECX.PDCM[15]=0)", prefix);
 	else if (!ic->perf_caps_valid)
 		pmu_caps_line_add(&l, "%sIA32_PERF_CAPABILITIES unreadable although CPUID.01H:ECX.PDCM=1",
@@ -53,7 +53,7 @@ void intel_caps_print(const struct pmu_caps *c, const char *prefix, pmu_line_fn 
 		pmu_caps_line_add(
 			&l,
 			"%sIA32_PERF_CAPABILITIES=%#llx: full-width writes %s, LBR format %u, PEBS format %u%s%s%s%s%s",
-			prefix, (unsigned long long)ic->perf_caps, c->full_width_write ? "yes" : "no",
+			prefix, (unsigned long long)ic->perf_caps, ic->full_width_write ? "yes" : "no",
 			ic->lbr_format, ic->pebs_format, ic->pebs_trap ? ", PEBS trap" : "",
 			ic->pebs_arch_regs ? ", PEBS arch regs" : "",
 			ic->pebs_baseline ? ", PEBS baseline" : "", ic->perf_metrics ? ", perf metrics" : "",

@@ -12,7 +12,10 @@
 
 /* may_alias: it lives in the uint64_t words of pmu_caps.vendor_caps. */
 struct __attribute__((may_alias)) intel_caps {
-	bool perf_caps_valid; /* IA32_PERF_CAPABILITIES was read */
+	bool pdcm;                 /* CPUID.01H:ECX[15]: IA32_PERF_CAPABILITIES exists */
+	bool anythread_deprecated; /* CPUID.0AH:EDX[15] */
+	bool full_width_write;     /* PERF_CAPABILITIES[13]: IA32_A_PMCx */
+	bool perf_caps_valid;      /* IA32_PERF_CAPABILITIES was read */
 	uint64_t perf_caps;
 	unsigned lbr_format;  /* PERF_CAPABILITIES[5:0] */
 	unsigned pebs_format; /* [11:8] */

@@ -51,8 +51,8 @@ static void intel_decode_perf_caps(struct pmu_caps *c)
 	uint64_t v;
 
 	pmu_hw_cpuid(1, 0, &r);
-	c->pdcm = (r.ecx >> CPUID_1_ECX_PDCM_BIT) & 1;
-	if (!c->pdcm || pmu_hw_rdmsr(MSR_IA32_PERF_CAPABILITIES, &v) != 0)
+	intel_caps_rw(c)->pdcm = (r.ecx >> CPUID_1_ECX_PDCM_BIT) & 1;
+	if (!intel_caps_rw(c)->pdcm || pmu_hw_rdmsr(MSR_IA32_PERF_CAPABILITIES, &v) != 0)
 		return;
 	ic->perf_caps_valid = true;
 	ic->perf_caps = v;
@@ -64,7 +64,7 @@ static void intel_decode_perf_caps(struct pmu_caps *c)
 	/* SDM vol. 3B, "IA32_DEBUGCTL MSR": bit 14, valid when
 	 * IA32_PERF_CAPABILITIES[12] (SMM_FREEZE) is set. */
 	c->freeze_smm_ctl = BIT(DEBUGCTL_FREEZE_WHILE_SMM_BIT);
-	c->full_width_write = (v >> PERF_CAP_FW_WRITE_BIT) & 1;
+	intel_caps_rw(c)->full_width_write = (v >> PERF_CAP_FW_WRITE_BIT) & 1;
 	ic->pebs_baseline = (v >> PERF_CAP_PEBS_BASELINE_BIT) & 1;
 	ic->perf_metrics = (v >> PERF_CAP_PERF_METRICS_BIT) & 1;
 }
@@ -166,7 +166,7 @@ static void intel_decode_caps(struct pmu_caps *c)
 		/* Version 5: fixed counter i also exists when ECX bit i is set. */
 		if (c->version >= 5)
 			c->fixed_mask |= r.ecx & (uint32_t)pmu_width_mask(PMU_MAX_FIXED);
-		c->anythread_deprecated = (r.edx >> CPUID_0A_EDX_ANYTHREAD_DEPRECATED_BIT) & 1;
+		intel_caps_rw(c)->anythread_deprecated = (r.edx >> CPUID_0A_EDX_ANYTHREAD_DEPRECATED_BIT) & 1;
 	}
 
 	intel_decode_hybrid(c);
@@ -175,7 +175,7 @@ static void intel_decode_caps(struct pmu_caps *c)
 
 	c->evtsel_base = MSR_IA32_PERFEVTSEL0;
 	c->ctr_base = MSR_IA32_PMC0;
-	c->ctr_write_base = c->full_width_write ? MSR_IA32_A_PMC0 : MSR_IA32_PMC0;
+	c->ctr_write_base = intel_caps_rw(c)->full_width_write ? MSR_IA32_A_PMC0 : MSR_IA32_PMC0;
 	c->ctr_stride = 1;
 	c->debugctl = MSR_IA32_DEBUGCTL;
 	/* Bits 63:32 reserved (TSX parts open 32/33: not modelled, so the
@@ -214,7 +214,7 @@ static void intel_decode_caps(struct pmu_caps *c)
 	 * CPUID.0AH:EAX[7:0] > 1" (SDM vol. 3B, "IA32_DEBUGCTL MSR"); from
 	 * version 4 it sets CTR_Frz (and LBR_Frz) and writing them to
 	 * GLOBAL_STATUS_RESET lifts it, before it cleared GLOBAL_CTRL. */
-	if (c->version >= 2 && c->pdcm) {
+	if (c->version >= 2 && intel_caps_rw(c)->pdcm) {
 		c->freeze_ctl = BIT(DEBUGCTL_FREEZE_PERFMON_ON_PMI_BIT);
 		if (c->version >= 4) {
 			c->freeze_status_bits = BIT(PERF_GLOBAL_STATUS_CTR_FRZ_BIT) |

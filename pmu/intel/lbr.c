@@ -42,7 +42,7 @@ static void decode_legacy(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 {
 	const struct intel_caps *ic = intel_caps(c);
 
-	if (!c->pdcm) {
+	if (!intel_caps(c)->pdcm) {
 		ksnprintf(
 			l->why, sizeof(l->why),
 			"CPUID.01H:ECX.PDCM[15]=0: no IA32_PERF_CAPABILITIES to give the LBR record format");
@@ -151,7 +151,7 @@ static void intel_lbr_decode(const struct pmu_caps *c, struct pmu_lbr_caps *l)
 	 * > 1" (SDM vol. 3B, "IA32_DEBUGCTL MSR"); from version 4 it sets
 	 * LBR_FRZ instead of clearing DEBUGCTL.LBR ("Architectural
 	 * Performance Monitoring Version 4"). */
-	l->freeze = c->pdcm && c->version >= 2;
+	l->freeze = intel_caps(c)->pdcm && c->version >= 2;
 	l->freeze_status = l->freeze && c->version >= 4;
 	if (l->freeze) {
 		l->freeze_msr = MSR_IA32_DEBUGCTL;

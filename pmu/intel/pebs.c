@@ -80,10 +80,10 @@ void pmu_pebs_decode(const struct pmu_caps *c, struct pmu_pebs_caps *p)
 		ksnprintf(p->why, sizeof(p->why), "PEBS is Intel's (AMD samples precisely with IBS)");
 		return;
 	}
-	if (!c->pdcm || !ic->perf_caps_valid) {
+	if (!ic->pdcm || !ic->perf_caps_valid) {
 		ksnprintf(p->why, sizeof(p->why),
 			  "CPUID.01H:ECX.PDCM[15]=%u: no IA32_PERF_CAPABILITIES, no PEBS record format",
-			  c->pdcm);
+			  ic->pdcm);
 		return;
 	}
 	if (!c->version) {

@@ -60,7 +60,7 @@ HT_TEST(v1)
 	HT_CHECK_EQ(c->ctr_base, MSR_IA32_PMC0);
 	HT_CHECK_EQ(c->ctr_write_base, MSR_IA32_PMC0);
 	HT_CHECK_EQ(c->evtsel_reserved, 0xffffffff00000000ull | BIT(PERFEVTSEL_ANY_BIT));
-	HT_CHECK(!c->pdcm, "v1 profile has no PDCM");
+	HT_CHECK(!intel_caps(c)->pdcm, "v1 profile has no PDCM");
 }
 
 HT_TEST(v2)
@@ -82,10 +82,10 @@ HT_TEST(v2)
 	HT_CHECK_EQ(c->global_ctrl_reset, 0x3);
 	HT_CHECK_EQ(c->global_ctrl_reserved, ~0x700000003ull);
 	HT_CHECK_EQ(c->fixed_ctrl_reserved, ~0xbbbull); /* no AnyThread before v3 */
-	HT_CHECK(c->pdcm && intel_caps(c)->perf_caps_valid, "PDCM and PERF_CAPABILITIES");
+	HT_CHECK(intel_caps(c)->pdcm && intel_caps(c)->perf_caps_valid, "PDCM and PERF_CAPABILITIES");
 	HT_CHECK_EQ(intel_caps(c)->perf_caps, 0x1);
 	HT_CHECK_EQ(intel_caps(c)->lbr_format, 1);
-	HT_CHECK(!c->full_width_write, "no full-width writes");
+	HT_CHECK(!intel_caps(c)->full_width_write, "no full-width writes");
 	HT_CHECK_EQ(c->ctr_write_base, MSR_IA32_PMC0);
 }
 
@@ -100,7 +100,7 @@ HT_TEST(v4_full_width_on_and_off)
 	HT_CHECK_EQ(c->gp_mask, 0xf);
 	HT_CHECK_EQ(c->gp_width, 48);
 	HT_CHECK_EQ(intel_caps(c)->perf_caps, 0x33c5);
-	HT_CHECK(c->full_width_write, "PERF_CAPABILITIES[13] set");
+	HT_CHECK(intel_caps(c)->full_width_write, "PERF_CAPABILITIES[13] set");
 	HT_CHECK_EQ(c->ctr_write_base, MSR_IA32_A_PMC0);
 	HT_CHECK_EQ(intel_caps(c)->lbr_format, 5);
 	HT_CHECK_EQ(intel_caps(c)->pebs_format, 3);
@@ -115,7 +115,7 @@ HT_TEST(v4_full_width_on_and_off)
 	boot(MODEL_V4, false);
 	c = caps_of(0);
 	HT_CHECK_EQ(intel_caps(c)->perf_caps, 0x13c5);
-	HT_CHECK(!c->full_width_write, "PERF_CAPABILITIES[13] clear");
+	HT_CHECK(!intel_caps(c)->full_width_write, "PERF_CAPABILITIES[13] clear");
 	HT_CHECK_EQ(c->ctr_write_base, MSR_IA32_PMC0);
 }
 

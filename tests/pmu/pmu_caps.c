@@ -28,7 +28,7 @@ static void check_pdcm(const struct pmu_caps *c)
 	uint64_t v = 0;
 	int vec;
 
-	if (c->pdcm) {
+	if (intel_caps(c)->pdcm) {
 		check(intel_caps(c)->perf_caps_valid,
 		      "CPUID.01H:ECX.PDCM[15]=1: expected IA32_PERF_CAPABILITIES (MSR %#x) to read",
 		      MSR_IA32_PERF_CAPABILITIES);
@@ -71,8 +71,8 @@ KTEST("pmu.caps", decoded, NULL, KTEST_PER_CPU,
 		      intel_caps(c)->core_type == CPUID_1A_CORE_TYPE_CORE,
 	      "hybrid part: expected core type 0x20 (Atom) or 0x40 (Core) in CPUID.1AH, saw %#x",
 	      intel_caps(c)->core_type);
-	check(c->full_width_write == (intel_caps(c)->perf_caps_valid &&
-				      ((intel_caps(c)->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1)),
+	check(intel_caps(c)->full_width_write == (intel_caps(c)->perf_caps_valid &&
+						  ((intel_caps(c)->perf_caps >> PERF_CAP_FW_WRITE_BIT) & 1)),
 	      "full-width flag must follow IA32_PERF_CAPABILITIES[13] (%#lx)", intel_caps(c)->perf_caps);
 	if (c->vendor == PMU_VENDOR_INTEL)
 		check_pdcm(c);

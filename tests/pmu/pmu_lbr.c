@@ -8,6 +8,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/timer.h"
 #include "lib/bits.h"
+#include "pmu/intel/caps.h"
 #include "pmu/lbr.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
@@ -231,7 +232,7 @@ static const char *needs_lbr_freeze(void)
 		return "AMD LbrExtV2: the LBR freeze (CPUID Fn8000_0022_EAX[2], LbrAndPmcFreeze) is not driven here";
 	if (!l->freeze)
 		return ktest_reason("FREEZE_LBRS_ON_PMI needs PDCM and PMU version 2 (PDCM %u, version %u)",
-				    pmu_caps()->pdcm, pmu_caps()->version);
+				    intel_caps(pmu_caps())->pdcm, pmu_caps()->version);
 	return pmu_needs_pmi();
 }
 

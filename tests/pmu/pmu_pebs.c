@@ -935,7 +935,7 @@ KTEST("pmu.pebs", no_overflow_no_record, needs_pebs, KTEST_PER_CPU,
 		return;
 	/* With full-width writes: a start whose 256 branches carry across
 	 * bit 32, which is no overflow of a wider counter. */
-	if (c->full_width_write && ev.hw.width > 33)
+	if (intel_caps(c)->full_width_write && ev.hw.width > 33)
 		starts[nstarts++] = 0xffffff80ull;
 	for (unsigned s = 0; s < nstarts; s++) {
 		uint64_t mask = pmu_width_mask(ev.hw.width), start = starts[s] & mask,

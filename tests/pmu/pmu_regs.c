@@ -382,7 +382,7 @@ static void gp_counter_writes(const struct pmu_caps *c, unsigned x)
 	check(v == 0x12345678,
 	      "IA32_PMC%u <- 0xffffff0012345678: expected EDX ignored, 0x12345678, read %#lx", x, v);
 
-	if (c->full_width_write) {
+	if (intel_caps(c)->full_width_write) {
 		uint64_t want = 0xffffff0123456789ull & pmu_width_mask(c->gp_width);
 		vec = pmu_hw_wrmsr(alias, want);
 		pmu_hw_rdmsr(legacy, &v);

@@ -21,7 +21,8 @@ static const char *needs_level2(void)
 		return why;
 	c = pmu_caps();
 	if (c->vendor == PMU_VENDOR_INTEL && !intel_caps(c)->perf_caps_valid)
-		return ktest_reason("no IA32_PERF_CAPABILITIES (CPUID.01H:ECX.PDCM[15]=%u)", c->pdcm);
+		return ktest_reason("no IA32_PERF_CAPABILITIES (CPUID.01H:ECX.PDCM[15]=%u)",
+				    intel_caps(c)->pdcm);
 	if ((why = intel_td_level2_missing(c)))
 		return ktest_reason("%s (family %u model %#x)", why, c->family, c->model);
 	if (!pmu_has_fixed(c, 3))

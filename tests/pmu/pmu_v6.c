@@ -129,7 +129,8 @@ static const char *needs_perf_metrics(void)
 		return why;
 	c = pmu_caps();
 	if (!intel_caps(c)->perf_caps_valid)
-		return ktest_reason("no IA32_PERF_CAPABILITIES (CPUID.01H:ECX.PDCM[15]=%u)", c->pdcm);
+		return ktest_reason("no IA32_PERF_CAPABILITIES (CPUID.01H:ECX.PDCM[15]=%u)",
+				    intel_caps(c)->pdcm);
 	if (!intel_caps(c)->perf_metrics)
 		return ktest_reason("no PERF_METRICS: IA32_PERF_CAPABILITIES[15]=0 (%#lx)",
 				    intel_caps(c)->perf_caps);
@@ -260,7 +261,7 @@ KTEST("pmu.v6", msr_aliases, needs_v6, KTEST_PER_CPU,
 			check(pmu_hw_rdmsr(MSR_IA32_PMC0 + x, &v) == 0 && v == pat,
 			      "GP %u: wrote %#lx to IA32_PMC_GP%u_CTR %#x, IA32_PMC%u reads %#lx", x, pat, x,
 			      ctr, x, v);
-			if (c->full_width_write)
+			if (intel_caps(c)->full_width_write)
 				check(pmu_hw_rdmsr(MSR_IA32_A_PMC0 + x, &v) == 0 && v == pat,
 				      "GP %u: wrote %#lx to %#x, IA32_A_PMC%u reads %#lx", x, pat, ctr, x, v);
 			pmu_hw_wrmsr(MSR_IA32_PMC0 + x, 0x80000005ull);

@@ -659,6 +659,17 @@ KTEST("pmu.v6", arch_events_8_12, needs_events_8_12, KTEST_PER_CPU,
 
 /* --- PERF_METRICS --- */
 
+/* TOPDOWN.SLOTS on FIXED_CTR3, the counter PERF_METRICS divides (SKIP
+ * when it is not free); false when it could not be placed. */
+static bool slots_on_fixed3(struct pmu_event *slots)
+{
+	if (!(pmu_test_free_fixed() & BIT(3)))
+		ktest_skip("IA32_FIXED_CTR3 is not free (mask %#x)", pmu_test_free_fixed());
+	pmu_test_event(slots, PMU_ARCH_TOPDOWN_SLOTS);
+	return check(pmu_event_add_idx(slots, PMU_IDX_FIXED(3)) == PMU_OK, "slots on fixed 3: %s",
+		     slots->reason);
+}
+
 /* MSR 0x329 holds the level-1 (bytes 0-3) and level-2 (4-7) top-down
  * fractions of FIXED_CTR3's slots, each scaled to 0xFF; software clears
  * FIXED_CTR3, then PERF_METRICS, before it counts, and GLOBAL_CTRL bit 48
@@ -677,11 +688,7 @@ KTEST("pmu.v6", perf_metrics, needs_perf_metrics, KTEST_PER_CPU,
 	uint64_t m = 0, mr = 0, sl = 0;
 	int vec;
 
-	if (!(pmu_test_free_fixed() & BIT(3)))
-		ktest_skip("IA32_FIXED_CTR3 is not free (mask %#x)", pmu_test_free_fixed());
-	pmu_test_event(&slots, PMU_ARCH_TOPDOWN_SLOTS);
-	if (!check(pmu_event_add_idx(&slots, PMU_IDX_FIXED(3)) == PMU_OK, "slots on fixed 3: %s",
-		   slots.reason))
+	if (!slots_on_fixed3(&slots))
 		return;
 	if (check(pmu_events_arm(g, 1, &br) == PMU_OK, "arming: %s", slots.reason)) {
 		/* FIXED_CTR3 was zeroed by the arm; then PERF_METRICS. */
@@ -904,11 +911,7 @@ KTEST("pmu.v6", perf_metrics_frontend, needs_perf_metrics, KTEST_PER_CPU,
 	struct pmu_bracket_regs br;
 	uint64_t m = 0, sl = 0;
 
-	if (!(pmu_test_free_fixed() & BIT(3)))
-		ktest_skip("IA32_FIXED_CTR3 is not free (mask %#x)", pmu_test_free_fixed());
-	pmu_test_event(&slots, PMU_ARCH_TOPDOWN_SLOTS);
-	if (!check(pmu_event_add_idx(&slots, PMU_IDX_FIXED(3)) == PMU_OK, "slots on fixed 3: %s",
-		   slots.reason))
+	if (!slots_on_fixed3(&slots))
 		return;
 	if (check(pmu_events_arm(g, 1, &br) == PMU_OK, "arming: %s", slots.reason)) {
 		int vec = pmu_hw_wrmsr(MSR_PERF_METRICS, 0);

@@ -492,33 +492,39 @@ def judge_record(j, sec, shape, addrs):
             if t[0] != str(shape.lbr):
                 short.append((n, rest))
         wiped, odd = lbr_short_stacks(sec.get("LBR-SWITCHES", ("", None))[0], shape.lbr)
-        # Architectural LBRs record the return from an interrupt into the
-        # user-only stack with FROM_IP all ones (SDM vol. 3B, "Architectural
-        # Last Branch Records"); its branch type is "other", which Linux
-        # 6.1 decodes from FROM, finds no kernel text there and drops
-        # (arch/x86/events/intel/lbr.c intel_pmu_lbr_filter, utils.c
-        # get_branch_type: X86_BR_NONE), compressing the stack: a sample
-        # whose last branches hold an interrupt's return is one short per
-        # return, as on silicon. At most one sample per interrupt taken on
-        # CPU 1 in the run; legacy LBRs keep the kernel's FROM, and Linux
-        # keeps the entry.
+        # Linux 6.1 reports no entry for the IRET that returns from an
+        # interrupt into the workload, though the LBRs hold it (the ring
+        # filters go by the ring a branch ends in: SDM vol. 3B, "Filtering
+        # of Last Branch Records"; AMD: Linux amd/lbr.c, "Branches ending
+        # in CPL > 0"): its software filter (intel_pmu_lbr_filter,
+        # amd_pmu_lbr_filter), which runs when user branches alone were
+        # asked for, drops it and compresses the stack; with architectural
+        # LBRs its FROM_IP reads all ones (SDM, "Architectural Last Branch
+        # Records"), no kernel text, and the filter drops it too. So a
+        # sample whose last branches hold an interrupt's return is one
+        # short per return, on silicon as here (docs/linux-perf.md, "Short
+        # branch stacks"). At most one entry per maskable interrupt CPU 1
+        # took in the run: the entries missing from the samples not after
+        # a switch-in must not outnumber them.
         irqs = None
         i0, i1 = sec.get("LBR-IRQS0"), sec.get("LBR-IRQS1")
-        if "Architectural LBR" in j.f["driver"] and i0 and i1:
+        if i0 and i1:
             irqs = cpu1_maskable_irqs(i1[0]) - cpu1_maskable_irqs(i0[0])
         by_irq = [o for o in odd if int(o.split()[1]) < shape.lbr]
-        if irqs is not None and by_irq and len(by_irq) <= irqs and len(by_irq) == len(odd):
-            j.note(f"LBR: {len(by_irq)} sample(s) short not after a switch-in, CPU 1 took {irqs} "
-                   f"interrupts in the run: each an interrupt's return Linux dropped "
-                   f"(FROM_IP all ones): {by_irq}")
+        missing = sum(shape.lbr - int(o.split()[1]) for o in by_irq)
+        if irqs is not None and by_irq and missing <= irqs and len(by_irq) == len(odd):
+            j.note(f"LBR: {len(by_irq)} sample(s) short not after a switch-in by {missing} "
+                   f"entries in all, CPU 1 took {irqs} interrupts in the run: each entry an "
+                   f"interrupt's return Linux dropped: {by_irq}")
             wiped, odd = wiped + len(by_irq), []
         ok1 = j.check("LBR" in sec and sec["LBR"][1] == 0 and nsamp > 0
                       and set(by_depth) <= {str(d) for d in range(shape.lbr + 1)}
                       and sum(n for n, _ in short) == wiped and not odd,
                       f"perf record -b: {nsamp} samples, each {shape.lbr} branches deep, but "
                       f"for the first after the workload was switched back in (Linux wipes "
-                      f"the LBRs then) and, with architectural LBRs, one per interrupt CPU 1 "
-                      f"took ({irqs if irqs is not None else 'not counted'}): depths {by_depth}; "
+                      f"the LBRs then) and one entry per interrupt CPU 1 took "
+                      f"({irqs if irqs is not None else 'not counted'}; Linux drops an "
+                      f"interrupt's return): depths {by_depth}; "
                       f"short after a switch-in or an interrupt {wiped}, "
                       f"others: {odd or 'none'}; (samples depth ip sym): {short or 'none'}")
         want = "0x%x/0x%x" % (addrs["jnz"], addrs["loop"])

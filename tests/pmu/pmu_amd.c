@@ -455,11 +455,18 @@ KTEST("pmu.amd", exception_is_a_branch, needs_amd_branches, 0,
 
 	/* Per DELIVERY_N iterations, the bracket's own branches cancelled. */
 	int64_t plain = (int64_t)(p2 - p1), ud = (int64_t)(u2 - u1), extra = ud - plain;
-	diag("%s: %ld per %lu iterations of DEC/JNZ, %ld with a #UD recovered in each: %ld more (expected %lu: the delivery and the IRETQ)%s",
-	     ev.name, plain, DELIVERY_N, ud, extra, 2 * DELIVERY_N,
-	     vmm ? "; not asserted under a hypervisor" : "");
-	if (vmm)
-		return; /* KVM intercepts #UD on SVM and injects it again */
+	diag("%s: %ld per %lu iterations of DEC/JNZ, %ld with a #UD recovered in each: %ld more (expected %lu: the delivery and the IRETQ)",
+	     ev.name, plain, DELIVERY_N, ud, extra, 2 * DELIVERY_N);
+	/* A hypervisor may intercept the #UD (KVM always does on SVM: Linux
+	 * arch/x86/kvm/svm/svm.c init_vmcb) and resume the guest with a
+	 * VMRUN that AMD counts as a guest branch
+	 * (AMD-SVM-VMRUN-COUNTED-IN-GUEST), one per iteration, with its
+	 * other exits adding to either window: there only an exact count is
+	 * judged, anything else is no verdict. */
+	if (vmm && !(plain == (int64_t)DELIVERY_N && extra == (int64_t)(2 * DELIVERY_N)))
+		ktest_skip(
+			"%s: %ld per %lu iterations and %ld more with a #UD in each, not exactly %lu and %lu: under a hypervisor that intercepts #UD the VMRUN resuming the guest counts as a branch (AMD-SVM-VMRUN-COUNTED-IN-GUEST)",
+			ev.name, plain, DELIVERY_N, extra, DELIVERY_N, 2 * DELIVERY_N);
 	check(plain == (int64_t)DELIVERY_N && extra == (int64_t)(2 * DELIVERY_N),
 	      "%s: expected %lu per %lu loop iterations and %lu more with a #UD in each (its delivery and the IRETQ), saw %ld and %ld more",
 	      ev.name, DELIVERY_N, DELIVERY_N, 2 * DELIVERY_N, plain, extra);

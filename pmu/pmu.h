@@ -290,11 +290,16 @@ bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b);
 struct pmu_event_attr {
 	uint16_t event; /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
 	uint8_t umask, cmask;
-	bool usr, os, edge, inv, any, intr;
-	uint64_t extra_config;      /* for the extra MSR pmu_ops.extra_msr names (Linux config1) */
-	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
-	enum pmu_arch_event arch;   /* the named event it came from, or PMU_ARCH_NONE */
-	bool host_only, guest_only; /* AMD PerfEvtSel HostOnly (41) / GuestOnly (40) */
+	bool usr, os, edge, inv, intr;
+	/* The event-select bits of a backend's own fields, at their place in
+	 * the event-select register (Linux: the config bits a PMU's own
+	 * format terms name), set by its terms (pmu_ops.terms) or by a raw
+	 * config's bits the common fields above leave; the CPU's encode_gp
+	 * places them or refuses them. */
+	uint64_t own_config;
+	uint64_t extra_config;    /* for the extra MSR pmu_ops.extra_msr names (Linux config1) */
+	uint64_t period;          /* sampling period; 0 = counting (kept for sampling) */
+	enum pmu_arch_event arch; /* the named event it came from, or PMU_ARCH_NONE */
 };
 
 /* The hardware side of an event once it holds a counter ("hwc"). */

@@ -108,6 +108,10 @@ struct pmu_ops {
 	 * number and width, the events' availability, the fixed counters'
 	 * width. */
 	const char *src_gp_number, *src_gp_width, *src_events, *src_fixed_width;
+	/* A counter's short name, apart from its register's, in the boot
+	 * in-use report (pmu_inuse_report: "PMC1 enabled"); NULL: the
+	 * register's (pmu_ctr_name(), pmu_fixed_name()). */
+	const char *gp_counter_name, *fixed_counter_name;
 	/* For a CPU no backend's match() takes: the probe's reason, when this
 	 * backend's PMU (one other vendors implement too) tells something. */
 	bool (*foreign_why)(const struct pmu_caps *caps, char *why, size_t whylen);

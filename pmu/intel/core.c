@@ -528,6 +528,11 @@ static const struct pmu_ops pmu_intel_ops = {
 	.src_gp_width = "CPUID.0AH.EAX[23:16]",
 	.src_events = "CPUID.0AH:EBX",
 	.src_fixed_width = "CPUID.0AH:EDX[12:5]",
+	/* As IA32_PERF_GLOBAL_CTRL's fields name the counters (PMCn_EN,
+	 * FIXED_CTRn_EN: SDM vol. 3B, "IA32_PERF_GLOBAL_CTRL"); harness/kexec.py
+	 * reads these lines. */
+	.gp_counter_name = "PMC",
+	.fixed_counter_name = "FIXED_CTR",
 	.foreign_why = intel_foreign_why,
 	.print_caps_ident = intel_caps_print_ident,
 	.caps_same = intel_caps_same,

@@ -693,4 +693,21 @@ HT_TEST(boot_report_names_amd_layout_and_verdict)
 	HT_CHECK(strstr(printed, "counters count (probe on PerfCtr0)") != NULL, "%s", printed);
 }
 
+/* The in-use report names AMD's counters as the APM does (PerfCtr n,
+ * APM vol. 2, 13.2), not by Intel's PMC n. */
+HT_TEST(inuse_report_names_perfctr)
+{
+	model_amd_init(MODEL_AMD_PERFMON_V2, 1);
+	model_poke(0, 0xc0010202, SEL_USR_OS | SEL_EN | 0x76); /* PerfEvtSel1: cycles, enabled */
+	pmu_init_all(&model_probe_opts, model_run_on);
+	model_set_cpu(0);
+	printed[0] = '\0';
+	pmu_inuse_report(pmu_this_cpu(), collect, NULL);
+	HT_CHECK(
+		strstr(printed,
+		       "cpu 0: PerfEvtSel1 (MSR 0xc0010202) = 0x430076: PerfCtr1 enabled (event 0x76 umask 0x00) by an earlier owner; left alone\n") !=
+			NULL,
+		"%s", printed);
+}
+
 HT_MAIN("pmu_amd")

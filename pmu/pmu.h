@@ -196,9 +196,10 @@ struct pmu_caps {
 	uint64_t freeze_smm_ctl;
 
 	/* The backend's own facts, in its own struct (pmu/intel/caps.h,
-	 * pmu/amd/caps.h): the core zeroes and copies these words and never
-	 * reads them; the backend's caps_same compares them and its
-	 * print_caps prints them. Sized for struct intel_caps, the larger
+	 * pmu/amd/caps.h): the core zeroes and copies these words, and
+	 * compares them whole where the backend has no caps_same, but never
+	 * reads a field of them; the backend's caps_same compares them and
+	 * its print_caps prints them. Sized for struct intel_caps, the larger
 	 * (its CPUID.23H sub-leaves). */
 	uint64_t vendor_caps[24];
 };
@@ -310,7 +311,7 @@ struct pmu_hwc {
 	uint32_t event_base;  /* counter read address: IA32_PMCx / IA32_FIXED_CTRi */
 	uint32_t write_base;  /* counter write address: IA32_A_PMCx or IA32_PMCx / FIXED_CTRi */
 	uint32_t rdpmc_idx;   /* x, or (1 << 30) | i */
-	uint32_t extra_msr;   /* MSR_OFFCORE_RSP_x, or 0 */
+	uint32_t extra_msr;   /* the extra MSR pmu_ops.get_extra gave (holds attr.extra_config), or 0 */
 	uint64_t config;      /* GP: PERFEVTSEL without EN; fixed: the 4-bit field */
 	unsigned width;
 	/* lo: raw counter value at the last update; hi: a generation that

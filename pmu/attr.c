@@ -82,13 +82,17 @@ static int parse_mods(struct parse *p, const char *s, struct pmu_event_attr *a)
 }
 
 /* Raw config: PERFEVTSEL layout, but the bits the driver owns (USR, OS,
- * PC, INT, EN) and the reserved upper half may not be given. */
+ * PC, INT, EN) and the reserved upper half may not be given. The bits the
+ * common fields leave are the backend's (attr.own_config): its encode_gp
+ * places or refuses them. */
 static int parse_raw(struct parse *p, const char *s, struct pmu_event_attr *a)
 {
 	const char *hex = s + 1, *end = hex;
 	uint64_t cfg = 0;
 	const uint64_t owned = BIT(PERFEVTSEL_USR_BIT) | BIT(PERFEVTSEL_OS_BIT) | BIT(PERFEVTSEL_PC_BIT) |
 			       BIT(PERFEVTSEL_INT_BIT) | BIT(PERFEVTSEL_EN_BIT);
+	const uint64_t common = PERFEVTSEL_EVENT_MASK | PERFEVTSEL_UMASK_MASK | PERFEVTSEL_CMASK_MASK |
+				BIT(PERFEVTSEL_EDGE_BIT) | BIT(PERFEVTSEL_INV_BIT);
 
 	while (*end && *end != ':')
 		end++;
@@ -116,8 +120,8 @@ static int parse_raw(struct parse *p, const char *s, struct pmu_event_attr *a)
 		     (uint8_t)((cfg & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT));
 	a->cmask = (uint8_t)((cfg & PERFEVTSEL_CMASK_MASK) >> PERFEVTSEL_CMASK_SHIFT);
 	a->edge = (cfg >> PERFEVTSEL_EDGE_BIT) & 1;
-	a->any = (cfg >> PERFEVTSEL_ANY_BIT) & 1;
 	a->inv = (cfg >> PERFEVTSEL_INV_BIT) & 1;
+	a->own_config = cfg & ~common;
 	return parse_mods(p, end, a);
 }
 
@@ -130,7 +134,6 @@ enum term_kind {
 	T_OS,
 	T_EDGE,
 	T_INV,
-	T_ANY,
 	T_INT,
 	T_PERIOD,
 	T_NR /* the first backend term's bit in parse_term's seen mask */
@@ -148,7 +151,6 @@ static const struct {
 	[T_OS] = { "os", true, 1 },
 	[T_EDGE] = { "edge", true, 1 },
 	[T_INV] = { "inv", true, 1 },
-	[T_ANY] = { "any", true, 1 },
 	[T_INT] = { "int", true, 1 },
 	/* Sampling reloads the counter with -period. */
 	[T_PERIOD] = { "period", false, ~0ull >> 1 },
@@ -236,7 +238,6 @@ static int parse_term(struct parse *p, const char *t, size_t len, struct pmu_eve
 	case T_OS: a->os = v; break;
 	case T_EDGE: a->edge = v; break;
 	case T_INV: a->inv = v; break;
-	case T_ANY: a->any = v; break;
 	case T_INT: a->intr = v; break;
 	case T_PERIOD: a->period = v; break;
 	case T_NR: break;
@@ -339,7 +340,7 @@ int pmu_attr_format(const struct pmu_event_attr *a, char *buf, size_t n)
 		if (w > 0)
 			len += (size_t)w;
 	}
-	return ksnprintf(buf, n, "cpu/event=0x%02x,umask=0x%02x%s%s%s%s%s%s%s%s%s/", a->event, a->umask,
-			 cmask, a->usr ? ",usr" : ",usr=0", a->os ? ",os" : ",os=0", a->edge ? ",edge" : "",
-			 a->inv ? ",inv" : "", a->any ? ",any" : "", a->intr ? ",int" : "", period, own);
+	return ksnprintf(buf, n, "cpu/event=0x%02x,umask=0x%02x%s%s%s%s%s%s%s%s/", a->event, a->umask, cmask,
+			 a->usr ? ",usr" : ",usr=0", a->os ? ",os" : ",os=0", a->edge ? ",edge" : "",
+			 a->inv ? ",inv" : "", a->intr ? ",int" : "", period, own);
 }

@@ -196,9 +196,10 @@ struct pmu_caps {
 	uint64_t freeze_smm_ctl;
 
 	/* The backend's own facts, in its own struct (pmu/intel/caps.h,
-	 * pmu/amd/caps.h): the core zeroes and copies these words and never
-	 * reads them; the backend's caps_same compares them and its
-	 * print_caps prints them. Sized for struct intel_caps, the larger
+	 * pmu/amd/caps.h): the core zeroes and copies these words, and
+	 * compares them whole where the backend has no caps_same, but never
+	 * reads a field of them; the backend's caps_same compares them and
+	 * its print_caps prints them. Sized for struct intel_caps, the larger
 	 * (its CPUID.23H sub-leaves). */
 	uint64_t vendor_caps[24];
 };
@@ -290,11 +291,16 @@ bool pmu_caps_same(const struct pmu_caps *a, const struct pmu_caps *b);
 struct pmu_event_attr {
 	uint16_t event; /* event select: 8 bits (Intel), 12 bits (AMD, family 10h+) */
 	uint8_t umask, cmask;
-	bool usr, os, edge, inv, any, intr;
-	uint64_t extra_config;      /* for the extra MSR pmu_ops.extra_msr names (Linux config1) */
-	uint64_t period;            /* sampling period; 0 = counting (kept for sampling) */
-	enum pmu_arch_event arch;   /* the named event it came from, or PMU_ARCH_NONE */
-	bool host_only, guest_only; /* AMD PerfEvtSel HostOnly (41) / GuestOnly (40) */
+	bool usr, os, edge, inv, intr;
+	/* The event-select bits of a backend's own fields, at their place in
+	 * the event-select register (Linux: the config bits a PMU's own
+	 * format terms name), set by its terms (pmu_ops.terms) or by a raw
+	 * config's bits the common fields above leave; the CPU's encode_gp
+	 * places them or refuses them. */
+	uint64_t own_config;
+	uint64_t extra_config;    /* for the extra MSR pmu_ops.extra_msr names (Linux config1) */
+	uint64_t period;          /* sampling period; 0 = counting (kept for sampling) */
+	enum pmu_arch_event arch; /* the named event it came from, or PMU_ARCH_NONE */
 };
 
 /* The hardware side of an event once it holds a counter ("hwc"). */
@@ -305,7 +311,7 @@ struct pmu_hwc {
 	uint32_t event_base;  /* counter read address: IA32_PMCx / IA32_FIXED_CTRi */
 	uint32_t write_base;  /* counter write address: IA32_A_PMCx or IA32_PMCx / FIXED_CTRi */
 	uint32_t rdpmc_idx;   /* x, or (1 << 30) | i */
-	uint32_t extra_msr;   /* MSR_OFFCORE_RSP_x, or 0 */
+	uint32_t extra_msr;   /* the extra MSR pmu_ops.get_extra gave (holds attr.extra_config), or 0 */
 	uint64_t config;      /* GP: PERFEVTSEL without EN; fixed: the 4-bit field */
 	unsigned width;
 	/* lo: raw counter value at the last update; hi: a generation that

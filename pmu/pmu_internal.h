@@ -21,7 +21,9 @@ struct pmu_cpu {
 	uint32_t gp_used, fixed_used;
 	uint32_t gp_reserved, fixed_reserved;
 	struct pmu_event *owner[PMU_IDX_NR];
-	/* MSR_OFFCORE_RSP_0/1 or MSR_OMR_0-3 contents we set (pmu/intel/offcore.h). */
+	/* The values the backend's get_extra put in its extra MSRs, and how
+	 * many of our events use each (Intel's offcore-response and OMR
+	 * MSRs: pmu/intel/offcore.c). */
 	uint64_t extra_val[4];
 	unsigned extra_users[4];
 	/* Where the CPU sits (package, core): the models whose RSP MSRs its
@@ -68,7 +70,8 @@ struct pmu_ops {
 	/* The fixed counters' control register (caps->fixed_ctrl) holds one
 	 * field per counter, as encode_fixed gives it: fixed counter i's
 	 * field in ctrl; ctrl with that field replaced (0: cleared); whether
-	 * a field counts at some privilege level. NULL: no fixed counters. */
+	 * a field counts at some privilege level. Required when decode_caps
+	 * sets caps->fixed_ctrl (the core calls them unchecked then). */
 	uint64_t (*fixed_field)(uint64_t ctrl, unsigned i);
 	uint64_t (*fixed_field_set)(uint64_t ctrl, unsigned i, uint64_t field);
 	bool (*fixed_field_counts)(uint64_t field);
@@ -97,7 +100,9 @@ struct pmu_ops {
 	void (*print_caps)(const struct pmu_caps *caps, const char *prefix, pmu_line_fn out, void *ctx);
 	/* The encoding of a named architectural event on this PMU (the names
 	 * mean the same event everywhere, the numbers differ by vendor);
-	 * false when it has none. NULL: the SDM's (pmu/arch_events.c). */
+	 * false when it has none. NULL: the architectural PMU's, which
+	 * pmu_attr_arch gives (pmu_backend_arch()'s events:
+	 * pmu/intel/arch_events.c). */
 	bool (*arch_encoding)(const struct pmu_caps *caps, enum pmu_arch_event e, uint16_t *event,
 			      uint8_t *umask);
 	/* Precise sampling for pmu/sampling_hw.c; NULL: the PMU has none the
@@ -108,6 +113,10 @@ struct pmu_ops {
 	 * number and width, the events' availability, the fixed counters'
 	 * width. */
 	const char *src_gp_number, *src_gp_width, *src_events, *src_fixed_width;
+	/* A counter's short name, apart from its register's, in the boot
+	 * in-use report (pmu_inuse_report: "PMC1 enabled"); NULL: the
+	 * register's (pmu_ctr_name(), pmu_fixed_name()). */
+	const char *gp_counter_name, *fixed_counter_name;
 	/* For a CPU no backend's match() takes: the probe's reason, when this
 	 * backend's PMU (one other vendors implement too) tells something. */
 	bool (*foreign_why)(const struct pmu_caps *caps, char *why, size_t whylen);

@@ -343,8 +343,9 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 			continue;
 		ksnprintf(
 			line, sizeof(line),
-			"cpu %u: %s%u (MSR %#x) = 0x%llx: PMC%u %s (event 0x%02x umask 0x%02x) by an earlier owner; %s",
-			pc->cpu, pmu_evtsel_name(c), x, pmu_evtsel_msr(c, x), (unsigned long long)v, x,
+			"cpu %u: %s%u (MSR %#x) = 0x%llx: %s%u %s (event 0x%02x umask 0x%02x) by an earlier owner; %s",
+			pc->cpu, pmu_evtsel_name(c), x, pmu_evtsel_msr(c, x), (unsigned long long)v,
+			pc->ops->gp_counter_name ? pc->ops->gp_counter_name : pmu_ctr_name(c), x,
 			((v >> PERFEVTSEL_EN_BIT) & 1) ? "enabled" : "claimed (INUSE)",
 			(unsigned)(v & PERFEVTSEL_EVENT_MASK),
 			(unsigned)((v & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT), owner_note(iu));
@@ -354,11 +355,11 @@ void pmu_inuse_report(const struct pmu_cpu *pc, pmu_line_fn out, void *ctx)
 	for (unsigned i = 0; i < PMU_MAX_FIXED; i++) {
 		if (!((iu->fixed >> i) & 1))
 			continue;
-		ksnprintf(
-			line, sizeof(line),
-			"cpu %u: %s (MSR %#x) = %#llx: FIXED_CTR%u enabled (field %#llx) by an earlier owner; %s",
-			pc->cpu, pmu_fixed_ctrl_name(c), c->fixed_ctrl, (unsigned long long)iu->fixed_ctrl, i,
-			(unsigned long long)pc->ops->fixed_field(iu->fixed_ctrl, i), owner_note(iu));
+		ksnprintf(line, sizeof(line),
+			  "cpu %u: %s (MSR %#x) = %#llx: %s%u enabled (field %#llx) by an earlier owner; %s",
+			  pc->cpu, pmu_fixed_ctrl_name(c), c->fixed_ctrl, (unsigned long long)iu->fixed_ctrl,
+			  pc->ops->fixed_counter_name ? pc->ops->fixed_counter_name : pmu_fixed_name(c), i,
+			  (unsigned long long)pc->ops->fixed_field(iu->fixed_ctrl, i), owner_note(iu));
 		out(ctx, line);
 		any = true;
 	}

@@ -61,10 +61,19 @@ struct cpuid_regs {
 #define CPUID_80000022_EAX_PERFMON_V2_BIT 0
 /* Hypervisor leaves: CPUID.40000000H + 0x100k, EAX the highest leaf of the
  * block, EBX:ECX:EDX a 12-byte signature (Linux
- * Documentation/virt/kvm/x86/cpuid.rst; Xen's and Hyper-V's equivalents). */
+ * Documentation/virt/kvm/x86/cpuid.rst; Xen's and Hyper-V's equivalents).
+ * The range 40000000H-4FFFFFFFH is software's: no processor returns
+ * identification or features there (SDM vol. 2A, CPUID, the table of
+ * leaves). */
 #define CPUID_HV_LEAF_FIRST 0x40000000 /* asm-safe: boot/entry.S */
 #define CPUID_HV_LEAF_LAST 0x4000ff00
 #define CPUID_HV_LEAF_STEP 0x100
+/* The timing leaf of the first block: EAX the TSC's rate in kHz, EBX the
+ * local APIC timer's (VMware's interface, proposed to every hypervisor,
+ * https://lwn.net/Articles/301888/; Linux arch/x86/kernel/cpu/vmware.c,
+ * QEMU's vmware-cpuid-freq; EAX alone in Linux's
+ * Documentation/virt/acrn/cpuid.rst). */
+#define CPUID_HV_LEAF_TIMING 0x40000010
 
 /* --- The newest PMUs and the peer checks --- */
 /* CPUID.(07H,1):EAX[8] ArchPerfmonExt: leaf 23H exists (Linux

@@ -69,14 +69,15 @@ void udelay(uint64_t us)
 }
 
 /* Hypervisors that scale the TSC say its rate in the timing leaf
- * 0x40000010 (EAX = kHz; VMware's interface, also offered by KVM with
- * QEMU's vmware-cpuid-freq): prefer it to CPUID.15H/16H, which a
+ * (CPUID_HV_LEAF_TIMING, 0x40000010: EAX = kHz; VMware's interface, also
+ * offered by KVM with QEMU's vmware-cpuid-freq): prefer it to CPUID.15H/16H, which a
  * hypervisor may pass through from the host unchanged. */
 static uint64_t tsc_from_hypervisor_leaf(void)
 {
-	if (!(cpuid(1).ecx & BIT(CPUID_1_ECX_HYPERVISOR_BIT)) || cpuid(0x40000000).eax < 0x40000010)
+	if (!(cpuid(1).ecx & BIT(CPUID_1_ECX_HYPERVISOR_BIT)) ||
+	    cpuid(CPUID_HV_LEAF_FIRST).eax < CPUID_HV_LEAF_TIMING)
 		return 0;
-	uint64_t khz = cpuid(0x40000010).eax;
+	uint64_t khz = cpuid(CPUID_HV_LEAF_TIMING).eax;
 	if (khz * 1000 < MIN_PLAUSIBLE_TSC_HZ)
 		return 0;
 	info.tsc_source = "CPUID.40000010H";

@@ -243,7 +243,7 @@ static int amd_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *
 
 	if (err != PMU_OK)
 		return err;
-	if (a->any)
+	if (a->own_config & BIT(PERFEVTSEL_ANY_BIT))
 		return kerrf(
 			why, whylen, PMU_E_UNSUPPORTED,
 			"AnyThread (any) does not exist on AMD: PerfEvtSel bit 21 is reserved (APM vol. 2, 13.2)");
@@ -255,10 +255,9 @@ static int amd_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *
 		return kerrf(why, whylen, PMU_E_INVAL,
 			     "event select %#x: PerfEvtSel holds 12 bits (7:0 and 35:32)", a->event);
 	/* The shared bits (pmu_evtsel_common) plus EventSelect[11:8] and
-	 * HostOnly/GuestOnly. */
-	v = pmu_evtsel_common(a) | (uint64_t)(a->event >> 8) << AMD_EVTSEL_EVENT_HI_SHIFT |
-	    (a->host_only ? BIT(AMD_PERFEVTSEL_HOST_ONLY_BIT) : 0) |
-	    (a->guest_only ? BIT(AMD_PERFEVTSEL_GUEST_ONLY_BIT) : 0);
+	 * HostOnly/GuestOnly (own_config, amd_terms); any other bit of
+	 * own_config is reserved here, which pmu_evtsel_check says. */
+	v = pmu_evtsel_common(a) | (uint64_t)(a->event >> 8) << AMD_EVTSEL_EVENT_HI_SHIFT | a->own_config;
 	ksnprintf(hint, sizeof(hint), " (family %#x%s)", c->family,
 		  (v & c->evtsel_reserved & AMD_EVTSEL_EVENT_HI_MASK) ? ": 12-bit events need family 10h"
 								      : "");
@@ -286,25 +285,31 @@ static bool amd_arch_encoding(const struct pmu_caps *c, enum pmu_arch_event e, u
 }
 
 /* host_only, guest_only: PerfEvtSel HostOnly (41) and GuestOnly (40)
- * (APM vol. 2, 13.2), which amd_encode_gp sets. */
+ * (APM vol. 2, 13.2), kept where PerfEvtSel has them (attr.own_config),
+ * which amd_encode_gp places. */
+static void amd_own_bit_set(struct pmu_event_attr *a, unsigned bit, uint64_t v)
+{
+	a->own_config = v ? a->own_config | BIT(bit) : a->own_config & ~BIT(bit);
+}
+
 static void amd_term_host_only_set(struct pmu_event_attr *a, uint64_t v)
 {
-	a->host_only = v;
+	amd_own_bit_set(a, AMD_PERFEVTSEL_HOST_ONLY_BIT, v);
 }
 
 static uint64_t amd_term_host_only_get(const struct pmu_event_attr *a)
 {
-	return a->host_only;
+	return (a->own_config >> AMD_PERFEVTSEL_HOST_ONLY_BIT) & 1;
 }
 
 static void amd_term_guest_only_set(struct pmu_event_attr *a, uint64_t v)
 {
-	a->guest_only = v;
+	amd_own_bit_set(a, AMD_PERFEVTSEL_GUEST_ONLY_BIT, v);
 }
 
 static uint64_t amd_term_guest_only_get(const struct pmu_event_attr *a)
 {
-	return a->guest_only;
+	return (a->own_config >> AMD_PERFEVTSEL_GUEST_ONLY_BIT) & 1;
 }
 
 static const struct pmu_attr_term amd_terms[] = {

@@ -279,25 +279,36 @@ static int intel_fixed_for(const struct pmu_caps *c, const struct pmu_event_attr
 	return pmu_has_fixed(c, (unsigned)d->fixed) ? d->fixed : -1;
 }
 
+/* AnyThread: the event-select bit Intel's any term sets (attr.own_config),
+ * IA32_PERFEVTSELx bit 21 (SDM vol. 3B, "Architectural Performance
+ * Monitoring Version 3"; deprecated from version 5, CPUID.0AH:EDX[15]). */
+static bool intel_any(const struct pmu_event_attr *a)
+{
+	return a->own_config & BIT(PERFEVTSEL_ANY_BIT);
+}
+
 /* What GP and fixed counters refuse alike: a filter that counts nothing,
- * and AnyThread before version 3 (SDM vol. 3B, AnyThread is v3 only). */
+ * AnyThread before version 3 (SDM vol. 3B, AnyThread is v3 only), and
+ * another backend's event-select bits (AMD's host_only/guest_only terms;
+ * any other such bit is reserved here, which pmu_evtsel_check says). */
 static int intel_check_filters(const struct pmu_caps *c, const struct pmu_event_attr *a, char *why,
 			       size_t whylen)
 {
 	int err = pmu_attr_check_rings(a, why, whylen);
 
-	if (err == PMU_OK && a->any && c->version < 3)
+	if (err == PMU_OK && intel_any(a) && c->version < 3)
 		return kerrf(why, whylen, PMU_E_UNSUPPORTED,
 			     "AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=%u)",
 			     c->version);
-	if (err == PMU_OK && (a->host_only || a->guest_only))
+	if (err == PMU_OK &&
+	    (a->own_config & (BIT(AMD_PERFEVTSEL_HOST_ONLY_BIT) | BIT(AMD_PERFEVTSEL_GUEST_ONLY_BIT))))
 		return kerrf(
 			why, whylen, PMU_E_UNSUPPORTED,
 			"host_only/guest_only are AMD PerfEvtSel bits 41/40 (APM vol. 2, 13.2); Intel has none");
 	return err;
 }
 
-/* The shared PERFEVTSEL bits (pmu_evtsel_common) plus AnyThread. */
+/* The shared PERFEVTSEL bits (pmu_evtsel_common) plus AnyThread (own_config). */
 static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr *a, uint64_t *evtsel,
 			   char *why, size_t whylen)
 {
@@ -311,7 +322,7 @@ static int intel_encode_gp(const struct pmu_caps *c, const struct pmu_event_attr
 			why, whylen, PMU_E_INVAL,
 			"event select %#x: IA32_PERFEVTSELx holds 8 bits (SDM vol. 3B, PERFEVTSEL layout)",
 			a->event);
-	v = pmu_evtsel_common(a) | (a->any ? BIT(PERFEVTSEL_ANY_BIT) : 0);
+	v = pmu_evtsel_common(a) | a->own_config;
 	if ((err = pmu_evtsel_check(c, v, "", why, whylen)) != PMU_OK)
 		return err;
 	*evtsel = v;
@@ -342,7 +353,7 @@ static int intel_encode_fixed(const struct pmu_caps *c, const struct pmu_event_a
 		f |= BIT(FIXED_CTR_CTRL_OS_BIT);
 	if (a->usr)
 		f |= BIT(FIXED_CTR_CTRL_USR_BIT);
-	if (a->any)
+	if (intel_any(a))
 		f |= BIT(FIXED_CTR_CTRL_ANY_BIT);
 	if (a->intr)
 		f |= BIT(FIXED_CTR_CTRL_PMI_BIT);
@@ -479,7 +490,20 @@ static uint64_t intel_term_offcore_get(const struct pmu_event_attr *a)
 	return a->extra_config;
 }
 
+/* any: AnyThread (intel_any), kept where IA32_PERFEVTSELx has it. */
+static void intel_term_any_set(struct pmu_event_attr *a, uint64_t v)
+{
+	a->own_config = v ? a->own_config | BIT(PERFEVTSEL_ANY_BIT)
+			  : a->own_config & ~BIT(PERFEVTSEL_ANY_BIT);
+}
+
+static uint64_t intel_term_any_get(const struct pmu_event_attr *a)
+{
+	return intel_any(a);
+}
+
 static const struct pmu_attr_term intel_terms[] = {
+	{ "any", true, 1, intel_term_any_set, intel_term_any_get },
 	{ "offcore_rsp", false, ~0ull, intel_term_offcore_set, intel_term_offcore_get },
 	{ NULL, false, 0, NULL, NULL },
 };
@@ -504,6 +528,11 @@ static const struct pmu_ops pmu_intel_ops = {
 	.src_gp_width = "CPUID.0AH.EAX[23:16]",
 	.src_events = "CPUID.0AH:EBX",
 	.src_fixed_width = "CPUID.0AH:EDX[12:5]",
+	/* As IA32_PERF_GLOBAL_CTRL's fields name the counters (PMCn_EN,
+	 * FIXED_CTRn_EN: SDM vol. 3B, "IA32_PERF_GLOBAL_CTRL"); harness/kexec.py
+	 * reads these lines. */
+	.gp_counter_name = "PMC",
+	.fixed_counter_name = "FIXED_CTR",
 	.foreign_why = intel_foreign_why,
 	.print_caps_ident = intel_caps_print_ident,
 	.caps_same = intel_caps_same,

@@ -511,8 +511,7 @@ HT_TEST(reserved_bits_refused_before_the_write)
 
 	/* AnyThread (bit 21) is reserved on every AMD part. */
 	boot(MODEL_AMD_EXTCORE);
-	pmu_attr_raw(&a, 0xc0, 0);
-	a.any = true;
+	HT_CHECK_EQ(pmu_event_parse("r2000c0", &a, NULL, 0), PMU_OK); /* raw bit 21: the backend's */
 	pmu_event_init(&ev, &a, "any");
 	HT_CHECK_EQ(pmu_event_add(&ev), PMU_E_UNSUPPORTED);
 	HT_CHECK(strstr(ev.reason, "bit 21 is reserved") != NULL, "reason: %s", ev.reason);
@@ -539,7 +538,7 @@ HT_TEST(host_only_guest_only_encoded_and_counted)
 
 	boot(MODEL_AMD_PERFMON_V2);
 	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc0,host_only/", &a, err, sizeof(err)), PMU_OK);
-	HT_CHECK(a.host_only && !a.guest_only, "host_only parsed");
+	HT_CHECK_EQ(a.own_config, BIT(AMD_PERFEVTSEL_HOST_ONLY_BIT));
 	pmu_event_init(&ho, &a, "host-only");
 	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc0,guest_only/", &a, err, sizeof(err)), PMU_OK);
 	pmu_event_init(&go, &a, "guest-only");
@@ -692,6 +691,23 @@ HT_TEST(boot_report_names_amd_layout_and_verdict)
 			 NULL,
 		 "%s", printed);
 	HT_CHECK(strstr(printed, "counters count (probe on PerfCtr0)") != NULL, "%s", printed);
+}
+
+/* The in-use report names AMD's counters as the APM does (PerfCtr n,
+ * APM vol. 2, 13.2), not by Intel's PMC n. */
+HT_TEST(inuse_report_names_perfctr)
+{
+	model_amd_init(MODEL_AMD_PERFMON_V2, 1);
+	model_poke(0, 0xc0010202, SEL_USR_OS | SEL_EN | 0x76); /* PerfEvtSel1: cycles, enabled */
+	pmu_init_all(&model_probe_opts, model_run_on);
+	model_set_cpu(0);
+	printed[0] = '\0';
+	pmu_inuse_report(pmu_this_cpu(), collect, NULL);
+	HT_CHECK(
+		strstr(printed,
+		       "cpu 0: PerfEvtSel1 (MSR 0xc0010202) = 0x430076: PerfCtr1 enabled (event 0x76 umask 0x00) by an earlier owner; left alone\n") !=
+			NULL,
+		"%s", printed);
 }
 
 HT_MAIN("pmu_amd")

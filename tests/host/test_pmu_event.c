@@ -213,13 +213,13 @@ HT_TEST(refusals_with_reasons)
 
 	boot(MODEL_V2, false);
 	pmu_attr_arch(&a, PMU_ARCH_BRANCHES);
-	a.any = true;
+	a.own_config = BIT(PERFEVTSEL_ANY_BIT);
 	pmu_event_init(&e, &a, "branches:any");
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_UNSUPPORTED);
 	HT_CHECK_STR(
 		e.reason,
 		"branches:any: AnyThread (any) needs architectural PMU version 3 (CPUID.0AH.EAX[7:0]=2)");
-	a.any = false;
+	a.own_config = 0;
 	a.usr = a.os = false;
 	pmu_event_init(&e, &a, "branches:none");
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_INVAL);
@@ -229,6 +229,37 @@ HT_TEST(refusals_with_reasons)
 	arch_ev(&e, PMU_ARCH_CYCLES);
 	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_NOPMU);
 	HT_CHECK_STR(e.reason, "no usable PMU on CPU 0: no architectural PMU (CPUID.0AH.EAX[7:0]=0)");
+}
+
+/* The backends' own terms (pmu_ops.terms) from the string to the event
+ * select: Intel's any lands on PERFEVTSEL bit 21 and on the fixed
+ * counter's AnyThread bit (SDM vol. 3B, "Architectural Performance
+ * Monitoring Version 3"); AMD's host_only is refused on Intel. */
+HT_TEST(backend_terms_reach_the_event_select)
+{
+	struct pmu_event_attr a;
+	struct pmu_event e;
+	char err[128];
+
+	boot(MODEL_V4, true);
+	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc4,any/", &a, err, sizeof(err)), PMU_OK);
+	pmu_event_init(&e, &a, "branches:any");
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_OK);
+	HT_CHECK(e.hw.idx >= 0 && e.hw.idx < 32, "on a GP counter: %d", e.hw.idx);
+	HT_CHECK_EQ(e.hw.config, 0x2300c4ull); /* USR, OS, AnyThread; no EN */
+	pmu_event_del(&e);
+	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc0,any/", &a, err, sizeof(err)), PMU_OK);
+	pmu_event_init(&e, &a, "instructions:any");
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_OK);
+	HT_CHECK_EQ(e.hw.idx, 32);
+	HT_CHECK_EQ(e.hw.config, BIT(FIXED_CTR_CTRL_ANY_BIT) | FIXED_CTR_CTRL_EN_MASK);
+	pmu_event_del(&e);
+	HT_CHECK_EQ(pmu_event_parse("cpu/event=0xc4,host_only/", &a, err, sizeof(err)), PMU_OK);
+	pmu_event_init(&e, &a, "branches:host");
+	HT_CHECK_EQ(pmu_event_add(&e), PMU_E_UNSUPPORTED);
+	HT_CHECK_STR(
+		e.reason,
+		"branches:host: host_only/guest_only are AMD PerfEvtSel bits 41/40 (APM vol. 2, 13.2); Intel has none");
 }
 
 HT_TEST(add_idx_checks)

@@ -1,6 +1,8 @@
 /* Host tests of event strings (pmu/attr.c): named events, raw rUUEE,
  * cpu/term,.../ lists with :u/:k modifiers, malformed input naming the bad
  * token, a canonical format that parses back, and a fuzz loop. */
+#include "arch/x86/msr.h"
+#include "lib/bits.h"
 #include "pmu/pmu.h"
 #include "tests/host/hosttest.h"
 
@@ -23,7 +25,7 @@ static int parse(const char *s)
 static bool attr_eq(const struct pmu_event_attr *a, const struct pmu_event_attr *b)
 {
 	return a->event == b->event && a->umask == b->umask && a->cmask == b->cmask && a->usr == b->usr &&
-	       a->os == b->os && a->edge == b->edge && a->inv == b->inv && a->any == b->any &&
+	       a->os == b->os && a->edge == b->edge && a->inv == b->inv && a->own_config == b->own_config &&
 	       a->intr == b->intr && a->period == b->period && a->extra_config == b->extra_config;
 }
 
@@ -79,9 +81,9 @@ HT_TEST(raw_events)
 	HT_CHECK_EQ(attr.event, 0xa3);
 	HT_CHECK_EQ(attr.umask, 0x01);
 	HT_CHECK_EQ(attr.cmask, 1);
-	HT_CHECK(attr.inv && attr.edge && !attr.any, "inv, edge");
-	HT_CHECK_EQ(parse("r2000c0"), PMU_OK); /* AnyThread bit 21 */
-	HT_CHECK(attr.any, "any");
+	HT_CHECK(attr.inv && attr.edge && !attr.own_config, "inv, edge");
+	HT_CHECK_EQ(parse("r2000c0"), PMU_OK); /* bit 21, the backend's (Intel's AnyThread) */
+	HT_CHECK_EQ(attr.own_config, BIT(PERFEVTSEL_ANY_BIT));
 	CHECK_BAD("r", "raw event 'r' needs hex digits (rUUEE: umask UU, event EE)");
 	CHECK_BAD("rxyz", "raw event 'rxyz': 'x' is not a hex digit");
 	CHECK_BAD("r12345678901234567", "raw event 'r12345678901234567': more than 16 hex digits");
@@ -97,7 +99,7 @@ HT_TEST(cpu_term_lists)
 	HT_CHECK_EQ(parse("cpu/event=0xc0,umask=0x00,usr,os,cmask=1,inv,edge/"), PMU_OK);
 	HT_CHECK_EQ(attr.event, 0xc0);
 	HT_CHECK_EQ(attr.cmask, 1);
-	HT_CHECK(attr.usr && attr.os && attr.inv && attr.edge && !attr.any && !attr.intr, "flags");
+	HT_CHECK(attr.usr && attr.os && attr.inv && attr.edge && !attr.own_config && !attr.intr, "flags");
 	HT_CHECK_EQ(parse("cpu/event=0x3c/"), PMU_OK);
 	HT_CHECK(attr.usr && attr.os, "both rings by default");
 	HT_CHECK_EQ(parse("cpu/event=0xc0,usr/"), PMU_OK);
@@ -106,7 +108,7 @@ HT_TEST(cpu_term_lists)
 	HT_CHECK(!attr.usr && attr.os, "os only, decimal event");
 	HT_CHECK_EQ(attr.event, 196);
 	HT_CHECK_EQ(parse("cpu/event=0xc0,any,int,period=100000/"), PMU_OK);
-	HT_CHECK(attr.any && attr.intr, "any, int");
+	HT_CHECK(attr.own_config == BIT(PERFEVTSEL_ANY_BIT) && attr.intr, "any, int");
 	HT_CHECK_EQ(attr.period, 100000);
 	HT_CHECK_EQ(parse("cpu/event=0xb7,umask=0x01,offcore_rsp=0x3fffc00001/"), PMU_OK);
 	HT_CHECK_EQ(attr.extra_config, 0x3fffc00001ull);
@@ -124,7 +126,7 @@ HT_TEST(cpu_term_errors_name_the_token)
 	CHECK_BAD("cpu/event=0xc0,/", "empty term in the cpu/.../ list");
 	CHECK_BAD(
 		"cpu/foo=1,event=1/",
-		"unknown term 'foo' (known: event umask cmask usr os edge inv any int period offcore_rsp host_only guest_only)");
+		"unknown term 'foo' (known: event umask cmask usr os edge inv int period any offcore_rsp host_only guest_only)");
 	CHECK_BAD("cpu/event=0xc0,event=1/", "duplicate term 'event'");
 	CHECK_BAD("cpu/event=zz/", "term 'event=zz': 'zz' is not a number (decimal or 0x hex)");
 	CHECK_BAD("cpu/event=0x/", "term 'event=0x': '0x' is not a number (decimal or 0x hex)");

@@ -62,8 +62,8 @@ static struct hg_run hg_measure(unsigned x, unsigned k)
 	struct pmu_bracket_regs br;
 
 	pmu_test_event(&ev, PMU_ARCH_INSTRUCTIONS);
-	ev.attr.guest_only = k & 1;
-	ev.attr.host_only = k & 2;
+	ev.attr.own_config = (k & 1 ? BIT(AMD_PERFEVTSEL_GUEST_ONLY_BIT) : 0) |
+			     (k & 2 ? BIT(AMD_PERFEVTSEL_HOST_ONLY_BIT) : 0);
 	if ((r.err = pmu_event_add_idx(&ev, (int)x)) != PMU_OK)
 		return r;
 	if ((r.err = pmu_events_arm(g, 1, &br)) == PMU_OK) {

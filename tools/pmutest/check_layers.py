@@ -43,7 +43,9 @@ name in a core object's symbol table or debug information (functions,
 variables, parameters, types, struct members, enumerators: DWARF
 DW_AT_name) has a vendor word (VENDOR_WORD: intel, amd, pebs, ia32 as a
 part between underscores), or names a register only one vendor has
-(VENDOR_REGISTER: offcore, omr, perf_caps, leaf23, perf_metrics, ...), but
+(VENDOR_REGISTER: offcore, omr, perf_caps, leaf23, perf_metrics, ...) or
+an event-select field only one vendor has (VENDOR_FIELD: anythread,
+host_only, guest_only, and a struct member named any), but
 the vendor enumerators of enum pmu_vendor (VENDOR_ID_NAMES: the identity a
 backend registers under); and no string
 constant of a core object (its .rodata sections) holds a vendor's
@@ -91,6 +93,14 @@ VENDOR_ID_NAMES = re.compile(r'^PMU_VENDOR_[A-Z]+$')
 # CPUID leaf 23H and PERF_METRICS (SDM vol. 3B, vol. 4; the architectural
 # PMU's CPUID.0AH registers are the core's).
 VENDOR_REGISTER = re.compile(r'(?i)(?:^|_)(offcore|omr|perf_caps|perf_capabilities|leaf23|perf_metrics)(?=_|$|\d)')
+# Event-select fields only one vendor has, which a backend keeps in the
+# event attr's own_config (its pmu_ops.terms): Intel's AnyThread
+# (IA32_PERFEVTSELx bit 21, SDM vol. 3B "Architectural Performance
+# Monitoring Version 3") and AMD's HostOnly/GuestOnly (PerfEvtSel bits
+# 41/40, APM vol. 2, 13.2). As a part of any name, and a struct member
+# named just "any" (a plain word for a local variable, not for a field).
+VENDOR_FIELD = re.compile(r'(?i)(?:^|_)(any_?thread|host_?only|guest_?only)(?=_|$|\d)')
+VENDOR_FIELD_MEMBER = re.compile(r'(?i)^any$')
 VENDOR_TEXT = re.compile(r'\b(IA32_\w*|MSR_\w+|Intel|AMD|PEBS)\b')
 # Call circles known and not yet broken, each a set of rooms: a circle
 # inside one of these passes (and is printed as known); a new room in it,
@@ -326,6 +336,9 @@ def vendor_names(objdir, table):
             elif VENDOR_REGISTER.search(name):
                 out.append('%s names %s (%s): a register of one vendor in the vendor-neutral core'
                            % (src, name, tag))
+            elif VENDOR_FIELD.search(name) or (tag == 'member' and VENDOR_FIELD_MEMBER.match(name)):
+                out.append('%s names %s (%s): an event-select field of one vendor in the vendor-neutral '
+                           'core' % (src, name, tag))
             else:
                 continue
             seen.add(name)

@@ -152,6 +152,23 @@ class VendorNeutralCore(Tree):
             self.assertTrue(any(f.startswith(want) for f in found), '%s not in %s' % (want, found))
         self.assertEqual(len(found), 3, found)
 
+    def test_an_event_select_field_of_one_vendor_fails(self):
+        # The core's attr before its own_config: Intel's AnyThread and AMD's
+        # HostOnly/GuestOnly as fields; a local named any is no field.
+        self.build('pmu/attr.c', 'struct attr { _Bool usr, any; _Bool host_only, guest_only; '
+                   'unsigned long long own_config; };\n'
+                   'struct caps { unsigned anythread_deprecated; };\n'
+                   'int pmu_get(struct attr *a, struct caps *c)\n'
+                   '{ int any = a->usr; return any + a->any + a->host_only + a->guest_only + (int)a->own_config'
+                   ' + (int)c->anythread_deprecated; }\n')
+        found = self.check()
+        for want in ('pmu/attr.c names any (member): an event-select field of one vendor',
+                     'pmu/attr.c names host_only (member): an event-select field of one vendor',
+                     'pmu/attr.c names guest_only (member): an event-select field of one vendor',
+                     'pmu/attr.c names anythread_deprecated (member): an event-select field of one vendor'):
+            self.assertTrue(any(f.startswith(want) for f in found), '%s not in %s' % (want, found))
+        self.assertEqual(len(found), 4, found)
+
     def test_a_subfolder_is_no_core(self):
         self.build('pmu/kernel/hw.c', 'const char *name(void) { return "IA32_PMC"; }\n')
         self.assertEqual(self.check(), [])

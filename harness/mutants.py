@@ -1043,8 +1043,11 @@ def rerun(qemu, kernel, cat, state, ids, profile, selected=False):
         if rc == 1 and not load_only(checks) and secs < 2 * MIN_TIMEOUT:
             results[m['identity']] = {'outcome': 'killed', 'profile': profile, 'checks': checks,
                                       'seconds': prev.get('seconds', 0) + round(secs), 'kernel': kid,
-                                      'why': 'with kernel %s (after it survived with %s): %s' % (
-                                          kid, prev.get('kernel', '?'), ' | '.join(tail)[-200:])}
+                                      'why': ('by the refusal cases (harness/emu_config.py) after it survived '
+                                              'the suite with kernel %s: %s' % (
+                                                  prev.get('kernel', '?'), ' | '.join(tail)[-200:])) if config else
+                                             'with kernel %s (after it survived with %s): %s' % (
+                                                 kid, prev.get('kernel', '?'), ' | '.join(tail)[-200:])}
         log('rerun #%d %s %s (%s) on %s (%s) with kernel %s: %s in %.0f s%s' % (
             i, where(m), m['change'], m['function'], profile,
             'the refusal cases' if config else 'the whole suite' if runs is None else '%d tests' % len(runs), kid,

@@ -129,6 +129,16 @@ CASES = [
     ('leaf23_gp_past_pmc7_accepted_v6', LNL_P, True, 'the Lion Cove dump: version 6, CPUID.23H.1 GP 0-9'),
     ('leaf23_gp_past_pmc7_refused_v5', LNL_P + ',pmu-version=5', False,
      'SDM vol. 3B: counters past IA32_PMC7 are version 6 MSRs'),
+    # CPUID.23H.0:EBX: bits 0-2 are UMASK2, EQ and RDPMC user disable (SDM
+    # vol. 2A, leaf 23H); they are sub-leaf 0 of CPUID.23H, which a shape
+    # without the leaf cannot give (emu/qemu/README.md pmu-v6-caps).
+    ('v6_caps_7_accepted', LNL_P + ',pmu-v6-caps=0x7', True, 'SDM vol. 2A CPUID.23H.0:EBX bits 0-2'),
+    ('v6_caps_8_refused', LNL_P + ',pmu-v6-caps=0x8', False, 'emu/qemu/README.md pmu-v6-caps: 1, 2, 4'),
+    ('v6_caps_refused_without_leaf23', V5 + ',pmu-v6-caps=0x1', False, 'SDM vol. 2A: CPUID.23H.0:EBX is leaf 23H\'s'),
+    # IA32_PERF_CAPABILITIES[11:8]: PEBS record formats 0-5 (SDM vol. 3B,
+    # "PEBS Record Format"); 4 and 5 with adaptive PEBS (Ice Lake on).
+    ('pebs_format_5_accepted', V5 + ',pmu-pebs-format=5', True, 'SDM vol. 3B: PEBS record format 5'),
+    ('pebs_format_6_refused', V5 + ',pmu-pebs-format=6', False, 'emu/qemu/README.md pmu-pebs-format 0-5'),
     # AMD (APM vol. 2, 13.2): PerfMonV2's counters are PerfEvtSel/PerfCtr
     # 0-5 at the PerfCtrExtCore addresses (0xC0010200-0xC001020B, CPUID
     # Fn8000_0022_EBX[3:0]); counters are 48 bits.

@@ -20,7 +20,12 @@ X86PMU_MUTANT=id picks one at run time.  For each mutant run here:
    TIMEOUT_FACTOR times the selection's unmutated wall time, and at least
    MIN_TIMEOUT seconds;
 4. harness/mutants-equivalent.tsv marks equivalent mutants (by identity,
-   with the argument); they are not run.
+   with the argument); they are not run;
+5. make test's refusal cases (harness/emu_config.py: QEMU started with
+   each limit of the pmu-* properties and the value just past it) run
+   first on every mutant whose site one of them executes (their coverage,
+   unmutated, once per binary): QEMU's start-up checks, which no boot of a
+   profile can fail, are what they judge.  A failed case kills the mutant.
 
 build/mutants/summary.txt: the first line
   mutants: N generated, K killed, E equivalent, S survived, score P%
@@ -488,6 +493,53 @@ def where(m):
     return '%s:%d' % (m['file'], m['line'])
 
 
+# make test's refusal cases (make emu-config-test, harness/emu_config.py):
+# QEMU started, unmutated, with each configuration at and past a limit of
+# the pmu-* properties.  A mutant whose site one of them executes runs them
+# before any boot (a few seconds): they are part of make test, so running
+# them on a mutant is what the suite does.  Its plan key, and the prefix of
+# the check a kill names.
+CONFIG_TEST = 'emu-config'
+
+
+def config_cover(qemu):
+    """The mutant ids whose site a case of harness/emu_config.py executes
+    (each case started unmutated with X86PMU_COVERAGE), kept per binary and
+    set of cases in build/mutants/emu-config-coverage-<binary>.json."""
+    from harness import emu_config
+    key = hashlib.sha256(repr((emu_config.CASES, emu_config.names(), emu_config.readme_quirks()))
+                         .encode()).hexdigest()[:12]
+    path = os.path.join(OUT, 'emu-config-coverage-%s.json' % os.path.basename(os.path.dirname(qemu)))
+    try:
+        with open(path) as f:
+            got = json.load(f)
+        if got.get('cases') == key:
+            return set(got['ids'])
+    except (OSError, ValueError):
+        pass
+    ids = sorted(emu_config.coverage_ids(qemu))
+    with open(path + '.tmp', 'w') as f:
+        json.dump({'cases': key, 'ids': ids}, f)
+    os.replace(path + '.tmp', path)
+    log('emu-config cases executed %d mutant sites' % len(ids))
+    return set(ids)
+
+
+def run_config_test(qemu, mutant):
+    """harness/emu_config.py's cases with the mutant, stopped at the first
+    that fails: (rc, seconds, tail, checks), rc 1 when one failed."""
+    import io
+    from harness import emu_config
+    env = dict(os.environ, X86PMU_MUTANT=str(mutant))
+    buf = io.StringIO()
+    t0 = time.monotonic()
+    passed, failed, first = emu_config.run(qemu, env=env, stop_at_first_failure=True, out=buf)
+    secs = time.monotonic() - t0
+    bad = [l for l in buf.getvalue().splitlines() if l.startswith('not ok')]
+    tail = bad or ['emu-config: %d passed, 0 failed, 0 skipped' % passed]
+    return (1 if failed else 0), secs, tail, (['%s.%s' % (CONFIG_TEST, first)] if first else [])
+
+
 # The configuration checks of emu/model/x86-pmu-config.c: functions of a
 # const X86PMUConfig that return a refusal message (msg, put_str, put_num
 # only build that message) and change nothing else.  A mutant of theirs
@@ -502,6 +554,9 @@ START_CHECKS = {'check_intel', 'check_amd', 'check_leaf23', 'check_lbr_pebs', 'x
 START_CHECK_WHY = ('unobservable from a guest: a configuration check (no effect but a refusal at QEMU start) '
                    'that still accepts the configuration of every covered profile executing it; only a '
                    'configuration the manuals forbid, which no profile gives, could tell')
+CONFIG_PASSED_WHY = ('missing check: a configuration check (no effect but a refusal at QEMU start) that still '
+                     'accepts every covered profile, and make test\'s refusal cases (harness/emu_config.py) '
+                     'all passed: no case sits at the boundary it moved')
 
 
 def qemu_starts(qemu, profile, mutant):
@@ -539,8 +594,11 @@ def plan(m, cov):
     every profile that executed its site, the tests that executed it there
     (cheapest profile first); then, for a site that also ran at boot (whose
     effect on the boot's PMU probe any test may see), the whole suite on
-    those profiles.  Keys: the profile, or profile + WHOLE."""
+    those profiles.  Before them all, make test's refusal cases
+    (CONFIG_TEST) when one of them executes the site.  Keys: the profile,
+    or profile + WHOLE, or CONFIG_TEST."""
     first, then = [], []
+    cfg = [CONFIG_TEST] if m['id'] in cov.get(CONFIG_TEST, ()) else []
     for p in profiles_of(m, cov):
         c = cov[p]
         sel = c.sites[m['id']]
@@ -548,7 +606,7 @@ def plan(m, cov):
         first.append((round(c.cost(runs)), COVER_PROFILES.index(p), p))
         if runs is not None and m['id'] in c.boot:
             then.append((round(c.secs), COVER_PROFILES.index(p), p + WHOLE))
-    return [k for _, _, k in sorted(first)] + [k for _, _, k in sorted(then)]
+    return cfg + [k for _, _, k in sorted(first)] + [k for _, _, k in sorted(then)]
 
 
 def selection(m, key, cov):
@@ -599,7 +657,7 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
             r['tried'], r['runs'], r['kernel'] = [], [], kid    # the suite changed: survivors run again
         if r and r['outcome'] == 'killed':
             continue
-        if not profiles_of(m, cov):
+        if not plan(m, cov):
             results[m['identity']] = {'outcome': 'survived', 'profile': '-', 'tried': [], 'kernel': kid,
                                       'why': 'not executed: no site run under the suite on %s'
                                              % ','.join(p for p in COVER_PROFILES if p in cov)}
@@ -616,7 +674,7 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
     os.makedirs(logdir, exist_ok=True)
     count = [0]
 
-    def record(m, key, rc, secs, tail, timeout, rerun, runs, expect):
+    def record(m, key, rc, secs, tail, timeout, rerun, runs, expect, cfg_checks=None):
         prof = profile_of(key)
         r = dict(results.get(m['identity']) or {'tried': []})
         r.setdefault('tried', [])
@@ -626,7 +684,7 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
         r['runs'] = r.get('runs', []) + [[prof, len(runs) if runs is not None else 'all', round(secs), rc]]
         again = None
         if rc == 1:
-            checks = sorted(failed_checks(m, prof, expect))
+            checks = cfg_checks if cfg_checks is not None else sorted(failed_checks(m, prof, expect))
             if load_only(checks) and not rerun:
                 r.update(outcome='survived', why='killed on %s only by timing checks %s: run again'
                          % (prof, ','.join(checks)))
@@ -643,12 +701,16 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
             r['outcome'] = 'survived'
             nxt = next_profile(m, r) if every_profile else None
             left = [k for k in plan(m, cov) if k not in r['tried']]
-            if m['function'] in START_CHECKS:
+            if m['function'] in START_CHECKS and CONFIG_TEST in r['tried']:
+                r['why'] = CONFIG_PASSED_WHY + ' (started on %s%s)' % (', '.join(r['tried']), (
+                    '; not yet tried on %s' % ', '.join(left)) if left else '')
+            elif m['function'] in START_CHECKS:
                 r['why'] = START_CHECK_WHY + ' (started on %s%s)' % (', '.join(r['tried']), (
                     '; not yet tried on %s' % ', '.join(left)) if left else '')
             else:
                 r['why'] = 'missing check: passed %s%s' % (
-                    ', '.join('on %s (%s)' % (x[0], 'the whole suite' if x[1] == 'all' else
+                    ', '.join('on %s (%s)' % (x[0], 'the refusal cases' if x[0] == CONFIG_TEST else
+                                              'the whole suite' if x[1] == 'all' else
                                               'the %s tests that execute the site' % x[1])
                               for x in r['runs'] if x[3] == 0),
                     ('; not yet run: %s' % ', '.join(k.replace(WHOLE, ' (the whole suite)') for k in left))
@@ -673,6 +735,19 @@ def run_mutants(qemu, kernel, cat, selected, cov, jobs, state, every_profile=Tru
                 return
             key = prof
             prof = profile_of(key)
+            cfg_checks = None
+            if key == CONFIG_TEST:
+                arg, runs, expect, timeout = None, None, None, MIN_TIMEOUT
+                rc, secs, tail, cfg_checks = run_config_test(qemu, m['id'])
+                with lock:
+                    r, again = record(m, key, rc, secs, tail, timeout, False, runs, expect, cfg_checks)
+                    count[0] += 1
+                    log('[%d, %d queued] #%d %s %s (%s) on %s (the refusal cases): %s in %.0f s' % (
+                        count[0], work.qsize(), m['id'], where(m), m['change'], m['function'], key,
+                        r['outcome'], secs))
+                    if again:
+                        push(rank + 1, *again)
+                continue
             arg, runs, expect, timeout = selection(m, key, cov)
             t0 = time.monotonic()
             if m['function'] in START_CHECKS and qemu_starts(qemu, prof, m['id']):
@@ -725,7 +800,7 @@ def survivor_why(m, r):
     if r.get('profile') == '-' and m['function'] in UNOBSERVABLE:
         return UNOBSERVABLE[m['function']]
     if m['function'] in START_CHECKS and r.get('outcome') == 'survived' and r.get('tried') \
-            and not why.startswith(START_CHECK_WHY):
+            and not why.startswith(START_CHECK_WHY) and not why.startswith(CONFIG_PASSED_WHY):
         # Measured by a whole run before the QEMU-start shortcut: the same fact.
         return START_CHECK_WHY + ' (the default suite passed on %s)' % ', '.join(r['tried'])
     return why
@@ -878,6 +953,7 @@ def main(argv=None):
             unique_sites(cov)
             return 0
         cov = coverage(qemu, kernel, COVER_PROFILES, a.jobs)
+        cov[CONFIG_TEST] = config_cover(qemu)
         def progress():
             if a.progress_summary:
                 write_summary(a.progress_summary, summary(selected, state['results'], equivalent))
@@ -937,30 +1013,44 @@ def rerun(qemu, kernel, cat, state, ids, profile, selected=False):
     measured first if need be).  The timeout is the runner's generous
     default for a suite whose baseline this kernel has not measured:
     MIN_TIMEOUT * 2.  A kill replaces the survival in the stored results,
-    saying which kernel."""
+    saying which kernel.  With profile CONFIG_TEST: make test's refusal
+    cases (harness/emu_config.py) instead of a boot; the kernel plays no
+    part there."""
     by_id = {m['id']: m for m in cat}
     results = state.setdefault('results', {})
     logdir = os.path.join(OUT, 'logs')
     os.makedirs(logdir, exist_ok=True)
     kid = kernel_id(kernel)
-    cov = coverage(qemu, kernel, [profile], 1) if selected else {}
+    config = profile == CONFIG_TEST
+    cov = coverage(qemu, kernel, [profile], 1) if selected and not config else {}
+    cfg_ids = config_cover(qemu) if config else set()
     for i in ids:
         m = by_id[i]
         arg, runs, expect = None, None, None
+        if config and i not in cfg_ids:
+            log('rerun #%d %s %s (%s): no case of %s executes its site: not run' % (
+                i, where(m), m['change'], m['function'], CONFIG_TEST))
+            continue
         if profile in cov and i in cov[profile].ids:
             arg, runs, expect, _ = selection(m, profile, cov)
-        rc, secs, tail = run_suite(qemu, kernel, profile, i, logdir, 'm%d-%s' % (i, profile), 2 * MIN_TIMEOUT,
-                                   tests=arg, expect=expect)
-        checks = sorted(failed_checks(m, profile, expect)) if rc == 1 else []
+        if config:
+            rc, secs, tail, checks = run_config_test(qemu, i)
+        else:
+            rc, secs, tail = run_suite(qemu, kernel, profile, i, logdir, 'm%d-%s' % (i, profile),
+                                       2 * MIN_TIMEOUT, tests=arg, expect=expect)
+            checks = sorted(failed_checks(m, profile, expect)) if rc == 1 else []
         prev = results.get(m['identity'], {})
         if rc == 1 and not load_only(checks) and secs < 2 * MIN_TIMEOUT:
             results[m['identity']] = {'outcome': 'killed', 'profile': profile, 'checks': checks,
                                       'seconds': prev.get('seconds', 0) + round(secs), 'kernel': kid,
-                                      'why': 'with kernel %s (after it survived with %s): %s' % (
-                                          kid, prev.get('kernel', '?'), ' | '.join(tail)[-200:])}
+                                      'why': ('by the refusal cases (harness/emu_config.py) after it survived '
+                                              'the suite with kernel %s: %s' % (
+                                                  prev.get('kernel', '?'), ' | '.join(tail)[-200:])) if config else
+                                             'with kernel %s (after it survived with %s): %s' % (
+                                                 kid, prev.get('kernel', '?'), ' | '.join(tail)[-200:])}
         log('rerun #%d %s %s (%s) on %s (%s) with kernel %s: %s in %.0f s%s' % (
             i, where(m), m['change'], m['function'], profile,
-            'the whole suite' if runs is None else '%d tests' % len(runs), kid,
+            'the refusal cases' if config else 'the whole suite' if runs is None else '%d tests' % len(runs), kid,
             'killed' if rc == 1 else 'survived', secs,
             (' by ' + ','.join(checks)) if checks else ''))
         save_state(state)
@@ -995,12 +1085,15 @@ def check_sample(qemu, kernel, cat, jobs, state, equivalent):
         log('%s: recorded as killed, no longer generated (the source changed): re-record it' % i)
     skipped += len(missing)
     # The profiles' baselines, for the timeouts (and to refuse a broken baseline).
-    cov = coverage(qemu, kernel, sorted({p for _, p in todo}), jobs)
+    cov = coverage(qemu, kernel, sorted({p for _, p in todo if p != CONFIG_TEST}), jobs)
     logdir = os.path.join(OUT, 'logs')
     os.makedirs(logdir, exist_ok=True)
 
     def one(item):
         m, prof = item
+        if prof == CONFIG_TEST:
+            rc, secs, _, _ = run_config_test(qemu, m['id'])
+            return m, prof, rc, secs
         if prof not in cov:
             return m, prof, None, 0
         # The tests that execute its site, then (a site that runs at boot

@@ -103,6 +103,17 @@ class Plan(unittest.TestCase):
             self.assertEqual(mutants.selection(m(1), 'intel-v4:whole', cov)[:2], (None, None))
             self.assertEqual(mutants.selection(m(2), 'intel-v4', cov)[:2], (None, None))
 
+    def test_the_refusal_cases_first_where_they_run_the_site(self):
+        cov = {'intel-v4': mutants.Cover({'secs': 100, 'tests': [], 'test_secs': {}, 'overhead': 5,
+                                          'exact': True, 'boot': [1], 'sites': {'1': [], '2': []}}),
+               mutants.CONFIG_TEST: {1, 3}}
+        m = lambda i: {'id': i}  # noqa: E731
+        self.assertEqual(mutants.plan(m(1), cov), [mutants.CONFIG_TEST, 'intel-v4'])
+        self.assertEqual(mutants.plan(m(2), cov), ['intel-v4'])
+        # A site only a refusal case runs (QEMU's start-up) is run there.
+        self.assertEqual(mutants.plan(m(3), cov), [mutants.CONFIG_TEST])
+        self.assertEqual(mutants.profiles_of(m(3), cov), [])
+
 
 class Selection(unittest.TestCase):
     def test_tests_arg(self):
@@ -137,3 +148,39 @@ class Selection(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class RefusalCases(unittest.TestCase):
+    """harness/emu_config.py without QEMU: every limit has its case on
+    both sides, and a refusal is judged by QEMU's exit status."""
+
+    def test_each_case_once_and_both_verdicts_present(self):
+        from harness import emu_config
+        names = emu_config.names()
+        self.assertEqual(len(names), len(set(names)))
+        self.assertTrue(any(c[2] for c in emu_config.CASES))
+        self.assertTrue(any(not c[2] for c in emu_config.CASES))
+        for name, cpu, accepted, source in emu_config.CASES:
+            self.assertIn('pmu=on', cpu, name)
+            self.assertTrue(source, name)
+            self.assertEqual(accepted, 'accepted' in name, name)
+
+    def test_the_readme_quirks_table_is_read(self):
+        from harness import emu_config
+        quirks = emu_config.readme_quirks()
+        self.assertIn('kvm-emulated-wrmsr-ignores-cmask', quirks)
+        self.assertNotIn('pmi-never-delivered', quirks)   # a defect, not a quirk
+
+    def test_a_case_fails_when_qemu_answers_otherwise(self):
+        from harness import emu_config
+        done = mock.Mock(returncode=0, stdout='(qemu) quit\n')
+        with mock.patch.object(emu_config.subprocess, 'run', return_value=done):
+            self.assertTrue(emu_config.run_case('q', 'gp_width_64_accepted')[0])
+            self.assertFalse(emu_config.run_case('q', 'gp_width_65_refused')[0])
+        refused = mock.Mock(returncode=1, stdout='qemu-system-x86_64: pmu-quirks: unknown quirk \'x\'; known: a b\n')
+        with mock.patch.object(emu_config.subprocess, 'run', return_value=refused):
+            self.assertFalse(emu_config.run_case('q', 'gp_width_64_accepted')[0])
+            self.assertTrue(emu_config.run_case('q', 'gp_width_65_refused')[0])
+            ok, why = emu_config.run_case('q', emu_config.QUIRK_CASE)
+            self.assertFalse(ok)
+            self.assertIn('kvm-emulated-wrmsr-ignores-cmask', why)

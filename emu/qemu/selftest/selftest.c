@@ -627,9 +627,11 @@ static void ring3_run(void)
     to_ring3(user_loop, (uint32_t)(uintptr_t)top);
 }
 
+static void gp_ref_clock(void);
+
 static void privilege(void)
 {
-    uint32_t a, b, c, d, usr, gp, fixed;
+    uint32_t usr;
 
     /*
      * USR-only core cycles around a trip to ring 3: the loop (2 per
@@ -666,17 +668,65 @@ static void privilege(void)
     check("ring 3: USR-only reference cycles cover the ring-3 loop",
           usr >= (user_t1 - user_t0) / 2, 1);
 
-    /*
-     * 3CH/01H on a GP counter ticks once per CPUID.15H EBX/EAX TSC ticks;
-     * FIXED_CTR2 once per TSC tick: over the same window GP * ratio is
-     * FIXED_CTR2 to within one GP tick.
-     */
+    gp_ref_clock();
+}
+
+/*
+ * From Golden Cove and Gracemont on, 3CH/01H is CPU_CLK_UNHALTED.REF_TSC_P,
+ * "the same incrementing frequency as the time stamp counter"; before them
+ * (Skylake to Ice Lake) CPU_CLK_UNHALTED.REF_XCLK, the core crystal clock
+ * that CPUID.15H relates to the TSC (Intel's event lists,
+ * github.com/intel/perfmon at 6dadedf, each part's *_core.json, and
+ * mapfile.csv for the family-6 model numbers: SPR 8F, EMR CF, GNR AD/AE,
+ * ADL 97/9A/BE, RPL B7/BA/BF, MTL AA/AC, ARL C5/C6/B5, LNL BD, PTL CC/D5,
+ * SRF AF, GRR B6, CWF DD; families 18 and 19 after them).
+ */
+static bool ref_at_tsc(void)
+{
+    static const uint8_t models[] = {
+        0x8f, 0xcf, 0xad, 0xae, 0x97, 0x9a, 0xbe, 0xb7, 0xba, 0xbf, 0xaa,
+        0xac, 0xc5, 0xc6, 0xb5, 0xbd, 0xcc, 0xd5, 0xaf, 0xb6, 0xdd,
+    };
+    uint32_t a, b, c, d, family, model;
+    unsigned i;
+
+    cpuid(1, &a, &b, &c, &d);
+    family = (a >> 8) & 0xf;
+    family += family == 0xf ? (a >> 20) & 0xff : 0;
+    model = ((a >> 4) & 0xf) | (family == 6 || family >= 0xf ?
+                                (a >> 12) & 0xf0 : 0);
+    if (family >= 0x12) {
+        return true;
+    }
+    for (i = 0; family == 6 && i < sizeof(models); i++) {
+        if (model == models[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * 3CH/01H on a GP counter ticks once per `ratio` TSC ticks (1, or
+ * CPUID.15H EBX/EAX: ref_at_tsc); FIXED_CTR2 once per TSC tick: over the
+ * same window GP * ratio is FIXED_CTR2 to within one GP tick.
+ */
+static void gp_ref_clock(void)
+{
+    uint32_t a, b, c, d, gp, fixed;
+    bool tsc = ref_at_tsc();
+
     cpuid(0, &a, &b, &c, &d);
-    if (a < 0x15) {
+    if (!tsc && a < 0x15) {
         puts("# no CPUID.15H: GP reference clock ratio not checked\n");
         return;
     }
     cpuid(0x15, &a, &b, &c, &d);
+    if (tsc) {
+        a = b = 1;
+    }
+    /* GLOBAL_CTRL's RESET value enables the GP counters: stop them first. */
+    wrmsr(MSR_GLOBAL_CTRL, 0);
     wrmsr(MSR_FIXED_CTR0 + 2, 0);
     wrmsr(MSR_FIXED_CTR_CTRL, 0x3 << 8);
     wrmsr(MSR_PERFEVTSEL0, 0x13c | SEL_OS_USR_EN);
@@ -687,7 +737,15 @@ static void privilege(void)
     gp = (uint32_t)rdmsr(MSR_PMC0);
     fixed = (uint32_t)rdmsr(MSR_FIXED_CTR0 + 2);
     b /= a ? a : 1;
-    check("GP reference cycles x CPUID.15H ratio = FIXED_CTR2, within one tick",
+    puts("# 3CH/01H on PMC0 ");
+    putu(gp);
+    puts(", FIXED_CTR2 ");
+    putu(fixed);
+    puts(", TSC ticks per 3CH/01H tick ");
+    putu(b);
+    puts("\n");
+    check(tsc ? "GP reference cycles = FIXED_CTR2 (REF_TSC_P), within one tick" :
+          "GP reference cycles x CPUID.15H ratio = FIXED_CTR2, within one tick",
           gp * b <= fixed + b && gp * b + b >= fixed && gp > 0, 1);
     wrmsr(MSR_FIXED_CTR_CTRL, 0);
     wrmsr(MSR_PERFEVTSEL0, 0);
@@ -883,6 +941,7 @@ static bool one_case(uint32_t magic, uint32_t mbi)
         void (*run)(void);
     } cases[] = {
         { "uncore-init", uncore_init },
+        { "ref-tsc", gp_ref_clock },
     };
     unsigned i;
 

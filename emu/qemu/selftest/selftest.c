@@ -834,6 +834,84 @@ static void uncore_init(void)
           pci_read(SKX_IMC_SOCKET1, SKX_CHAN_SEL0), sel);
 }
 
+/*
+ * AMD LbrAndPmcFreeze (Fn8000_0022_EAX[2]): with DebugCtl.FLBRI (bit 11)
+ * a PMI sets PerfCntrGlobalStatus.LbrFreeze (bit 58), which stops the LBR
+ * stack and the counters until PerfCntrGlobalStatusClr clears it (APM
+ * vol. 2, "Last Branch Record Stack" and "LBR and PMC Freeze"; Linux
+ * 598c2fafc06f: branches are no longer recorded after the PMI's
+ * transition to CPL 0, and the stack the PMI handler reads does not
+ * change).  Retired instructions on PerfCtr0 overflow into a PMI (NMI);
+ * the handler reads LBR entry 0 (the newest, LbrExtV2's
+ * MSR_AMD_SAMP_BR_FROM/TO at C0010300H/301H, Linux amd/lbr.c), runs 100
+ * taken branches, reads it again, clears the status, runs them again and
+ * reads it a third time.
+ */
+#define AMD_PERF_CTL0 0xc0010200
+#define AMD_PERF_CTR0 0xc0010201
+#define AMD_GLOBAL_STATUS 0xc0000300
+#define AMD_GLOBAL_CTL 0xc0000301
+#define AMD_GLOBAL_STATUS_CLR 0xc0000302
+#define AMD_DBG_EXTN_CFG 0xc000010f    /* bit 6 LBRV2EN */
+#define AMD_LBR_FROM0 0xc0010300
+#define MSR_DEBUGCTL 0x1d9              /* bit 11 FLBRI */
+
+uint64_t amd_status, amd_lbr[3][2];
+void amd_nmi_handler(void);
+void amd_pmi(void);
+__asm__(".globl amd_nmi_handler\namd_nmi_handler:\n\t"
+        "pusha\n\tcall amd_pmi\n\tincl nmis_seen\n\tpopa\n\tiret\n");
+
+void amd_pmi(void)
+{
+    amd_status = rdmsr(AMD_GLOBAL_STATUS);
+    amd_lbr[0][0] = rdmsr(AMD_LBR_FROM0);
+    amd_lbr[0][1] = rdmsr(AMD_LBR_FROM0 + 1);
+    (void)timed_loop_body(100);
+    amd_lbr[1][0] = rdmsr(AMD_LBR_FROM0);
+    amd_lbr[1][1] = rdmsr(AMD_LBR_FROM0 + 1);
+    wrmsr(AMD_GLOBAL_STATUS_CLR, amd_status);
+    (void)timed_loop_body(100);
+    amd_lbr[2][0] = rdmsr(AMD_LBR_FROM0);
+    amd_lbr[2][1] = rdmsr(AMD_LBR_FROM0 + 1);
+}
+
+static void amd_lbr_freeze(void)
+{
+    volatile uint32_t *apic = (volatile uint32_t *)0xfee00000;
+    uint32_t a, b, c, d;
+
+    cpuid(0x80000022, &a, &b, &c, &d);
+    if (!(a & 4)) {
+        check("AMD: CPUID Fn8000_0022_EAX[2] LbrAndPmcFreeze", a & 4, 4);
+        return;
+    }
+    set_gate(2, amd_nmi_handler);
+    nmis_seen = 0;
+    apic[0xf0 / 4] = 0x1ff;             /* SVR: APIC software-enabled */
+    apic[0x340 / 4] = 0x400;            /* LVTPC: NMI */
+    wrmsr(AMD_GLOBAL_CTL, 0);
+    wrmsr(MSR_DEBUGCTL, 1u << 11);
+    wrmsr(AMD_DBG_EXTN_CFG, 1u << 6);
+    /* Retired instructions, OS and USR, INT, EN; 1000 to the overflow. */
+    wrmsr(AMD_PERF_CTL0, 0xc0 | SEL_OS_USR_EN | (1u << 20));
+    wrmsr(AMD_PERF_CTR0, (1ull << 48) - 1000);
+    wrmsr(AMD_GLOBAL_CTL, 1);
+    (void)timed_loop_body(100000);
+    wrmsr(AMD_GLOBAL_CTL, 0);
+    wrmsr(AMD_PERF_CTL0, 0);
+    wrmsr(AMD_DBG_EXTN_CFG, 0);
+    wrmsr(MSR_DEBUGCTL, 0);
+    apic[0x340 / 4] = 0x10000;          /* LVTPC masked */
+    check("AMD LbrAndPmcFreeze: one PMI, LbrFreeze (bit 58) set in it",
+          nmis_seen == 1 && (amd_status >> 58) & 1, 1);
+    check("LbrFreeze: LBR entry 0 unchanged over 100 branches in the PMI "
+          "handler",
+          amd_lbr[1][0] == amd_lbr[0][0] && amd_lbr[1][1] == amd_lbr[0][1], 1);
+    check("LbrFreeze cleared: the LBR stack records again",
+          amd_lbr[2][0] != amd_lbr[1][0] || amd_lbr[2][1] != amd_lbr[1][1], 1);
+}
+
 /* Host TSC ticks for `n` iterations of DEC/JNZ with PMC0 set to `sel`. */
 static uint32_t timed_loop(uint32_t sel, uint32_t n)
 {
@@ -942,6 +1020,7 @@ static bool one_case(uint32_t magic, uint32_t mbi)
     } cases[] = {
         { "uncore-init", uncore_init },
         { "ref-tsc", gp_ref_clock },
+        { "amd-lbr-freeze", amd_lbr_freeze },
     };
     unsigned i;
 

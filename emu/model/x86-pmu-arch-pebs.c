@@ -84,6 +84,9 @@ const char *x86pmu_arch_pebs_shape(const char *name, X86PMUConfig *c)
         /* The reference clock as the other version 6 shapes (a choice). */
         c->ref_ratio = 80;
         c->ref_report = X86PMU_REF_REPORT_CPUID15;
+        /* 3CH/01H at the TSC's rate: CPU_CLK_UNHALTED.REF_TSC_P (Intel
+         * perfmon CWF/events/clearwaterforest_core.json). */
+        c->ref_at_tsc = true;
         x86pmu_config_lunarlake_0a(c); /* leaf 0AH as Skymont's */
         /* PEBS format 0xF: architectural PEBS. */
         c->perf_caps = X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE |

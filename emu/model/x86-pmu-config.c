@@ -236,6 +236,41 @@ void x86pmu_config_lunarlake_0a(X86PMUConfig *cfg)
     cfg->pdcm = true;
 }
 
+/*
+ * Where 3CH/01H on a GP counter is CPU_CLK_UNHALTED.REF_TSC_P, "the same
+ * incrementing frequency as the time stamp counter" (Intel's event lists,
+ * github.com/intel/perfmon at 6dadedf: SPR, EMR, GNR, ADL, MTL, ARL, LNL,
+ * PTL, SRF, GRR, CWF and NVL *_core.json, and mapfile.csv for their
+ * family and model numbers): from Golden Cove and Gracemont on.  Before
+ * them it is REF_XCLK, the crystal (SKL, SKX, ICL, ICX, TGL) or the bus
+ * clock (Nehalem to Broadwell), ref_ratio's clock.
+ */
+static bool ref_at_tsc(uint32_t family, uint32_t model)
+{
+    static const uint8_t models[] = {
+        0x8f, 0xcf, 0xad, 0xae,         /* Sapphire/Emerald/Granite Rapids */
+        0x97, 0x9a, 0xbe, 0xb7, 0xba, 0xbf,     /* Alder/Raptor Lake */
+        0xaa, 0xac, 0xc5, 0xc6, 0xb5,   /* Meteor Lake, Arrow Lake */
+        0xbd, 0xcc, 0xd5,               /* Lunar Lake, Panther Lake */
+        0xaf, 0xb6, 0xdd,               /* Sierra Forest, Grand Ridge, CWF */
+    };
+    unsigned i;
+
+    /*
+     * Nova Lake (18, NVL/events/novalake_*_core.json); Diamond Rapids
+     * (19) has no event list yet: as Granite Rapids, its predecessor.
+     */
+    if (family >= 0x12) {
+        return true;
+    }
+    for (i = 0; family == 6 && i < sizeof(models); i++) {
+        if (model == models[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void x86pmu_config_defaults(X86PMUConfig *cfg, X86PMUVendor vendor)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -330,6 +365,7 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
         cfg->perf_caps = s->perf_caps;
         cfg->ref_ratio = s->ref_ratio;
         cfg->ref_report = s->ref_report;
+        cfg->ref_at_tsc = ref_at_tsc(family, model);
         cfg->uarch = s->uarch;
         cfg->family = family;
         x86pmu_fixed_bitmap_default(cfg);

@@ -744,12 +744,21 @@ unsigned x86pmu_count_cycles(X86PMUState *s, X86PMURing ring,
 }
 
 /*
+ * TSC ticks per tick of the clock 3CH/01H counts on a GP counter: the
+ * TSC itself from Golden Cove on (cfg.ref_at_tsc), else cfg.ref_ratio.
+ */
+static uint64_t gp_ref_ratio(const X86PMUState *s)
+{
+    return s->cfg.ref_at_tsc || s->cfg.ref_ratio < 1 ? 1 : s->cfg.ref_ratio;
+}
+
+/*
  * Ticks of the clock event 3CH/01H counts on a GP counter in `tsc` more
- * TSC ticks: one every cfg.ref_ratio, the phase carried over.
+ * TSC ticks: one every gp_ref_ratio(), the phase carried over.
  */
 static uint64_t gp_ref_ticks(X86PMUState *s, uint64_t tsc)
 {
-    uint64_t r = s->cfg.ref_ratio > 1 ? s->cfg.ref_ratio : 1;
+    uint64_t r = gp_ref_ratio(s);
     uint64_t t = s->ref_phase + tsc;
 
     s->ref_phase = t % r;
@@ -789,7 +798,8 @@ unsigned x86pmu_count_bulk(X86PMUState *s, X86PMURing ring,
          * cycles" on Core 2; Linux, Kan Liang, "perf/x86/intel: enable CPU
          * ref_cycles for GP counter", 2017: the ratio is in
          * MSR_PLATFORM_INFO from Nehalem, in CPUID.15H from Skylake, and
-         * 1 from Goldmont).
+         * 1 from Goldmont), and the TSC again from Golden Cove on
+         * (gp_ref_ratio).
          */
         if (c.ev == X86PMU_EV_REF_CYCLES && idx < X86PMU_MAX_GP) {
             add(s, idx, &c, gp_ref, &pmi, &ovf);
@@ -1005,9 +1015,9 @@ static uint64_t headroom_of(const X86PMUState *s, bool ref)
             left = left / max_per_cycle(s, &c);
         } else if (has_filters(&c)) {
             continue;   /* counts nothing */
-        } else if (idx < X86PMU_MAX_GP && s->cfg.ref_ratio > 1) {
+        } else if (idx < X86PMU_MAX_GP && gp_ref_ratio(s) > 1) {
             /* TSC ticks before the (left + 1)th tick of the GP clock. */
-            uint64_t r = s->cfg.ref_ratio;
+            uint64_t r = gp_ref_ratio(s);
 
             left = left >= UINT64_MAX / r - 1 ? UINT64_MAX - 1 :
                    (left + 1) * r - s->ref_phase - 1;

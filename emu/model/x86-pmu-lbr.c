@@ -389,11 +389,21 @@ X86PMUAccess x86pmu_lbr_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val)
 
 /* --- Recording --- */
 
-/* Intel v4+: LBR_Frz stops the stack until software clears it. */
+/*
+ * Intel v4+: LBR_Frz stops the stack until software clears it (SDM vol.
+ * 3B, "Freezing LBR and Performance Counters on PMI").  AMD
+ * LbrAndPmcFreeze: LbrFreeze (PerfCntrGlobalStatus bit 58) stops it the
+ * same way, the counters with it (APM vol. 2, "Last Branch Record Stack"
+ * and "LBR and PMC Freeze"; Linux 598c2fafc06f: with the freeze no
+ * branch is recorded after the PMI's transition to CPL 0, and the stack
+ * the PMI handler reads does not change).
+ */
 static bool frozen(const X86PMUState *s)
 {
-    return !x86pmu_is_amd(s) && s->cfg.version >= 4 &&
-           (s->global_status & X86PMU_STATUS_LBR_FRZ) &&
+    bool frz = x86pmu_is_amd(s) ? s->cfg.lbr_pmc_freeze :
+               s->cfg.version >= 4;
+
+    return frz && (s->global_status & X86PMU_STATUS_LBR_FRZ) &&
            !x86pmu_defect(s, X86PMU_DEFECT_LBR_NOT_FROZEN);
 }
 

@@ -83,7 +83,8 @@ static void cpuid_intel(const X86PMUState *s, uint32_t leaf, uint32_t subleaf,
          * Leaf: TSC ticks per crystal tick = EBX / EAX, ECX the crystal's
          * Hz or 0 "not enumerated" (SDM vol. 2A, CPUID).  The emulated TSC
          * is the host's, of no fixed rate: ECX stays 0.  The crystal is
-         * what 3CH/01H counts on a GP counter (x86-pmu-count.c).
+         * what 3CH/01H counts on a GP counter before Golden Cove
+         * (x86-pmu-count.c, gp_ref_ratio).
          */
         if (c->ref_report == X86PMU_REF_REPORT_CPUID15) {
             *eax = 1;

@@ -98,6 +98,12 @@ const char *x86pmu_shape_named(const char *name, X86PMUConfig *c)
          */
         c->ref_ratio = 80;
         c->ref_report = X86PMU_REF_REPORT_CPUID15;
+        /*
+         * ... but 3CH/01H counts at the TSC's rate on Lion Cove and
+         * Skymont (CPU_CLK_UNHALTED.REF_TSC_P, Intel perfmon
+         * LNL/events/lunarlake_lioncove_core.json, _skymont_core.json).
+         */
+        c->ref_at_tsc = true;
         x86pmu_config_lunarlake_0a(c);
         c->perf_caps = v->perf_caps;
         c->hybrid = true;

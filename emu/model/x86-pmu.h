@@ -414,6 +414,12 @@ typedef struct X86PMUConfig {
     bool delivery_retires;
     uint32_t ref_ratio;
     X86PMURefReport ref_report;
+    /*
+     * 3CH/01H on a GP counter counts at the TSC's rate, not ref_ratio's
+     * clock (CPU_CLK_UNHALTED.REF_TSC_P from Golden Cove and Gracemont on:
+     * x86pmu_ref_at_tsc); CPUID.15H still reports the crystal's ratio.
+     */
+    bool ref_at_tsc;
     bool amd_reserved_gp;
     /*
      * CPUID says IA32_PRED_CMD.IBPB exists (Intel CPUID.(07H,0):EDX[26],

@@ -21,6 +21,27 @@ enum ref_known {
 	REF_REPORTED, /* in *r */
 };
 
+/* Golden Cove, Gracemont and their successors (below). */
+static bool ref_at_tsc(enum intel_uarch u)
+{
+	switch (u) {
+	case INTEL_ALDERLAKE:
+	case INTEL_SAPPHIRERAPIDS:
+	case INTEL_METEORLAKE:
+	case INTEL_ARROWLAKE:
+	case INTEL_LUNARLAKE:
+	case INTEL_PANTHERLAKE:
+	case INTEL_GRANITERAPIDS:
+	case INTEL_NOVALAKE:
+	case INTEL_GRACEMONT:
+	case INTEL_CRESTMONT:
+	case INTEL_SKYMONT:
+	case INTEL_DARKMONT:
+	case INTEL_ARCTICWOLF: return true;
+	default: return false;
+	}
+}
+
 /* Where the part reports the ratio, and the ratio; why says what is
  * missing or unknown.
  *
@@ -42,8 +63,15 @@ enum ref_known {
  * CPUID, "Time Stamp Counter and Nominal Core Crystal Clock Information
  * Leaf").
  *
+ * From Golden Cove and Gracemont on the event is CPU_CLK_UNHALTED.REF_TSC_P,
+ * "the same incrementing frequency as the time stamp counter" (Intel's event
+ * lists, github.com/intel/perfmon at 6dadedf: ADL, SPR/EMR, MTL, ARL, LNL,
+ * PTL, GNR, NVL, SRF, GRR and CWF <part>_<core>_core.json): one count per
+ * TSC tick, whatever CPUID.15H says of the crystal.
+ *
  * Other parts are left alone: Core 2's bus clock is in no register, and
- * the later cores' event clock is not checked here. */
+ * Tiger Lake, Rocket Lake, the earlier Atoms and the parts no event list
+ * covers yet (Diamond Rapids) are not checked here. */
 static enum ref_known ref_ratio_of(const struct pmu_caps *c, struct ref_ratio *r, char *why, size_t n)
 {
 	enum intel_uarch u = intel_core_uarch_of(c);
@@ -67,6 +95,11 @@ static enum ref_known ref_ratio_of(const struct pmu_caps *c, struct ref_ratio *r
 				name, vec ? "RDMSR raised vector" : "it reads", vec ? (uint64_t)vec : v);
 			return REF_MISSING;
 		}
+		return REF_REPORTED;
+	}
+	if (ref_at_tsc(u)) {
+		r->num = r->den = 1;
+		r->where = "CPU_CLK_UNHALTED.REF_TSC_P (the TSC's rate)";
 		return REF_REPORTED;
 	}
 	if (u == INTEL_SKYLAKE || u == INTEL_ICELAKE) {

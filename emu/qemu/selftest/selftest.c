@@ -58,6 +58,19 @@ static uint8_t inb(uint16_t port)
     return v;
 }
 
+static void outl(uint16_t port, uint32_t v)
+{
+    __asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static uint32_t inl(uint16_t port)
+{
+    uint32_t v;
+
+    __asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+    return v;
+}
+
 static void put_char(char c)
 {
     while (!(inb(COM1 + 5) & 0x20)) {
@@ -614,9 +627,11 @@ static void ring3_run(void)
     to_ring3(user_loop, (uint32_t)(uintptr_t)top);
 }
 
+static void gp_ref_clock(void);
+
 static void privilege(void)
 {
-    uint32_t a, b, c, d, usr, gp, fixed;
+    uint32_t usr;
 
     /*
      * USR-only core cycles around a trip to ring 3: the loop (2 per
@@ -653,17 +668,65 @@ static void privilege(void)
     check("ring 3: USR-only reference cycles cover the ring-3 loop",
           usr >= (user_t1 - user_t0) / 2, 1);
 
-    /*
-     * 3CH/01H on a GP counter ticks once per CPUID.15H EBX/EAX TSC ticks;
-     * FIXED_CTR2 once per TSC tick: over the same window GP * ratio is
-     * FIXED_CTR2 to within one GP tick.
-     */
+    gp_ref_clock();
+}
+
+/*
+ * From Golden Cove and Gracemont on, 3CH/01H is CPU_CLK_UNHALTED.REF_TSC_P,
+ * "the same incrementing frequency as the time stamp counter"; before them
+ * (Skylake to Ice Lake) CPU_CLK_UNHALTED.REF_XCLK, the core crystal clock
+ * that CPUID.15H relates to the TSC (Intel's event lists,
+ * github.com/intel/perfmon at 6dadedf, each part's *_core.json, and
+ * mapfile.csv for the family-6 model numbers: SPR 8F, EMR CF, GNR AD/AE,
+ * ADL 97/9A/BE, RPL B7/BA/BF, MTL AA/AC, ARL C5/C6/B5, LNL BD, PTL CC/D5,
+ * SRF AF, GRR B6, CWF DD; families 18 and 19 after them).
+ */
+static bool ref_at_tsc(void)
+{
+    static const uint8_t models[] = {
+        0x8f, 0xcf, 0xad, 0xae, 0x97, 0x9a, 0xbe, 0xb7, 0xba, 0xbf, 0xaa,
+        0xac, 0xc5, 0xc6, 0xb5, 0xbd, 0xcc, 0xd5, 0xaf, 0xb6, 0xdd,
+    };
+    uint32_t a, b, c, d, family, model;
+    unsigned i;
+
+    cpuid(1, &a, &b, &c, &d);
+    family = (a >> 8) & 0xf;
+    family += family == 0xf ? (a >> 20) & 0xff : 0;
+    model = ((a >> 4) & 0xf) | (family == 6 || family >= 0xf ?
+                                (a >> 12) & 0xf0 : 0);
+    if (family >= 0x12) {
+        return true;
+    }
+    for (i = 0; family == 6 && i < sizeof(models); i++) {
+        if (model == models[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * 3CH/01H on a GP counter ticks once per `ratio` TSC ticks (1, or
+ * CPUID.15H EBX/EAX: ref_at_tsc); FIXED_CTR2 once per TSC tick: over the
+ * same window GP * ratio is FIXED_CTR2 to within one GP tick.
+ */
+static void gp_ref_clock(void)
+{
+    uint32_t a, b, c, d, gp, fixed;
+    bool tsc = ref_at_tsc();
+
     cpuid(0, &a, &b, &c, &d);
-    if (a < 0x15) {
+    if (!tsc && a < 0x15) {
         puts("# no CPUID.15H: GP reference clock ratio not checked\n");
         return;
     }
     cpuid(0x15, &a, &b, &c, &d);
+    if (tsc) {
+        a = b = 1;
+    }
+    /* GLOBAL_CTRL's RESET value enables the GP counters: stop them first. */
+    wrmsr(MSR_GLOBAL_CTRL, 0);
     wrmsr(MSR_FIXED_CTR0 + 2, 0);
     wrmsr(MSR_FIXED_CTR_CTRL, 0x3 << 8);
     wrmsr(MSR_PERFEVTSEL0, 0x13c | SEL_OS_USR_EN);
@@ -674,10 +737,179 @@ static void privilege(void)
     gp = (uint32_t)rdmsr(MSR_PMC0);
     fixed = (uint32_t)rdmsr(MSR_FIXED_CTR0 + 2);
     b /= a ? a : 1;
-    check("GP reference cycles x CPUID.15H ratio = FIXED_CTR2, within one tick",
+    puts("# 3CH/01H on PMC0 ");
+    putu(gp);
+    puts(", FIXED_CTR2 ");
+    putu(fixed);
+    puts(", TSC ticks per 3CH/01H tick ");
+    putu(b);
+    puts("\n");
+    check(tsc ? "GP reference cycles = FIXED_CTR2 (REF_TSC_P), within one tick" :
+          "GP reference cycles x CPUID.15H ratio = FIXED_CTR2, within one tick",
           gp * b <= fixed + b && gp * b + b >= fixed && gp > 0, 1);
     wrmsr(MSR_FIXED_CTR_CTRL, 0);
     wrmsr(MSR_PERFEVTSEL0, 0);
+}
+
+/*
+ * INIT leaves the performance-monitoring MSRs unchanged (SDM vol. 3A,
+ * "Initialization", the table of processor states following power-up,
+ * reset or INIT), and the uncore is the package's: starting a package's
+ * first CPU with INIT-SIPI must not clear it.  make emu-selftest runs this
+ * on two Skylake-SP packages of one CPU each, with socket 1's memory
+ * channel 0 (x86-pmu-skx-imc) at 0:10.0: the BSP writes that channel's
+ * first event select in PCI configuration space (D8H, Linux
+ * uncore_snbep.c SNBEP_PCI_PMON_CTL0), INIT-SIPIs CPU 1 (APIC ID 1) into a
+ * real-mode stub that sets a flag at 7800H, and reads the select back.
+ */
+#define SKX_IMC_SOCKET1 ((0x10u << 11) | (0u << 8))    /* 0:10.0 */
+#define SKX_CHAN_SEL0 0xd8
+#define AP_STUB 0x7000u         /* SIPI vector 07H */
+#define AP_FLAG 0x7800u
+#define AP_BUDGET (1ull << 36)  /* TSC ticks: seconds, for a busy host */
+
+static uint32_t pci_read(uint32_t bdf, uint32_t off)
+{
+    outl(0xcf8, 0x80000000u | bdf | off);
+    return inl(0xcfc);
+}
+
+static void pci_write(uint32_t bdf, uint32_t off, uint32_t v)
+{
+    outl(0xcf8, 0x80000000u | bdf | off);
+    outl(0xcfc, v);
+}
+
+static void ipi(uint32_t apic_id, uint32_t icr)
+{
+    volatile uint32_t *apic = (volatile uint32_t *)0xfee00000;
+
+    apic[0x310 / 4] = apic_id << 24;
+    apic[0x300 / 4] = icr;
+    while (apic[0x300 / 4] & (1u << 12)) {     /* delivery status */
+        __asm__ volatile("pause");
+    }
+}
+
+static void uncore_init(void)
+{
+    /* MOV BYTE [7800H], 1; CLI; HLT; JMP to the HLT. */
+    static const uint8_t stub[] = {
+        0xc6, 0x06, 0x00, 0x78, 0x01, 0xfa, 0xf4, 0xeb, 0xfd,
+    };
+    volatile uint8_t *flag = (volatile uint8_t *)AP_FLAG;
+    volatile uint32_t *apic = (volatile uint32_t *)0xfee00000;
+    const uint32_t sel = 0x00400304;    /* EN, umask 03H, event 04H */
+    uint64_t t0;
+    unsigned i;
+
+    if ((pci_read(SKX_IMC_SOCKET1, 0) & 0xffff) != 0x8086) {
+        check("uncore: socket 1's memory channel 0 at 0:10.0", 0, 1);
+        return;
+    }
+    pci_write(SKX_IMC_SOCKET1, SKX_CHAN_SEL0, sel);
+    check("uncore: socket 1's channel 0 takes an event select",
+          pci_read(SKX_IMC_SOCKET1, SKX_CHAN_SEL0), sel);
+    for (i = 0; i < sizeof(stub); i++) {
+        ((volatile uint8_t *)AP_STUB)[i] = stub[i];
+    }
+    *flag = 0;
+    apic[0xf0 / 4] = 0x1ff;             /* SVR: APIC software-enabled */
+    ipi(1, 0x4500);                     /* INIT, level assert */
+    t0 = rdtsc();
+    while (rdtsc() - t0 < (1u << 24)) {
+        __asm__ volatile("pause");
+    }
+    ipi(1, 0x4600 | (AP_STUB >> 12));   /* SIPI */
+    t0 = rdtsc();
+    while (!*flag && rdtsc() - t0 < AP_BUDGET) {
+        __asm__ volatile("pause");
+    }
+    if (!*flag) {
+        puts("# CPU 1 did not run its SIPI stub in 2^36 TSC ticks (the "
+             "host was slow?)\n");
+    }
+    check("INIT-SIPI: socket 1's first CPU ran its stub", *flag, 1);
+    check("... and socket 1's uncore kept the event select through its INIT",
+          pci_read(SKX_IMC_SOCKET1, SKX_CHAN_SEL0), sel);
+}
+
+/*
+ * AMD LbrAndPmcFreeze (Fn8000_0022_EAX[2]): with DebugCtl.FLBRI (bit 11)
+ * a PMI sets PerfCntrGlobalStatus.LbrFreeze (bit 58), which stops the LBR
+ * stack and the counters until PerfCntrGlobalStatusClr clears it (APM
+ * vol. 2, "Last Branch Record Stack" and "LBR and PMC Freeze"; Linux
+ * 598c2fafc06f: branches are no longer recorded after the PMI's
+ * transition to CPL 0, and the stack the PMI handler reads does not
+ * change).  Retired instructions on PerfCtr0 overflow into a PMI (NMI);
+ * the handler reads LBR entry 0 (the newest, LbrExtV2's
+ * MSR_AMD_SAMP_BR_FROM/TO at C0010300H/301H, Linux amd/lbr.c), runs 100
+ * taken branches, reads it again, clears the status, runs them again and
+ * reads it a third time.
+ */
+#define AMD_PERF_CTL0 0xc0010200
+#define AMD_PERF_CTR0 0xc0010201
+#define AMD_GLOBAL_STATUS 0xc0000300
+#define AMD_GLOBAL_CTL 0xc0000301
+#define AMD_GLOBAL_STATUS_CLR 0xc0000302
+#define AMD_DBG_EXTN_CFG 0xc000010f    /* bit 6 LBRV2EN */
+#define AMD_LBR_FROM0 0xc0010300
+#define MSR_DEBUGCTL 0x1d9              /* bit 11 FLBRI */
+
+uint64_t amd_status, amd_lbr[3][2];
+void amd_nmi_handler(void);
+void amd_pmi(void);
+__asm__(".globl amd_nmi_handler\namd_nmi_handler:\n\t"
+        "pusha\n\tcall amd_pmi\n\tincl nmis_seen\n\tpopa\n\tiret\n");
+
+void amd_pmi(void)
+{
+    amd_status = rdmsr(AMD_GLOBAL_STATUS);
+    amd_lbr[0][0] = rdmsr(AMD_LBR_FROM0);
+    amd_lbr[0][1] = rdmsr(AMD_LBR_FROM0 + 1);
+    (void)timed_loop_body(100);
+    amd_lbr[1][0] = rdmsr(AMD_LBR_FROM0);
+    amd_lbr[1][1] = rdmsr(AMD_LBR_FROM0 + 1);
+    wrmsr(AMD_GLOBAL_STATUS_CLR, amd_status);
+    (void)timed_loop_body(100);
+    amd_lbr[2][0] = rdmsr(AMD_LBR_FROM0);
+    amd_lbr[2][1] = rdmsr(AMD_LBR_FROM0 + 1);
+}
+
+static void amd_lbr_freeze(void)
+{
+    volatile uint32_t *apic = (volatile uint32_t *)0xfee00000;
+    uint32_t a, b, c, d;
+
+    cpuid(0x80000022, &a, &b, &c, &d);
+    if (!(a & 4)) {
+        check("AMD: CPUID Fn8000_0022_EAX[2] LbrAndPmcFreeze", a & 4, 4);
+        return;
+    }
+    set_gate(2, amd_nmi_handler);
+    nmis_seen = 0;
+    apic[0xf0 / 4] = 0x1ff;             /* SVR: APIC software-enabled */
+    apic[0x340 / 4] = 0x400;            /* LVTPC: NMI */
+    wrmsr(AMD_GLOBAL_CTL, 0);
+    wrmsr(MSR_DEBUGCTL, 1u << 11);
+    wrmsr(AMD_DBG_EXTN_CFG, 1u << 6);
+    /* Retired instructions, OS and USR, INT, EN; 1000 to the overflow. */
+    wrmsr(AMD_PERF_CTL0, 0xc0 | SEL_OS_USR_EN | (1u << 20));
+    wrmsr(AMD_PERF_CTR0, (1ull << 48) - 1000);
+    wrmsr(AMD_GLOBAL_CTL, 1);
+    (void)timed_loop_body(100000);
+    wrmsr(AMD_GLOBAL_CTL, 0);
+    wrmsr(AMD_PERF_CTL0, 0);
+    wrmsr(AMD_DBG_EXTN_CFG, 0);
+    wrmsr(MSR_DEBUGCTL, 0);
+    apic[0x340 / 4] = 0x10000;          /* LVTPC masked */
+    check("AMD LbrAndPmcFreeze: one PMI, LbrFreeze (bit 58) set in it",
+          nmis_seen == 1 && (amd_status >> 58) & 1, 1);
+    check("LbrFreeze: LBR entry 0 unchanged over 100 branches in the PMI "
+          "handler",
+          amd_lbr[1][0] == amd_lbr[0][0] && amd_lbr[1][1] == amd_lbr[0][1], 1);
+    check("LbrFreeze cleared: the LBR stack records again",
+          amd_lbr[2][0] != amd_lbr[1][0] || amd_lbr[2][1] != amd_lbr[1][1], 1);
 }
 
 /* Host TSC ticks for `n` iterations of DEC/JNZ with PMC0 set to `sel`. */
@@ -766,11 +998,56 @@ static void hypervisor_leaves(void)
           b == 0x54474354 || b == 0x4b4d564b, 0);
 }
 
+static void report(void)
+{
+    puts("# emu-selftest: ");
+    putu(passes);
+    puts(" passed, ");
+    putu(failures);
+    puts(" failed, 0 skipped\n");
+    outb(DEBUG_EXIT, failures ? 0x11 : 0x10);
+}
+
+/*
+ * A run for one departure from silicon, on the CPU and machine make
+ * emu-selftest gives it, named on the command line: only its cases.
+ */
+static bool one_case(uint32_t magic, uint32_t mbi)
+{
+    static const struct {
+        const char *word;
+        void (*run)(void);
+    } cases[] = {
+        { "uncore-init", uncore_init },
+        { "ref-tsc", gp_ref_clock },
+        { "amd-lbr-freeze", amd_lbr_freeze },
+    };
+    unsigned i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (cmdline_has(magic, mbi, cases[i].word)) {
+            puts("# ");
+            puts(cases[i].word);
+            puts(" only\n");
+            outb(0x21, 0xff);
+            outb(0xa1, 0xff);
+            load_gdt();
+            load_idt();
+            cases[i].run();
+            return true;
+        }
+    }
+    return false;
+}
+
 void main32(uint32_t magic, uint32_t mbi)
 {
     uint32_t a, b, c, d;
 
     puts("emu selftest: the emulated PMU's counting conventions\n");
+    if (one_case(magic, mbi)) {
+        report();
+    }
     if (cmdline_has(magic, mbi, "delivery-retires")) {
         delivery = 1;
         puts("# pmu-delivery-retires: exception delivery counts\n");
@@ -808,10 +1085,5 @@ void main32(uint32_t magic, uint32_t mbi)
     hlt_ref_cycles();
     privilege();
     cost();
-    puts("# emu-selftest: ");
-    putu(passes);
-    puts(" passed, ");
-    putu(failures);
-    puts(" failed, 0 skipped\n");
-    outb(DEBUG_EXIT, failures ? 0x11 : 0x10);
+    report();
 }

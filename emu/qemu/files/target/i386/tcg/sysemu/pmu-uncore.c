@@ -28,6 +28,7 @@
 #include "hw/pci/pci_host.h"
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
+#include "sysemu/reset.h"
 #include "sysemu/sysemu.h"
 
 #define PMU_MAX_PKGS        8
@@ -40,7 +41,6 @@
 typedef struct X86PMUPackage {
     X86PMUUncoreState st;
     unsigned socket;
-    X86CPU *lead;           /* its first vCPU: its RESET resets the uncore */
     bool watching;          /* x86pmu_uncore_watching(), under the lock */
 } X86PMUPackage;
 
@@ -112,6 +112,32 @@ static void mchbar_init(void)
 
 /* --- The packages --- */
 
+/*
+ * The uncore is the package's: the machine's reset (power-up, RESET,
+ * QEMU's system reset) clears it, a vCPU's INIT does not.  INIT leaves
+ * the performance-monitoring MSRs unchanged (SDM vol. 3A,
+ * "Initialization", the table of processor states following power-up,
+ * reset or INIT), and starting a package's first CPU with INIT-SIPI-SIPI
+ * must not clear what another CPU of the machine programmed.
+ */
+static void kick_package(X86PMUPackage *p);
+
+static void package_reset(void *opaque)
+{
+    X86PMUPackage *p = opaque;
+    bool was, now;
+
+    qemu_mutex_lock(&uncore_lock);
+    was = p->watching;
+    x86pmu_uncore_reset(&p->st, &p->st.cfg);
+    now = x86pmu_uncore_watching(&p->st);
+    qatomic_set(&p->watching, now);
+    qemu_mutex_unlock(&uncore_lock);
+    if (was != now) {
+        kick_package(p);
+    }
+}
+
 bool x86_pmu_uncore_realize(X86CPU *cpu, Error **errp)
 {
     MachineState *ms = MACHINE(qdev_get_machine());
@@ -149,8 +175,8 @@ bool x86_pmu_uncore_realize(X86CPU *cpu, Error **errp)
         p = g_new0(X86PMUPackage, 1);
         x86pmu_uncore_reset(&p->st, &cfg);
         p->socket = socket;
-        p->lead = cpu;
         pkgs[socket] = p;
+        qemu_register_reset(package_reset, p);
         states[socket] = &p->st;
         if (cfg.layout != X86PMU_UNCORE_SKX &&
             cfg.layout != X86PMU_UNCORE_SPR && !client_imc) {
@@ -163,19 +189,6 @@ bool x86_pmu_uncore_realize(X86CPU *cpu, Error **errp)
     }
     cpu->pmu_pkg = p;
     return true;
-}
-
-void x86_pmu_uncore_reset(X86CPU *cpu)
-{
-    X86PMUPackage *p = cpu->pmu_pkg;
-
-    if (!p || p->lead != cpu) {
-        return;
-    }
-    qemu_mutex_lock(&uncore_lock);
-    x86pmu_uncore_reset(&p->st, &p->st.cfg);
-    qatomic_set(&p->watching, x86pmu_uncore_watching(&p->st));
-    qemu_mutex_unlock(&uncore_lock);
 }
 
 static void kick_work(CPUState *cs, run_on_cpu_data data)

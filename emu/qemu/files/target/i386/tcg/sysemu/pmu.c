@@ -312,8 +312,12 @@ void x86_pmu_reset(X86CPU *cpu)
 {
     CPUX86State *env = &cpu->env;
 
+    /*
+     * A vCPU's reset is also its INIT (do_cpu_init), which leaves the
+     * package's uncore alone: only the machine's reset clears it
+     * (pmu-uncore.c, package_reset).
+     */
     x86pmu_reset(&env->pmu, &cpu->pmu_cfg);
-    x86_pmu_uncore_reset(cpu);
     memset(env->pmu_acc, 0, sizeof(env->pmu_acc));
     env->pmu_mode_insn = 0;
     env->pmu_ref_mark = cpu_get_tsc(env);

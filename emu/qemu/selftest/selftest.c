@@ -7,6 +7,9 @@
  * written as numbers.  A trip to ring 3 checks where a privilege change
  * is counted and that reference cycles follow the privilege level, and
  * the GP reference clock is compared with FIXED_CTR2 through CPUID.15H.
+ * A word on the command line instead runs one case of a departure from
+ * silicon the emulator had (one_case), on the machine make emu-selftest
+ * gives it.
  * Prints "ok"/"not ok" lines on COM1 and exits through isa-debug-exit
  * (0x10 all passed, 0x11 otherwise).
  *

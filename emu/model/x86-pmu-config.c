@@ -241,9 +241,14 @@ void x86pmu_config_lunarlake_0a(X86PMUConfig *cfg)
  * incrementing frequency as the time stamp counter" (Intel's event lists,
  * github.com/intel/perfmon at 6dadedf: SPR, EMR, GNR, ADL, MTL, ARL, LNL,
  * PTL, SRF, GRR, CWF and NVL *_core.json, and mapfile.csv for their
- * family and model numbers): from Golden Cove and Gracemont on.  Before
- * them it is REF_XCLK, the crystal (SKL, SKX, ICL, ICX, TGL) or the bus
- * clock (Nehalem to Broadwell), ref_ratio's clock.
+ * family and model numbers): from Golden Cove and Gracemont on.  On the
+ * big cores before them it is REF_XCLK, the crystal (SKL, SKX, ICL, ICX,
+ * TGL) or the bus clock (Nehalem to Broadwell), ref_ratio's clock.
+ * Tremont (06_86H, 06_96H, 06_9CH: SNR and EHL *_core.json) counts at
+ * the TSC's rate as well; the model leaves it at ref_ratio's clock: no
+ * silicon profile is a Tremont part (QEMU's Snowridge model runs only
+ * hypervisor and defect rows).  Diamond Rapids has no event list: the
+ * model's choice, as its predecessor Granite Rapids.
  */
 static bool ref_at_tsc(uint32_t family, uint32_t model)
 {
@@ -251,7 +256,7 @@ static bool ref_at_tsc(uint32_t family, uint32_t model)
         0x8f, 0xcf, 0xad, 0xae,         /* Sapphire/Emerald/Granite Rapids */
         0x97, 0x9a, 0xbe, 0xb7, 0xba, 0xbf,     /* Alder/Raptor Lake */
         0xaa, 0xac, 0xc5, 0xc6, 0xb5,   /* Meteor Lake, Arrow Lake */
-        0xbd, 0xcc, 0xd5,               /* Lunar Lake, Panther Lake */
+        0xbd, 0xcc, 0xd5, 0xe5,         /* Lunar Lake, Panther Lake */
         0xaf, 0xb6, 0xdd,               /* Sierra Forest, Grand Ridge, CWF */
     };
     unsigned i;

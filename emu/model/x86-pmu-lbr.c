@@ -394,9 +394,9 @@ X86PMUAccess x86pmu_lbr_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val)
  * 3B, "Freezing LBR and Performance Counters on PMI").  AMD
  * LbrAndPmcFreeze: LbrFreeze (PerfCntrGlobalStatus bit 58) stops it the
  * same way, the counters with it (APM vol. 2, "Last Branch Record Stack"
- * and "LBR and PMC Freeze"; Linux 598c2fafc06f: with the freeze no
- * branch is recorded after the PMI's transition to CPL 0, and the stack
- * the PMI handler reads does not change).
+ * and "LBR and PMC Freeze"; Linux ca5b7c0d9621, which added LbrExtV2:
+ * the freeze keeps the stack from any update once a counter overflows,
+ * until the PMI handler clears the freeze bit).
  */
 static bool frozen(const X86PMUState *s)
 {

@@ -417,7 +417,8 @@ typedef struct X86PMUConfig {
     /*
      * 3CH/01H on a GP counter counts at the TSC's rate, not ref_ratio's
      * clock (CPU_CLK_UNHALTED.REF_TSC_P from Golden Cove and Gracemont on:
-     * x86pmu_ref_at_tsc); CPUID.15H still reports the crystal's ratio.
+     * ref_at_tsc in x86-pmu-config.c); CPUID.15H still reports the
+     * crystal's ratio.
      */
     bool ref_at_tsc;
     bool amd_reserved_gp;

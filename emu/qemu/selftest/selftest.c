@@ -681,14 +681,14 @@ static void privilege(void)
  * that CPUID.15H relates to the TSC (Intel's event lists,
  * github.com/intel/perfmon at 6dadedf, each part's *_core.json, and
  * mapfile.csv for the family-6 model numbers: SPR 8F, EMR CF, GNR AD/AE,
- * ADL 97/9A/BE, RPL B7/BA/BF, MTL AA/AC, ARL C5/C6/B5, LNL BD, PTL CC/D5,
+ * ADL 97/9A/BE, RPL B7/BA/BF, MTL AA/AC, ARL C5/C6/B5, LNL BD, PTL CC/D5/E5,
  * SRF AF, GRR B6, CWF DD; families 18 and 19 after them).
  */
 static bool ref_at_tsc(void)
 {
     static const uint8_t models[] = {
         0x8f, 0xcf, 0xad, 0xae, 0x97, 0x9a, 0xbe, 0xb7, 0xba, 0xbf, 0xaa,
-        0xac, 0xc5, 0xc6, 0xb5, 0xbd, 0xcc, 0xd5, 0xaf, 0xb6, 0xdd,
+        0xac, 0xc5, 0xc6, 0xb5, 0xbd, 0xcc, 0xd5, 0xe5, 0xaf, 0xb6, 0xdd,
     };
     uint32_t a, b, c, d, family, model;
     unsigned i;
@@ -842,9 +842,9 @@ static void uncore_init(void)
  * a PMI sets PerfCntrGlobalStatus.LbrFreeze (bit 58), which stops the LBR
  * stack and the counters until PerfCntrGlobalStatusClr clears it (APM
  * vol. 2, "Last Branch Record Stack" and "LBR and PMC Freeze"; Linux
- * 598c2fafc06f: branches are no longer recorded after the PMI's
- * transition to CPL 0, and the stack the PMI handler reads does not
- * change).  Retired instructions on PerfCtr0 overflow into a PMI (NMI);
+ * ca5b7c0d9621, which added LbrExtV2: the freeze keeps the stack from
+ * any update once a counter overflows, until the PMI handler clears the
+ * freeze bit).  Retired instructions on PerfCtr0 overflow into a PMI (NMI);
  * the handler reads LBR entry 0 (the newest, LbrExtV2's
  * MSR_AMD_SAMP_BR_FROM/TO at C0010300H/301H, Linux amd/lbr.c), runs 100
  * taken branches, reads it again, clears the status, runs them again and

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "arch/x86/lapic.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/vectors.h"
 #include "lib/bits.h"
 #include "lib/printf.h"
@@ -244,13 +245,30 @@ static const char *reserved_no_gp_differs(const struct dev_obs *o, char *buf, si
 			  o->reserved_write.vector);
 }
 
-static const char *anythread_reserved_differs(const struct dev_obs *o, char *buf, size_t n)
+/* Xen refuses AnyThread through two masks (ARCH_CTRL_MASK, fixed_ctrl_mask):
+ * one row each, so that either one alone is told apart. */
+static const char *anythread_gp(const struct dev_obs *o, char *buf, size_t n)
 {
 	if (o->anythread_write.vector < 0)
 		return differs_if(true, buf, n, "it did not fault (read back %#lx); the row raises #GP",
 				  o->anythread_write.readback);
 	return differs_if(o->anythread_write.vector != X86_VEC_GP, buf, n,
 			  "it raised vector %d; the row raises #GP", o->anythread_write.vector);
+}
+
+static const char *evtsel_anythread_differs(const struct dev_obs *o, char *buf, size_t n)
+{
+	if (o->anythread_write.msr == MSR_IA32_FIXED_CTR_CTRL)
+		return differs_if(true, buf, n, "it is FIXED_CTR_CTRL; the row is the event selects'");
+	return anythread_gp(o, buf, n);
+}
+
+static const char *fixed_anythread_differs(const struct dev_obs *o, char *buf, size_t n)
+{
+	if (o->anythread_write.msr != MSR_IA32_FIXED_CTR_CTRL)
+		return differs_if(true, buf, n, "it is MSR %#x; the row is FIXED_CTR_CTRL's",
+				  o->anythread_write.msr);
+	return anythread_gp(o, buf, n);
 }
 
 const struct deviation dev_table[DEV_ROWS] = {
@@ -418,12 +436,21 @@ const struct deviation dev_table[DEV_ROWS] = {
 	},
 	[DEV_XEN_ANYTHREAD_RESERVED] = {
 		.id = "XEN-ANYTHREAD-RESERVED",
-		.seen = "a PERFEVTSEL or FIXED_CTR_CTRL write with AnyThread set raises #GP on a version 3 or later PMU whose CPUID.0AH:EDX[15] leaves AnyThread defined: Xen refuses AnyThread (and pin control) in every guest's controls",
-		.source = "Xen xen/arch/x86/cpu/vpmu_intel.c core2_vpmu_do_wrmsr(): ARCH_CTRL_MASK for PERFEVTSELx, fixed_ctrl_mask (AnyThread of every fixed counter, set in core2_vpmu_init()) for FIXED_CTR_CTRL (4.23-dev c447b7308b)",
+		.seen = "a PERFEVTSEL write with AnyThread (bit 21) set raises #GP on a version 3 or later PMU whose CPUID.0AH:EDX[15] leaves AnyThread defined: Xen refuses AnyThread (and pin control) in every guest's event selects",
+		.source = "Xen xen/arch/x86/cpu/vpmu_intel.c core2_vpmu_do_wrmsr(), ARCH_CTRL_MASK (4.23-dev c447b7308b)",
 		.verdict = DEV_XFAIL,
 		.obs = DEV_OBS_ANYTHREAD_WRITE,
 		.on = { .hv = DEV_HV(PMU_HV_XEN), .vendor = PMU_VENDOR_INTEL },
-		.differs = anythread_reserved_differs,
+		.differs = evtsel_anythread_differs,
+	},
+	[DEV_XEN_FIXED_ANYTHREAD_RESERVED] = {
+		.id = "XEN-FIXED-ANYTHREAD-RESERVED",
+		.seen = "a FIXED_CTR_CTRL write with a fixed counter's AnyThread (bit 2 + 4i) set raises #GP on a version 3 or later PMU whose CPUID.0AH:EDX[15] leaves AnyThread defined: Xen reserves those bits",
+		.source = "Xen xen/arch/x86/cpu/vpmu_intel.c core2_vpmu_do_wrmsr(), fixed_ctrl_mask as core2_vpmu_init() sets it (4.23-dev c447b7308b)",
+		.verdict = DEV_XFAIL,
+		.obs = DEV_OBS_ANYTHREAD_WRITE,
+		.on = { .hv = DEV_HV(PMU_HV_XEN), .vendor = PMU_VENDOR_INTEL },
+		.differs = fixed_anythread_differs,
 	},
 };
 

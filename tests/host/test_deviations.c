@@ -285,7 +285,11 @@ HT_TEST(xen_rows)
 	HT_CHECK_NO_MATCH(&o, "XEN-ANYTHREAD-RESERVED", "did not fault");
 	o.anythread_write.vector = X86_VEC_UD;
 	HT_CHECK_NO_MATCH(&o, "XEN-ANYTHREAD-RESERVED", "vector 6");
-	o.anythread_write.vector = X86_VEC_GP;
+	o.anythread_write.vector = X86_VEC_GP, o.anythread_write.msr = 0x38d;
+	o.anythread_write.value = 1ull << 2;
+	HT_CHECK_MATCH(&o, "XEN-FIXED-ANYTHREAD-RESERVED");
+	o.anythread_write.msr = 0x186;
+	HT_CHECK_MATCH(&o, "XEN-ANYTHREAD-RESERVED");
 	o.pc = kvm_intel();
 	HT_CHECK_NO_MATCH(&o, "XEN-ANYTHREAD-RESERVED", NULL);
 }

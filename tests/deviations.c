@@ -6,6 +6,8 @@
 #include <stdarg.h>
 
 #include "arch/x86/lapic.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/vectors.h"
 #include "lib/bits.h"
 #include "lib/printf.h"
 #include "lib/string.h"
@@ -243,6 +245,32 @@ static const char *reserved_no_gp_differs(const struct dev_obs *o, char *buf, si
 			  o->reserved_write.vector);
 }
 
+/* Xen refuses AnyThread through two masks (ARCH_CTRL_MASK, fixed_ctrl_mask):
+ * one row each, so that either one alone is told apart. */
+static const char *anythread_gp(const struct dev_obs *o, char *buf, size_t n)
+{
+	if (o->anythread_write.vector < 0)
+		return differs_if(true, buf, n, "it did not fault (read back %#lx); the row raises #GP",
+				  o->anythread_write.readback);
+	return differs_if(o->anythread_write.vector != X86_VEC_GP, buf, n,
+			  "it raised vector %d; the row raises #GP", o->anythread_write.vector);
+}
+
+static const char *evtsel_anythread_differs(const struct dev_obs *o, char *buf, size_t n)
+{
+	if (o->anythread_write.msr == MSR_IA32_FIXED_CTR_CTRL)
+		return differs_if(true, buf, n, "it is FIXED_CTR_CTRL; the row is the event selects'");
+	return anythread_gp(o, buf, n);
+}
+
+static const char *fixed_anythread_differs(const struct dev_obs *o, char *buf, size_t n)
+{
+	if (o->anythread_write.msr != MSR_IA32_FIXED_CTR_CTRL)
+		return differs_if(true, buf, n, "it is MSR %#x; the row is FIXED_CTR_CTRL's",
+				  o->anythread_write.msr);
+	return anythread_gp(o, buf, n);
+}
+
 const struct deviation dev_table[DEV_ROWS] = {
 	[DEV_KVM_EMULATED_WRMSR_IGNORES_CMASK] = {
 		.id = "KVM-EMULATED-WRMSR-IGNORES-CMASK",
@@ -405,6 +433,24 @@ const struct deviation dev_table[DEV_ROWS] = {
 		.differs = lvtpc_unmasked_differs,
 		.fixed_in = DEV_LINUX_VERSION(6, 6, 0),
 		.fixed_by = "a16eb25b09c0 (kvm-x86-pmu-6.6-fixes)",
+	},
+	[DEV_XEN_ANYTHREAD_RESERVED] = {
+		.id = "XEN-ANYTHREAD-RESERVED",
+		.seen = "a PERFEVTSEL write with AnyThread (bit 21) set raises #GP on a version 3 or later PMU whose CPUID.0AH:EDX[15] leaves AnyThread defined: Xen refuses AnyThread (and pin control) in every guest's event selects",
+		.source = "Xen xen/arch/x86/cpu/vpmu_intel.c core2_vpmu_do_wrmsr(), ARCH_CTRL_MASK (4.23-dev c447b7308b)",
+		.verdict = DEV_XFAIL,
+		.obs = DEV_OBS_ANYTHREAD_WRITE,
+		.on = { .hv = DEV_HV(PMU_HV_XEN), .vendor = PMU_VENDOR_INTEL },
+		.differs = evtsel_anythread_differs,
+	},
+	[DEV_XEN_FIXED_ANYTHREAD_RESERVED] = {
+		.id = "XEN-FIXED-ANYTHREAD-RESERVED",
+		.seen = "a FIXED_CTR_CTRL write with a fixed counter's AnyThread (bit 2 + 4i) set raises #GP on a version 3 or later PMU whose CPUID.0AH:EDX[15] leaves AnyThread defined: Xen reserves those bits",
+		.source = "Xen xen/arch/x86/cpu/vpmu_intel.c core2_vpmu_do_wrmsr(), fixed_ctrl_mask as core2_vpmu_init() sets it (4.23-dev c447b7308b)",
+		.verdict = DEV_XFAIL,
+		.obs = DEV_OBS_ANYTHREAD_WRITE,
+		.on = { .hv = DEV_HV(PMU_HV_XEN), .vendor = PMU_VENDOR_INTEL },
+		.differs = fixed_anythread_differs,
 	},
 };
 
@@ -572,6 +618,16 @@ const char *dev_describe(const struct dev_obs *o, char *buf, size_t n)
 			  "HostOnly/GuestOnly %u read back %u, EFER.SVME=%u, counted %lu (the loop %lu)",
 			  o->host_guest_only.combo, o->host_guest_only.read, o->host_guest_only.svme,
 			  o->host_guest_only.count, o->host_guest_only.lo);
+		break;
+	case DEV_OBS_ANYTHREAD_WRITE:
+		if (o->anythread_write.vector >= 0)
+			ksnprintf(buf, n, "wrmsr %#x <- %#lx (AnyThread set) raised vector %d",
+				  o->anythread_write.msr, o->anythread_write.value,
+				  o->anythread_write.vector);
+		else
+			ksnprintf(buf, n, "wrmsr %#x <- %#lx (AnyThread set) took, read back %#lx",
+				  o->anythread_write.msr, o->anythread_write.value,
+				  o->anythread_write.readback);
 		break;
 	default: ksnprintf(buf, n, "an observation of kind %d", o->kind); break;
 	}

@@ -30,6 +30,7 @@ enum dev_obs_kind {
 	DEV_OBS_LVT_AT_PMI,       /* the LVT performance-counter entry when the PMI handler starts */
 	DEV_OBS_RDPMC_ABSENT,     /* RDPMC of a GP counter CPUID does not give */
 	DEV_OBS_HOST_GUEST_ONLY,  /* an AMD counter with HostOnly/GuestOnly written, read back and counted */
+	DEV_OBS_ANYTHREAD_WRITE,  /* an Intel control write with AnyThread set where the PMU defines it */
 	DEV_OBS_NR
 };
 
@@ -119,6 +120,13 @@ struct dev_obs {
 			bool svme;
 			uint64_t count, lo, most;
 		} host_guest_only;
+		/* vector -1: no fault; the MSR, the value written, the
+		 * readback (0 after a fault). */
+		struct {
+			int vector;
+			uint32_t msr;
+			uint64_t value, readback;
+		} anythread_write;
 	};
 };
 
@@ -142,6 +150,8 @@ enum dev_row {
 	DEV_KVM_FIXED_CTR_WIDE_WRITE_TRUNCATED,
 	DEV_AMD_RESERVED_BITS_NO_GP,
 	DEV_KVM_LVTPC_NOT_MASKED_ON_PMI,
+	DEV_XEN_ANYTHREAD_RESERVED,
+	DEV_XEN_FIXED_ANYTHREAD_RESERVED,
 	DEV_ROWS
 };
 

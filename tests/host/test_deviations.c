@@ -274,6 +274,24 @@ HT_TEST(xen_rows)
 	HT_CHECK_NO_MATCH(&o, "XEN-PMC-QUIRK-ZERO-BECOMES-ONE", "exactly +1");
 	o.pmi_overflow.excess = -1;
 	HT_CHECK_NO_MATCH(&o, "XEN-PMC-QUIRK-ZERO-BECOMES-ONE", NULL);
+
+	/* AnyThread refused with #GP; any other outcome stays a FAIL. */
+	xen = cpu_as("GenuineIntel", SKYLAKE, "XenVMMXenVMM");
+	o = (struct dev_obs){ .kind = DEV_OBS_ANYTHREAD_WRITE, .pc = xen };
+	o.anythread_write.vector = X86_VEC_GP, o.anythread_write.msr = 0x186;
+	o.anythread_write.value = 1ull << 21 | 0xc0;
+	HT_CHECK_MATCH(&o, "XEN-ANYTHREAD-RESERVED");
+	o.anythread_write.vector = -1, o.anythread_write.readback = 0xc0; /* took, bit dropped */
+	HT_CHECK_NO_MATCH(&o, "XEN-ANYTHREAD-RESERVED", "did not fault");
+	o.anythread_write.vector = X86_VEC_UD;
+	HT_CHECK_NO_MATCH(&o, "XEN-ANYTHREAD-RESERVED", "vector 6");
+	o.anythread_write.vector = X86_VEC_GP, o.anythread_write.msr = 0x38d;
+	o.anythread_write.value = 1ull << 2;
+	HT_CHECK_MATCH(&o, "XEN-FIXED-ANYTHREAD-RESERVED");
+	o.anythread_write.msr = 0x186;
+	HT_CHECK_MATCH(&o, "XEN-ANYTHREAD-RESERVED");
+	o.pc = kvm_intel();
+	HT_CHECK_NO_MATCH(&o, "XEN-ANYTHREAD-RESERVED", NULL);
 }
 
 /* Xen's AMD vPMU (harness/xen_pvh.py): RDPMC is not intercepted, and

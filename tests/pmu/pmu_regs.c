@@ -242,6 +242,41 @@ static void expect_gp(uint32_t msr, uint64_t val, uint64_t old, const char *what
 		pmu_hw_wrmsr(msr, old);
 }
 
+/* Write val, with AnyThread set, to msr where the PMU defines AnyThread
+ * (Intel version 3 on, CPUID.0AH:EDX[15] clear): SDM vol. 3B,
+ * "Architectural Performance Monitoring Version 3", makes bit 21 of
+ * IA32_PERFEVTSELx and bit 2 + 4i of IA32_FIXED_CTR_CTRL control bits,
+ * so the write takes and reads back as written (a hypervisor that refuses
+ * them: tests/deviations.c). Put old back. */
+/* Intel version 3 or later with CPUID.0AH:EDX[15] (AnyThread deprecation,
+ * "Architectural Performance Monitoring Version 5") clear. Where it is
+ * set the SDM asks software not to use the bit and pmutest asserts
+ * nothing of a write to it. */
+static bool anythread_defined(const struct pmu_caps *c)
+{
+	return c->vendor == PMU_VENDOR_INTEL && c->version >= 3 && !intel_caps(c)->anythread_deprecated;
+}
+
+static void expect_anythread_taken(uint32_t msr, uint64_t val, uint64_t old, const char *what)
+{
+	struct wr_try t = { msr, val };
+	struct dev_obs o = { .kind = DEV_OBS_ANYTHREAD_WRITE, .pc = pmu_this_cpu() };
+	uint64_t back = 0;
+	int v = expect_exception(try_wrmsr, &t);
+	int rv = v < 0 ? pmu_hw_rdmsr(msr, &back) : 0;
+
+	o.anythread_write.vector = v;
+	o.anythread_write.msr = msr;
+	o.anythread_write.value = val;
+	o.anythread_write.readback = back;
+	check_or_deviation(
+		v < 0 && rv == 0 && back == val, &o,
+		"%s: wrmsr %#x <- %#lx: expected the write taken and read back, saw %s %d, read back %#lx",
+		what, msr, val, v < 0 ? "no fault" : "vector", v, back);
+	if (v < 0)
+		pmu_hw_wrmsr(msr, old);
+}
+
 /* Reserved bits and absent counters raise #GP (SDM vol. 3B,
  * "Architectural Performance Monitoring Version 1/2/5"; vol. 4 table 2-2). */
 KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
@@ -281,6 +316,9 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 		else if (c->version < 3)
 			expect_gp(pmu_evtsel_msr(c, x), BIT(PERFEVTSEL_ANY_BIT) | 0xc0, 0,
 				  "PERFEVTSEL AnyThread before version 3");
+		else if (anythread_defined(c))
+			expect_anythread_taken(pmu_evtsel_msr(c, x), BIT(PERFEVTSEL_ANY_BIT) | 0xc0, 0,
+					       "PERFEVTSEL AnyThread from version 3");
 		pmu_hw_wrmsr(pmu_evtsel_msr(c, x), 0);
 	}
 	unsigned gp_past = pmu_test_first_absent(c->gp_mask, PMU_MAX_GP);
@@ -320,6 +358,10 @@ KTEST("pmu.regs", reserved_bits_gp, pmu_needs_counting, KTEST_PER_CPU,
 		if (c->version < 3 && (c->fixed_mask & 1))
 			expect_gp(c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_ANY_BIT),
 				  pmu_cpu_fixed_ctrl(pc), "FIXED_CTR_CTRL AnyThread before version 3");
+		else if (anythread_defined(c) && (c->fixed_mask & 1))
+			expect_anythread_taken(
+				c->fixed_ctrl, pmu_cpu_fixed_ctrl(pc) | BIT(FIXED_CTR_CTRL_ANY_BIT),
+				pmu_cpu_fixed_ctrl(pc), "FIXED_CTR_CTRL AnyThread from version 3");
 		/* A fixed counter's RDPMC user-disable bit (33 + 4i) exists
 		 * only where CPUID.23H:EBX[2] enumerates it (version 6);
 		 * elsewhere it is reserved and #GPs. */

@@ -157,7 +157,8 @@ static uint64_t leaf0a_counters(const struct pmu_caps *c)
  * the sub-leaves it does not mark read 0; the
  * counters leaf 0AH lists exist in 23.1 too (on hybrid parts 0AH is the
  * core types' common subset: InstLatx64 dumps of Lunar, Arrow and
- * Panther Lake); the reload bitmaps of 23.2 name existing counters. Each
+ * Panther Lake), and so do the events 0AH leaves available in 23.3; the
+ * reload bitmaps of 23.2 name existing counters. Each
  * counter of 23.1 answers RDMSR and RDPMC, and one that is absent (a hole
  * or the first past the last) raises #GP (SDM vol. 2B, RDPMC). */
 KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
@@ -191,6 +192,19 @@ KTEST("pmu.v6", leaf23_decoded, needs_leaf23, KTEST_PER_CPU,
 		check(!(l0a & ~ctrs),
 		      "counters of CPUID.0AH (%#lx) missing from CPUID.23H.1 (%#lx): %#lx; expected 0AH to be a subset",
 		      l0a, ctrs, l0a & ~ctrs);
+	}
+	/* Likewise the architectural events: one that CPUID.0AH:EBX leaves
+	 * available (bit clear, below EAX[31:24]) is one 23.3 EAX says this
+	 * logical processor supports (SDM vol. 2A, CPUID leaves 0AH and 23H:
+	 * both describe the processor that executes CPUID). */
+	if ((intel_caps(c)->leaf23_valid >> CPUID_23_EVENTS_SUBLEAF) & 1) {
+		uint32_t ev23 = intel_caps(c)->leaf23_regs[CPUID_23_EVENTS_SUBLEAF].eax;
+		unsigned len = BITS(c->leaf_0a.eax, 31, 24);
+		uint32_t ev0a = ~c->leaf_0a.ebx & (len >= 32 ? ~0u : (1u << len) - 1);
+
+		check(!(ev0a & ~ev23),
+		      "events CPUID.0AH leaves available (EBX %#x, length %u: %#x) missing from CPUID.23H.3:EAX (%#x): %#x; expected 0AH's to be a subset",
+		      c->leaf_0a.ebx, len, ev0a, ev23, ev0a & ~ev23);
 	}
 	check(!(intel_caps(c)->acr_reload & ~ctrs) && !(intel_caps(c)->acr_cause & ~ctrs),
 	      "CPUID.23H.2 names counters CPUID.23H.1 does not have: reload %#lx, cause %#lx, counters %#lx",

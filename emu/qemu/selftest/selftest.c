@@ -915,6 +915,60 @@ static void amd_lbr_freeze(void)
           amd_lbr[2][0] != amd_lbr[1][0] || amd_lbr[2][1] != amd_lbr[1][1], 1);
 }
 
+/*
+ * PERF_METRICS' level-2 bytes on a Golden Cove descendant (Lion Cove here:
+ * the lunarlake-p shape).  Linux fills eight top-down metrics from
+ * Golden Cove on (arch/x86/events/intel/core.c: intel_pmu_init_glc() sets
+ * num_topdown_events = 8, and intel_pmu_init_lnc() starts from it), and
+ * each level-2 byte is a part of a level-1 class (SDM vol. 3B,
+ * "Performance Metrics"; Intel's TMA_Metrics-full.csv): heavy operations
+ * of retiring, branch mispredicts of bad speculation, fetch latency of
+ * frontend bound, memory bound of backend bound.  FIXED_CTR3 counts the
+ * slots of a loop with PERF_METRICS enabled (GLOBAL_CTRL bits 35 and 48);
+ * MSR 329H then has level-1 bytes, so a core that fills level 2 has a
+ * nonzero byte among 4-7, each at most its class (within the rounding of
+ * one).
+ */
+#define MSR_FIXED_CTR3 0x30c
+#define MSR_PERF_METRICS 0x329
+
+static void td_level2(void)
+{
+    static const char *const parts[4] = {
+        "heavy operations <= retiring",
+        "branch mispredicts <= bad speculation",
+        "fetch latency <= frontend bound",
+        "memory bound <= backend bound",
+    };
+    uint64_t m;
+    uint32_t l1, l2;
+    unsigned i;
+
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_FIXED_CTR3, 0);
+    wrmsr(MSR_PERF_METRICS, 0);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0x3u << 12);
+    wrmsr(MSR_GLOBAL_CTRL, (1ull << 48) | (1ull << 35));
+    (void)timed_loop_body(100000);
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    m = rdmsr(MSR_PERF_METRICS);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0);
+    l1 = (uint32_t)m;
+    l2 = (uint32_t)(m >> 32);
+    puts("# PERF_METRICS 0x");
+    for (i = 16; i-- > 0;) {
+        put_char("0123456789abcdef"[(m >> (4 * i)) & 0xf]);
+    }
+    puts("\n");
+    check("PERF_METRICS level 1 filled over 100000 iterations", l1 != 0, 1);
+    check("Lion Cove fills PERF_METRICS level 2 (bytes 4-7 not all 0)",
+          l2 != 0, 1);
+    for (i = 0; i < 4; i++) {
+        check(parts[i], ((l2 >> (8 * i)) & 0xff) <=
+              ((l1 >> (8 * i)) & 0xff) + 1, 1);
+    }
+}
+
 /* Host TSC ticks for `n` iterations of DEC/JNZ with PMC0 set to `sel`. */
 static uint32_t timed_loop(uint32_t sel, uint32_t n)
 {
@@ -1024,6 +1078,7 @@ static bool one_case(uint32_t magic, uint32_t mbi)
         { "uncore-init", uncore_init },
         { "ref-tsc", gp_ref_clock },
         { "amd-lbr-freeze", amd_lbr_freeze },
+        { "td-level2", td_level2 },
     };
     unsigned i;
 

@@ -62,8 +62,8 @@ void x86pmu_omr_layout(X86PMUOffcoreConfig *oc)
  * constraints name (intel_pnc_event_constraints: masks up to 0xfc), fixed
  * counters 0-3 (SLOTS on 3) and architectural events 0-7, enumerated alike
  * in leaf 0AH and 23H as on a part with one core type; PERF_METRICS with
- * its level-2 bytes (Linux: 8 top-down metric events on Panther Cove);
- * off-module response instead of offcore response.
+ * its level-2 bytes as Lion Cove's (Linux: 8 top-down metric events on
+ * Panther Cove); off-module response instead of offcore response.
  */
 const char *x86pmu_dmr_shape(X86PMUConfig *c)
 {
@@ -78,7 +78,6 @@ const char *x86pmu_dmr_shape(X86PMUConfig *c)
     c->events_len = 8;
     c->events_unavail = 0;
     c->events_avail23 = 0xff;
-    c->td_level2 = true;
     x86pmu_omr_layout(&c->offcore);
     return "Diamond Rapids (Panther Cove, family 19 model 01H): version 6, "
            "CPUID.23H GP 0-7, fixed 0-3, UMASK2 and EQ, events 0-7, "

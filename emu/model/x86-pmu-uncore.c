@@ -26,8 +26,15 @@
  * the fixed DCLK counter's control F0H and counter D0H.
  *
  * What counts (the model's choices, emu/qemu/README.md): a C-box counts
- * event 34H (UNC_CBO_CACHE_LOOKUP) with a MESI state in its unit mask
- * [3:0], one per request that missed a core's L2 and went to its slice; a
+ * event 34H (UNC_CBO_CACHE_LOOKUP), one per request that missed a core's
+ * L2 and went to its slice, when its unit mask has the bit of the state
+ * the lookup found the line in (Intel perfmon sandybridge_uncore.json,
+ * haswell_uncore.json, skylake_uncore.json: .ANY_M 81H, .ANY_ES 86H,
+ * .ANY_I 88H, bits [3:0] M, E, S, I; bits [7:4] the request type): M for
+ * a line the model's LLC holds modified, E or S (either bit: the event
+ * lists name the two only together) for one it holds unmodified, I for a
+ * miss; the request-type bits are not looked at (the lists do not say
+ * which type a core's RFO is); a
  * CHA event 50H (UNC_CHA_REQUESTS) with READS_LOCAL (umask bit 0), one per
  * such request of its own package (every request is local: the model has
  * one memory, no remote socket's reads); a memory channel event 04H
@@ -681,32 +688,34 @@ static void count_one(X86PMUUncoreState *s, X86PMUUncoreEvent ev,
         } else if (ev == X86PMU_UNC_CAS_WRITE) {
             s->dram_writes += n;
         } else if ((s->global_ctrl & CLIENT_GLOBAL_EN) && s->cfg.nboxes) {
-            /* UNC_CBO_CACHE_LOOKUP, a MESI state in the unit mask. */
-            add(s, &s->box[line % s->cfg.nboxes], 0x34, 0x0f, CLIENT_WIDTH, n);
+            /* UNC_CBO_CACHE_LOOKUP under the state found: M, E|S or I. */
+            add(s, &s->box[line % s->cfg.nboxes], 0x34,
+                ev == X86PMU_UNC_LLC_HIT_M ? 0x01 :
+                ev == X86PMU_UNC_LLC_MISS ? 0x08 : 0x06, CLIENT_WIDTH, n);
         }
         break;
     case X86PMU_UNCORE_SKX:
-        if (ev == X86PMU_UNC_LLC_REQUEST && s->cfg.nboxes) {
-            /* UNC_CHA_REQUESTS.READS_LOCAL */
-            add(s, &s->box[line % s->cfg.nboxes], 0x50, 0x01, SERVER_WIDTH, n);
-        } else if (ev == X86PMU_UNC_CAS_READ) {
+        if (ev == X86PMU_UNC_CAS_READ) {
             add(s, &s->chan[line % X86PMU_UNC_CHANNELS], 0x04, 0x03,
                 SERVER_WIDTH, n);
         } else if (ev == X86PMU_UNC_CAS_WRITE) {
             add(s, &s->chan[line % X86PMU_UNC_CHANNELS], 0x04, 0x0c,
                 SERVER_WIDTH, n);
+        } else if (s->cfg.nboxes) {
+            /* UNC_CHA_REQUESTS.READS_LOCAL, whatever the LLC held */
+            add(s, &s->box[line % s->cfg.nboxes], 0x50, 0x01, SERVER_WIDTH, n);
         }
         break;
     case X86PMU_UNCORE_SPR:
         if (s->global_ctrl & SPR_FRZ) {
             break;
         }
-        if (ev == X86PMU_UNC_LLC_REQUEST && s->cfg.nboxes) {
-            add_spr(&s->box[line % s->cfg.nboxes], 0x50, 0x01, n);
-        } else if (ev == X86PMU_UNC_CAS_READ) {
+        if (ev == X86PMU_UNC_CAS_READ) {
             add_spr(&s->imc[line % X86PMU_UNC_SPR_CHANNELS], 0x05, 0x0f, n);
         } else if (ev == X86PMU_UNC_CAS_WRITE) {
             add_spr(&s->imc[line % X86PMU_UNC_SPR_CHANNELS], 0x05, 0x30, n);
+        } else if (s->cfg.nboxes) {
+            add_spr(&s->box[line % s->cfg.nboxes], 0x50, 0x01, n);
         }
         break;
     case X86PMU_UNCORE_NONE:

@@ -69,7 +69,14 @@ typedef struct X86PMUUncoreState {
 
 /* What the package's caches saw, for x86pmu_uncore_count(). */
 typedef enum X86PMUUncoreEvent {
-    X86PMU_UNC_LLC_REQUEST,     /* a core's request that missed its L2 */
+    /*
+     * A core's request that missed its L2, by the state its lookup found
+     * the line in at the LLC: unmodified (E or S), modified (M), absent
+     * (I, an LLC miss).
+     */
+    X86PMU_UNC_LLC_HIT,
+    X86PMU_UNC_LLC_HIT_M,
+    X86PMU_UNC_LLC_MISS,
     X86PMU_UNC_CAS_READ,        /* a line read from DRAM */
     X86PMU_UNC_CAS_WRITE,       /* a line written to DRAM */
 } X86PMUUncoreEvent;

@@ -43,8 +43,8 @@ typedef struct V6Shape {
 static const V6Shape v6_shapes[] = {
     { "lunarlake-p",
       "Lunar Lake P-core (Lion Cove): version 6, CPUID.23H GP 0-9, fixed "
-      "0-3, UMASK2 and EQ, events 0x1DFF, perf metrics (InstLatx64 CPUID "
-      "dump B06D1)",
+      "0-3, UMASK2 and EQ, events 0x1DFF, perf metrics with level 2 "
+      "(InstLatx64 CPUID dump B06D1; Linux intel_pmu_init_glc)",
       0x40, 0x3ff, 0xf, X86PMU_V6_UMASK2 | X86PMU_V6_EQ, 0x1dff, 0,
       X86PMU_CAP_FREEZE_WHILE_SMM | X86PMU_CAP_FW_WRITE |
       X86PMU_CAP_PERF_METRICS },
@@ -116,6 +116,14 @@ const char *x86pmu_shape_named(const char *name, X86PMUConfig *c)
         c->acr_reload = c->acr_cause = v->acr;
         c->leaf23_events = true;
         c->events_avail23 = v->events23;
+        /*
+         * The core with PERF_METRICS, Lion Cove, fills its level-2 bytes
+         * too: Linux intel_pmu_init_lnc() starts from intel_pmu_init_glc(),
+         * which sets num_topdown_events = 8, and Intel's
+         * TMA_Metrics-full.csv reads PERF_METRICS.HEAVY_OPERATIONS and the
+         * other three in its LNL/ARL column.  Skymont has no PERF_METRICS.
+         */
+        c->td_level2 = (v->perf_caps & X86PMU_CAP_PERF_METRICS) != 0;
         /*
          * Architectural LBRs (CPUID.07H:EDX[19] set in the dump; leaf 1CH
          * on both core types 4000000B-00000007-000F0007, the E-core's EAX

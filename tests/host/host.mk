@@ -29,6 +29,9 @@ HOST_SRCS_emu_omr := $(wildcard emu/model/*.c)
 # Host tests of the emulated PMU's version 6, CPUID.23H and AMD extensions (emu/model).
 HOST_SRCS_emu_v6 := $(wildcard emu/model/*.c)
 
+# Host tests of the emulated uncore's C-box lookup states (emu/model).
+HOST_SRCS_emu_uncore := $(wildcard emu/model/*.c)
+
 # Host test of the framebuffer console and its font (lib/string.c for the
 # memset fbcon uses, renamed kstr_* on the host).
 HOST_SRCS_fbcon := lib/fbcon.c lib/font8x16.c lib/string.c

@@ -1020,7 +1020,7 @@ static void uncore_tick(unsigned pkg, const struct model_work *w)
 
 	unsigned chans = u->cfg.layout == X86PMU_UNCORE_SPR ? X86PMU_UNC_SPR_CHANNELS : X86PMU_UNC_CHANNELS;
 
-	spread(pkg, X86PMU_UNC_LLC_REQUEST, w->llc_lookups, boxes);
+	spread(pkg, X86PMU_UNC_LLC_HIT, w->llc_lookups, boxes);
 	spread(pkg, X86PMU_UNC_CAS_READ, w->cas_reads, chans);
 	spread(pkg, X86PMU_UNC_CAS_WRITE, w->cas_writes, chans);
 }

@@ -915,6 +915,149 @@ static void amd_lbr_freeze(void)
           amd_lbr[2][0] != amd_lbr[1][0] || amd_lbr[2][1] != amd_lbr[1][1], 1);
 }
 
+/*
+ * PERF_METRICS' level-2 bytes on a Golden Cove descendant (Lion Cove here:
+ * the lunarlake-p shape).  Linux fills eight top-down metrics from
+ * Golden Cove on (arch/x86/events/intel/core.c: intel_pmu_init_glc() sets
+ * num_topdown_events = 8, and intel_pmu_init_lnc() starts from it), and
+ * each level-2 byte is a part of a level-1 class (SDM vol. 3B,
+ * "Performance Metrics"; Intel's TMA_Metrics-full.csv): heavy operations
+ * of retiring, branch mispredicts of bad speculation, fetch latency of
+ * frontend bound, memory bound of backend bound.  FIXED_CTR3 counts the
+ * slots of a loop with PERF_METRICS enabled (GLOBAL_CTRL bits 35 and 48);
+ * MSR 329H then has level-1 bytes, so a core that fills level 2 has a
+ * nonzero byte among 4-7, each at most its class (within the rounding of
+ * one).
+ */
+#define MSR_FIXED_CTR3 0x30c
+#define MSR_PERF_METRICS 0x329
+
+static void td_level2(void)
+{
+    static const char *const parts[4] = {
+        "heavy operations <= retiring",
+        "branch mispredicts <= bad speculation",
+        "fetch latency <= frontend bound",
+        "memory bound <= backend bound",
+    };
+    uint64_t m;
+    uint32_t l1, l2;
+    unsigned i;
+
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_FIXED_CTR3, 0);
+    wrmsr(MSR_PERF_METRICS, 0);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0x3u << 12);
+    wrmsr(MSR_GLOBAL_CTRL, (1ull << 48) | (1ull << 35));
+    (void)timed_loop_body(100000);
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    m = rdmsr(MSR_PERF_METRICS);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0);
+    l1 = (uint32_t)m;
+    l2 = (uint32_t)(m >> 32);
+    puts("# PERF_METRICS 0x");
+    for (i = 16; i-- > 0;) {
+        put_char("0123456789abcdef"[(m >> (4 * i)) & 0xf]);
+    }
+    puts("\n");
+    check("PERF_METRICS level 1 filled over 100000 iterations", l1 != 0, 1);
+    check("Lion Cove fills PERF_METRICS level 2 (bytes 4-7 not all 0)",
+          l2 != 0, 1);
+    for (i = 0; i < 4; i++) {
+        check(parts[i], ((l2 >> (8 * i)) & 0xff) <=
+              ((l1 >> (8 * i)) & 0xff) + 1, 1);
+    }
+}
+
+/*
+ * UNC_CBO_CACHE_LOOKUP (event 34H) counts a lookup under the unit-mask bit
+ * of the state it found the line in (Intel perfmon skylake_uncore.json,
+ * haswell_uncore.json, sandybridge_uncore.json: .ANY_M 81H "found line in
+ * M-state", .ANY_ES 86H "in E or S-state", .ANY_I 88H "in I-state").  On a
+ * one-core Skylake client (one C-box: C-box 0's selects at 700H/701H,
+ * counters at 706H/707H, MSR_UNC_PERF_GLOBAL_CTL E01H bit 29; SDM vol. 4,
+ * the 6th-10th generation uncore MSRs; Linux uncore_snb.c) K lines A_i,
+ * and K lines B_i that share A_i's place in the L2 but not in the LLC
+ * (the emulator's caches, emu/qemu/README.md: a 1 MiB direct-mapped L2,
+ * an 8 MiB LLC), go through: flushed A, B loaded (misses: I), A loaded
+ * again (L2 misses that find A clean in the LLC: E or S); then A stored
+ * (L2 hits), B and A loaded again (B clean: E or S; A modified: M).
+ */
+#define UNC_GLOBAL_CTL 0xe01
+#define UNC_CBO0_SEL 0x700
+#define UNC_CBO0_CTR 0x706
+#define CBO_LINES 64
+#define CBO_A 0x1000000u
+#define CBO_B (CBO_A + 0x100000u)
+
+static void load_lines(uint32_t base)
+{
+    unsigned i;
+
+    for (i = 0; i < CBO_LINES; i++) {
+        (void)*(volatile uint32_t *)(uintptr_t)(base + 64 * i);
+    }
+}
+
+/* C-box 0's two counters over one pass of `run`, under umasks u0 and u1. */
+static void cbo_window(uint32_t u0, uint32_t u1, void (*run)(void),
+                       uint32_t *n0, uint32_t *n1)
+{
+    uint64_t b0, b1;
+
+    wrmsr(UNC_GLOBAL_CTL, 0);
+    wrmsr(UNC_CBO0_SEL, 0x34 | u0 << 8 | (1u << 22));
+    wrmsr(UNC_CBO0_SEL + 1, 0x34 | u1 << 8 | (1u << 22));
+    b0 = rdmsr(UNC_CBO0_CTR);
+    b1 = rdmsr(UNC_CBO0_CTR + 1);
+    wrmsr(UNC_GLOBAL_CTL, 1u << 29);
+    run();
+    wrmsr(UNC_GLOBAL_CTL, 0);
+    *n0 = (uint32_t)(rdmsr(UNC_CBO0_CTR) - b0);
+    *n1 = (uint32_t)(rdmsr(UNC_CBO0_CTR + 1) - b1);
+    wrmsr(UNC_CBO0_SEL, 0);
+    wrmsr(UNC_CBO0_SEL + 1, 0);
+}
+
+static void cbo_misses_then_clean(void)
+{
+    load_lines(CBO_A);
+    load_lines(CBO_B);
+    load_lines(CBO_A);
+}
+
+static void cbo_clean_then_modified(void)
+{
+    load_lines(CBO_B);
+    load_lines(CBO_A);
+}
+
+static void cbo_lookup_state(void)
+{
+    uint32_t n0, n1;
+    unsigned i;
+
+    if ((rdmsr(0x396) & 0xf) != 1) {
+        check("uncore: one C-box (MSR_UNC_CBO_CONFIG[3:0])",
+              (uint32_t)rdmsr(0x396) & 0xf, 1);
+        return;
+    }
+    for (i = 0; i < CBO_LINES; i++) {
+        __asm__ volatile("clflush (%0)" : : "r"(CBO_A + 64 * i) : "memory");
+        __asm__ volatile("clflush (%0)" : : "r"(CBO_B + 64 * i) : "memory");
+    }
+    cbo_window(0x88, 0x86, cbo_misses_then_clean, &n0, &n1);
+    check("C-box lookups found in I (ANY_I 88H): A and B missed", n0,
+          2 * CBO_LINES);
+    check("... in E or S (ANY_ES 86H): A found clean", n1, CBO_LINES);
+    for (i = 0; i < CBO_LINES; i++) {
+        *(volatile uint32_t *)(uintptr_t)(CBO_A + 64 * i) = i;
+    }
+    cbo_window(0x81, 0x86, cbo_clean_then_modified, &n0, &n1);
+    check("C-box lookups found in M (ANY_M 81H): A stored to", n0, CBO_LINES);
+    check("... in E or S (ANY_ES 86H): B found clean", n1, CBO_LINES);
+}
+
 /* Host TSC ticks for `n` iterations of DEC/JNZ with PMC0 set to `sel`. */
 static uint32_t timed_loop(uint32_t sel, uint32_t n)
 {
@@ -1024,6 +1167,8 @@ static bool one_case(uint32_t magic, uint32_t mbi)
         { "uncore-init", uncore_init },
         { "ref-tsc", gp_ref_clock },
         { "amd-lbr-freeze", amd_lbr_freeze },
+        { "td-level2", td_level2 },
+        { "cbo-lookup-state", cbo_lookup_state },
     };
     unsigned i;
 

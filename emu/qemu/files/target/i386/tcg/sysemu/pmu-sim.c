@@ -87,7 +87,10 @@ static void access_line(CPUX86State *env, struct X86PMUSim *m, uint64_t line,
         a->offcore[store ? X86PMU_REQ_RFO : X86PMU_REQ_DATA_RD][hit]++;
     }
     if (env_archcpu(env)->pmu_pkg) {
-        x86_pmu_uncore_event(env, X86PMU_UNC_LLC_REQUEST, line);
+        /* The lookup's state: I for a miss, M for a line stored to. */
+        x86_pmu_uncore_event(env, !hit ? X86PMU_UNC_LLC_MISS :
+                             (*llc & LLC_DIRTY) ? X86PMU_UNC_LLC_HIT_M :
+                             X86PMU_UNC_LLC_HIT, line);
         if (!hit) {
             x86_pmu_uncore_event(env, X86PMU_UNC_CAS_READ, line);
             if (*llc & LLC_DIRTY) {

@@ -492,8 +492,10 @@ static unsigned pmu_fold(CPUX86State *env, bool one_insn)
  * Reference Cycles; "Fixed-function Performance Counters",
  * CPU_CLK_UNHALTED.REF_TSC), attributed to the privilege level current
  * when they are folded; every privilege change folds them first
- * (x86_pmu_cpl_change).  Halted is cs->halted (HLT, MWAIT, waiting for
- * SIPI): the vCPU leaves cpu_exec for other reasons too (PAUSE, I/O, a
+ * (x86_pmu_cpl_change).  Halted is cs->halted (HLT, waiting for SIPI,
+ * and MWAIT on a one-CPU machine only: with more CPUs QEMU 7.2's
+ * helper_mwait does not wait, do_pause, so a guest's MWAIT idle loop
+ * counts): the vCPU leaves cpu_exec for other reasons too (PAUSE, I/O, a
  * kick), and the clock runs on through those.  Ticks since the last fold
  * count unless the vCPU was halted at it; a halt's own fold (at exit) and
  * the fold at the next entry bound the halted time.

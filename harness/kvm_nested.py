@@ -111,7 +111,7 @@ LEGS = [
     _leg("7.3", "q10", "emulated", 0,
          "the newest kernel, emulated vPMU (make test's leg)"),
     _leg("7.3", "q10", "mediated", 0,
-         "the mediated vPMU (Linux 7.0+, kvm.enable_mediated_pmu=1)"),
+         "the mediated vPMU (Linux 7.0+, kvm_amd.enable_mediated_pmu=1)"),
     _leg("7.3", "q10", "off", 0,
          "kvm.enable_pmu=0: no vPMU, every PMU check SKIPs with the probe's reason"),
 ]

@@ -205,6 +205,41 @@ static bool check_lbr_outside(const struct pmu_lbr_caps *l, uint64_t debugctl_on
 	return bad == 0;
 }
 
+/* The fields SMI delivery clears with FREEZE_WHILE_SMM set. */
+#define SMM_DEBUGCTL_TRACE \
+	(BIT(DEBUGCTL_LBR_BIT) | BIT(DEBUGCTL_BTF_BIT) | BIT(DEBUGCTL_TR_BIT) | BIT(DEBUGCTL_BTS_BIT))
+
+/* FREEZE_WHILE_SMM clear (DEBUGCTL d, none of SMM_DEBUGCTL_TRACE): the
+ * least counts of SMM_TRIALS windows without and with one SMI; after
+ * each SMI DEBUGCTL must read back d (nothing restores a copy, and
+ * SeaBIOS's handler writes none). 0, or 1 when no window came without
+ * one of the platform's own SMIs, 2 when none came with exactly ours. */
+static int smm_unfrozen(struct pmu_event *const *evs, unsigned n, uint64_t all, uint64_t d, uint64_t plain[2],
+			uint64_t smi[2], struct smm_window *w)
+{
+	bool dbg_ok = true;
+
+	smm_debugctl_before = smm_debugctl_after = d;
+	for (unsigned i = 0; i < n; i++)
+		plain[i] = smi[i] = ~0ull;
+	for (unsigned t = 0; t < SMM_TRIALS; t++) {
+		if (!smm_window_with(evs, n, all, 0, w))
+			return 1;
+		for (unsigned i = 0; i < n; i++)
+			plain[i] = w->count[i] < plain[i] ? w->count[i] : plain[i];
+		if (!smm_window_with(evs, n, all, 1, w))
+			return 2;
+		for (unsigned i = 0; i < n; i++)
+			smi[i] = w->count[i] < smi[i] ? w->count[i] : smi[i];
+		if (dbg_ok)
+			dbg_ok = check(
+				w->debugctl_fault == 0 && w->debugctl == d,
+				"FREEZE_WHILE_SMM clear: IA32_DEBUGCTL after RSM %#lx (fault %d), expected %#lx as written before the SMI",
+				(unsigned long)w->debugctl, w->debugctl_fault, (unsigned long)d);
+	}
+	return 0;
+}
+
 KTEST("pmu.smm", freeze_while_smm, needs_smi, 0,
       "FREEZE_WHILE_SMM keeps a real SMI's handler out of counters and LBRs")
 {
@@ -255,21 +290,18 @@ KTEST("pmu.smm", freeze_while_smm, needs_smi, 0,
 
 	/* 1. The control: FREEZE_WHILE_SMM clear, the handler's code (CPL 0)
 	 * counts like any OS-mode code. */
-	smm_debugctl_before = smm_debugctl_after = d0 & ~freeze;
-	for (unsigned t = 0; t < SMM_TRIALS; t++) {
-		if (!smm_window_with(evs, n, all, 0, &w))
-			goto skip_smis;
-		for (unsigned i = 0; i < n; i++)
-			plain[i] = w.count[i] < plain[i] ? w.count[i] : plain[i];
-		if (!smm_window_with(evs, n, all, 1, &w)) {
-			wrmsr_safe(MSR_IA32_DEBUGCTL, d0);
-			pmu_events_del(evs, n);
+	uint64_t d_clear = d0 & ~(freeze | SMM_DEBUGCTL_TRACE);
+	int r = smm_unfrozen(evs, n, all, d_clear, plain, smi, &w);
+	if (r) {
+		wrmsr_safe(MSR_IA32_DEBUGCTL, d0);
+		pmu_events_del(evs, n);
+		if (r == 1)
 			ktest_skip(
-				"OUT %#x to port %#x: MSR_SMI_COUNT moved by %lu, not 1, in each of %u windows (APMC SMIs off?): cannot observe",
-				SMM_CMD, SMM_APM_CNT, (unsigned long)w.smis, SMM_ATTEMPTS);
-		}
-		for (unsigned i = 0; i < n; i++)
-			smi[i] = w.count[i] < smi[i] ? w.count[i] : smi[i];
+				"an SMI came in each of %u windows without the OUT (MSR_SMI_COUNT +%lu): the platform's own SMIs, cannot tell ours",
+				SMM_ATTEMPTS, (unsigned long)w.smis);
+		ktest_skip(
+			"OUT %#x to port %#x: MSR_SMI_COUNT moved by %lu, not 1, in each of %u windows (APMC SMIs off?): cannot observe",
+			SMM_CMD, SMM_APM_CNT, (unsigned long)w.smis, SMM_ATTEMPTS);
 	}
 	for (unsigned i = 0; i < n; i++)
 		diag("FREEZE_WHILE_SMM clear: %s counted %lu without the SMI, %lu with it (the handler: %ld)",
@@ -282,6 +314,7 @@ KTEST("pmu.smm", freeze_while_smm, needs_smi, 0,
 			"with FREEZE_WHILE_SMM clear the SMI added %ld instructions (%lu, %lu without it): the SMM handler is not counted here, nothing to freeze",
 			(long)(smi[0] - plain[0]), (unsigned long)smi[0], (unsigned long)plain[0]);
 	}
+	uint64_t handler = smi[0] - plain[0];
 
 	/* 2-4. FREEZE_WHILE_SMM set (and LBR on, where legacy LBRs are):
 	 * the handler is not counted, DEBUGCTL and GLOBAL_CTRL are back after
@@ -334,12 +367,15 @@ KTEST("pmu.smm", freeze_while_smm, needs_smi, 0,
 		      smi[i] > plain[i] ? "while frozen"
 					: "no: counting stopped at the SMI and did not resume");
 	}
-	pmu_events_del(evs, n);
-	return;
-skip_smis:
+
+	/* 5. FREEZE_WHILE_SMM clear again: the next SMI's handler counts as
+	 * before; nothing of the frozen SMIs is left to restore. */
+	r = smm_unfrozen(evs, n, all, d_clear, plain, smi, &w);
+	if (check(r == 0, "FREEZE_WHILE_SMM clear again: no window with %s in %u",
+		  r == 1 ? "no SMI" : "exactly one SMI", SMM_ATTEMPTS))
+		check(smi[0] > plain[0] + 1,
+		      "FREEZE_WHILE_SMM clear again: %s counted %lu across the SMI, %lu without it; the handler (%lu before the frozen SMIs) is not counted now",
+		      what[0], (unsigned long)smi[0], (unsigned long)plain[0], (unsigned long)handler);
 	wrmsr_safe(MSR_IA32_DEBUGCTL, d0);
 	pmu_events_del(evs, n);
-	ktest_skip(
-		"an SMI came in each of %u windows without the OUT (MSR_SMI_COUNT +%lu): the platform's own SMIs, cannot tell ours",
-		SMM_ATTEMPTS, (unsigned long)w.smis);
 }

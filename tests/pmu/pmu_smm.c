@@ -107,14 +107,14 @@ static const char *needs_smi(void)
 	return NULL;
 }
 
-/* One window: count evs around an OUT of SMM_CMD to port, with DEBUGCTL
- * smm_debugctl_before; then DEBUGCTL is read and set to
- * smm_debugctl_after. */
 /* DEBUGCTL for a window, and as soon as it ends; the LBR stack emptied
  * before it, when not NULL. */
 static uint64_t smm_debugctl_before, smm_debugctl_after;
 static const struct pmu_lbr_caps *smm_lbr;
 
+/* One window: count evs around an OUT of SMM_CMD to port, with DEBUGCTL
+ * smm_debugctl_before; then DEBUGCTL is read and set to
+ * smm_debugctl_after. */
 static void smm_window(struct pmu_event *const *evs, unsigned n, uint64_t all, uint16_t port,
 		       struct smm_window *w)
 {

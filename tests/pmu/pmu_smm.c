@@ -17,7 +17,10 @@
  * the SMBASE relocation at POST) and otherwise returns with RSM; and only
  * on the boot processor, the one CPU whose SMBASE SeaBIOS relocated into
  * its SMRAM (an application processor's SMI would enter SMM at
- * 0x30000 + 0x8000, plain RAM). OVMF publishes its SMBIOS entry point in
+ * 0x30000 + 0x8000, plain RAM). The SMI reaches that CPU alone: QEMU's
+ * ICH9 raises an APM SMI on the CPU that wrote the port unless firmware
+ * negotiated broadcast SMIs, which SeaBIOS never does, and its PIIX4 on
+ * the first CPU. OVMF publishes its SMBIOS entry point in
  * the EFI configuration table, and its type 0 names EDK II, not SeaBIOS:
  * a UEFI boot SKIPs either way, as does every other firmware.
  * MSR_SMI_COUNT (MSR 34H, Nehalem on) before and after each window tells
@@ -46,8 +49,9 @@
 
 #define SMM_APM_CNT 0xb2   /* APM control: ICH9 LPC, PIIX4 PM (ACPI's SMI_CMD) */
 #define SMM_POST_PORT 0x80 /* the stand-in: POST codes, read by no one */
-/* Not SeaBIOS's CALL32SMM_CMDID (0xB5), nor ACPI enable/disable (0xF1/0xF0,
- * which QEMU's chipsets take as such and raise no SMI for). */
+/* Not SeaBIOS's CALL32SMM_CMDID (0xB5), nor a chipset's ACPI enable/disable
+ * command, which QEMU takes as such and raises no SMI for: 0x02/0x03 on
+ * ICH9 (q35, hw/isa/lpc_ich9.c), 0xF1/0xF0 on PIIX4 (hw/acpi/piix4.c). */
 #define SMM_CMD 0x5a
 #define SMM_SETTLE "64" /* NOPs after the OUT, inside the window */
 #define SMM_TRIALS 3    /* windows of each kind: the least count is the count */
@@ -371,8 +375,12 @@ KTEST("pmu.smm", freeze_while_smm, needs_smi, 0,
 	/* 5. FREEZE_WHILE_SMM clear again: the next SMI's handler counts as
 	 * before; nothing of the frozen SMIs is left to restore. */
 	r = smm_unfrozen(evs, n, all, d_clear, plain, smi, &w);
-	if (check(r == 0, "FREEZE_WHILE_SMM clear again: no window with %s in %u",
-		  r == 1 ? "no SMI" : "exactly one SMI", SMM_ATTEMPTS))
+	if (r != 0)
+		/* The platform's SMIs, not the PMU, as in the control's SKIP;
+		 * what the frozen SMIs showed stands. */
+		diag("FREEZE_WHILE_SMM clear again: no window with %s in %u: not judged",
+		     r == 1 ? "no SMI" : "exactly one SMI", SMM_ATTEMPTS);
+	else
 		check(smi[0] > plain[0] + 1,
 		      "FREEZE_WHILE_SMM clear again: %s counted %lu across the SMI, %lu without it; the handler (%lu before the frozen SMIs) is not counted now",
 		      what[0], (unsigned long)smi[0], (unsigned long)plain[0], (unsigned long)handler);

@@ -789,10 +789,6 @@ UNOBSERVABLE = dict.fromkeys(
     ('check_intel', 'check_amd', 'check_leaf23', 'check_lbr_pebs', 'x86pmu_config_check', 'msg', 'put_str',
      'put_num', 'pmu_config', 'pmu_conventions', 'x86_pmu_realize', 'x86pmu_parse_wrmsr_counted', 'prop_set'),
     START_UP)
-UNOBSERVABLE.update(dict.fromkeys(
-    ('x86pmu_smm_enter', 'x86pmu_smm_leave'),
-    'unobservable from a guest: SMM entry and exit (FREEZE_WHILE_SMM); pmutest raises no SMI, and a guest '
-    'cannot see its own SMM'))
 
 
 def survivor_why(m, r):

@@ -159,6 +159,8 @@
  * Performance Monitoring Version 4" for the streamlined freeze). */
 #define DEBUGCTL_LBR_BIT 0
 #define DEBUGCTL_BTF_BIT 1
+#define DEBUGCTL_TR_BIT 6
+#define DEBUGCTL_BTS_BIT 7
 #define DEBUGCTL_FREEZE_LBRS_ON_PMI_BIT 11
 #define DEBUGCTL_FREEZE_PERFMON_ON_PMI_BIT 12
 #define DEBUGCTL_FREEZE_WHILE_SMM_BIT 14

@@ -138,3 +138,6 @@ HOST_SRCS_workloads := modes/workloads.c lib/printf.c lib/string.c
 # parser (pmu/intel/arch_pebs.c) and the register model's
 # (emu/model/x86-pmu-arch-pebs.c), its records read back by the parser.
 HOST_SRCS_emu_arch_pebs := $(wildcard emu/model/*.c) pmu/intel/arch_pebs.c lib/printf.c lib/string.c
+
+# Host test for lib/smbios.c (SMBIOS entry point and BIOS Information).
+HOST_SRCS_smbios := lib/smbios.c

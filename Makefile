@@ -94,9 +94,9 @@ $(BUILD)/host/obj/%.o: %.c Makefile
 	$(HOSTCC) $(HOST_CFLAGS) -c -o $@ $<
 
 define host_test_rule
-$(BUILD)/host/test_$(1): $$(call host_objs,tests/host/test_$(1).c $$(HOST_SRCS_$(1)))
+$(BUILD)/host/test_$(1): $$(call host_objs,tests/host/test_$(1).c $$(HOST_SRCS_$(1))) tests/host/host.mk
 	@mkdir -p $$(@D)
-	$$(HOSTCC) $$(HOST_CFLAGS) -o $$@ $$^ $$(HOST_LDFLAGS_$(1))
+	$$(HOSTCC) $$(HOST_CFLAGS) -o $$@ $$(filter %.o,$$^) $$(HOST_LDFLAGS_$(1))
 endef
 $(foreach t,$(HOST_TEST_NAMES),$(eval $(call host_test_rule,$(t))))
 

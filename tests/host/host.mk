@@ -1,5 +1,5 @@
 # What each host test program links: HOST_SRCS_<name> for
-# tests/host/test_<name>.c (HOST_LDFLAGS_<name> for its extra flags),
+# tests/host/test_<name>.c (HOST_LDFLAGS_<name> for its extra link flags),
 # HOST_BENCH_SRCS_<name> for tests/host/bench_<name>.c. Recursive '=' where
 # a list uses PMU_HOST_SRCS, so the order of the lines does not matter.
 

@@ -595,6 +595,14 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
  */
 void x86pmu_fixed_bitmap_default(X86PMUConfig *cfg);
 
+/*
+ * After the pmu-* properties: a shape's PERF_METRICS (perf_caps[15]) and
+ * its level 2 dropped where fixed counter 3 is gone, the bit kept when
+ * keep_caps (pmu-perf-caps= gave the register; x86pmu_config_check
+ * judges it).
+ */
+void x86pmu_perf_metrics_settle(X86PMUConfig *cfg, bool keep_caps);
+
 /* "a+b+c" of quirk names into bits; false, with *bad set, if unknown. */
 bool x86pmu_parse_quirks(const char *names, uint32_t *quirks,
                          const char **bad, unsigned *bad_len);

@@ -916,32 +916,27 @@ static void amd_lbr_freeze(void)
 }
 
 /*
- * PERF_METRICS' level-2 bytes on a Golden Cove descendant (Lion Cove here:
- * the lunarlake-p shape).  Linux fills eight top-down metrics from
- * Golden Cove on (arch/x86/events/intel/core.c: intel_pmu_init_glc() sets
- * num_topdown_events = 8, and intel_pmu_init_lnc() starts from it), and
- * each level-2 byte is a part of a level-1 class (SDM vol. 3B,
- * "Performance Metrics"; Intel's TMA_Metrics-full.csv): heavy operations
- * of retiring, branch mispredicts of bad speculation, fetch latency of
- * frontend bound, memory bound of backend bound.  FIXED_CTR3 counts the
- * slots of a loop with PERF_METRICS enabled (GLOBAL_CTRL bits 35 and 48);
- * MSR 329H then has level-1 bytes, so a core that fills level 2 has a
- * nonzero byte among 4-7, each at most its class (within the rounding of
- * one).
+ * PERF_METRICS (MSR 329H, IA32_PERF_CAPABILITIES[15]): the slots
+ * IA32_FIXED_CTR3 counts, divided into top-down classes (SDM vol. 3B,
+ * "Performance Metrics").  Level 1 (bytes 0-3: retiring, bad speculation,
+ * frontend bound, backend bound) from Ice Lake on: Linux 59a854e2f3b9
+ * ("perf/x86/intel: Support TopDown metrics on Ice Lake") reads four
+ * metrics on Ice Lake client and server alike.  Level 2 (bytes 4-7) from
+ * Golden Cove on: Linux sets num_topdown_events = 8 for Sapphire Rapids
+ * and in intel_pmu_init_glc(), where Lion Cove's intel_pmu_init_lnc()
+ * starts; each level-2 byte is a part of a level-1 class (Intel's
+ * TMA_Metrics-full.csv): heavy operations of retiring, branch mispredicts
+ * of bad speculation, fetch latency of frontend bound, memory bound of
+ * backend bound.  FIXED_CTR3 counts the slots of a loop with PERF_METRICS
+ * enabled (GLOBAL_CTRL bits 35 and 48); MSR 329H then has level-1 bytes.
  */
 #define MSR_FIXED_CTR3 0x30c
 #define MSR_PERF_METRICS 0x329
+#define MSR_PERF_CAPABILITIES 0x345
 
-static void td_level2(void)
+static uint64_t perf_metrics_of_a_loop(void)
 {
-    static const char *const parts[4] = {
-        "heavy operations <= retiring",
-        "branch mispredicts <= bad speculation",
-        "fetch latency <= frontend bound",
-        "memory bound <= backend bound",
-    };
     uint64_t m;
-    uint32_t l1, l2;
     unsigned i;
 
     wrmsr(MSR_GLOBAL_CTRL, 0);
@@ -953,20 +948,67 @@ static void td_level2(void)
     wrmsr(MSR_GLOBAL_CTRL, 0);
     m = rdmsr(MSR_PERF_METRICS);
     wrmsr(MSR_FIXED_CTR_CTRL, 0);
-    l1 = (uint32_t)m;
-    l2 = (uint32_t)(m >> 32);
     puts("# PERF_METRICS 0x");
     for (i = 16; i-- > 0;) {
         put_char("0123456789abcdef"[(m >> (4 * i)) & 0xf]);
     }
     puts("\n");
+    return m;
+}
+
+/* Level 1 filled, and level 2 when the core has it, within level 1. */
+static void perf_metrics_levels(bool level2, const char *core)
+{
+    static const char *const parts[4] = {
+        "heavy operations <= retiring",
+        "branch mispredicts <= bad speculation",
+        "fetch latency <= frontend bound",
+        "memory bound <= backend bound",
+    };
+    uint64_t m = perf_metrics_of_a_loop();
+    uint32_t l1 = (uint32_t)m, l2 = (uint32_t)(m >> 32);
+    unsigned i;
+
     check("PERF_METRICS level 1 filled over 100000 iterations", l1 != 0, 1);
-    check("Lion Cove fills PERF_METRICS level 2 (bytes 4-7 not all 0)",
-          l2 != 0, 1);
+    if (!level2) {
+        return;
+    }
+    puts("# ");
+    puts(core);
+    puts(":\n");
+    check("PERF_METRICS level 2 filled (bytes 4-7 not all 0)", l2 != 0, 1);
     for (i = 0; i < 4; i++) {
         check(parts[i], ((l2 >> (8 * i)) & 0xff) <=
               ((l1 >> (8 * i)) & 0xff) + 1, 1);
     }
+}
+
+/* Lion Cove (the lunarlake-p shape). */
+static void td_level2(void)
+{
+    perf_metrics_levels(true, "Lion Cove");
+}
+
+/* Ice Lake SP (06_6AH) and Sapphire Rapids (06_8FH): the bit, then the MSR. */
+static void perf_metrics_enumerated(bool level2, const char *core)
+{
+    uint64_t caps = rdmsr(MSR_PERF_CAPABILITIES);
+
+    check("IA32_PERF_CAPABILITIES[15] PERF_METRICS_AVAILABLE",
+          (caps >> 15) & 1, 1);
+    if ((caps >> 15) & 1) {
+        perf_metrics_levels(level2, core);
+    }
+}
+
+static void perf_metrics_icx(void)
+{
+    perf_metrics_enumerated(false, "Ice Lake SP");
+}
+
+static void perf_metrics_spr(void)
+{
+    perf_metrics_enumerated(true, "Sapphire Rapids");
 }
 
 /*
@@ -1168,6 +1210,8 @@ static bool one_case(uint32_t magic, uint32_t mbi)
         { "ref-tsc", gp_ref_clock },
         { "amd-lbr-freeze", amd_lbr_freeze },
         { "td-level2", td_level2 },
+        { "perf-metrics-icx", perf_metrics_icx },
+        { "perf-metrics-spr", perf_metrics_spr },
         { "cbo-lookup-state", cbo_lookup_state },
     };
     unsigned i;

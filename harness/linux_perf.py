@@ -569,6 +569,49 @@ def judge_perf_tests(j, sec):
             j.note(f"perf test {a} {t}: {c}")
 
 
+TD_LEVEL1 = ("topdown-retiring", "topdown-bad-spec", "topdown-fe-bound", "topdown-be-bound")
+TD_LEVEL2 = ("topdown-heavy-ops", "topdown-br-mispredict", "topdown-fetch-lat", "topdown-mem-bound")
+
+
+def judge_topdown(j, sec, shape):
+    """PERF_METRICS as Linux 6.1 sees it, on the parts whose driver case
+    names top-down events (intel_pmu_init: Ice Lake's 4, Sapphire Rapids'
+    8): td_is_visible lists them exactly when IA32_PERF_CAPABILITIES[15]
+    is set.  Each level-1 metric is slots * its PERF_METRICS byte / 255
+    (icl_get_metrics_event_value), the four bytes a division of the slots
+    in 1/255 steps (SDM vol. 3B, "Performance Metrics"): together the
+    slots, within a step for each byte's rounding (4 * slots / 255) and a
+    slot for each floor of each read (Linux reads the group at the end and
+    whenever the task is switched out)."""
+    driver = j.f.get("driver", "")
+    cases = [c for c in ("Icelake events", "Sapphire Rapids events") if c in driver]
+    if shape.vendor != "intel" or not cases:
+        return
+    listed = set(sec.get("TOPDOWN-EVENTS", ("", None))[0].split())
+    has1 = all(e in listed for e in TD_LEVEL1)
+    j.check(has1 == shape.perf_metrics,
+            f"level-1 topdown events {'listed' if has1 else 'not listed'} ({cases[0]}); the shape "
+            f"{'has' if shape.perf_metrics else 'has no'} PERF_METRICS: {sorted(listed)}")
+    if cases[0] == "Sapphire Rapids events":
+        has2 = all(e in listed for e in TD_LEVEL2)
+        j.check(has2 == shape.td_level2,
+                f"level-2 topdown events {'listed' if has2 else 'not listed'}; the shape "
+                f"{'fills' if shape.td_level2 else 'does not fill'} level 2")
+    if not shape.perf_metrics:
+        return
+    body, rc = sec.get("TOPDOWN", ("", None))
+    c = stat_counts(body)
+    slots, cs, ms = c.get("slots"), c.get("context-switches"), [c.get(e) for e in TD_LEVEL1]
+    if rc != 0 or not isinstance(slots, int) or not slots or not isinstance(cs, int) \
+            or not all(isinstance(m, int) for m in ms):
+        j.check(False, f"perf stat of the top-down group: rc={rc}, counts {c}")
+        return
+    total, slack = sum(ms), 4 * slots // 255 + 4 * (cs + 1)
+    j.check(abs(total - slots) <= slack,
+            f"top-down level 1 {' + '.join(map(str, ms))} = {total}, the {slots} slots within "
+            f"{slack} (4/255 of them, and 4 per read over {cs} switch(es))")
+
+
 def run_profile(profile, qemu, vmlinuz, initrd, outdir, timeout=TIMEOUT):
     j = Judge(profile)
     logpath = os.path.join(outdir, profile.name + ".log")
@@ -603,6 +646,7 @@ def judge_console(j, sec, shape):
     judge_boot(j, sec, shape)
     judge_stat(j, sec, shape)
     judge_record(j, sec, shape, perf_guest.addresses())
+    judge_topdown(j, sec, shape)
     judge_perf_tests(j, sec)
 
 

@@ -183,6 +183,13 @@ run LBR-SWITCHES sh -c 'perf script -i /tmp/lbr.data --show-switch-events -F tim
 run LBR-ENTRIES sh -c 'perf script -i /tmp/lbr.data -F brstack | tr " " "\\n" | grep . | cut -d/ -f1,2 | sort | uniq -c'
 rm -f /tmp/lbr.data
 fi
+# Top-down metrics: Linux lists its topdown-* events where PERF_METRICS is
+# enumerated (arch/x86/events/intel/core.c td_is_visible) and reads them
+# from MSR 329H over the slots of fixed counter 3.
+run TOPDOWN-EVENTS sh -c 'ls /sys/bus/event_source/devices/cpu/events/ | grep -E "^(slots|topdown-)"; true'
+if [ -e /sys/bus/event_source/devices/cpu/events/topdown-retiring ]; then
+run TOPDOWN taskset -c 1 perf stat -x, -e '{{slots,topdown-retiring,topdown-bad-spec,topdown-fe-bound,topdown-be-bound}}',context-switches -- ./loop
+fi
 run PERFTEST-LIST sh -c 'perf test list 2>&1 | grep -E "^ *[0-9]+: ({tests})$"'
 for n in $(perf test list 2>&1 | grep -E "^ *[0-9]+: ({tests})$" | sed 's/:.*//'); do run PERFTEST-$n sh -c "perf test $n 2>&1 | cat"; done
 echo "@@ DONE"

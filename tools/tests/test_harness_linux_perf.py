@@ -144,6 +144,23 @@ class Shapes(unittest.TestCase):
         self.assertEqual(got["intel-arch-pebs"].pebs, 0xf)
         self.assertEqual(got["intel-dmr"].version, 6)
 
+    def test_perf_metrics_by_family_and_model(self):
+        # emu/model/x86-pmu-config.c perf_metrics_shape: level 1 on Ice
+        # Lake SP, level 2 too on Sapphire Rapids, none on QEMU's own
+        # Icelake-Server model number (06_86H) nor without fixed counter 3.
+        def pm(cpu):
+            s = pmu_shape.shape(cpu)
+            return s.perf_metrics, s.td_level2
+        self.assertEqual(pm("Icelake-Server,model=106,pmu=on"), (True, False))
+        self.assertEqual(pm("Icelake-Server,model=143,pmu=on"), (True, True))
+        self.assertEqual(pm("Icelake-Server,pmu=on"), (False, False))
+        self.assertEqual(pm("Icelake-Server,model=106,pmu=on,pmu-fixed=3"), (False, False))
+        self.assertEqual(pm("Icelake-Server,model=106,pmu=on,pmu-fixed=2,pmu-fixed-bitmap=0xb"),
+                         (True, False))
+        self.assertEqual(pm("Skylake-Client,pmu=on"), (False, False))
+        self.assertEqual(pm("Icelake-Server,model=189,pmu=on,pmu-shape=lunarlake-p"), (True, True))
+        self.assertEqual(pm("Icelake-Server,model=189,pmu=on,pmu-shape=lunarlake-e"), (False, False))
+
     def test_unknown_property_refused(self):
         with self.assertRaises(pmu_shape.ShapeError):
             pmu_shape.shape("Skylake-Client,pmu=on,pmu-perf-caps=0x2000")
@@ -322,6 +339,62 @@ class Judge(unittest.TestCase):
         self.assertIn("lbr=bad", self.judge(console(lbr_depths=(0,))).summary())
         self.assertIn("lbr=bad", self.judge(console(lbr_depths=(0, 5), switch_in=True)).summary())
         self.assertIn("lbr=bad", self.judge(console(lbr_depths=(33,), switch_in=True)).summary())
+
+
+ICX_DRIVER = ("PEBS fmt4+-baseline, Icelake events, AnyThread deprecated, 32-deep LBR, "
+              "full-width counters, Intel PMU driver.")
+SPR_DRIVER = ("Architectural LBR, PEBS fmt4+-baseline, Sapphire Rapids events, AnyThread "
+              "deprecated, 32-deep LBR, full-width counters, Intel PMU driver.")
+
+
+def topdown(level2=False, counts=(64, 0, 64, 127), slots=1000000, switches=0, listed=True):
+    """TOPDOWN-EVENTS and TOPDOWN sections: the level-1 counts are slots *
+    byte / 255 of these bytes."""
+    names = ["slots"] + (list(linux_perf.TD_LEVEL1) if listed else [])
+    names += list(linux_perf.TD_LEVEL2) if level2 and listed else []
+    stat = "%d,,slots,1,100.00,,\n" % slots
+    for e, b in zip(linux_perf.TD_LEVEL1, counts):
+        stat += "%d,,%s,1,100.00,,\n" % (slots * b // 255, e)
+    stat += "%d,,context-switches,1,100.00,,\n" % switches
+    s = "@@ BEGIN TOPDOWN-EVENTS\n%s\n@@ END TOPDOWN-EVENTS rc=0\n" % "\n".join(names)
+    if listed:
+        s += "@@ BEGIN TOPDOWN\n%s@@ END TOPDOWN rc=0\n" % stat
+    return s
+
+
+class Topdown(unittest.TestCase):
+    def judge(self, cpu, driver, text):
+        j = linux_perf.Judge(profiles.load_profiles()[0])
+        j.f["driver"] = driver
+        linux_perf.judge_topdown(j, linux_perf.sections(text), pmu_shape.shape(cpu))
+        return j
+
+    def test_ice_lake_and_sapphire_rapids(self):
+        icx, spr = "Icelake-Server,model=106,pmu=on", "Icelake-Server,model=143,pmu=on"
+        self.assertEqual(self.judge(icx, ICX_DRIVER, topdown()).failed, [])
+        self.assertEqual(self.judge(spr, SPR_DRIVER, topdown(level2=True)).failed, [])
+        # Four bytes that add up to 0xFF, read after 3 switches: 4 floors a read.
+        self.assertEqual(self.judge(icx, ICX_DRIVER, topdown(switches=3)).failed, [])
+
+    def test_each_departure_fails(self):
+        icx, spr = "Icelake-Server,model=106,pmu=on", "Icelake-Server,model=143,pmu=on"
+        # Not listed where the shape has PERF_METRICS; listed where it has none.
+        self.assertTrue(self.judge(icx, ICX_DRIVER, topdown(listed=False)).failed)
+        self.assertTrue(self.judge("Icelake-Server,model=106,pmu=on,pmu-fixed=3", ICX_DRIVER,
+                                   topdown()).failed)
+        # Sapphire Rapids without its level-2 events.
+        self.assertTrue(self.judge(spr, SPR_DRIVER, topdown()).failed)
+        # Bytes adding up to 0xF0 (no rounding explains 15 steps), or all 0.
+        self.assertTrue(self.judge(icx, ICX_DRIVER, topdown(counts=(64, 0, 64, 112))).failed)
+        self.assertTrue(self.judge(icx, ICX_DRIVER, topdown(counts=(0, 0, 0, 0))).failed)
+        # The group not counted.
+        text = topdown().replace("1000000,,slots", "<not counted>,,slots")
+        self.assertTrue(self.judge(icx, ICX_DRIVER, text).failed)
+
+    def test_other_driver_cases_unjudged(self):
+        # Linux 6.1's Skylake case has no PERF_METRICS events to list.
+        j = self.judge("Skylake-Client,pmu=on", "PEBS fmt3+, Skylake events, Intel PMU driver.", "")
+        self.assertEqual((j.failed, j.lines), ([], []))
 
 
 class Debian(unittest.TestCase):

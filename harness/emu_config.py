@@ -114,7 +114,7 @@ CASES = [
     # The Ice Lake shape's own PERF_METRICS (emu/model/x86-pmu-config.c
     # perf_metrics_shape) goes with fixed counter 3: taken away with it,
     # kept (and refused) when pmu-perf-caps= names the bit.
-    ('shape_perf_metrics_dropped_with_fixed3', V5 + ',pmu-fixed=3', True,
+    ('fixed_3_accepted_shape_perf_metrics_dropped', V5 + ',pmu-fixed=3', True,
      'SDM vol. 3B Performance Metrics: slots of IA32_FIXED_CTR3'),
     ('explicit_perf_metrics_refused_without_fixed3', V5 + ',pmu-fixed=3,pmu-perf-caps=0xa000', False,
      'SDM vol. 3B Performance Metrics: slots of IA32_FIXED_CTR3'),

@@ -514,6 +514,12 @@ typedef struct X86PMUState {
      * order: retiring, bad speculation, frontend bound, backend bound.
      */
     uint64_t metrics[4];
+    /*
+     * PERF_METRICS as last written when not 0, read back while the sum
+     * of metrics[] is still metrics_held, its sum right after that write
+     * (x86-pmu-v6.c metrics_write).
+     */
+    uint64_t metrics_written, metrics_held;
     /* AMD: EFER.SVME and guest mode, for HostOnly/GuestOnly. */
     bool svme, guest;
     uint64_t offcore_rsp[X86PMU_OFFCORE_MAX]; /* MSR_OFFCORE_RSP_0/1, OMR_0-3 */

@@ -288,12 +288,18 @@ static bool ref_at_tsc(uint32_t family, uint32_t model)
  * intel_pmu_init's Ice Lake case (ICELAKE_L/ICELAKE/ICELAKE_X/ICELAKE_D,
  * TIGERLAKE_L/TIGERLAKE, ROCKETLAKE), with no server exception.  Level 2
  * (bytes 4-7, x86-pmu-td2.c) from Golden Cove on: num_topdown_events = 8
- * in the Sapphire Rapids case (and intel_pmu_init_glc, which Emerald and
- * Granite Rapids take).  By family and model, as QEMU's Icelake-Server
- * also stands for Snow Ridge (06_86H, a Tremont Atom: Linux's Tremont
- * case has no top-down metrics), which the rows without model= keep.  A
- * configuration whose properties take fixed counter 3 away loses the bit
- * (x86pmu_perf_metrics_settle).
+ * in the Sapphire Rapids case (Linux 61b985e3e775 "perf/x86/intel: Add
+ * perf core PMU support for Sapphire Rapids"; intel_pmu_init_glc, which
+ * Emerald and Granite Rapids take).  By family and model, as QEMU's
+ * Icelake-Server also stands for Snow Ridge (06_86H, a Tremont Atom:
+ * Linux's Tremont case has no top-down metrics), which the rows without
+ * model= keep.  The hybrid parts (Alder, Raptor and Meteor Lake) are left
+ * out: their IA32_PERF_CAPABILITIES differs by core type (Linux 6.1
+ * intel_pmu_cpu_starting: the bit "should always be 0 on a hybrid
+ * platform"; erratum RPL018 clears it on Raptor and Meteor Lake P-cores,
+ * Linux intel_pmu_broken_perf_cap), and a shape here has one core type.
+ * A configuration whose properties take fixed counter 3 away loses the
+ * bit (x86pmu_perf_metrics_settle).
  */
 static void perf_metrics_shape(uint32_t family, uint32_t model,
                                X86PMUConfig *cfg)

@@ -627,8 +627,9 @@ def topdown_sum(j, sec, name, switches_at_least):
 
 def judge_topdown(j, sec, shape):
     """PERF_METRICS as Linux 6.1 sees it, on the parts whose driver case
-    names top-down events.  Every part of those cases with fixed counter 3
-    enumerates PERF_METRICS (IA32_PERF_CAPABILITIES[15]), so Linux's own
+    names top-down events.  Every silicon part of those cases with fixed
+    counter 3 enumerates PERF_METRICS (IA32_PERF_CAPABILITIES[15]; this
+    harness boots the silicon rows only), so Linux's own
     lines set the expectation: the case, and fixed counter 3 in its event
     mask; td_is_visible lists the level-1 events when the bit is set, and on
     Sapphire Rapids the level-2 ones with them (6.1 lists both whenever the

@@ -621,7 +621,7 @@ def topdown_sum(j, sec, name, switches_at_least):
         j.check(total <= slots + 4 * slots // 255, f"{name}: and at most the slots + 4/255 of "
                 f"them ({slots + 4 * slots // 255}), read once (no switch)")
     else:
-        j.note(f"{name}: {cs} switch(es): level 1 exceeds the slots by {total - slots} "
+        j.note(f"{name}: {cs} switch(es): level 1 minus the slots {total - slots:+d} "
                f"(not judged: Linux keeps what a later read would take back)")
 
 

@@ -428,7 +428,7 @@ class Topdown(unittest.TestCase):
         # does not take back): reported, not judged.
         j = self.judge(self.ICX, ICX_DRIVER, topdown(switched=(760000, 0, 760000, 1500000)))
         self.assertEqual(j.failed, [])
-        self.assertTrue(any("exceeds the slots by 20000" in line for line in j.lines))
+        self.assertTrue(any("level 1 minus the slots +20000" in line for line in j.lines))
 
     def test_each_departure_fails(self):
         # Not listed where Linux's case and fixed counter 3 want them.

@@ -294,7 +294,8 @@ $(EMU_SELFTEST): emu/qemu/selftest/selftest.c emu/qemu/selftest/selftest.ld Make
 # that make test's total counts it.
 emu-selftest: $(EMU_SELFTEST)
 	@q=$${EMU_SELFTEST_QEMU:-$$(emu/qemu/build.sh | tail -n 1)} && fail=0 && \
-	for v in "" delivery-retires uncore-init ref-tsc amd-lbr-freeze td-level2 cbo-lookup-state; do rc=0; \
+	for v in "" delivery-retires uncore-init ref-tsc amd-lbr-freeze td-level2 cbo-lookup-state \
+		perf-metrics-icx perf-metrics-spr; do rc=0; \
 		case $$v in \
 		""|delivery-retires) m="-cpu Skylake-Client,pmu=on,hv-sig=KVMKVMKVM$${v:+,pmu-$$v=on}";; \
 		uncore-init) m="-cpu Skylake-Server,pmu=on,pmu-uncore=on -smp 2,sockets=2 \
@@ -303,6 +304,8 @@ emu-selftest: $(EMU_SELFTEST)
 		amd-lbr-freeze) m="-cpu EPYC-Milan,model=17,pmu=on,pmu-lbr-pmc-freeze=on";; \
 		td-level2) m="-cpu Icelake-Server,model=189,pmu=on,pmu-shape=lunarlake-p";; \
 		cbo-lookup-state) m="-cpu Skylake-Client,pmu=on,pmu-uncore=on";; \
+		perf-metrics-icx) m="-cpu Icelake-Server,model=106,pmu=on";; \
+		perf-metrics-spr) m="-cpu Icelake-Server,model=143,pmu=on";; \
 		esac; \
 		PYTHONPATH=tools $(PYTHON) -m pmutest.cpu_budget --wall-factor 10 120 $$q -machine q35 -accel tcg $$m \
 		-m 128M -display none -nodefaults -no-reboot -serial stdio \

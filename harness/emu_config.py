@@ -111,6 +111,13 @@ CASES = [
      'SDM vol. 3B Performance Metrics: slots of IA32_FIXED_CTR3'),
     ('perf_metrics_accepted_with_fixed3', V5 + ',pmu-perf-caps=0xa000', True,
      'SDM vol. 3B Performance Metrics: slots of IA32_FIXED_CTR3'),
+    # The Ice Lake shape's own PERF_METRICS (emu/model/x86-pmu-config.c
+    # perf_metrics_shape) goes with fixed counter 3: taken away with it,
+    # kept (and refused) when pmu-perf-caps= names the bit.
+    ('fixed_3_accepted_shape_perf_metrics_dropped', V5 + ',pmu-fixed=3', True,
+     'SDM vol. 3B Performance Metrics: slots of IA32_FIXED_CTR3'),
+    ('explicit_perf_metrics_refused_without_fixed3', V5 + ',pmu-fixed=3,pmu-perf-caps=0xa000', False,
+     'SDM vol. 3B Performance Metrics: slots of IA32_FIXED_CTR3'),
     ('perf_caps_refused_without_pdcm', V4 + ',pmu-pdcm=off,pmu-perf-caps=0x2000', False,
      'SDM vol. 2A CPUID.01H:ECX[15] PDCM enumerates IA32_PERF_CAPABILITIES'),
     # Legacy LBR stacks have 4, 8, 16 or 32 entries (SDM vol. 3B, "LBR

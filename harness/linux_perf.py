@@ -8,7 +8,8 @@ emu/profiles.list (or those PROFILES globs name).  Per profile it asserts:
 - Linux's "Performance Events" lines name the profile's shape
   (harness/pmu_shape.py): version, GP counters and width, fixed counters,
   PEBS format and LBR depth where the shape has them (and none where it has
-  not), full-width writes; no "unchecked MSR access" or "Broken BIOS" line;
+  not), full-width writes; no "unchecked MSR access" or "Broken BIOS" line,
+  at boot nor among the lines the perf runs add to the kernel's log;
 - perf stat's instructions:u and branches:u on the workload exact, three
   times, with k from Linux's own counters; the raw events likewise;
   perf stat -a counting on every CPU;
@@ -17,6 +18,9 @@ emu/profiles.list (or those PROFILES globs name).  Per profile it asserts:
 - PEBS samples (branches:upp) all at the workload's JNZ, the eventing IP;
 - LBR stacks full depth, of the workload's one branch (and of returns from
   the kernel into it);
+- top-down metrics where Linux's driver case has them: listed exactly when
+  fixed counter 3 is there, and their counts against the slots, in a task
+  that runs alone and in one switched out and back in;
 - perf's built-in PMU tests (perf_guest.PERF_TESTS) pass.
 
 Writes build/linux-perf/<profile>.log (the guest's console, then each
@@ -86,6 +90,7 @@ def build_image(outdir):
             img.add_tree(os.path.join(proot, sub), "/" + sub)
     img.add_file("/root/loop", perf_guest.workload_elf(perf_guest.ITER_SHORT), mode=0o755)
     img.add_file("/root/loop10m", perf_guest.workload_elf(perf_guest.ITER_LONG), mode=0o755)
+    img.add_file("/root/nap", perf_guest.nap_elf(), mode=0o755)
     path = img.write(os.path.join(outdir, "initramfs.cpio.gz"))
     return vmlinuz, kver, path
 
@@ -201,6 +206,10 @@ class Judge:
                 f'lbr={f["lbr"]} verdict={"FAIL" if self.failed else "PASS"}')
 
 
+BAD_LINES = ("unchecked MSR access", "Broken BIOS", "Broken PMU hardware",
+             "PMU not available", "Firmware Bug")
+
+
 def judge_boot(j, sec, shape):
     dmesg = sec.get("DMESG", ("", 1))[0]
     cpu = sec.get("CPU", ("", 1))[0]
@@ -256,8 +265,7 @@ def judge_boot(j, sec, shape):
         fw = "full-width counters" in driver
         j.check(fw == shape.fw_writes, f"full-width counters {'named' if fw else 'not named'}, "
                 f"the shape {'has' if shape.fw_writes else 'has no'} full-width writes")
-    for bad in ("unchecked MSR access", "Broken BIOS", "Broken PMU hardware",
-                "PMU not available", "Firmware Bug"):
+    for bad in BAD_LINES:
         hits = [l for l in dmesg.splitlines() if bad.lower() in l.lower()]
         j.check(not hits, f'no "{bad}" line' + (f": {hits[0].strip()}" if hits else ""))
     sysctl = sec.get("SYSCTL", ("", 1))[0].split()
@@ -569,6 +577,103 @@ def judge_perf_tests(j, sec):
             j.note(f"perf test {a} {t}: {c}")
 
 
+TD_LEVEL1 = ("topdown-retiring", "topdown-bad-spec", "topdown-fe-bound", "topdown-be-bound")
+TD_LEVEL2 = ("topdown-heavy-ops", "topdown-br-mispredict", "topdown-fetch-lat", "topdown-mem-bound")
+# Linux 6.1's driver cases with top-down events (intel_pmu_init): Ice Lake's 4
+# (59a854e2f3b9), Sapphire Rapids' 8 (61b985e3e775).
+TD_CASES = ("Icelake events", "Sapphire Rapids events")
+
+
+def event_mask(dmesg):
+    """Linux's "... event mask:" (x86_pmu.intel_ctrl: GP counters, fixed
+    counter i at bit 32 + i, PERF_METRICS at 48), or None."""
+    m = re.search(r"\.\.\. event mask:\s+([0-9a-fA-F]+)", dmesg)
+    return int(m.group(1), 16) if m else None
+
+
+def topdown_sum(j, sec, name, switches_at_least):
+    """The four level-1 counts of a perf stat run against its slots.  Linux
+    reads the group at each switch-out against the slots and metrics saved
+    at the one before (intel_update_topdown_event resets nothing then) and
+    adds a metric's difference only when it grew (__icl_update_topdown_event's
+    `delta > last`): so each metric counts at least its last read, slots *
+    byte / 255 floored (icl_get_metrics_event_value), and the four at least
+    slots - 4 where the bytes add up to 0xFF, as the emulator's do (its
+    metrics_value).  With no switch there is that one read and they are at
+    most slots * (sum of bytes) / 255: within 4/255 of the slots, an envelope
+    for a part whose bytes need not add up to 0xFF (Intel's TMA divides by
+    their sum).  After switches a byte that dropped between reads was not
+    taken back, so the excess is reported, not judged."""
+    body, rc = sec.get(name, ("", None))
+    c = stat_counts(body)
+    slots, cs, ms = c.get("slots"), c.get("context-switches"), [c.get(e) for e in TD_LEVEL1]
+    if rc != 0 or not isinstance(slots, int) or not slots or not isinstance(cs, int) \
+            or not all(isinstance(m, int) for m in ms):
+        j.check(False, f"{name}: perf stat of the top-down group: rc={rc}, counts {c}")
+        return
+    total = sum(ms)
+    if switches_at_least:
+        j.check(cs >= switches_at_least, f"{name}: {cs} context switch(es), at least "
+                f"{switches_at_least} (one a nanosleep)")
+    j.check(total >= slots - 4, f"{name}: top-down level 1 {' + '.join(map(str, ms))} = {total}, "
+            f"at least the {slots} slots - 4")
+    if cs == 0:
+        j.check(total <= slots + 4 * slots // 255, f"{name}: and at most the slots + 4/255 of "
+                f"them ({slots + 4 * slots // 255}), read once (no switch)")
+    else:
+        j.note(f"{name}: {cs} switch(es): level 1 minus the slots {total - slots:+d} "
+               f"(not judged: Linux keeps what a later read would take back)")
+
+
+def judge_topdown(j, sec, shape):
+    """PERF_METRICS as Linux 6.1 sees it, on the parts whose driver case
+    names top-down events.  Every silicon part of those cases with fixed
+    counter 3 enumerates PERF_METRICS (IA32_PERF_CAPABILITIES[15]; this
+    harness boots the silicon rows only), so Linux's own
+    lines set the expectation: the case, and fixed counter 3 in its event
+    mask; td_is_visible lists the level-1 events when the bit is set, and on
+    Sapphire Rapids the level-2 ones with them (6.1 lists both whenever the
+    bit is set; whether level 2 is filled is pmutest's and make
+    emu-selftest's to check).  The emulator's own table (pmu_shape) must
+    agree.  Then the counts (topdown_sum): once without a switch, once in a
+    task switched out and back in at each of ./nap's nanosleeps."""
+    driver = j.f.get("driver", "")
+    cases = [c for c in TD_CASES if c in driver]
+    if shape.vendor != "intel" or not cases:
+        return
+    mask = event_mask(sec.get("DMESG", ("", None))[0])
+    want = mask is not None and bool((mask >> 35) & 1)
+    listed = set(sec.get("TOPDOWN-EVENTS", ("", None))[0].split())
+    has1 = all(e in listed for e in TD_LEVEL1)
+    j.check(has1 == want, f"level-1 topdown events {'listed' if has1 else 'not listed'}; "
+            f"{cases[0]} with{'' if want else 'out'} fixed counter 3 (event mask "
+            f"{mask if mask is None else hex(mask)}): {sorted(listed)}")
+    j.check(shape.perf_metrics == want, f"the emulator's shape {'has' if shape.perf_metrics else 'has no'} "
+            f"PERF_METRICS, as {cases[0]} with{'' if want else 'out'} fixed counter 3 wants")
+    if cases[0] == "Sapphire Rapids events":
+        has2 = all(e in listed for e in TD_LEVEL2)
+        j.check(has2 == want, f"level-2 topdown events {'listed' if has2 else 'not listed'} "
+                f"(Linux 6.1 lists them with the level-1 ones)")
+    if not has1:
+        return
+    topdown_sum(j, sec, "TOPDOWN", 0)
+    topdown_sum(j, sec, "TOPDOWN-SWITCH", perf_guest.NAPS)
+
+
+def judge_end_dmesg(j, sec):
+    """The kernel's log after the last perf run: none of the boot check's
+    bad lines among those the runs added (a restore Linux writes when a task
+    is switched in, for one, faults only then)."""
+    body, rc = sec.get("DMESG-END", ("", None))
+    j.check(rc == 0, f"the kernel's log after the perf runs (rc={rc})")
+    boot = set(sec.get("DMESG", ("", None))[0].splitlines())
+    new = [l for l in body.splitlines() if l not in boot]
+    for bad in BAD_LINES:
+        hits = [l for l in new if bad.lower() in l.lower()]
+        j.check(not hits, f'no "{bad}" line after the perf runs'
+                + (f": {hits[0].strip()} ({len(hits)} in all)" if hits else ""))
+
+
 def run_profile(profile, qemu, vmlinuz, initrd, outdir, timeout=TIMEOUT):
     j = Judge(profile)
     logpath = os.path.join(outdir, profile.name + ".log")
@@ -603,7 +708,9 @@ def judge_console(j, sec, shape):
     judge_boot(j, sec, shape)
     judge_stat(j, sec, shape)
     judge_record(j, sec, shape, perf_guest.addresses())
+    judge_topdown(j, sec, shape)
     judge_perf_tests(j, sec)
+    judge_end_dmesg(j, sec)
 
 
 def rejudge_profile(profile, outdir):

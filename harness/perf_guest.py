@@ -79,10 +79,41 @@ def addresses(iters=ITER_SHORT):
             "end": ENTRY + len(start + body + jnz + tail)}
 
 
+NAPS = 3                 # ./nap: loops, each followed by a nanosleep
+NAP_NS = 100_000_000     # 0.1 s
+
+
+def _nap_code(iters, naps, ns):
+    """./nap: NAPS times ./loop's loop, each followed by nanosleep(NAP_NS);
+    one task that blocks and so is switched out and back in, NAPS times
+    (RCX and R11 are SYSCALL's: the count of naps is in R12)."""
+    _, body, _, tail = _code(iters)
+    outer = bytes.fromhex("49c7c4") + struct.pack("<i", naps)   # mov $naps, %r12
+    start = bytes.fromhex("48c7c1") + struct.pack("<i", iters)  # mov $iters, %rcx
+    jnz = bytes([0x75, (-(len(body) + 2)) & 0xFF])              # jnz loop
+    nap = (bytes.fromhex("488d3d") + b"\0\0\0\0"                  # lea ts(%rip), %rdi
+           + bytes.fromhex("31f6" "b823000000" "0f05" "49ffcc"))  # xor %esi; mov $35; syscall; dec %r12
+    back = len(start + body + jnz + nap) + 2
+    code = outer + start + body + jnz + nap + bytes([0x75, (-back) & 0xFF]) + tail
+    lea_end = len(outer + start + body + jnz) + 7
+    rel = len(code) - lea_end
+    code = code[:lea_end - 4] + struct.pack("<i", rel) + code[lea_end:]
+    return code + struct.pack("<QQ", ns // 1_000_000_000, ns % 1_000_000_000)
+
+
+def nap_elf(iters=ITER_SHORT, naps=NAPS, ns=NAP_NS):
+    """./nap as a static ELF64 executable (see _nap_code)."""
+    return _elf(_nap_code(iters, naps, ns))
+
+
 def workload_elf(iters):
     """A static ELF64 executable: one PT_LOAD (R+X) of the whole file."""
     start, body, jnz, tail = _code(iters)
-    code = start + body + jnz + tail
+    return _elf(start + body + jnz + tail)
+
+
+def _elf(code):
+    """code at ENTRY in one PT_LOAD (R+X) of the whole file."""
     size = CODE_OFF + len(code)
     ehdr = struct.pack("<4sBBBBB7xHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0, 0,
                        2, 0x3E, 1, ENTRY, 64, 0, 0, 64, 56, 1, 0, 0, 0)
@@ -183,8 +214,22 @@ run LBR-SWITCHES sh -c 'perf script -i /tmp/lbr.data --show-switch-events -F tim
 run LBR-ENTRIES sh -c 'perf script -i /tmp/lbr.data -F brstack | tr " " "\\n" | grep . | cut -d/ -f1,2 | sort | uniq -c'
 rm -f /tmp/lbr.data
 fi
+# Top-down metrics: Linux lists its topdown-* events where PERF_METRICS is
+# enumerated (arch/x86/events/intel/core.c td_is_visible) and reads them
+# from MSR 329H over the slots of fixed counter 3.
+run TOPDOWN-EVENTS sh -c 'ls /sys/bus/event_source/devices/cpu/events/ | grep -E "^(slots|topdown-)"; true'
+if [ -e /sys/bus/event_source/devices/cpu/events/topdown-retiring ]; then
+run TOPDOWN taskset -c 1 perf stat -x, -e '{{slots,topdown-retiring,topdown-bad-spec,topdown-fe-bound,topdown-be-bound}}',context-switches -- ./loop
+# One task switched out and back in at each nanosleep: Linux saves FIXED_CTR3
+# and PERF_METRICS at the switch-out and writes them back at the switch-in
+# (icl_set_topdown_event_period, Linux 2cb5383b30d4).
+run TOPDOWN-SWITCH taskset -c 1 perf stat -x, -e '{{slots,topdown-retiring,topdown-bad-spec,topdown-fe-bound,topdown-be-bound}}',context-switches -- ./nap
+fi
 run PERFTEST-LIST sh -c 'perf test list 2>&1 | grep -E "^ *[0-9]+: ({tests})$"'
 for n in $(perf test list 2>&1 | grep -E "^ *[0-9]+: ({tests})$" | sed 's/:.*//'); do run PERFTEST-$n sh -c "perf test $n 2>&1 | cat"; done
+# The kernel's log again after the last perf run: what the runs made it say
+# (an "unchecked MSR access" warning is pr_warn, kept off the quiet console).
+echo "@@ BEGIN DMESG-END"; dmesg; echo "@@ END DMESG-END rc=0"
 echo "@@ DONE"
 poweroff -f
 """

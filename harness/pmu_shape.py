@@ -71,6 +71,8 @@ class Shape:
     lbr: int = None       # LBR depth, None without LBRs
     fw_writes: bool = False
     perfmon_v2: bool = False
+    perf_metrics: bool = False  # IA32_PERF_CAPABILITIES[15] (level 1)
+    td_level2: bool = False     # PERF_METRICS' level-2 bytes filled
 
 
 def _intel_tables(text):
@@ -94,6 +96,18 @@ def _intel_tables(text):
     if not shapes or not lbr_pebs:
         raise ShapeError(f"{CONFIG_C}: intel_shapes or lbr_pebs_shapes not found")
     return shapes, lbr_pebs
+
+
+def _perf_metrics_models(text):
+    """The family-6 models perf_metrics_shape gives PERF_METRICS: (level 1
+    and more, level 2), from its two tables."""
+    body = _body(text, "perf_metrics_shape(uint32_t")
+    out = []
+    for name in ("level1", "level2"):
+        block = body[body.index(name + "[] = {"):]
+        block = block[:block.index("};")]
+        out.append({int(x, 16) for x in re.findall(r"0x([0-9a-f]+)", block)})
+    return out[0] | out[1], out[1]
 
 
 def _body(text, anchor):
@@ -121,6 +135,8 @@ def _named_fields(name):
                     row = text[text.index('{ "%s",' % NAMED_ROW.get(name, name)):]
                     val = row[:row.index("},")]
                 out["fw"] = "CAP_FW_WRITE" in val
+                # Level 2 with the bit on the named shapes (x86pmu_shape_named).
+                out["pm"] = "CAP_PERF_METRICS" in val
                 m = re.search(r"0x([0-9a-f])00ull", val)
                 out["pebs"] = int(m.group(1), 16) if m else None
             else:
@@ -141,12 +157,18 @@ def shape(cpuarg, config_c=CONFIG_C):
     if model in AMD_MODELS:
         return _amd(model, kv)
     with open(config_c) as f:
-        shapes, lbr_pebs = _intel_tables(f.read())
+        text = f.read()
+    shapes, lbr_pebs = _intel_tables(text)
     if model not in shapes:
         raise ShapeError(f"{model}: no Intel shape in {config_c}")
     s = shapes[model]
     out = Shape("intel", s["version"], s["gp"], s["width"], s["fixed"],
                 fw_writes=s["fw"])
+    # PERF_METRICS by family and model (QEMU 7.2's Icelake-Server without
+    # model= is 06_86H, which has none; "family" is not 6 when set).
+    pm, pm2 = _perf_metrics_models(text)
+    mdl = _num(kv["model"]) if "model" in kv and "family" not in kv else None
+    out.perf_metrics, out.td_level2 = mdl in pm, mdl in pm2
     if model in lbr_pebs:
         out.lbr, out.pebs = lbr_pebs[model]
     bitmap = 0
@@ -157,7 +179,8 @@ def shape(cpuarg, config_c=CONFIG_C):
         v6 = _named_fields(kv["pmu-shape"])
         out = Shape("intel", v6["version"], v6["num_gp"], v6["gp_width"],
                     v6["num_fixed"], fw_writes=v6.get("fw", False),
-                    lbr=v6.get("lbr_depth"), pebs=v6.get("pebs"))
+                    lbr=v6.get("lbr_depth"), pebs=v6.get("pebs"),
+                    perf_metrics=v6.get("pm", False), td_level2=v6.get("pm", False))
         bitmap = v6["fixed_bitmap"]
     for k, v in kv.items():
         if k in NEUTRAL or k in ("model", "pmu-shape"):
@@ -192,6 +215,10 @@ def shape(cpuarg, config_c=CONFIG_C):
     if out.version >= 5:
         mask |= bitmap
     out.fixed = bin(mask).count("1")
+    # PERF_METRICS divides fixed counter 3's slots: gone with the counter
+    # (x86pmu_perf_metrics_settle; the named shapes' counters are CPUID.23H's).
+    if "pmu-shape" not in kv and not (mask >> 3) & 1:
+        out.perf_metrics = out.td_level2 = False
     return out
 
 

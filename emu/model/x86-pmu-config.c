@@ -18,7 +18,8 @@
  * not do (QEMU 7.2 gives Icelake-Server the model number of Snowridge).
  * Only IA32_PERF_CAPABILITIES bits the model implements are set: 12
  * FREEZE_WHILE_SMM and 13 FW_WRITE here, the LBR and PEBS bits from
- * lbr_pebs_shapes below.
+ * lbr_pebs_shapes below, 15 PERF_METRICS by family and model
+ * (perf_metrics_shape).
  */
 typedef struct IntelShape {
     const char *qemu_models;    /* "A|B|C" */
@@ -107,9 +108,10 @@ static const IntelShape intel_shapes[] = {
     { "Icelake-Server|SapphireRapids",
       "Ice Lake/Sapphire Rapids (06_6AH/06_8FH): version 5, 8 GP x 48, 4 "
       "fixed x 48 (the fourth counts top-down slots), 8 events, AnyThread "
-      "deprecated (SDM vol. 3B, \"Performance Monitoring for Processors "
-      "Based on Ice Lake Microarchitecture\" and \"Architectural Performance "
-      "Monitoring Version 5\")",
+      "deprecated, PERF_METRICS (level 2 on 06_8FH) (SDM vol. 3B, "
+      "\"Performance Monitoring for Processors Based on Ice Lake "
+      "Microarchitecture\" and \"Architectural Performance Monitoring "
+      "Version 5\")",
       5, 8, 48, 4, 48, 8, true, true, CAPS_SMM | CAPS_FW, 80, REF_CPUID,
       U_ICL },
 };
@@ -276,6 +278,74 @@ static bool ref_at_tsc(uint32_t family, uint32_t model)
     return false;
 }
 
+/*
+ * IA32_PERF_CAPABILITIES[15] PERF_METRICS_AVAILABLE: MSR 329H divides the
+ * slots IA32_FIXED_CTR3 (TOPDOWN.SLOTS) counts into the top-down classes
+ * (SDM vol. 3B, "Performance Metrics"; RDPMC with ECX bit 29,
+ * IA32_PERF_GLOBAL_CTRL/STATUS bit 48).  Level 1 (bytes 0-3) from Ice
+ * Lake on: Linux 59a854e2f3b9 "perf/x86/intel: Support TopDown metrics on
+ * Ice Lake" reads the bit from the MSR and sets num_topdown_events = 4 in
+ * intel_pmu_init's Ice Lake case (ICELAKE_L/ICELAKE/ICELAKE_X/ICELAKE_D,
+ * TIGERLAKE_L/TIGERLAKE, ROCKETLAKE), with no server exception.  Level 2
+ * (bytes 4-7, x86-pmu-td2.c) from Golden Cove on: num_topdown_events = 8
+ * in the Sapphire Rapids case (Linux 61b985e3e775 "perf/x86/intel: Add
+ * perf core PMU support for Sapphire Rapids"; intel_pmu_init_glc, which
+ * Emerald and Granite Rapids take).  By family and model, as QEMU's
+ * Icelake-Server also stands for Snow Ridge (06_86H, a Tremont Atom:
+ * Linux's Tremont case has no top-down metrics), which the rows without
+ * model= keep.  The hybrid parts (Alder, Raptor and Meteor Lake) are left
+ * out: their IA32_PERF_CAPABILITIES differs by core type (Linux 6.1
+ * intel_pmu_cpu_starting: the bit "should always be 0 on a hybrid
+ * platform"; erratum RPL018 clears it on Raptor and Meteor Lake P-cores,
+ * Linux intel_pmu_broken_perf_cap), and a shape here has one core type.
+ * A configuration whose properties take fixed counter 3 away loses the
+ * bit (x86pmu_perf_metrics_settle).
+ */
+static void perf_metrics_shape(uint32_t family, uint32_t model,
+                               X86PMUConfig *cfg)
+{
+    static const uint8_t level1[] = {
+        0x6a, 0x6c, 0x7d, 0x7e,         /* Ice Lake SP/D, client */
+        0x8c, 0x8d, 0xa7,               /* Tiger Lake, Rocket Lake */
+    };
+    static const uint8_t level2[] = {
+        0x8f, 0xcf, 0xad, 0xae,         /* Sapphire/Emerald/Granite Rapids */
+    };
+    unsigned i;
+
+    for (i = 0; family == 6 && i < sizeof(level1); i++) {
+        if (model == level1[i]) {
+            cfg->perf_caps |= X86PMU_CAP_PERF_METRICS;
+        }
+    }
+    for (i = 0; family == 6 && i < sizeof(level2); i++) {
+        if (model == level2[i]) {
+            cfg->perf_caps |= X86PMU_CAP_PERF_METRICS;
+            cfg->td_level2 = true;
+        }
+    }
+}
+
+/*
+ * A shape's PERF_METRICS after the properties changed its counters: the
+ * metrics divide fixed counter 3's slots, so a shape left without that
+ * counter has none, unless pmu-perf-caps= set the register (keep_caps:
+ * x86pmu_config_check then refuses the bit).  Level 2 goes with the bit.
+ */
+void x86pmu_perf_metrics_settle(X86PMUConfig *cfg, bool keep_caps)
+{
+    uint32_t fixed = cfg->leaf23 ? cfg->leaf23_fixed :
+                     cfg->fixed_bitmap |
+                     (cfg->num_fixed >= 32 ? ~0u : (1u << cfg->num_fixed) - 1);
+
+    if (!keep_caps && !(fixed & (1u << 3))) {
+        cfg->perf_caps &= ~X86PMU_CAP_PERF_METRICS;
+    }
+    if (!(cfg->perf_caps & X86PMU_CAP_PERF_METRICS)) {
+        cfg->td_level2 = false;
+    }
+}
+
 void x86pmu_config_defaults(X86PMUConfig *cfg, X86PMUVendor vendor)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -371,6 +441,7 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
         cfg->ref_ratio = s->ref_ratio;
         cfg->ref_report = s->ref_report;
         cfg->ref_at_tsc = ref_at_tsc(family, model);
+        perf_metrics_shape(family, model, cfg);
         cfg->uarch = s->uarch;
         cfg->family = family;
         x86pmu_fixed_bitmap_default(cfg);

@@ -265,6 +265,9 @@ static uint64_t metrics_value(const X86PMUState *s)
                    s->metrics[3], v = 0, used = 0;
     unsigned i;
 
+    if (s->metrics_written && sum == s->metrics_held) {
+        return s->metrics_written;      /* nothing counted since the write */
+    }
     if (!sum) {
         return 0;
     }
@@ -277,6 +280,44 @@ static uint64_t metrics_value(const X86PMUState *s)
     }
     v |= (0xff - used) << 24;
     return v | x86pmu_td_level2(s, v);  /* bytes 4-7: x86-pmu-td2.c */
+}
+
+/*
+ * A write sets what the register reads.  Linux clears it with
+ * IA32_FIXED_CTR3 before a measurement (59a854e2f3b9) and, when a task
+ * with top-down events is switched back in, writes back the slots and the
+ * metrics it read at the switch-out, fixed counter 3 first (2cb5383b30d4
+ * "perf/x86/intel: Support per-thread RDPMC TopDown metrics",
+ * icl_set_topdown_event_period: "The fixed counter 3 has to be written
+ * before the PERF_METRICS"; Intel's mediated-vPMU patches restore the
+ * guest's value the same way, after fixed counter 3).  The written value
+ * reads back as written until the metrics count again; from then on each
+ * level-1 byte weighs as its fraction (SDM vol. 3B, "Performance
+ * Metrics": byte / 0xFF of the slots) of the slots IA32_FIXED_CTR3 held
+ * at the write, and what counts after adds to it (model's choice: how
+ * silicon folds a written value into its counting is not documented;
+ * this continues a restored measurement where it was saved).  Bits 63:32
+ * are reserved on a shape that fills level 1 only (#GP, model's choice,
+ * as for reserved bits elsewhere).
+ */
+static X86PMUAccess metrics_write(X86PMUState *s, uint64_t val)
+{
+    uint64_t slots = s->fixed_ctr[3];
+    unsigned i;
+
+    if (!s->cfg.td_level2 && (val >> 32)) {
+        return X86PMU_GP;
+    }
+    for (i = 0; i < 4; i++) {
+        uint64_t b = (val >> (8 * i)) & 0xff;
+
+        /* slots * b / 0xFF, rounded, without overflowing 64 bits */
+        s->metrics[i] = slots / 0xff * b + (slots % 0xff * b + 0x7f) / 0xff;
+    }
+    s->metrics_written = val;
+    s->metrics_held = s->metrics[0] + s->metrics[1] + s->metrics[2] +
+                      s->metrics[3];
+    return X86PMU_OK;
 }
 
 bool x86pmu_v6_rdpmc_metrics(X86PMUState *s, uint32_t ecx, uint64_t *val,
@@ -490,16 +531,10 @@ X86PMUAccess x86pmu_v6_wrmsr(X86PMUState *s, uint32_t msr, uint64_t val)
     V6Reg reg;
 
     if (msr == X86PMU_MSR_PERF_METRICS) {
-        /*
-         * Software clears it (with FIXED_CTR3) before each measurement
-         * (Linux commit 59a854e2f3b9); other values are not emulated
-         * (model's choice: #GP).
-         */
-        if (!x86pmu_perf_metrics_exist(s) || val) {
+        if (!x86pmu_perf_metrics_exist(s)) {
             return X86PMU_GP;
         }
-        memset(s->metrics, 0, sizeof(s->metrics));
-        return X86PMU_OK;
+        return metrics_write(s, val);
     }
     if (!v6_decode(s, msr, &idx, &reg)) {
         return X86PMU_GP;

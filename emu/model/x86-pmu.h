@@ -514,6 +514,12 @@ typedef struct X86PMUState {
      * order: retiring, bad speculation, frontend bound, backend bound.
      */
     uint64_t metrics[4];
+    /*
+     * PERF_METRICS as last written when not 0, read back while the sum
+     * of metrics[] is still metrics_held, its sum right after that write
+     * (x86-pmu-v6.c metrics_write).
+     */
+    uint64_t metrics_written, metrics_held;
     /* AMD: EFER.SVME and guest mode, for HostOnly/GuestOnly. */
     bool svme, guest;
     uint64_t offcore_rsp[X86PMU_OFFCORE_MAX]; /* MSR_OFFCORE_RSP_0/1, OMR_0-3 */
@@ -594,6 +600,14 @@ const char *x86pmu_shape(const char *qemu_model, X86PMUVendor vendor,
  * left it 0 would have none there.  Before version 5 ECX is reserved: 0.
  */
 void x86pmu_fixed_bitmap_default(X86PMUConfig *cfg);
+
+/*
+ * After the pmu-* properties: a shape's PERF_METRICS (perf_caps[15]) and
+ * its level 2 dropped where fixed counter 3 is gone, the bit kept when
+ * keep_caps (pmu-perf-caps= gave the register; x86pmu_config_check
+ * judges it).
+ */
+void x86pmu_perf_metrics_settle(X86PMUConfig *cfg, bool keep_caps);
 
 /* "a+b+c" of quirk names into bits; false, with *bad set, if unknown. */
 bool x86pmu_parse_quirks(const char *names, uint32_t *quirks,

@@ -26,6 +26,10 @@ HOST_SRCS_emu_lbr := $(wildcard emu/model/*.c)
 # and level-2 PERF_METRICS bytes (emu/model).
 HOST_SRCS_emu_omr := $(wildcard emu/model/*.c)
 
+# Host tests of the emulated PMU's PERF_METRICS on the Ice Lake and Sapphire
+# Rapids shapes: the shape table, the settle, MSR 329H writes (emu/model).
+HOST_SRCS_emu_metrics := $(wildcard emu/model/*.c)
+
 # Host tests of the emulated PMU's version 6, CPUID.23H and AMD extensions (emu/model).
 HOST_SRCS_emu_v6 := $(wildcard emu/model/*.c)
 

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -113,6 +114,23 @@ class Workload(unittest.TestCase):
         os.chmod(path, 0o755)
         self.assertEqual(subprocess.run([path]).returncode, 0)
 
+    def test_nap_sleeps_between_its_loops(self):
+        # ./nap: its loops, each followed by a nanosleep that blocks (the
+        # switch-out TOPDOWN-SWITCH wants); the sleeps alone take NAPS * 0.1 s.
+        tmp = tempfile.mkdtemp(prefix="pmutest-nap-")
+        self.addCleanup(shutil.rmtree, tmp)
+        path = os.path.join(tmp, "nap")
+        with open(path, "wb") as f:
+            f.write(perf_guest.nap_elf(1000, 3, 50_000_000))
+        os.chmod(path, 0o755)
+        t0 = time.monotonic()
+        self.assertEqual(subprocess.run([path]).returncode, 0)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.15)
+        if shutil.which("strace"):
+            out = subprocess.run(["strace", "-f", "-e", "trace=nanosleep", path],
+                                 stderr=subprocess.PIPE, text=True).stderr
+            self.assertEqual(out.count("nanosleep({tv_sec=0, tv_nsec=50000000}, NULL) = 0"), 3)
+
     def test_expected_counts(self):
         self.assertEqual(perf_guest.insn_expected(1_000_000), 10_000_004)
         self.assertEqual(perf_guest.branches_expected(1_000_000), 1_000_001)
@@ -144,6 +162,23 @@ class Shapes(unittest.TestCase):
         self.assertEqual(got["intel-arch-pebs"].pebs, 0xf)
         self.assertEqual(got["intel-dmr"].version, 6)
 
+    def test_perf_metrics_by_family_and_model(self):
+        # emu/model/x86-pmu-config.c perf_metrics_shape: level 1 on Ice
+        # Lake SP, level 2 too on Sapphire Rapids, none on QEMU's own
+        # Icelake-Server model number (06_86H) nor without fixed counter 3.
+        def pm(cpu):
+            s = pmu_shape.shape(cpu)
+            return s.perf_metrics, s.td_level2
+        self.assertEqual(pm("Icelake-Server,model=106,pmu=on"), (True, False))
+        self.assertEqual(pm("Icelake-Server,model=143,pmu=on"), (True, True))
+        self.assertEqual(pm("Icelake-Server,pmu=on"), (False, False))
+        self.assertEqual(pm("Icelake-Server,model=106,pmu=on,pmu-fixed=3"), (False, False))
+        self.assertEqual(pm("Icelake-Server,model=106,pmu=on,pmu-fixed=2,pmu-fixed-bitmap=0xb"),
+                         (True, False))
+        self.assertEqual(pm("Skylake-Client,pmu=on"), (False, False))
+        self.assertEqual(pm("Icelake-Server,model=189,pmu=on,pmu-shape=lunarlake-p"), (True, True))
+        self.assertEqual(pm("Icelake-Server,model=189,pmu=on,pmu-shape=lunarlake-e"), (False, False))
+
     def test_unknown_property_refused(self):
         with self.assertRaises(pmu_shape.ShapeError):
             pmu_shape.shape("Skylake-Client,pmu=on,pmu-perf-caps=0x2000")
@@ -152,14 +187,16 @@ class Shapes(unittest.TestCase):
 def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, "
             "full-width counters, Intel PMU driver.", pebs_ip="4000aa", samples=999,
             msr_error=False, perftest="Ok", iret_cx=None, lbr_depths=(), switch_in=False,
-            nmis=None, lost="0", lbr_irqs=None):
+            nmis=None, lost="0", lbr_irqs=None, msr_error_later=False):
     """A made-up intel-v4 console as perf_guest's /init prints it.  iret_cx:
     the 50th PEBS sample is at the IRET returning to ring 3, with that RCX
     (the kernel entry before it saved 0x1234); lbr_depths: samples of those
     depths after the 999 full ones, the first of them after a switch-in if
     switch_in; nmis: CPU 1's NMIs and PMIs during the record (the sections
     are left out when None), lost: perf's PERF_RECORD_LOST count; lbr_irqs:
-    CPU 1's maskable interrupts during the LBR run (left out when None)."""
+    CPU 1's maskable interrupts during the LBR run (left out when None);
+    msr_error_later: the log after the runs has a WRMSR fault the boot's
+    has not."""
     a = perf_guest.addresses()
     order = "  1.0: context_tracking:user_exit: ffffffff81000100 ABI:2 CX:0x0 ABI:2 CX:0x0\n"
     for i in range(1, 100):
@@ -207,6 +244,8 @@ def console(insn_k=0, fixed=3, driver="PEBS fmt3+, Skylake events, 32-deep LBR, 
         "PERFTEST-4": "  4: mmap interface tests :\n  4.1: Read samples using the mmap interface : %s\n"
                       % perftest,
     }
+    s["DMESG-END"] = s["DMESG"] + ("[4.3] unchecked MSR access error: WRMSR to 0x329 (tried to "
+                                   "write 0x0000000086400336)\n" if msr_error_later else "")
     if lbr_irqs is not None:
         rows = ("           CPU0       CPU1\n  0:   90   0   IO-APIC   2-edge      timer\n"
                 " NMI:  7  %d  Non-maskable interrupts\n LOC:  500  %d  Local timer interrupts\n"
@@ -237,6 +276,7 @@ class Judge(unittest.TestCase):
         linux_perf.judge_stat(j, sec, self.shape)
         linux_perf.judge_record(j, sec, self.shape, perf_guest.addresses())
         linux_perf.judge_perf_tests(j, sec)
+        linux_perf.judge_end_dmesg(j, sec)
         return j
 
     def test_a_right_console_passes(self):
@@ -253,6 +293,7 @@ class Judge(unittest.TestCase):
             "pebs=bad": console(pebs_ip="ffffffff81001220"),
             "samples=998/999": console(samples=998),
             "verdict=FAIL": console(msr_error=True),
+            "lbr=ok verdict=FAIL": console(msr_error_later=True),
         }
         for want, text in cases.items():
             j = self.judge(text)
@@ -262,6 +303,18 @@ class Judge(unittest.TestCase):
         self.assertTrue(any("perf test 4" in f for f in j.failed))
         j = self.judge(console(driver="PEBS fmt3+, Skylake events, Intel PMU driver."))
         self.assertTrue(any("LBR depth" in f for f in j.failed))
+        # A fault the perf runs caused, after boot: once, as a new line.
+        j = self.judge(console(msr_error_later=True))
+        self.assertEqual([f for f in j.failed if "after the perf runs" in f],
+                         ['no "unchecked MSR access" line after the perf runs: [4.3] unchecked MSR '
+                          'access error: WRMSR to 0x329 (tried to write 0x0000000086400336) (1 in all)'])
+        # The boot's own fault is the boot check's, not counted again.
+        j = self.judge(console(msr_error=True))
+        self.assertFalse([f for f in j.failed if "after the perf runs" in f])
+        # No log after the runs (the guest stopped early).
+        text = console()
+        text = text[:text.index("@@ BEGIN DMESG-END")] + "@@ DONE\n"
+        self.assertTrue(self.judge(text).failed)
 
     def test_a_missing_sample_says_whether_its_nmi_came(self):
         cases = {
@@ -322,6 +375,92 @@ class Judge(unittest.TestCase):
         self.assertIn("lbr=bad", self.judge(console(lbr_depths=(0,))).summary())
         self.assertIn("lbr=bad", self.judge(console(lbr_depths=(0, 5), switch_in=True)).summary())
         self.assertIn("lbr=bad", self.judge(console(lbr_depths=(33,), switch_in=True)).summary())
+
+
+ICX_DRIVER = ("PEBS fmt4+-baseline, Icelake events, AnyThread deprecated, 32-deep LBR, "
+              "full-width counters, Intel PMU driver.")
+SPR_DRIVER = ("Architectural LBR, PEBS fmt4+-baseline, Sapphire Rapids events, AnyThread "
+              "deprecated, 32-deep LBR, full-width counters, Intel PMU driver.")
+
+
+def td_stat(counts, slots, switches):
+    """A perf stat -x, of the top-down group: each level-1 count slots *
+    byte / 255 of these bytes, or these counts when switches (given as is)."""
+    stat = "%d,,slots,1,100.00,,\n" % slots
+    for e, b in zip(linux_perf.TD_LEVEL1, counts):
+        stat += "%d,,%s,1,100.00,,\n" % (b if switches else slots * b // 255, e)
+    return stat + "%d,,context-switches,1,100.00,,\n" % switches
+
+
+def topdown(level2=False, counts=(64, 0, 64, 127), slots=1000000, switches=0, listed=True,
+            mask=0x1000f000000ff, switched=None, nap_switches=3):
+    """DMESG (Linux's event mask), TOPDOWN-EVENTS, TOPDOWN and TOPDOWN-SWITCH
+    sections; switched: TOPDOWN-SWITCH's four counts (default: the bytes'
+    share of its slots, floored)."""
+    names = ["slots"] + (list(linux_perf.TD_LEVEL1) if listed else [])
+    names += list(linux_perf.TD_LEVEL2) if level2 and listed else []
+    s = "@@ BEGIN DMESG\n[0.5] ... event mask:             %016x\n@@ END DMESG rc=0\n" % mask
+    s += "@@ BEGIN TOPDOWN-EVENTS\n%s\n@@ END TOPDOWN-EVENTS rc=0\n" % "\n".join(names)
+    if listed:
+        s += "@@ BEGIN TOPDOWN\n%s@@ END TOPDOWN rc=0\n" % td_stat(counts, slots, switches)
+        sw = switched or [3 * slots * b // 255 for b in counts]
+        s += "@@ BEGIN TOPDOWN-SWITCH\n%s@@ END TOPDOWN-SWITCH rc=0\n" % td_stat(
+            sw, 3 * slots, nap_switches)
+    return s
+
+
+class Topdown(unittest.TestCase):
+    def judge(self, cpu, driver, text):
+        j = linux_perf.Judge(profiles.load_profiles()[0])
+        j.f["driver"] = driver
+        linux_perf.judge_topdown(j, linux_perf.sections(text), pmu_shape.shape(cpu))
+        return j
+
+    ICX, SPR = "Icelake-Server,model=106,pmu=on", "Icelake-Server,model=143,pmu=on"
+
+    def test_ice_lake_and_sapphire_rapids(self):
+        self.assertEqual(self.judge(self.ICX, ICX_DRIVER, topdown()).failed, [])
+        self.assertEqual(self.judge(self.SPR, SPR_DRIVER, topdown(level2=True)).failed, [])
+        # Fixed counter 3 through the version-5 bitmap (0xB: event mask bits 32, 33, 35).
+        self.assertEqual(self.judge("Icelake-Server,model=106,pmu=on,pmu-fixed=2,pmu-fixed-bitmap=0xb",
+                                    ICX_DRIVER, topdown(mask=0xb000000ff)).failed, [])
+        # After switches a count may exceed the slots (a dropped byte Linux
+        # does not take back): reported, not judged.
+        j = self.judge(self.ICX, ICX_DRIVER, topdown(switched=(760000, 0, 760000, 1500000)))
+        self.assertEqual(j.failed, [])
+        self.assertTrue(any("level 1 minus the slots +20000" in line for line in j.lines))
+
+    def test_each_departure_fails(self):
+        # Not listed where Linux's case and fixed counter 3 want them.
+        self.assertTrue(self.judge(self.ICX, ICX_DRIVER, topdown(listed=False)).failed)
+        # Listed without fixed counter 3 (event mask bits 32-34 only).
+        self.assertTrue(self.judge(self.ICX, ICX_DRIVER, topdown(mask=0x7000000ff)).failed)
+        # The emulator's table without 06_6AH: Linux lists nothing, the
+        # shape says none; Linux's case and fixed counter 3 still want them.
+        self.assertTrue(self.judge("Icelake-Server,pmu=on", ICX_DRIVER, topdown(listed=False)).failed)
+        # Sapphire Rapids without its level-2 events.
+        self.assertTrue(self.judge(self.SPR, SPR_DRIVER, topdown()).failed)
+        # Bytes adding up to 0xF0 (below the slots - 4), or all 0.
+        self.assertTrue(self.judge(self.ICX, ICX_DRIVER, topdown(counts=(64, 0, 64, 112))).failed)
+        self.assertTrue(self.judge(self.ICX, ICX_DRIVER, topdown(counts=(0, 0, 0, 0))).failed)
+        # Above the slots by more than 4/255 of them, read once.
+        self.assertTrue(self.judge(self.ICX, ICX_DRIVER, topdown(counts=(64, 0, 64, 132))).failed)
+        # The switched task short of its slots - 4, or never switched.
+        j = self.judge(self.ICX, ICX_DRIVER, topdown(switched=(760000, 0, 760000, 1479990)))
+        self.assertTrue(any("at least the 3000000 slots - 4" in f for f in j.failed))
+        j = self.judge(self.ICX, ICX_DRIVER, topdown(nap_switches=0))
+        self.assertTrue(any("0 context switch(es), at least 3" in f for f in j.failed))
+        # The group not counted.
+        text = topdown().replace("1000000,,slots", "<not counted>,,slots")
+        self.assertTrue(self.judge(self.ICX, ICX_DRIVER, text).failed)
+        text = topdown()
+        text = text[:text.index("@@ BEGIN TOPDOWN-SWITCH")]
+        self.assertTrue(self.judge(self.ICX, ICX_DRIVER, text).failed)
+
+    def test_other_driver_cases_unjudged(self):
+        # Linux 6.1's Skylake case has no PERF_METRICS events to list.
+        j = self.judge("Skylake-Client,pmu=on", "PEBS fmt3+, Skylake events, Intel PMU driver.", "")
+        self.assertEqual((j.failed, j.lines), ([], []))
 
 
 class Debian(unittest.TestCase):

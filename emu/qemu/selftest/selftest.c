@@ -916,23 +916,64 @@ static void amd_lbr_freeze(void)
 }
 
 /*
- * PERF_METRICS' level-2 bytes on a Golden Cove descendant (Lion Cove here:
- * the lunarlake-p shape).  Linux fills eight top-down metrics from
- * Golden Cove on (arch/x86/events/intel/core.c: intel_pmu_init_glc() sets
- * num_topdown_events = 8, and intel_pmu_init_lnc() starts from it), and
- * each level-2 byte is a part of a level-1 class (SDM vol. 3B,
- * "Performance Metrics"; Intel's TMA_Metrics-full.csv): heavy operations
- * of retiring, branch mispredicts of bad speculation, fetch latency of
- * frontend bound, memory bound of backend bound.  FIXED_CTR3 counts the
- * slots of a loop with PERF_METRICS enabled (GLOBAL_CTRL bits 35 and 48);
- * MSR 329H then has level-1 bytes, so a core that fills level 2 has a
- * nonzero byte among 4-7, each at most its class (within the rounding of
- * one).
+ * PERF_METRICS (MSR 329H, IA32_PERF_CAPABILITIES[15]): the slots
+ * IA32_FIXED_CTR3 counts, divided into top-down classes (SDM vol. 3B,
+ * "Performance Metrics").  Level 1 (bytes 0-3: retiring, bad speculation,
+ * frontend bound, backend bound) from Ice Lake on: Linux 59a854e2f3b9
+ * ("perf/x86/intel: Support TopDown metrics on Ice Lake") reads four
+ * metrics on Ice Lake client and server alike.  Level 2 (bytes 4-7) from
+ * Golden Cove on: Linux sets num_topdown_events = 8 for Sapphire Rapids
+ * and in intel_pmu_init_glc(), where Lion Cove's intel_pmu_init_lnc()
+ * starts; each level-2 byte is a part of a level-1 class (Intel's
+ * TMA_Metrics-full.csv): heavy operations of retiring, branch mispredicts
+ * of bad speculation, fetch latency of frontend bound, memory bound of
+ * backend bound.  FIXED_CTR3 counts the slots of a loop with PERF_METRICS
+ * enabled (GLOBAL_CTRL bits 35 and 48); MSR 329H then has level-1 bytes.
  */
 #define MSR_FIXED_CTR3 0x30c
 #define MSR_PERF_METRICS 0x329
+#define MSR_PERF_CAPABILITIES 0x345
 
-static void td_level2(void)
+static void put_metrics(uint64_t m)
+{
+    unsigned i;
+
+    puts("# PERF_METRICS 0x");
+    for (i = 16; i-- > 0;) {
+        put_char("0123456789abcdef"[(m >> (4 * i)) & 0xf]);
+    }
+    puts("\n");
+}
+
+/* A loop of 100000 iterations with FIXED_CTR3 and PERF_METRICS counting. */
+static void count_a_loop(void)
+{
+    wrmsr(MSR_FIXED_CTR_CTRL, 0x3u << 12);
+    wrmsr(MSR_GLOBAL_CTRL, (1ull << 48) | (1ull << 35));
+    (void)timed_loop_body(100000);
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_FIXED_CTR_CTRL, 0);
+}
+
+static uint64_t perf_metrics_of_a_loop(void)
+{
+    uint64_t m;
+
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    wrmsr(MSR_FIXED_CTR3, 0);
+    wrmsr(MSR_PERF_METRICS, 0);
+    count_a_loop();
+    m = rdmsr(MSR_PERF_METRICS);
+    put_metrics(m);
+    return m;
+}
+
+/*
+ * Level 1 filled, and level 2 when the core has it, within level 1; Ice
+ * Lake fills level 1 only (Linux 59a854e2f3b9: 4 top-down events), so its
+ * bytes 4-7 stay 0.
+ */
+static uint64_t perf_metrics_levels(bool level2, const char *core)
 {
     static const char *const parts[4] = {
         "heavy operations <= retiring",
@@ -940,33 +981,117 @@ static void td_level2(void)
         "fetch latency <= frontend bound",
         "memory bound <= backend bound",
     };
-    uint64_t m;
-    uint32_t l1, l2;
+    uint64_t m = perf_metrics_of_a_loop();
+    uint32_t l1 = (uint32_t)m, l2 = (uint32_t)(m >> 32);
     unsigned i;
 
-    wrmsr(MSR_GLOBAL_CTRL, 0);
-    wrmsr(MSR_FIXED_CTR3, 0);
-    wrmsr(MSR_PERF_METRICS, 0);
-    wrmsr(MSR_FIXED_CTR_CTRL, 0x3u << 12);
-    wrmsr(MSR_GLOBAL_CTRL, (1ull << 48) | (1ull << 35));
-    (void)timed_loop_body(100000);
-    wrmsr(MSR_GLOBAL_CTRL, 0);
-    m = rdmsr(MSR_PERF_METRICS);
-    wrmsr(MSR_FIXED_CTR_CTRL, 0);
-    l1 = (uint32_t)m;
-    l2 = (uint32_t)(m >> 32);
-    puts("# PERF_METRICS 0x");
-    for (i = 16; i-- > 0;) {
-        put_char("0123456789abcdef"[(m >> (4 * i)) & 0xf]);
-    }
-    puts("\n");
     check("PERF_METRICS level 1 filled over 100000 iterations", l1 != 0, 1);
-    check("Lion Cove fills PERF_METRICS level 2 (bytes 4-7 not all 0)",
-          l2 != 0, 1);
+    puts("# ");
+    puts(core);
+    puts(":\n");
+    if (!level2) {
+        check("PERF_METRICS level 1 only (bytes 4-7 all 0)", l2 == 0, 1);
+        return m;
+    }
+    check("PERF_METRICS level 2 filled (bytes 4-7 not all 0)", l2 != 0, 1);
     for (i = 0; i < 4; i++) {
         check(parts[i], ((l2 >> (8 * i)) & 0xff) <=
               ((l1 >> (8 * i)) & 0xff) + 1, 1);
     }
+    return m;
+}
+
+/* #GP (vector 13, with an error code) skips a 2-byte WRMSR and is counted. */
+volatile uint32_t gp_faults;
+void gp_skip_handler(void);
+__asm__(".globl gp_skip_handler\ngp_skip_handler:\n\t"
+        "addl $4, %esp\n\t"
+        "addl $2, (%esp)\n\t"
+        "incl gp_faults\n\t"
+        "iret\n");
+
+static uint64_t rdpmc_metrics(void)
+{
+    uint32_t lo, hi;
+
+    __asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(1u << 29));
+    return (uint64_t)hi << 32 | lo;
+}
+
+/*
+ * A task switched out and back in: Linux writes back FIXED_CTR3, then
+ * PERF_METRICS, as it read them at the switch-out (Linux 2cb5383b30d4
+ * "perf/x86/intel: Support per-thread RDPMC TopDown metrics",
+ * icl_set_topdown_event_period; "The fixed counter 3 has to be written
+ * before the PERF_METRICS").  The value restored here is all backend bound
+ * over the slots of the loop just counted: it reads back as written, and
+ * one more loop counted on puts each level-1 byte between the two values
+ * by their slots (each byte a fraction of the slots: SDM vol. 3B,
+ * "Performance Metrics").
+ */
+static void perf_metrics_restore(uint64_t loop, bool level2)
+{
+    static const char *const names[4] = {
+        "restored, then a loop: retiring between the two by their slots",
+        "restored, then a loop: bad speculation between the two",
+        "restored, then a loop: frontend bound between the two",
+        "restored, then a loop: backend bound between the two",
+    };
+    uint64_t w = 0xffull << 24 | (level2 ? 0xffull << 56 : 0), m;
+    uint32_t faults = gp_faults, s1, s2, i;
+
+    set_gate(13, gp_skip_handler);
+    wrmsr(MSR_GLOBAL_CTRL, 0);
+    s1 = (uint32_t)rdmsr(MSR_FIXED_CTR3);
+    wrmsr(MSR_FIXED_CTR3, s1);
+    wrmsr(MSR_PERF_METRICS, w);
+    check("WRMSR of a saved PERF_METRICS value taken (#GP count)",
+          gp_faults - faults, 0);
+    check("PERF_METRICS reads back the value written",
+          rdmsr(MSR_PERF_METRICS) == w, 1);
+    check("RDPMC 1 << 29 reads the value written", rdpmc_metrics() == w, 1);
+    count_a_loop();
+    s2 = (uint32_t)rdmsr(MSR_FIXED_CTR3) - s1;
+    m = rdmsr(MSR_PERF_METRICS);
+    put_metrics(m);
+    for (i = 0; i < 4; i++) {
+        uint32_t wb = (w >> (8 * i)) & 0xff, lb = (loop >> (8 * i)) & 0xff;
+        uint32_t want = (wb * s1 + lb * s2 + (s1 + s2) / 2) / (s1 + s2);
+        uint32_t got = (m >> (8 * i)) & 0xff;
+
+        check(names[i], got + 2 >= want && got <= want + 2, 1);
+    }
+    if (!level2) {
+        check("restored, then a loop: bytes 4-7 still 0", (uint32_t)(m >> 32), 0);
+    }
+}
+
+/* Lion Cove (the lunarlake-p shape). */
+static void td_level2(void)
+{
+    (void)perf_metrics_levels(true, "Lion Cove");
+}
+
+/* Ice Lake SP (06_6AH) and Sapphire Rapids (06_8FH): the bit, then the MSR. */
+static void perf_metrics_enumerated(bool level2, const char *core)
+{
+    uint64_t caps = rdmsr(MSR_PERF_CAPABILITIES);
+
+    check("IA32_PERF_CAPABILITIES[15] PERF_METRICS_AVAILABLE",
+          (caps >> 15) & 1, 1);
+    if ((caps >> 15) & 1) {
+        perf_metrics_restore(perf_metrics_levels(level2, core), level2);
+    }
+}
+
+static void perf_metrics_icx(void)
+{
+    perf_metrics_enumerated(false, "Ice Lake SP");
+}
+
+static void perf_metrics_spr(void)
+{
+    perf_metrics_enumerated(true, "Sapphire Rapids");
 }
 
 /*
@@ -1168,6 +1293,8 @@ static bool one_case(uint32_t magic, uint32_t mbi)
         { "ref-tsc", gp_ref_clock },
         { "amd-lbr-freeze", amd_lbr_freeze },
         { "td-level2", td_level2 },
+        { "perf-metrics-icx", perf_metrics_icx },
+        { "perf-metrics-spr", perf_metrics_spr },
         { "cbo-lookup-state", cbo_lookup_state },
     };
     unsigned i;

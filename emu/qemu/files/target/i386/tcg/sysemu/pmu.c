@@ -189,6 +189,7 @@ static bool pmu_config(X86CPU *cpu, const char *model, X86PMUConfig *c,
         c->lbr_pmc_freeze &= c->perfmon_v2;
     }
     x86_pmu_ext_props(p, c);
+    x86pmu_perf_metrics_settle(c, p->perf_caps != UINT64_MAX);
     if (prop_set(p->slots_per_cycle)) {
         c->slots_per_cycle = p->slots_per_cycle;
     }
